@@ -1,0 +1,476 @@
+//! Running a suite: for every job (op or mix, data size, thread count) prepare each
+//! module's workers, then run interleaved rounds (modules alternate, ABBA order, so
+//! drift of the machine hits all of them alike), merge the samples per module and
+//! turn them into results.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::ckr::ckm_name;
+use crate::module::Module;
+use crate::report::{BenchResult, HistBin, Status, fmt_rate, fmt_size, fmt_us};
+use crate::runner::{self, CompOutcome, Mode, Outcome, Plan, ThreadWork};
+use crate::settings::{Mix, Settings};
+use crate::stats::percentile_label;
+use crate::suite::keys::KeyStore;
+use crate::suite::{DataSpec, Failure, OpDef, Prep, build_worker};
+
+/// Output options that affect what is recorded.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Keep histogram bins in results.
+    pub histogram: bool,
+    /// Keep raw samples in results.
+    pub raw_samples: bool,
+    /// No progress bars or per-job lines.
+    pub quiet: bool,
+    /// Key description recorded in results.
+    pub key: String,
+}
+
+/// What a job runs.
+#[derive(Debug, Clone)]
+pub enum JobKind {
+    /// One op.
+    Single(OpDef),
+    /// A weighted mix.
+    Mix(Vec<OpDef>, Mix),
+}
+
+/// One unit of the suite.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Op or mix.
+    pub kind: JobKind,
+    /// Input size (for mixes: ignored, each op uses its default).
+    pub data_size: u64,
+    /// Threads.
+    pub threads: u32,
+}
+
+impl Job {
+    fn ops(&self) -> Vec<&OpDef> {
+        match &self.kind {
+            JobKind::Single(o) => vec![o],
+            JobKind::Mix(ops, _) => ops.iter().collect(),
+        }
+    }
+
+    fn id(&self) -> String {
+        match &self.kind {
+            JobKind::Single(o) => o.id.clone(),
+            JobKind::Mix(..) => "mix".into(),
+        }
+    }
+
+    fn mechanism(&self) -> String {
+        match &self.kind {
+            JobKind::Single(o) => o.mechanism_name(),
+            JobKind::Mix(..) => "mixed".into(),
+        }
+    }
+}
+
+fn default_size(op: &OpDef) -> u64 {
+    match op.data {
+        DataSpec::Fixed(n) => n as u64,
+        DataSpec::Variable { default, .. } => default as u64,
+    }
+}
+
+/// The jobs for `ops` (or a mix), sweeping data sizes and thread counts, op-major.
+pub fn jobs(ops: &[OpDef], mix: Option<(Vec<OpDef>, Mix)>, s: &Settings) -> Vec<Job> {
+    let mut v = Vec::new();
+    if let Some((mops, m)) = mix {
+        for &t in &s.threads {
+            v.push(Job {
+                kind: JobKind::Mix(mops.clone(), m.clone()),
+                data_size: 0,
+                threads: t,
+            });
+        }
+        return v;
+    }
+    for op in ops {
+        let sizes = match (&s.data_sizes, op.takes_data()) {
+            (Some(sizes), true) => sizes.clone(),
+            _ => vec![default_size(op)],
+        };
+        for size in sizes {
+            for &t in &s.threads {
+                v.push(Job {
+                    kind: JobKind::Single(op.clone()),
+                    data_size: size,
+                    threads: t,
+                });
+            }
+        }
+    }
+    v
+}
+
+/// Why `op` cannot run on `m` at `size`, if it cannot.
+fn unsupported(m: &Module, op: &OpDef, size: u64) -> Option<String> {
+    for mech in std::iter::once(op.mechanism).chain(op.also_needs.iter().copied()) {
+        if mech != 0 && !m.has_mechanism(mech) {
+            return Some(format!("{} is not in the token's mechanism list", ckm_name(mech)));
+        }
+    }
+    if let (Some(bits), Some(info)) = (op.key_bits, m.mechanisms.get(&op.mechanism))
+        && info.ulMaxKeySize > 0
+        && (bits < info.ulMinKeySize as u64 || bits > info.ulMaxKeySize as u64)
+    {
+        return Some(format!(
+            "{}-bit keys are outside {}'s range {}..{}",
+            bits,
+            ckm_name(op.mechanism),
+            info.ulMinKeySize,
+            info.ulMaxKeySize
+        ));
+    }
+    if let DataSpec::Variable { align, .. } = op.data
+        && size % align as u64 != 0
+    {
+        return Some(format!("data size must be a multiple of {align} bytes"));
+    }
+    None
+}
+
+/// A result that was not measured.
+fn not_measured(job: &Job, module: &str, status: Status, reason: String, s: &Settings, opts: &Options) -> BenchResult {
+    BenchResult {
+        op: job.id(),
+        module: module.to_string(),
+        mechanism: job.mechanism(),
+        data_size: job.data_size,
+        threads: job.threads,
+        iterations: 0,
+        errors: 0,
+        status,
+        ops_per_sec: None,
+        mean_us: None,
+        ci95_us: None,
+        stddev_us: None,
+        min_us: None,
+        p50_us: None,
+        p90_us: None,
+        p95_us: None,
+        p99_us: None,
+        p999_us: None,
+        max_us: None,
+        outliers_low: None,
+        outliers_high: None,
+        duration_s: 0.0,
+        rounds: 0,
+        mode: if s.rate.is_some() { "open".into() } else { "closed".into() },
+        rate_target: s.rate,
+        mix: match &job.kind {
+            JobKind::Mix(_, m) => Some(m.spec.clone()),
+            JobKind::Single(_) => None,
+        },
+        key: opts.key.clone(),
+        error_codes: BTreeMap::new(),
+        reason: Some(reason),
+        percentiles: BTreeMap::new(),
+        histogram: None,
+        samples_ns: None,
+    }
+}
+
+/// Build one module's per-thread workers for a job, or the result explaining why not.
+fn prepare(m: &mut Module, keys: &mut KeyStore, job: &Job, s: &Settings, opts: &Options) -> Result<Vec<ThreadWork>, BenchResult> {
+    let ops = job.ops();
+    for op in &ops {
+        let size = if matches!(job.kind, JobKind::Mix(..)) { default_size(op) } else { job.data_size };
+        if let Some(why) = unsupported(m, op, size) {
+            let why = if ops.len() > 1 { format!("{}: {why}", op.id) } else { why };
+            return Err(not_measured(job, &m.name, Status::Unsupported, why, s, opts));
+        }
+    }
+    let name = m.name.clone();
+    let fail = |why: String| not_measured(job, &name, Status::Error, why, s, opts);
+    let mut handles = Vec::new();
+    for op in &ops {
+        handles.push(match op.key {
+            Some(spec) => Some(
+                keys.get(spec)
+                    .map(Clone::clone)
+                    .map_err(|f| fail(format!("making the {} key failed: {}", spec.name(), f.name())))?,
+            ),
+            None => None,
+        });
+    }
+    let sessions = m.sessions(job.threads as usize).map_err(|e| fail(e.message))?;
+    let setup = m.setup_session().handle();
+    let schedule = match &job.kind {
+        JobKind::Mix(_, mix) => {
+            let w: Vec<u32> = mix.parts.iter().map(|p| p.1).collect();
+            Some(w)
+        }
+        JobKind::Single(_) => None,
+    };
+    let mut works = Vec::new();
+    for (t, &session) in sessions.iter().enumerate() {
+        let mut comps = Vec::new();
+        for (op, key) in ops.iter().zip(&handles) {
+            let prep = Prep {
+                raw: &m.raw,
+                setup,
+                session,
+                key: key.as_ref(),
+                data_size: if schedule.is_some() { default_size(op) } else { job.data_size } as usize,
+                thread: t,
+            };
+            let w = build_worker(op, &prep).map_err(|f: Failure| {
+                let why = format!("preparing failed: {}", f.name());
+                fail(if ops.len() > 1 { format!("{}: {why}", op.id) } else { why })
+            })?;
+            comps.push(w);
+        }
+        let schedule = schedule
+            .as_ref()
+            .map(|w| Arc::new(runner::mix_schedule(w, 8192, 0x9E37_79B9 ^ ((t as u64) << 32))));
+        works.push(ThreadWork { comps, schedule });
+    }
+    Ok(works)
+}
+
+/// Mode of round `r` of `rounds`: iterations split (remainder to the first rounds),
+/// durations divided.
+fn round_mode(mode: Mode, r: u32, rounds: u32) -> Mode {
+    match mode {
+        Mode::Iterations(n) => {
+            let (q, rem) = (n / rounds as u64, n % rounds as u64);
+            Mode::Iterations(q + u64::from((r as u64) < rem))
+        }
+        Mode::Duration(d) => Mode::Duration(d / rounds),
+    }
+}
+
+fn measured(
+    id: String,
+    mechanism: String,
+    module: &str,
+    job: &Job,
+    comp: &CompOutcome,
+    wall: Duration,
+    rounds: u32,
+    s: &Settings,
+    opts: &Options,
+) -> BenchResult {
+    let n = comp.rec.count();
+    let errors = comp.error_count();
+    let summary = comp.rec.summary(&s.percentiles);
+    let us = |ns: f64| ns / 1000.0;
+    let status = if errors > 0 || n == 0 { Status::Error } else { Status::Ok };
+    let secs = wall.as_secs_f64();
+    let mut r = not_measured(job, module, status, String::new(), s, opts);
+    r.op = id;
+    r.mechanism = mechanism;
+    r.reason = (n == 0 && errors == 0).then(|| "no operation completed".to_string());
+    r.iterations = n + errors;
+    r.errors = errors;
+    r.error_codes = comp.errors.clone();
+    r.duration_s = secs;
+    r.rounds = rounds;
+    if let Some(sm) = summary {
+        r.ops_per_sec = (secs > 0.0).then(|| n as f64 / secs);
+        r.mean_us = Some(us(sm.mean_ns));
+        r.ci95_us = sm.ci95_ns.is_finite().then(|| us(sm.ci95_ns));
+        r.stddev_us = Some(us(sm.stddev_ns));
+        r.min_us = Some(us(sm.min_ns as f64));
+        r.p50_us = Some(us(sm.p50_ns as f64));
+        r.p90_us = Some(us(sm.p90_ns as f64));
+        r.p95_us = Some(us(sm.p95_ns as f64));
+        r.p99_us = Some(us(sm.p99_ns as f64));
+        r.p999_us = Some(us(sm.p999_ns as f64));
+        r.max_us = Some(us(sm.max_ns as f64));
+        r.outliers_low = Some(sm.outliers_low);
+        r.outliers_high = Some(sm.outliers_high);
+        r.percentiles = sm
+            .percentiles
+            .iter()
+            .map(|(p, v)| (percentile_label(*p), us(*v as f64)))
+            .collect();
+        if opts.histogram {
+            r.histogram = Some(
+                comp.rec
+                    .bins(20)
+                    .into_iter()
+                    .map(|(le, count)| HistBin { le_us: us(le as f64), count })
+                    .collect(),
+            );
+        }
+        if opts.raw_samples {
+            r.samples_ns = comp.rec.samples().map(<[u64]>::to_vec);
+        }
+    }
+    r
+}
+
+fn results_of(job: &Job, module: &str, o: &Outcome, rounds: u32, s: &Settings, opts: &Options) -> Vec<BenchResult> {
+    match &job.kind {
+        JobKind::Single(op) => vec![measured(op.id.clone(), op.mechanism_name(), module, job, &o.comps[0], o.wall, rounds, s, opts)],
+        JobKind::Mix(ops, _) => {
+            let mut all = o.comps[0].clone();
+            for c in &o.comps[1..] {
+                all.merge(c);
+            }
+            let mut v = vec![measured("mix".into(), "mixed".into(), module, job, &all, o.wall, rounds, s, opts)];
+            for (op, c) in ops.iter().zip(&o.comps) {
+                let mut r = measured(format!("mix/{}", op.id), op.mechanism_name(), module, job, c, o.wall, rounds, s, opts);
+                r.data_size = default_size(op);
+                v.push(r);
+            }
+            v
+        }
+    }
+}
+
+fn progress_bar(label: String, mode: Mode, threads: u32) -> ProgressBar {
+    let (len, tpl) = match mode {
+        Mode::Iterations(n) => (n * threads as u64, "{prefix} [{bar:28}] {pos}/{len} {msg}"),
+        Mode::Duration(d) => (d.as_millis() as u64, "{prefix} [{bar:28}] {elapsed} {msg}"),
+    };
+    let bar = ProgressBar::new(len);
+    bar.set_style(ProgressStyle::with_template(tpl).expect("valid template").progress_chars("=> "));
+    bar.set_prefix(label);
+    bar
+}
+
+/// Run every job on every module; returns the results in job order, modules in
+/// command-line order within a job.
+pub fn run(modules: &mut [Module], keys: &mut [KeyStore], jobs: &[Job], s: &Settings, opts: &Options) -> Vec<BenchResult> {
+    let bars = !opts.quiet && std::io::stderr().is_terminal();
+    let mut out = Vec::new();
+    for job in jobs {
+        let n = modules.len();
+        let mut works: Vec<Option<Vec<ThreadWork>>> = Vec::with_capacity(n);
+        let mut early: Vec<Option<BenchResult>> = Vec::with_capacity(n);
+        for (m, k) in modules.iter_mut().zip(keys.iter_mut()) {
+            match prepare(m, k, job, s, opts) {
+                Ok(w) => {
+                    works.push(Some(w));
+                    early.push(None);
+                }
+                Err(r) => {
+                    works.push(None);
+                    early.push(Some(r));
+                }
+            }
+        }
+        let (mode, warmup) = match &job.kind {
+            JobKind::Single(op) => s.plan_for(&op.id),
+            JobKind::Mix(..) => s.plan_for("mix"),
+        };
+        let rounds = match mode {
+            Mode::Iterations(i) => s.rounds.min(i.max(1) as u32),
+            Mode::Duration(_) => s.rounds,
+        };
+        let mut outcomes: Vec<Option<Outcome>> = vec![None; n];
+        for r in 0..rounds {
+            let plan = Plan {
+                mode: round_mode(mode, r, rounds),
+                warmup,
+                rate: s.rate,
+                keep_samples: opts.raw_samples,
+            };
+            let order: Vec<usize> = if r % 2 == 0 { (0..n).collect() } else { (0..n).rev().collect() };
+            for i in order {
+                let Some(w) = works[i].as_mut() else { continue };
+                let bar = bars.then(|| {
+                    let round = if rounds > 1 { format!(" r{}/{rounds}", r + 1) } else { String::new() };
+                    progress_bar(
+                        format!("{} {} {}t [{}]{round}", job.id(), fmt_size(job.data_size), job.threads, modules[i].name),
+                        plan.mode,
+                        job.threads,
+                    )
+                });
+                let o = runner::run(w, &plan, bar.as_ref());
+                if let Some(b) = bar {
+                    b.finish_and_clear();
+                }
+                match &mut outcomes[i] {
+                    Some(acc) => acc.merge(&o),
+                    slot => *slot = Some(o),
+                }
+            }
+        }
+        // Drop the workers (and the objects they made) before the next job.
+        drop(works);
+        for (i, m) in modules.iter().enumerate() {
+            let rs = match (&early[i], &outcomes[i]) {
+                (Some(r), _) => vec![r.clone()],
+                (None, Some(o)) => results_of(job, &m.name, o, rounds, s, opts),
+                (None, None) => vec![not_measured(job, &m.name, Status::Error, "not run".into(), s, opts)],
+            };
+            if !opts.quiet {
+                let r = &rs[0];
+                let line = match (r.status, r.ops_per_sec) {
+                    (_, Some(ops)) => format!(
+                        "{} ops/s, p50 {}, p99 {}{}",
+                        fmt_rate(ops),
+                        fmt_us(r.p50_us.unwrap_or(f64::NAN)),
+                        fmt_us(r.p99_us.unwrap_or(f64::NAN)),
+                        if r.errors > 0 { format!(", {} errors", r.errors) } else { String::new() }
+                    ),
+                    (st, None) => format!("{}{}", st.as_str(), r.reason.as_ref().map(|x| format!(": {x}")).unwrap_or_default()),
+                };
+                eprintln!("{:<28} {:>5} {:>3}t [{}] {line}", r.op, fmt_size(r.data_size), r.threads, m.name);
+            }
+            out.extend(rs);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_split_iterations_exactly() {
+        let total: u64 = (0..3)
+            .map(|r| match round_mode(Mode::Iterations(10), r, 3) {
+                Mode::Iterations(i) => i,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(total, 10);
+        assert_eq!(round_mode(Mode::Duration(Duration::from_secs(3)), 0, 3), Mode::Duration(Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn jobs_sweep_sizes_only_for_data_ops_and_threads_inside() {
+        let all = crate::suite::catalogue();
+        let ops: Vec<OpDef> = crate::suite::select(&all, &["sha256".into(), "p256-sign".into()])
+            .unwrap()
+            .into_iter()
+            .cloned()
+            .collect();
+        let s = Settings::resolve(&crate::settings::Flags {
+            ops: vec!["sha256".into()],
+            data_sizes: Some("64,1K".into()),
+            threads: vec![1, 2],
+            ..Default::default()
+        })
+        .unwrap();
+        let j = jobs(&ops, None, &s);
+        let keys: Vec<(String, u64, u32)> = j.iter().map(|j| (j.id(), j.data_size, j.threads)).collect();
+        assert_eq!(
+            keys,
+            vec![
+                ("p256-sign".into(), 32, 1),
+                ("p256-sign".into(), 32, 2),
+                ("sha256".into(), 64, 1),
+                ("sha256".into(), 64, 2),
+                ("sha256".into(), 1024, 1),
+                ("sha256".into(), 1024, 2),
+            ]
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! Names of PKCS#11 return values (`CKR_*`) and mechanisms (`CKM_*`).
+
+use cryptoki::error::{Error, Rv, RvError};
+use cryptoki::mechanism::MechanismType;
+use cryptoki_sys::{CK_MECHANISM_TYPE, CK_RV};
+
+/// The `CKR_*` name of a return value, e.g. `CKR_PIN_INCORRECT`.
+pub fn ckr_name(rv: CK_RV) -> String {
+    match Rv::from(rv) {
+        Rv::Ok => "CKR_OK".to_string(),
+        Rv::Error(e) => rv_error_name(&e),
+    }
+}
+
+fn rv_error_name(e: &RvError) -> String {
+    match e {
+        RvError::VendorDefined(v) => format!("CKR_VENDOR_DEFINED(0x{v:08X})"),
+        RvError::UnknownErrorCode(v) => format!("CKR_0x{v:08X}"),
+        other => format!("CKR_{}", camel_to_upper_snake(&format!("{other:?}"))),
+    }
+}
+
+/// A short name for a cryptoki error: the `CKR_*` name for PKCS#11 errors,
+/// the error's text otherwise.
+pub fn cryptoki_error_name(e: &Error) -> String {
+    match e {
+        Error::Pkcs11(rv, _) => rv_error_name(rv),
+        other => other.to_string(),
+    }
+}
+
+/// The `CKR_*` code of a cryptoki error, if it is a PKCS#11 error.
+pub fn cryptoki_error_is(e: &Error, want: CK_RV) -> bool {
+    matches!(e, Error::Pkcs11(rv, _) if rv_error_name(rv) == ckr_name(want))
+}
+
+/// `PinIncorrect` -> `PIN_INCORRECT`.
+fn camel_to_upper_snake(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, c) in s.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
+
+/// The `CKM_*` name of a mechanism, or its hex value for unknown ones.
+pub fn ckm_name(m: CK_MECHANISM_TYPE) -> String {
+    match MechanismType::try_from(m) {
+        Ok(t) => t.to_string(),
+        Err(_) => format!("CKM_0x{m:08X}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_of_return_values() {
+        assert_eq!(ckr_name(cryptoki_sys::CKR_OK), "CKR_OK");
+        assert_eq!(ckr_name(cryptoki_sys::CKR_PIN_INCORRECT), "CKR_PIN_INCORRECT");
+        assert_eq!(ckr_name(cryptoki_sys::CKR_SLOT_ID_INVALID), "CKR_SLOT_ID_INVALID");
+        assert_eq!(
+            ckr_name(cryptoki_sys::CKR_MECHANISM_PARAM_INVALID),
+            "CKR_MECHANISM_PARAM_INVALID"
+        );
+        assert_eq!(
+            ckr_name(cryptoki_sys::CKR_CRYPTOKI_ALREADY_INITIALIZED),
+            "CKR_CRYPTOKI_ALREADY_INITIALIZED"
+        );
+        assert_eq!(ckr_name(0x0000_0FFF), "CKR_0x00000FFF");
+    }
+
+    #[test]
+    fn names_of_mechanisms() {
+        assert_eq!(ckm_name(cryptoki_sys::CKM_EDDSA), "CKM_EDDSA");
+        assert_eq!(ckm_name(cryptoki_sys::CKM_AES_GCM), "CKM_AES_GCM");
+        assert_eq!(ckm_name(0x8000_1234), "CKM_0x80001234");
+    }
+}

@@ -1,0 +1,381 @@
+//! The subcommands: run, compare, list, ops, report.
+
+use std::path::Path;
+
+use cryptoki_sys::*;
+
+use crate::bench::{self, Options};
+use crate::ckr::{ckm_name, cryptoki_error_name};
+use crate::compare;
+use crate::error::{CliError, EXIT_OK, Result};
+use crate::module::{self, Module, ModuleChoice, TokenChoice};
+use crate::report::{self, Report, SCHEMA, fmt_size};
+use crate::settings::{Flags, Settings, parse_mix};
+use crate::suite::keys::{KeyStore, detect};
+use crate::suite::{self, DataSpec, OpDef, catalogue};
+use crate::sysinfo;
+use crate::{CompareArgs, CompareFormat, ListArgs, ReportArgs, ReportFormat, RunArgs, RunFormat};
+
+fn write_or_print(text: &str, output: Option<&Path>) -> Result<()> {
+    match output {
+        Some(p) => std::fs::write(p, text)
+            .map_err(|e| CliError::usage(format!("cannot write {}: {e}", p.display()))),
+        None => {
+            print!("{text}");
+            if !text.ends_with('\n') {
+                println!();
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `hsm-bench run`.
+pub fn run(args: &RunArgs) -> Result<i32> {
+    let specs = if args.modules.is_empty() { vec!["dalek".to_string()] } else { args.modules.clone() };
+    let flags = Flags {
+        profile: args.profile.clone(),
+        ops: args.ops.clone(),
+        iterations: args.iterations,
+        duration: args.duration,
+        warmup: args.warmup,
+        threads: args.threads.clone(),
+        data_sizes: args.data_sizes.clone(),
+        rate: args.rate,
+        mix: args.mix.clone(),
+        percentiles: args.percentiles.clone(),
+        rounds: args.rounds,
+        modules: specs.len(),
+        key_label: args.key_label.is_some(),
+    };
+    let settings = Settings::resolve(&flags)?;
+    if !(args.threshold >= 0.0 && args.threshold.is_finite()) {
+        return Err(CliError::usage("--threshold must be a non-negative percentage"));
+    }
+    let all = catalogue();
+    let mix = match &settings.mix {
+        Some(m) => {
+            if args.key_label.is_some() {
+                return Err(CliError::usage("--mix and --key-label cannot be combined"));
+            }
+            let m = parse_mix(m, &all).map_err(CliError::usage)?;
+            let ops: Vec<OpDef> = m
+                .parts
+                .iter()
+                .map(|(id, _)| all.iter().find(|o| &o.id == id).expect("checked by parse_mix").clone())
+                .collect();
+            Some((ops, m))
+        }
+        None => None,
+    };
+    let selected: Vec<OpDef> = if mix.is_some() || args.key_label.is_some() {
+        Vec::new()
+    } else {
+        suite::select(&all, &settings.ops).map_err(CliError::usage)?.into_iter().cloned().collect()
+    };
+    let baseline = match &args.compare {
+        Some(p) => Some(report::json::load(p)?),
+        None => None,
+    };
+
+    let choices = ModuleChoice::resolve_all(&specs)?;
+    if let Some(r) = &args.reference
+        && !choices.iter().any(|c| &c.name == r)
+    {
+        return Err(CliError::usage(format!("--reference {r} is not one of the modules run")));
+    }
+    let token = TokenChoice {
+        slot: args.slot,
+        label: args.token_label.clone(),
+        pin: args.pin.clone(),
+    };
+    // Environment first: before any module is loaded and before any thread starts.
+    let temps = module::prepare_environment(&choices, &token)?;
+    let timestamp = report::rfc3339_now();
+    let timer = sysinfo::timer();
+    let system = sysinfo::system();
+    let mut modules = Vec::new();
+    for (c, t) in choices.iter().zip(temps) {
+        modules.push(Module::open(c, t, &token)?);
+    }
+    let mut keys: Vec<KeyStore> = modules
+        .iter()
+        .map(|m| KeyStore::new(m.raw.clone(), m.setup_session().handle()))
+        .collect();
+
+    let mut ops = selected;
+    let key_desc = match &args.key_label {
+        Some(label) => {
+            let mut found = None;
+            for (m, k) in modules.iter().zip(keys.iter_mut()) {
+                let objs = m
+                    .setup_session()
+                    .find_objects(&[cryptoki::object::Attribute::Label(label.as_bytes().to_vec())])
+                    .map_err(|e| CliError::usage(format!("C_FindObjects failed: {}", cryptoki_error_name(&e))))?;
+                let handles: Vec<CK_OBJECT_HANDLE> = objs.iter().map(|o| o.handle()).collect();
+                let ex = detect(&m.raw, m.setup_session().handle(), &handles)
+                    .map_err(|e| CliError::usage(format!("key '{label}' on {}: {e}", m.name)))?;
+                if let Some(prev) = &found
+                    && prev != &ex.kind
+                {
+                    return Err(CliError::usage(format!("key '{label}' has different types on the modules")));
+                }
+                found = Some(ex.kind.clone());
+                k.insert_existing(ex.handles.clone());
+                if ops.is_empty() {
+                    ops = suite::ops_for_existing(&ex);
+                }
+            }
+            if !args.ops.is_empty() {
+                ops.retain(|o| args.ops.iter().any(|p| suite::glob_match(p, &o.id)));
+            }
+            if ops.is_empty() {
+                return Err(CliError::usage(format!("key '{label}' allows no operation hsm-bench measures")));
+            }
+            format!("label:{label}")
+        }
+        None => "generated".to_string(),
+    };
+    let jobs = bench::jobs(&ops, mix, &settings);
+    let opts = Options {
+        histogram: args.histogram,
+        raw_samples: args.raw_samples,
+        quiet: args.quiet,
+        key: key_desc,
+    };
+    let results = bench::run(&mut modules, &mut keys, &jobs, &settings, &opts);
+    drop(keys);
+
+    let metadata = report::Metadata {
+        timestamp,
+        hsm_bench: report::ToolInfo::current(),
+        command_line: std::env::args().map(|a| redact(&a)).collect(),
+        profile: settings.profile.clone(),
+        modules: modules.iter().map(|m| m.meta.clone()).collect(),
+        iterations: settings.iterations(),
+        duration_s: settings.duration_s(),
+        warmup: settings.warmup,
+        threads: settings.threads.clone(),
+        data_sizes: settings.data_sizes.clone(),
+        rounds: settings.rounds,
+        rate: settings.rate,
+        mix: settings.mix.clone(),
+        percentiles: settings.percentiles.clone(),
+        keys: "shared: one set of session-object keys used by every thread".into(),
+        reference: args.reference.clone(),
+        system,
+        timer,
+    };
+    drop(modules);
+    let ratios = args.reference.as_ref().map(|r| report::ratios(&results, r));
+    let rep = Report {
+        schema: SCHEMA.into(),
+        metadata,
+        results,
+        ratios,
+    };
+    let rendered = match args.format {
+        RunFormat::Text => report::text::render(&rep),
+        RunFormat::Json => report::json::to_string(&rep),
+        RunFormat::Csv => report::csv::to_string(&rep.results),
+        RunFormat::GhBench => report::gh::to_string(&rep),
+    };
+    write_or_print(&rendered, args.output.as_deref())?;
+    let stdout_is_data = args.output.is_none() && args.format != RunFormat::Text;
+    if args.output.is_some() && args.format != RunFormat::Text && !args.quiet {
+        print!("{}", report::text::render(&rep));
+    }
+    let mut code = EXIT_OK;
+    if let Some(base) = baseline {
+        let c = compare::compare(&rep, &base, args.threshold, args.reference.as_deref());
+        let text = c.render_text();
+        if stdout_is_data {
+            eprint!("{text}");
+        } else {
+            print!("\n{text}");
+        }
+        code = c.exit_code(args.fail_on_regression);
+    }
+    Ok(code)
+}
+
+/// Hide the value of `--pin=...` in the recorded command line.
+fn redact(arg: &str) -> String {
+    if arg.starts_with("--pin=") { "--pin=***".into() } else { arg.to_string() }
+}
+
+/// `hsm-bench compare`.
+pub fn compare(args: &CompareArgs) -> Result<i32> {
+    if !(args.threshold >= 0.0 && args.threshold.is_finite()) {
+        return Err(CliError::usage("--threshold must be a non-negative percentage"));
+    }
+    let cur = report::json::load(&args.current)?;
+    let base = report::json::load(&args.baseline)?;
+    if let Some(r) = &args.reference {
+        let has = |rep: &Report| rep.results.iter().any(|x| &x.module == r);
+        if !has(&cur) || !has(&base) {
+            return Err(CliError::inconclusive(format!(
+                "reference module '{r}' is not in both result files"
+            )));
+        }
+    }
+    let c = compare::compare(&cur, &base, args.threshold, args.reference.as_deref());
+    let text = match args.format {
+        CompareFormat::Text => c.render_text(),
+        CompareFormat::Json => c.render_json(),
+        CompareFormat::Markdown => c.render_markdown(),
+    };
+    write_or_print(&text, None)?;
+    Ok(c.exit_code(args.fail_on_regression))
+}
+
+/// `hsm-bench report`: re-render a saved result file.
+pub fn report(args: &ReportArgs) -> Result<i32> {
+    let rep = report::json::load(&args.file)?;
+    let text = match args.format {
+        ReportFormat::Text => report::text::render(&rep),
+        ReportFormat::Json => report::json::to_string(&rep),
+        ReportFormat::Csv => report::csv::to_string(&rep.results),
+        ReportFormat::GhBench => report::gh::to_string(&rep),
+    };
+    write_or_print(&text, args.output.as_deref())?;
+    Ok(EXIT_OK)
+}
+
+/// `hsm-bench ops`: the catalogue.
+pub fn ops() -> Result<i32> {
+    let headers: Vec<String> = ["op", "mechanism", "key", "input", "title"].iter().map(|s| s.to_string()).collect();
+    let rows: Vec<Vec<String>> = catalogue()
+        .iter()
+        .map(|o| {
+            vec![
+                o.id.clone(),
+                o.mechanism_name(),
+                o.key.map(|k| k.name()).unwrap_or_else(|| "-".into()),
+                match o.data {
+                    DataSpec::Fixed(0) => "-".into(),
+                    DataSpec::Fixed(n) => fmt_size(n as u64),
+                    DataSpec::Variable { default, .. } => format!("{} (--data-sizes)", fmt_size(default as u64)),
+                },
+                o.title.clone(),
+            ]
+        })
+        .collect();
+    print!("{}", report::text::table(&headers, &rows, 5));
+    Ok(EXIT_OK)
+}
+
+fn mech_flags(f: CK_FLAGS) -> String {
+    const NAMES: &[(CK_FLAGS, &str)] = &[
+        (CKF_HW, "hw"),
+        (CKF_ENCRYPT, "encrypt"),
+        (CKF_DECRYPT, "decrypt"),
+        (CKF_DIGEST, "digest"),
+        (CKF_SIGN, "sign"),
+        (CKF_SIGN_RECOVER, "sign-recover"),
+        (CKF_VERIFY, "verify"),
+        (CKF_VERIFY_RECOVER, "verify-recover"),
+        (CKF_GENERATE, "generate"),
+        (CKF_GENERATE_KEY_PAIR, "generate-key-pair"),
+        (CKF_WRAP, "wrap"),
+        (CKF_UNWRAP, "unwrap"),
+        (CKF_DERIVE, "derive"),
+        (CKF_EC_F_P, "ec-fp"),
+        (CKF_EC_NAMEDCURVE, "ec-named-curve"),
+        (CKF_EC_UNCOMPRESS, "ec-uncompressed"),
+        (CKF_EC_COMPRESS, "ec-compressed"),
+    ];
+    NAMES
+        .iter()
+        .filter(|(b, _)| f & b != 0)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `hsm-bench list`: slots, tokens, mechanisms (with flags and key sizes) and which
+/// hsm-bench ops each token supports. Uses the module's normal configuration.
+pub fn list(args: &ListArgs) -> Result<i32> {
+    let specs = if args.modules.is_empty() { vec!["dalek".to_string()] } else { args.modules.clone() };
+    let choices = ModuleChoice::resolve_all(&specs)?;
+    let all = catalogue();
+    for c in &choices {
+        let (ctx, raw, finalize) = module::load_context(c)?;
+        let lib = module::library_info(&ctx)?;
+        println!("module {}: {}", c.name, c.path.display());
+        println!(
+            "  library: {} {} (cryptoki {}), manufacturer {}, sha256 {}",
+            lib.description,
+            lib.version,
+            lib.cryptoki_version,
+            lib.manufacturer,
+            module::file_sha256(&c.path)?
+        );
+        let slots = ctx
+            .get_all_slots()
+            .map_err(|e| CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e))))?;
+        if slots.is_empty() {
+            println!("  no slots");
+        }
+        for slot in slots {
+            let info = ctx.get_slot_info(slot).ok();
+            println!(
+                "  slot {}: {}",
+                slot.id(),
+                info.as_ref().map(|i| i.slot_description().trim().to_string()).unwrap_or_default()
+            );
+            let Ok(t) = ctx.get_token_info(slot) else {
+                println!("    no token");
+                continue;
+            };
+            let ts = module::token_summary(&ctx, slot)?;
+            println!(
+                "    token '{}': {} {}, serial {}, firmware {}, {}{}",
+                ts.label,
+                ts.manufacturer,
+                ts.model,
+                ts.serial,
+                ts.firmware,
+                if t.token_initialized() { "initialised" } else { "not initialised" },
+                if t.login_required() { ", login required" } else { "" }
+            );
+            let mechs = module::mechanisms(&raw, slot)?;
+            println!("    mechanisms ({}):", mechs.len());
+            let rows: Vec<Vec<String>> = mechs
+                .iter()
+                .map(|(m, i)| {
+                    vec![
+                        format!("      {}", ckm_name(*m)),
+                        if i.ulMaxKeySize > 0 {
+                            format!("{}..{}", i.ulMinKeySize, i.ulMaxKeySize)
+                        } else {
+                            "-".into()
+                        },
+                        mech_flags(i.flags),
+                    ]
+                })
+                .collect();
+            let headers = vec!["      mechanism".to_string(), "key sizes".into(), "flags".into()];
+            print!("{}", report::text::table(&headers, &rows, 1));
+            let missing: Vec<&str> = all
+                .iter()
+                .filter(|o| {
+                    std::iter::once(o.mechanism)
+                        .chain(o.also_needs.iter().copied())
+                        .any(|m| m != 0 && !mechs.contains_key(&m))
+                })
+                .map(|o| o.id.as_str())
+                .collect();
+            println!(
+                "    hsm-bench ops: {} of {} supported{}",
+                all.len() - missing.len(),
+                all.len(),
+                if missing.is_empty() { String::new() } else { format!("; unsupported: {}", missing.join(", ")) }
+            );
+        }
+        if finalize {
+            let _ = ctx.finalize();
+        }
+    }
+    Ok(EXIT_OK)
+}

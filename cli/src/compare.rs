@@ -1,0 +1,625 @@
+//! Comparing a run with a baseline: per-result Δ% of ops/s and of p95, classified
+//! against a threshold and the measured noise (a difference within the confidence
+//! intervals is not a regression), with the exit codes of the contract.
+//!
+//! Results are matched by (module, op, data size, threads). Matched results whose
+//! measurement settings differ (mechanism, closed/open loop, rate, mix, key) make
+//! the comparison inconclusive. In ratio mode (`--reference MODULE`) each figure is
+//! a module's ops/s divided by the reference module's in the same run, which cancels
+//! most of the machine's speed out of the comparison.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::error::{EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION};
+use crate::report::text::table;
+use crate::report::{BenchResult, Ratio, Report, Status, fmt_rate, fmt_size, fmt_us, ratios};
+
+/// Classification of one difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    /// Better by more than the threshold and the noise.
+    Improved,
+    /// Worse by more than the threshold and the noise (or newly failing).
+    Regressed,
+    /// Within the threshold or the noise.
+    Unchanged,
+}
+
+impl Class {
+    fn mark(&self) -> &'static str {
+        match self {
+            Class::Improved => "improved",
+            Class::Regressed => "REGRESSED",
+            Class::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// Classify a change where higher is better: `delta_pct` against the larger of the
+/// threshold and the noise (both in percent).
+pub fn classify(delta_pct: f64, noise_pct: f64, threshold_pct: f64) -> Class {
+    let bound = threshold_pct.max(noise_pct);
+    if !delta_pct.is_finite() {
+        Class::Unchanged
+    } else if delta_pct < -bound {
+        Class::Regressed
+    } else if delta_pct > bound {
+        Class::Improved
+    } else {
+        Class::Unchanged
+    }
+}
+
+/// One compared figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    /// Module (in ratio mode: the numerator module).
+    pub module: String,
+    /// Op id.
+    pub op: String,
+    /// Data size.
+    pub data_size: u64,
+    /// Threads.
+    pub threads: u32,
+    /// Current figure (ops/s, or ratio).
+    pub current: Option<f64>,
+    /// Baseline figure.
+    pub baseline: Option<f64>,
+    /// Change of the figure, percent (positive is better).
+    pub delta_pct: Option<f64>,
+    /// Noise of the difference, percent (95% CIs of both sides combined).
+    pub noise_pct: f64,
+    /// Current p95, µs (ops/s mode).
+    pub p95_current_us: Option<f64>,
+    /// Baseline p95, µs.
+    pub p95_baseline_us: Option<f64>,
+    /// Change of p95, percent (positive is slower).
+    pub p95_delta_pct: Option<f64>,
+    /// Class of the p95 change (informational; the verdict uses the figure).
+    pub p95_class: Option<Class>,
+    /// Verdict.
+    pub class: Class,
+    /// Explanation when statuses differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A full comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// `hsm-bench-compare/1`.
+    pub schema: &'static str,
+    /// What was compared: "ops_per_sec" or "ratio to <module>".
+    pub figure: String,
+    /// Threshold, percent.
+    pub threshold_pct: f64,
+    /// Current run timestamp.
+    pub current: String,
+    /// Baseline run timestamp.
+    pub baseline: String,
+    /// Compared entries.
+    pub entries: Vec<Entry>,
+    /// Results only in the baseline.
+    pub missing: Vec<String>,
+    /// Results only in the current run.
+    pub added: Vec<String>,
+    /// Matched results measured differently (make the comparison inconclusive).
+    pub mismatches: Vec<String>,
+    /// Metadata differences worth knowing (CPU, module build...), not fatal.
+    pub warnings: Vec<String>,
+}
+
+fn label(m: &str, op: &str, size: u64, thr: u32) -> String {
+    format!("{m} {op} {} {thr}t", fmt_size(size))
+}
+
+fn pct(cur: f64, base: f64) -> f64 {
+    (cur - base) / base * 100.0
+}
+
+fn settings_diff(a: &BenchResult, b: &BenchResult) -> Option<String> {
+    let mut d = Vec::new();
+    if a.mechanism != b.mechanism {
+        d.push(format!("mechanism {} vs {}", a.mechanism, b.mechanism));
+    }
+    if a.mode != b.mode || a.rate_target != b.rate_target {
+        d.push(format!("mode {} {:?} vs {} {:?}", a.mode, a.rate_target, b.mode, b.rate_target));
+    }
+    if a.mix != b.mix {
+        d.push(format!("mix {:?} vs {:?}", a.mix, b.mix));
+    }
+    if a.key != b.key {
+        d.push(format!("key {} vs {}", a.key, b.key));
+    }
+    (!d.is_empty()).then(|| d.join(", "))
+}
+
+fn compare_result(cur: &BenchResult, base: &BenchResult, threshold: f64) -> Entry {
+    let noise = 100.0 * (cur.rel_noise().powi(2) + base.rel_noise().powi(2)).sqrt();
+    let mut e = Entry {
+        module: cur.module.clone(),
+        op: cur.op.clone(),
+        data_size: cur.data_size,
+        threads: cur.threads,
+        current: cur.ops_per_sec,
+        baseline: base.ops_per_sec,
+        delta_pct: None,
+        noise_pct: noise,
+        p95_current_us: cur.p95_us,
+        p95_baseline_us: base.p95_us,
+        p95_delta_pct: None,
+        p95_class: None,
+        class: Class::Unchanged,
+        note: None,
+    };
+    match (base.status, cur.status) {
+        (Status::Ok, Status::Ok) => {}
+        (Status::Ok, s) => {
+            e.class = Class::Regressed;
+            e.note = Some(format!("was ok, now {}", s.as_str()));
+            return e;
+        }
+        (s, Status::Ok) => {
+            e.class = Class::Improved;
+            e.note = Some(format!("was {}, now ok", s.as_str()));
+            return e;
+        }
+        (a, b) => {
+            e.note = Some(format!("not comparable: {} / {}", a.as_str(), b.as_str()));
+            return e;
+        }
+    }
+    if let (Some(c), Some(b)) = (cur.ops_per_sec, base.ops_per_sec)
+        && b > 0.0
+    {
+        let d = pct(c, b);
+        e.delta_pct = Some(d);
+        e.class = classify(d, noise, threshold);
+    }
+    if let (Some(c), Some(b)) = (cur.p95_us, base.p95_us)
+        && b > 0.0
+    {
+        let d = pct(c, b);
+        e.p95_delta_pct = Some(d);
+        // Lower latency is better: classify the negated change.
+        e.p95_class = Some(classify(-d, noise, threshold));
+    }
+    e
+}
+
+fn compare_ratio(cur: &Ratio, base: &Ratio, threshold: f64) -> Entry {
+    let noise = 100.0 * (cur.noise.powi(2) + base.noise.powi(2)).sqrt();
+    let d = pct(cur.ratio, base.ratio);
+    Entry {
+        module: cur.module.clone(),
+        op: cur.op.clone(),
+        data_size: cur.data_size,
+        threads: cur.threads,
+        current: Some(cur.ratio),
+        baseline: Some(base.ratio),
+        delta_pct: Some(d),
+        noise_pct: noise,
+        p95_current_us: None,
+        p95_baseline_us: None,
+        p95_delta_pct: None,
+        p95_class: None,
+        class: classify(d, noise, threshold),
+        note: None,
+    }
+}
+
+fn metadata_warnings(cur: &Report, base: &Report) -> Vec<String> {
+    let mut w = Vec::new();
+    let (a, b) = (&cur.metadata, &base.metadata);
+    if a.system.cpu_model != b.system.cpu_model {
+        w.push(format!("CPU differs: '{}' vs '{}'", a.system.cpu_model, b.system.cpu_model));
+    }
+    if a.system.cpu_cores_logical != b.system.cpu_cores_logical {
+        w.push(format!(
+            "core count differs: {} vs {}",
+            a.system.cpu_cores_logical, b.system.cpu_cores_logical
+        ));
+    }
+    for m in &a.modules {
+        if let Some(o) = b.modules.iter().find(|o| o.name == m.name)
+            && o.sha256 != m.sha256
+        {
+            w.push(format!("module {} is a different build (sha256 differs)", m.name));
+        }
+    }
+    w
+}
+
+/// Compare `cur` with `base`. With `reference`, compare ratios to that module.
+pub fn compare(cur: &Report, base: &Report, threshold: f64, reference: Option<&str>) -> Comparison {
+    let mut c = Comparison {
+        schema: "hsm-bench-compare/1",
+        figure: reference.map_or("ops_per_sec".into(), |r| format!("ratio to {r}")),
+        threshold_pct: threshold,
+        current: cur.metadata.timestamp.clone(),
+        baseline: base.metadata.timestamp.clone(),
+        entries: Vec::new(),
+        missing: Vec::new(),
+        added: Vec::new(),
+        mismatches: Vec::new(),
+        warnings: metadata_warnings(cur, base),
+    };
+    let key = |r: &BenchResult| r.key();
+    let cur_keys: BTreeSet<_> = cur.results.iter().map(key).collect();
+    let base_keys: BTreeSet<_> = base.results.iter().map(key).collect();
+    for r in &base.results {
+        if !cur_keys.contains(&key(r)) {
+            c.missing.push(label(&r.module, &r.op, r.data_size, r.threads));
+        }
+    }
+    for r in &cur.results {
+        if !base_keys.contains(&key(r)) {
+            c.added.push(label(&r.module, &r.op, r.data_size, r.threads));
+        }
+    }
+    for r in &cur.results {
+        if let Some(b) = base.results.iter().find(|b| key(b) == key(r))
+            && let Some(d) = settings_diff(r, b)
+        {
+            c.mismatches.push(format!("{}: {d}", label(&r.module, &r.op, r.data_size, r.threads)));
+        }
+    }
+    match reference {
+        None => {
+            for r in &cur.results {
+                if let Some(b) = base.results.iter().find(|b| key(b) == key(r)) {
+                    c.entries.push(compare_result(r, b, threshold));
+                }
+            }
+        }
+        Some(reference) => {
+            let rc = ratios(&cur.results, reference);
+            let rb = ratios(&base.results, reference);
+            for x in &rc {
+                if let Some(y) = rb.iter().find(|y| {
+                    y.module == x.module && y.op == x.op && y.data_size == x.data_size && y.threads == x.threads
+                }) {
+                    c.entries.push(compare_ratio(x, y, threshold));
+                }
+            }
+        }
+    }
+    c
+}
+
+impl Comparison {
+    /// Number of regressions.
+    pub fn regressions(&self) -> usize {
+        self.entries.iter().filter(|e| e.class == Class::Regressed).count()
+    }
+
+    /// Whether anything could be compared.
+    pub fn conclusive(&self) -> bool {
+        self.mismatches.is_empty() && self.entries.iter().any(|e| e.delta_pct.is_some() || e.note.is_some())
+    }
+
+    /// Exit code: 3 if inconclusive (mismatched settings, nothing comparable), 1 for
+    /// regressions when `fail_on_regression`, 0 otherwise.
+    pub fn exit_code(&self, fail_on_regression: bool) -> i32 {
+        if !self.conclusive() {
+            EXIT_INCONCLUSIVE
+        } else if fail_on_regression && self.regressions() > 0 {
+            EXIT_REGRESSION
+        } else {
+            EXIT_OK
+        }
+    }
+
+    fn rows(&self) -> (Vec<String>, Vec<Vec<String>>) {
+        let ratio = self.figure != "ops_per_sec";
+        let fig = |v: Option<f64>| match v {
+            Some(x) if ratio => format!("{x:.3}x"),
+            Some(x) => fmt_rate(x),
+            None => "-".into(),
+        };
+        let mut headers: Vec<String> = ["module", "op", "size", "thr"].iter().map(|s| s.to_string()).collect();
+        let name = if ratio { "ratio" } else { "ops/s" };
+        headers.extend([format!("{name} now"), format!("{name} base"), "Δ".into(), "noise".into()]);
+        if !ratio {
+            headers.extend(["p95 now".into(), "p95 base".into(), "Δp95".into()]);
+        }
+        headers.push("verdict".into());
+        let rows = self
+            .entries
+            .iter()
+            .map(|e| {
+                let mut r = vec![
+                    e.module.clone(),
+                    e.op.clone(),
+                    fmt_size(e.data_size),
+                    e.threads.to_string(),
+                    fig(e.current),
+                    fig(e.baseline),
+                    e.delta_pct.map_or("-".into(), |d| format!("{d:+.1}%")),
+                    format!("±{:.1}%", e.noise_pct),
+                ];
+                if !ratio {
+                    let f = |v: Option<f64>| v.map_or("-".into(), fmt_us);
+                    r.push(f(e.p95_current_us));
+                    r.push(f(e.p95_baseline_us));
+                    r.push(match (e.p95_delta_pct, e.p95_class) {
+                        (Some(d), Some(Class::Regressed)) => format!("{d:+.1}% slower"),
+                        (Some(d), _) => format!("{d:+.1}%"),
+                        _ => "-".into(),
+                    });
+                }
+                r.push(match &e.note {
+                    Some(n) => format!("{} ({n})", e.class.mark()),
+                    None => e.class.mark().into(),
+                });
+                r
+            })
+            .collect();
+        (headers, rows)
+    }
+
+    fn summary_line(&self) -> String {
+        let n = |c: Class| self.entries.iter().filter(|e| e.class == c).count();
+        format!(
+            "{} improved, {} regressed, {} unchanged, {} missing, {} new (threshold {}%, figure {})",
+            n(Class::Improved),
+            n(Class::Regressed),
+            n(Class::Unchanged),
+            self.missing.len(),
+            self.added.len(),
+            self.threshold_pct,
+            self.figure
+        )
+    }
+
+    fn notes(&self, out: &mut String, bullet: &str) {
+        for m in &self.missing {
+            let _ = writeln!(out, "{bullet}missing in current run: {m}");
+        }
+        for m in &self.added {
+            let _ = writeln!(out, "{bullet}not in baseline: {m}");
+        }
+        for m in &self.mismatches {
+            let _ = writeln!(out, "{bullet}MISMATCHED SETTINGS (inconclusive): {m}");
+        }
+        for w in &self.warnings {
+            let _ = writeln!(out, "{bullet}warning: {w}");
+        }
+        if self.mismatches.is_empty() && !self.conclusive() {
+            let _ = writeln!(out, "{bullet}INCONCLUSIVE: no result could be compared");
+        }
+    }
+
+    /// Text rendering.
+    pub fn render_text(&self) -> String {
+        let mut out = format!("comparison: current {} vs baseline {}\n", self.current, self.baseline);
+        let (h, r) = self.rows();
+        out.push_str(&table(&h, &r, 2));
+        out.push_str(&self.summary_line());
+        out.push('\n');
+        self.notes(&mut out, "");
+        out
+    }
+
+    /// Markdown rendering (e.g. for a pull-request comment).
+    pub fn render_markdown(&self) -> String {
+        let mut out = format!(
+            "### hsm-bench comparison\n\ncurrent {} vs baseline {}\n\n",
+            self.current, self.baseline
+        );
+        let (h, rows) = self.rows();
+        let _ = writeln!(out, "| {} |", h.join(" | "));
+        let _ = writeln!(out, "|{}", h.iter().map(|_| "---|").collect::<String>());
+        for r in rows {
+            let _ = writeln!(out, "| {} |", r.join(" | "));
+        }
+        let _ = writeln!(out, "\n{}\n", self.summary_line());
+        self.notes(&mut out, "- ");
+        out
+    }
+
+    /// JSON rendering.
+    pub fn render_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("comparison serialises")
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::report::{Metadata, ToolInfo};
+    use crate::sysinfo::{SystemInfo, TimerInfo};
+
+    pub(crate) fn result(module: &str, op: &str, ops: f64, rel_ci: f64) -> BenchResult {
+        let mean = 1e6 / ops;
+        BenchResult {
+            op: op.into(),
+            module: module.into(),
+            mechanism: "CKM_EDDSA".into(),
+            data_size: 32,
+            threads: 1,
+            iterations: 1000,
+            errors: 0,
+            status: Status::Ok,
+            ops_per_sec: Some(ops),
+            mean_us: Some(mean),
+            ci95_us: Some(mean * rel_ci),
+            stddev_us: Some(mean * rel_ci * 10.0),
+            min_us: Some(mean * 0.9),
+            p50_us: Some(mean),
+            p90_us: Some(mean * 1.1),
+            p95_us: Some(mean * 1.2),
+            p99_us: Some(mean * 1.5),
+            p999_us: Some(mean * 2.0),
+            max_us: Some(mean * 3.0),
+            outliers_low: Some(0),
+            outliers_high: Some(0),
+            duration_s: 1.0,
+            rounds: 1,
+            mode: "closed".into(),
+            rate_target: None,
+            mix: None,
+            key: "generated".into(),
+            error_codes: Default::default(),
+            reason: None,
+            percentiles: Default::default(),
+            histogram: None,
+            samples_ns: None,
+        }
+    }
+
+    pub(crate) fn report(results: Vec<BenchResult>) -> Report {
+        Report {
+            schema: crate::report::SCHEMA.into(),
+            metadata: Metadata {
+                timestamp: "2025-01-01T00:00:00.000Z".into(),
+                hsm_bench: ToolInfo::current(),
+                command_line: vec!["hsm-bench".into()],
+                profile: None,
+                modules: vec![],
+                iterations: Some(1000),
+                duration_s: None,
+                warmup: 10,
+                threads: vec![1],
+                data_sizes: None,
+                rounds: 1,
+                rate: None,
+                mix: None,
+                percentiles: vec![50.0, 99.0],
+                keys: "shared".into(),
+                reference: None,
+                system: SystemInfo {
+                    os: "Linux".into(),
+                    os_version: "x".into(),
+                    kernel: "6".into(),
+                    arch: "x86_64".into(),
+                    cpu_model: "cpu".into(),
+                    cpu_cores_logical: 2,
+                    cpu_cores_physical: Some(2),
+                    memory_total_mb: 1024,
+                    cpu_governor: None,
+                },
+                timer: TimerInfo {
+                    clock: "x".into(),
+                    resolution_ns: 20.0,
+                    overhead_ns: 20.0,
+                    clocksource: None,
+                },
+            },
+            results,
+            ratios: None,
+        }
+    }
+
+    #[test]
+    fn classification_uses_threshold_and_noise() {
+        assert_eq!(classify(-10.0, 1.0, 5.0), Class::Regressed);
+        assert_eq!(classify(-4.0, 1.0, 5.0), Class::Unchanged);
+        assert_eq!(classify(10.0, 1.0, 5.0), Class::Improved);
+        // Inside the noise: not a regression even beyond the threshold.
+        assert_eq!(classify(-10.0, 12.0, 5.0), Class::Unchanged);
+        assert_eq!(classify(f64::NAN, 0.0, 5.0), Class::Unchanged);
+    }
+
+    #[test]
+    fn identical_runs_are_unchanged_and_exit_zero() {
+        let a = report(vec![result("m", "ed25519-sign", 1000.0, 0.01)]);
+        let c = compare(&a, &a, 5.0, None);
+        assert_eq!(c.entries.len(), 1);
+        assert_eq!(c.entries[0].class, Class::Unchanged);
+        assert_eq!(c.exit_code(true), EXIT_OK);
+    }
+
+    #[test]
+    fn slower_run_regresses_and_exits_one_only_when_asked() {
+        let base = report(vec![result("m", "ed25519-sign", 1000.0, 0.01)]);
+        let cur = report(vec![result("m", "ed25519-sign", 800.0, 0.01)]);
+        let c = compare(&cur, &base, 5.0, None);
+        assert_eq!(c.entries[0].class, Class::Regressed);
+        assert!((c.entries[0].delta_pct.unwrap() + 20.0).abs() < 1e-9);
+        assert_eq!(c.entries[0].p95_class, Some(Class::Regressed));
+        assert_eq!(c.exit_code(true), EXIT_REGRESSION);
+        assert_eq!(c.exit_code(false), EXIT_OK);
+        let faster = compare(&base, &cur, 5.0, None);
+        assert_eq!(faster.entries[0].class, Class::Improved);
+        assert_eq!(faster.exit_code(true), EXIT_OK);
+    }
+
+    #[test]
+    fn noisy_difference_is_not_a_regression() {
+        let base = report(vec![result("m", "sha256", 1000.0, 0.15)]);
+        let cur = report(vec![result("m", "sha256", 850.0, 0.15)]);
+        let c = compare(&cur, &base, 5.0, None);
+        assert_eq!(c.entries[0].class, Class::Unchanged);
+        assert!(c.entries[0].noise_pct > 20.0);
+    }
+
+    #[test]
+    fn new_failure_is_a_regression() {
+        let base = report(vec![result("m", "sha256", 1000.0, 0.01)]);
+        let mut r = result("m", "sha256", 1000.0, 0.01);
+        r.status = Status::Error;
+        r.errors = 3;
+        let c = compare(&report(vec![r]), &base, 5.0, None);
+        assert_eq!(c.entries[0].class, Class::Regressed);
+        assert_eq!(c.exit_code(true), EXIT_REGRESSION);
+    }
+
+    #[test]
+    fn mismatched_settings_are_inconclusive() {
+        let base = report(vec![result("m", "sha256", 1000.0, 0.01)]);
+        let mut r = result("m", "sha256", 1000.0, 0.01);
+        r.mechanism = "CKM_SHA512".into();
+        let c = compare(&report(vec![r]), &base, 5.0, None);
+        assert_eq!(c.mismatches.len(), 1);
+        assert_eq!(c.exit_code(false), EXIT_INCONCLUSIVE);
+        let mut r = result("m", "sha256", 1000.0, 0.01);
+        r.mode = "open".into();
+        r.rate_target = Some(100.0);
+        assert_eq!(compare(&report(vec![r]), &base, 5.0, None).exit_code(true), EXIT_INCONCLUSIVE);
+    }
+
+    #[test]
+    fn missing_and_added_are_reported_and_nothing_matched_is_inconclusive() {
+        let base = report(vec![result("m", "sha256", 1000.0, 0.01), result("m", "sha384", 900.0, 0.01)]);
+        let cur = report(vec![result("m", "sha256", 1000.0, 0.01), result("m", "sha512", 900.0, 0.01)]);
+        let c = compare(&cur, &base, 5.0, None);
+        assert_eq!(c.missing, vec!["m sha384 32B 1t"]);
+        assert_eq!(c.added, vec!["m sha512 32B 1t"]);
+        assert_eq!(c.exit_code(true), EXIT_OK);
+        let other = report(vec![result("x", "sha256", 1000.0, 0.01)]);
+        assert_eq!(compare(&other, &base, 5.0, None).exit_code(false), EXIT_INCONCLUSIVE);
+    }
+
+    #[test]
+    fn ratio_mode_cancels_machine_speed() {
+        // The whole machine got 2x slower, but our module kept its ratio: unchanged.
+        let base = report(vec![result("dalek", "sha256", 2000.0, 0.01), result("softhsm", "sha256", 1000.0, 0.01)]);
+        let slow = report(vec![result("dalek", "sha256", 1000.0, 0.01), result("softhsm", "sha256", 500.0, 0.01)]);
+        let c = compare(&slow, &base, 5.0, Some("softhsm"));
+        assert_eq!(c.entries.len(), 1);
+        assert_eq!(c.entries[0].module, "dalek");
+        assert_eq!(c.entries[0].class, Class::Unchanged);
+        assert_eq!(compare(&slow, &base, 5.0, None).regressions(), 2);
+        // Our module alone got slower: the ratio drops.
+        let worse = report(vec![result("dalek", "sha256", 1500.0, 0.01), result("softhsm", "sha256", 1000.0, 0.01)]);
+        let c = compare(&worse, &base, 5.0, Some("softhsm"));
+        assert_eq!(c.entries[0].class, Class::Regressed);
+        assert_eq!(c.exit_code(true), EXIT_REGRESSION);
+    }
+
+    #[test]
+    fn renderings_mention_the_verdict() {
+        let base = report(vec![result("m", "ed25519-sign", 1000.0, 0.01)]);
+        let cur = report(vec![result("m", "ed25519-sign", 500.0, 0.01)]);
+        let c = compare(&cur, &base, 5.0, None);
+        assert!(c.render_text().contains("REGRESSED"));
+        assert!(c.render_markdown().starts_with("### hsm-bench comparison"));
+        let v: serde_json::Value = serde_json::from_str(&c.render_json()).unwrap();
+        assert_eq!(v["entries"][0]["class"], "regressed");
+    }
+}

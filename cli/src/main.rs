@@ -1,0 +1,266 @@
+//! hsm-bench: benchmark any PKCS#11 module (ours, SoftHSM2, or a hardware token).
+//!
+//! This file holds the command-line definition; the work is done in the modules
+//! below (see `docs/benchmarking.md` for the user guide).
+
+mod bench;
+mod ckr;
+mod commands;
+mod compare;
+mod error;
+mod locate;
+mod module;
+mod profiles;
+mod raw;
+mod report;
+mod runner;
+mod settings;
+mod stats;
+mod suite;
+mod sysinfo;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Benchmark PKCS#11 modules: sign, verify, encrypt, decrypt, digest, MAC, random,
+/// key generation and object search, with percentiles, confidence intervals,
+/// side-by-side modules and a regression gate.
+///
+/// Without a subcommand: `hsm-bench run --profile quick` on our module with a
+/// temporary token.
+#[derive(Parser, Debug)]
+#[command(name = "hsm-bench", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("HSM_BENCH_GIT_COMMIT"), ")"))]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a benchmark suite on one or more modules.
+    Run(RunArgs),
+    /// Compare two result files (CURRENT against BASELINE).
+    Compare(CompareArgs),
+    /// List slots, tokens and mechanisms (with flags and key sizes) of modules.
+    List(ListArgs),
+    /// List the operations hsm-bench can measure.
+    Ops,
+    /// Re-render a saved result file as text, JSON, CSV or gh-bench.
+    Report(ReportArgs),
+}
+
+/// Output formats of `run`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunFormat {
+    /// Summary table (modules side by side).
+    Text,
+    /// hsm-bench/1 JSON with full metadata.
+    Json,
+    /// One row per result.
+    Csv,
+    /// github-action-benchmark "customBiggerIsBetter" JSON.
+    GhBench,
+}
+
+/// Output formats of `compare`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareFormat {
+    /// Table.
+    Text,
+    /// hsm-bench-compare/1 JSON.
+    Json,
+    /// Markdown table (e.g. for a pull-request comment).
+    Markdown,
+}
+
+/// Output formats of `report`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// Summary table.
+    Text,
+    /// hsm-bench/1 JSON.
+    Json,
+    /// CSV.
+    Csv,
+    /// github-action-benchmark JSON.
+    GhBench,
+}
+
+/// Arguments of `run`.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Module to benchmark: `dalek` (ours), `softhsm`, or a path; repeat to run
+    /// several side by side (interleaved rounds). Default: dalek.
+    #[arg(long = "module", value_name = "PATH|dalek|softhsm")]
+    pub modules: Vec<String>,
+    /// Slot id of the token to use (no temporary token is made).
+    #[arg(long, conflicts_with = "token_label")]
+    pub slot: Option<u64>,
+    /// Label of the token to use (no temporary token is made).
+    #[arg(long, value_name = "LABEL")]
+    pub token_label: Option<String>,
+    /// User PIN of that token (never printed).
+    #[arg(long, env = "HSM_BENCH_PIN", hide_env_values = true)]
+    pub pin: Option<String>,
+    /// Profile: quick, full, ci, sizes, threads, mix, or a TOML file.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub profile: Option<String>,
+    /// Ops to run: ids or globs, comma-separated (e.g. `ed25519-*,sha*`).
+    #[arg(long, value_delimiter = ',', value_name = "PATTERN")]
+    pub ops: Vec<String>,
+    /// Benchmark an existing key: every op its type and flags allow.
+    #[arg(long, value_name = "LABEL")]
+    pub key_label: Option<String>,
+    /// Measured operations per thread and op.
+    #[arg(long, conflicts_with = "duration")]
+    pub iterations: Option<u64>,
+    /// Seconds per op instead of a count.
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+    /// Unrecorded operations per thread before measuring (each round).
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u64>,
+    /// Thread counts to sweep, e.g. `1,2,4` (one session per thread).
+    #[arg(long, value_delimiter = ',', value_name = "N")]
+    pub threads: Vec<u32>,
+    /// Sweep input sizes for ops that take data (default 1K,10K,100K,1M).
+    #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]
+    pub data_sizes: Option<String>,
+    /// Open loop: start operations at this total rate (ops/s); latency counts from
+    /// each operation's intended start.
+    #[arg(long, value_name = "OPS_PER_SEC")]
+    pub rate: Option<f64>,
+    /// Weighted mix, e.g. `verify=80,sign=15,encrypt=5` (short names or op ids).
+    #[arg(long, value_name = "OP=WEIGHT,...")]
+    pub mix: Option<String>,
+    /// Percentiles to report, e.g. `50,90,99,99.9`.
+    #[arg(long, value_name = "LIST")]
+    pub percentiles: Option<String>,
+    /// Interleaved rounds per op (default 1, or 3 with several modules).
+    #[arg(long, value_name = "N")]
+    pub rounds: Option<u32>,
+    /// Print an ASCII latency histogram per result (and keep bins in JSON).
+    #[arg(long)]
+    pub histogram: bool,
+    /// Keep every latency sample in the JSON output.
+    #[arg(long)]
+    pub raw_samples: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = RunFormat::Text)]
+    pub format: RunFormat,
+    /// Write the output to FILE (the text table still goes to stdout).
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// No progress bars and no per-op lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Compare with a baseline result file after the run.
+    #[arg(long, value_name = "BASELINE.json")]
+    pub compare: Option<PathBuf>,
+    /// Regression threshold in percent.
+    #[arg(long, default_value_t = 5.0, value_name = "PCT")]
+    pub threshold: f64,
+    /// Exit 1 when the comparison finds a regression.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// Reference module: record (and compare) each module's ops/s divided by this
+    /// module's in the same run.
+    #[arg(long, value_name = "MODULE")]
+    pub reference: Option<String>,
+}
+
+/// Arguments of `compare`.
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// Result file of the current run.
+    pub current: PathBuf,
+    /// Result file of the baseline.
+    pub baseline: PathBuf,
+    /// Regression threshold in percent.
+    #[arg(long, default_value_t = 5.0, value_name = "PCT")]
+    pub threshold: f64,
+    /// Exit 1 when a regression is found.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+    /// Compare ratios to this module (in both files) instead of raw ops/s.
+    #[arg(long, value_name = "MODULE")]
+    pub reference: Option<String>,
+}
+
+/// Arguments of `list`.
+#[derive(Args, Debug, Clone)]
+pub struct ListArgs {
+    /// Module(s) to list: `dalek`, `softhsm`, or a path. Default: dalek.
+    #[arg(long = "module", value_name = "PATH|dalek|softhsm")]
+    pub modules: Vec<String>,
+}
+
+/// Arguments of `report`.
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// hsm-bench/1 JSON file.
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+    /// Write to FILE instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+fn main() {
+    // Internal errors get one line too, never a trace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        eprintln!("hsm-bench: internal error: {msg}");
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                e.exit();
+            }
+            let text = e.to_string();
+            let line = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
+            eprintln!("hsm-bench: error: {line}");
+            std::process::exit(error::EXIT_USAGE);
+        }
+    };
+    let result = match &cli.command {
+        None => match Cli::try_parse_from(["hsm-bench", "run", "--profile", "quick"]) {
+            Ok(Cli { command: Some(Command::Run(a)) }) => commands::run(&a),
+            _ => unreachable!("the default command line parses"),
+        },
+        Some(Command::Run(a)) => commands::run(a),
+        Some(Command::Compare(a)) => commands::compare(a),
+        Some(Command::List(a)) => commands::list(a),
+        Some(Command::Ops) => commands::ops(),
+        Some(Command::Report(a)) => commands::report(a),
+    };
+    // Everything (modules, temporary tokens) has been dropped by now.
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("hsm-bench: error: {}", e.message);
+            e.code
+        }
+    };
+    std::process::exit(code);
+}

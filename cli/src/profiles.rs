@@ -1,0 +1,196 @@
+//! Benchmark profiles: named TOML suites in `bench-profiles/` (quick, full, ci,
+//! sizes, threads, mix). A name is looked up next to the executable, then upward
+//! from the executable and the current directory, then in the copies embedded in
+//! the binary; anything containing a `/` or ending in `.toml` is read as a path.
+//! Command-line flags override profile values.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{CliError, Result};
+use crate::locate;
+use crate::suite::glob_match;
+
+/// Profiles compiled into the binary, so `hsm-bench` works anywhere.
+pub const EMBEDDED: &[(&str, &str)] = &[
+    ("quick", include_str!("../../bench-profiles/quick.toml")),
+    ("full", include_str!("../../bench-profiles/full.toml")),
+    ("ci", include_str!("../../bench-profiles/ci.toml")),
+    ("sizes", include_str!("../../bench-profiles/sizes.toml")),
+    ("threads", include_str!("../../bench-profiles/threads.toml")),
+    ("mix", include_str!("../../bench-profiles/mix.toml")),
+];
+
+/// A size in a profile: a number of bytes or a string like "4K".
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum SizeValue {
+    /// Bytes.
+    Bytes(u64),
+    /// Text such as "1K".
+    Text(String),
+}
+
+/// Per-op settings that differ from the profile's (e.g. few RSA key generations).
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Override {
+    /// Op id globs this applies to.
+    pub ops: Vec<String>,
+    /// Iterations per thread.
+    pub iterations: Option<u64>,
+    /// Seconds.
+    pub duration: Option<f64>,
+    /// Warmup calls.
+    pub warmup: Option<u64>,
+}
+
+/// A profile file.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// One-line description.
+    pub description: Option<String>,
+    /// Op id globs.
+    #[serde(default)]
+    pub ops: Vec<String>,
+    /// Iterations per thread.
+    pub iterations: Option<u64>,
+    /// Seconds per op (instead of iterations).
+    pub duration: Option<f64>,
+    /// Warmup calls per thread and round.
+    pub warmup: Option<u64>,
+    /// Thread counts to sweep.
+    pub threads: Option<Vec<u32>>,
+    /// Data sizes to sweep.
+    pub data_sizes: Option<Vec<SizeValue>>,
+    /// Percentiles to report.
+    pub percentiles: Option<Vec<f64>>,
+    /// Rounds per op.
+    pub rounds: Option<u32>,
+    /// Open-loop rate.
+    pub rate: Option<f64>,
+    /// Mix spec.
+    pub mix: Option<String>,
+    /// Per-op overrides; the first matching entry wins.
+    #[serde(default, rename = "override")]
+    pub overrides: Vec<Override>,
+}
+
+impl Profile {
+    /// Parse profile text.
+    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+        let p: Profile = toml::from_str(text).map_err(|e| e.to_string())?;
+        if p.iterations.is_some() && p.duration.is_some() {
+            return Err("give either iterations or duration, not both".into());
+        }
+        Ok(p)
+    }
+
+    /// The override for `op`, if any.
+    pub fn override_for(&self, op: &str) -> Option<&Override> {
+        self.overrides
+            .iter()
+            .find(|o| o.ops.iter().any(|p| glob_match(p, op)))
+    }
+
+    /// Data sizes in bytes.
+    pub fn sizes(&self) -> std::result::Result<Option<Vec<u64>>, String> {
+        self.data_sizes
+            .as_ref()
+            .map(|v| {
+                v.iter()
+                    .map(|s| match s {
+                        SizeValue::Bytes(b) => Ok(*b),
+                        SizeValue::Text(t) => crate::report::parse_size(t),
+                    })
+                    .collect()
+            })
+            .transpose()
+    }
+}
+
+/// Load a profile by name or path; returns (where it came from, profile).
+pub fn load(name: &str) -> Result<(String, Profile)> {
+    let parse = |src: String, text: &str| {
+        Profile::parse(text)
+            .map(|p| (src.clone(), p))
+            .map_err(|e| CliError::usage(format!("profile {src}: {e}")))
+    };
+    if name.contains('/') || name.ends_with(".toml") {
+        let text = std::fs::read_to_string(name)
+            .map_err(|e| CliError::usage(format!("cannot read profile {name}: {e}")))?;
+        return parse(name.to_string(), &text);
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return Err(CliError::usage(format!("bad profile name '{name}'")));
+    }
+    let rel = format!("bench-profiles/{name}.toml");
+    if let Some(p) = locate::find_upward(&rel)
+        && let Ok(text) = std::fs::read_to_string(&p)
+    {
+        return parse(display(&p), &text);
+    }
+    match EMBEDDED.iter().find(|(n, _)| *n == name) {
+        Some((_, text)) => parse(format!("{name} (built in)"), text),
+        None => Err(CliError::usage(format!(
+            "unknown profile '{name}' (built in: {})",
+            EMBEDDED.iter().map(|e| e.0).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
+fn display(p: &Path) -> String {
+    p.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::{catalogue, select};
+
+    #[test]
+    fn embedded_profiles_parse_and_select_known_ops() {
+        let all = catalogue();
+        for (name, text) in EMBEDDED {
+            let p = Profile::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(p.description.is_some(), "{name} has a description");
+            if p.mix.is_none() {
+                assert!(!p.ops.is_empty(), "{name} selects ops");
+                select(&all, &p.ops).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+            p.sizes().unwrap();
+            for o in &p.overrides {
+                select(&all, &o.ops).unwrap_or_else(|e| panic!("{name} override: {e}"));
+            }
+        }
+    }
+
+    #[test]
+    fn quick_leaves_out_slow_rsa_and_full_has_everything() {
+        let all = catalogue();
+        let quick = Profile::parse(EMBEDDED[0].1).unwrap();
+        let ids: Vec<&str> = select(&all, &quick.ops).unwrap().iter().map(|o| o.id.as_str()).collect();
+        assert!(!ids.contains(&"rsa4096-sign") && !ids.contains(&"rsa3072-sign"));
+        assert!(ids.contains(&"ed25519-sign"));
+        let full = Profile::parse(EMBEDDED[1].1).unwrap();
+        let n = select(&all, &full.ops).unwrap().len();
+        assert!(n >= 29, "full selects {n} ops");
+    }
+
+    #[test]
+    fn overrides_and_errors() {
+        let p = Profile::parse(
+            "ops = [\"*\"]\niterations = 100\n[[override]]\nops = [\"rsa*-keygen\"]\niterations = 3\n",
+        )
+        .unwrap();
+        assert_eq!(p.override_for("rsa2048-keygen").unwrap().iterations, Some(3));
+        assert!(p.override_for("sha256").is_none());
+        assert!(Profile::parse("iterations = 1\nduration = 1.0\n").is_err());
+        assert!(Profile::parse("nonsense = 1\n").is_err());
+        assert!(load("no-such-profile").is_err());
+        assert!(load("../etc").is_err());
+        assert_eq!(load("quick").unwrap().1, Profile::parse(EMBEDDED[0].1).unwrap());
+    }
+}

@@ -1,0 +1,62 @@
+//! CSV output: one row per result, the JSON result fields as columns.
+
+use super::BenchResult;
+
+/// Column names, in order.
+pub const COLUMNS: &[&str] = &[
+    "op", "module", "mechanism", "data_size", "threads", "iterations", "errors", "status",
+    "ops_per_sec", "mean_us", "ci95_us", "stddev_us", "min_us", "p50_us", "p90_us", "p95_us",
+    "p99_us", "p999_us", "max_us", "outliers_low", "outliers_high", "duration_s", "rounds",
+    "mode", "rate_target", "mix", "key", "error_codes", "reason",
+];
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+/// Render results as CSV (header + one row each). Empty cells mean "not measured".
+pub fn to_string(results: &[BenchResult]) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(COLUMNS).expect("in-memory write");
+    for r in results {
+        let codes = r
+            .error_codes
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";");
+        w.write_record([
+            r.op.clone(),
+            r.module.clone(),
+            r.mechanism.clone(),
+            r.data_size.to_string(),
+            r.threads.to_string(),
+            r.iterations.to_string(),
+            r.errors.to_string(),
+            r.status.as_str().to_string(),
+            opt(r.ops_per_sec),
+            opt(r.mean_us),
+            opt(r.ci95_us),
+            opt(r.stddev_us),
+            opt(r.min_us),
+            opt(r.p50_us),
+            opt(r.p90_us),
+            opt(r.p95_us),
+            opt(r.p99_us),
+            opt(r.p999_us),
+            opt(r.max_us),
+            opt(r.outliers_low),
+            opt(r.outliers_high),
+            r.duration_s.to_string(),
+            r.rounds.to_string(),
+            r.mode.clone(),
+            opt(r.rate_target),
+            r.mix.clone().unwrap_or_default(),
+            r.key.clone(),
+            codes,
+            r.reason.clone().unwrap_or_default(),
+        ])
+        .expect("in-memory write");
+    }
+    String::from_utf8(w.into_inner().expect("in-memory flush")).expect("CSV of UTF-8 fields")
+}

@@ -1,0 +1,434 @@
+//! The result model shared by every output format, and formatting helpers.
+//!
+//! `results` hold one [`BenchResult`] per (module, op, data size, threads); the
+//! whole file is a [`Report`] with schema `hsm-bench/1` (see
+//! `cli/schema/hsm-bench-1.schema.json` and `docs/benchmarking.md`).
+
+pub mod csv;
+pub mod gh;
+pub mod json;
+pub mod text;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::module::ModuleMeta;
+use crate::sysinfo::{SystemInfo, TimerInfo};
+
+/// Schema id of result files.
+pub const SCHEMA: &str = "hsm-bench/1";
+
+/// Outcome of one benchmark entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every measured call succeeded and was checked.
+    Ok,
+    /// The token does not list the mechanism (or key size, or data size).
+    Unsupported,
+    /// At least one call failed (see `error_codes`); statistics cover the successes.
+    Error,
+}
+
+impl Status {
+    /// Lowercase name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Unsupported => "unsupported",
+            Status::Error => "error",
+        }
+    }
+}
+
+/// One histogram bin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistBin {
+    /// Upper bound of the bin, µs.
+    pub le_us: f64,
+    /// Samples in the bin.
+    pub count: u64,
+}
+
+/// One result: a (module, op, data size, threads) combination.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    /// Op id (`mix/<op>` for a component of a mix, `mix` for the whole mix).
+    pub op: String,
+    /// Module name.
+    pub module: String,
+    /// Mechanism name (`CKM_*`).
+    pub mechanism: String,
+    /// Input size in bytes.
+    pub data_size: u64,
+    /// Threads (one session each).
+    pub threads: u32,
+    /// Measured calls (successful + failed).
+    pub iterations: u64,
+    /// Failed calls.
+    pub errors: u64,
+    /// ok, unsupported or error.
+    pub status: Status,
+    /// Successful operations per second of wall-clock time, all threads together.
+    pub ops_per_sec: Option<f64>,
+    /// Mean latency, µs.
+    pub mean_us: Option<f64>,
+    /// Half-width of the 95% confidence interval of the mean, µs.
+    pub ci95_us: Option<f64>,
+    /// Standard deviation, µs.
+    pub stddev_us: Option<f64>,
+    /// Minimum, µs.
+    pub min_us: Option<f64>,
+    /// Median, µs.
+    pub p50_us: Option<f64>,
+    /// 90th percentile, µs.
+    pub p90_us: Option<f64>,
+    /// 95th percentile, µs.
+    pub p95_us: Option<f64>,
+    /// 99th percentile, µs.
+    pub p99_us: Option<f64>,
+    /// 99.9th percentile, µs.
+    pub p999_us: Option<f64>,
+    /// Maximum, µs.
+    pub max_us: Option<f64>,
+    /// Samples below the lower Tukey fence (counted, kept).
+    pub outliers_low: Option<u64>,
+    /// Samples above the upper Tukey fence (counted, kept).
+    pub outliers_high: Option<u64>,
+    /// Measured wall-clock time, seconds (all rounds).
+    pub duration_s: f64,
+    /// Interleaved rounds the samples were collected in.
+    pub rounds: u32,
+    /// `closed` (next call when the last returns) or `open` (`--rate`).
+    pub mode: String,
+    /// Target rate for open-loop runs, ops/s.
+    pub rate_target: Option<f64>,
+    /// The mix specification for mix results.
+    pub mix: Option<String>,
+    /// Which key was used: `generated` (session objects shared by all threads) or
+    /// `label:<label>`.
+    pub key: String,
+    /// Failed calls by error name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_codes: BTreeMap<String, u64>,
+    /// Why an op is unsupported or failed before measuring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The requested percentiles (`--percentiles`), µs, keyed `p50`, `p99.9`...
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub percentiles: BTreeMap<String, f64>,
+    /// Latency histogram (with `--histogram`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<Vec<HistBin>>,
+    /// Every sample in ns, in per-thread recording order (with `--raw-samples`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_ns: Option<Vec<u64>>,
+}
+
+impl BenchResult {
+    /// Relative half-width of the mean's 95% CI (noise estimate), or 0 if unknown.
+    pub fn rel_noise(&self) -> f64 {
+        match (self.ci95_us, self.mean_us) {
+            (Some(c), Some(m)) if m > 0.0 && c.is_finite() => c / m,
+            _ => 0.0,
+        }
+    }
+
+    /// Key matching results across files.
+    pub fn key(&self) -> (String, String, u64, u32) {
+        (self.module.clone(), self.op.clone(), self.data_size, self.threads)
+    }
+}
+
+/// hsm-bench version and commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// Crate version.
+    pub version: String,
+    /// `git rev-parse` at build time, or "unknown".
+    pub git_commit: String,
+}
+
+impl ToolInfo {
+    /// This binary.
+    pub fn current() -> Self {
+        ToolInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            git_commit: env!("HSM_BENCH_GIT_COMMIT").to_string(),
+        }
+    }
+}
+
+/// Run metadata.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metadata {
+    /// Start of the run, RFC 3339 UTC.
+    pub timestamp: String,
+    /// hsm-bench version and commit.
+    pub hsm_bench: ToolInfo,
+    /// argv.
+    pub command_line: Vec<String>,
+    /// Profile name or path.
+    pub profile: Option<String>,
+    /// Modules, in command-line order (the first is the ratio numerator).
+    pub modules: Vec<ModuleMeta>,
+    /// Iterations per thread (unless duration mode).
+    pub iterations: Option<u64>,
+    /// Seconds per op (duration mode).
+    pub duration_s: Option<f64>,
+    /// Warmup calls per thread and round.
+    pub warmup: u64,
+    /// Thread counts swept.
+    pub threads: Vec<u32>,
+    /// Data sizes swept (None: per-op defaults).
+    pub data_sizes: Option<Vec<u64>>,
+    /// Rounds per op (modules interleaved).
+    pub rounds: u32,
+    /// Open-loop rate, ops/s.
+    pub rate: Option<f64>,
+    /// Mix spec.
+    pub mix: Option<String>,
+    /// Percentiles requested.
+    pub percentiles: Vec<f64>,
+    /// How keys are used by threads.
+    pub keys: String,
+    /// Reference module for ratio comparisons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// Machine.
+    pub system: SystemInfo,
+    /// Clock used and its measured resolution.
+    pub timer: TimerInfo,
+}
+
+/// Ratio of a module's ops/s to a reference module's in the same run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ratio {
+    /// Module (numerator).
+    pub module: String,
+    /// Reference module (denominator).
+    pub reference: String,
+    /// Op id.
+    pub op: String,
+    /// Data size.
+    pub data_size: u64,
+    /// Threads.
+    pub threads: u32,
+    /// ops/s(module) / ops/s(reference).
+    pub ratio: f64,
+    /// Relative noise of the ratio (from both 95% CIs), as a fraction.
+    pub noise: f64,
+}
+
+/// A complete result file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Always `hsm-bench/1`.
+    pub schema: String,
+    /// Run metadata.
+    pub metadata: Metadata,
+    /// Results.
+    pub results: Vec<BenchResult>,
+    /// Ratios to the reference module (with `--reference`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratios: Option<Vec<Ratio>>,
+}
+
+/// Compute ratios of every module to `reference` for results present in both.
+pub fn ratios(results: &[BenchResult], reference: &str) -> Vec<Ratio> {
+    let mut out = Vec::new();
+    for r in results.iter().filter(|r| r.module != reference) {
+        let Some(base) = results.iter().find(|b| {
+            b.module == reference && b.op == r.op && b.data_size == r.data_size && b.threads == r.threads
+        }) else {
+            continue;
+        };
+        if let (Some(a), Some(b)) = (r.ops_per_sec, base.ops_per_sec)
+            && r.status == Status::Ok
+            && base.status == Status::Ok
+            && b > 0.0
+        {
+            out.push(Ratio {
+                module: r.module.clone(),
+                reference: reference.to_string(),
+                op: r.op.clone(),
+                data_size: r.data_size,
+                threads: r.threads,
+                ratio: a / b,
+                noise: (r.rel_noise().powi(2) + base.rel_noise().powi(2)).sqrt(),
+            });
+        }
+    }
+    out
+}
+
+/// ops/s with thousands separators and adaptive precision.
+pub fn fmt_rate(r: f64) -> String {
+    if !r.is_finite() {
+        return "-".into();
+    }
+    let s = if r >= 1000.0 {
+        format!("{r:.0}")
+    } else if r >= 10.0 {
+        format!("{r:.1}")
+    } else {
+        format!("{r:.2}")
+    };
+    let (int, frac) = s.split_once('.').map_or((s.as_str(), None), |(a, b)| (a, Some(b)));
+    let mut grouped = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    match frac {
+        Some(f) => format!("{grouped}.{f}"),
+        None => grouped,
+    }
+}
+
+/// A latency in µs with an adaptive unit: `812ns`, `12.3µs`, `1.234ms`, `2.50s`.
+pub fn fmt_us(us: f64) -> String {
+    if !us.is_finite() {
+        "-".into()
+    } else if us < 1.0 {
+        format!("{:.0}ns", us * 1000.0)
+    } else if us < 10.0 {
+        format!("{us:.2}µs")
+    } else if us < 1000.0 {
+        format!("{us:.1}µs")
+    } else if us < 1_000_000.0 {
+        format!("{:.3}ms", us / 1000.0)
+    } else {
+        format!("{:.2}s", us / 1e6)
+    }
+}
+
+/// Bytes as `64B`, `1K`, `10K`, `1M` (binary multiples).
+pub fn fmt_size(n: u64) -> String {
+    if n >= 1 << 20 && n % (1 << 20) == 0 {
+        format!("{}M", n >> 20)
+    } else if n >= 1024 && n % 1024 == 0 {
+        format!("{}K", n >> 10)
+    } else {
+        format!("{n}B")
+    }
+}
+
+/// Parse a size: `64`, `64B`, `4K`, `4KB`, `4KiB`, `1M`, `1MB` (K = 1024).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let upper = t.to_ascii_uppercase();
+    let (num, mult) = if let Some(n) = upper.strip_suffix("KIB").or(upper.strip_suffix("KB")).or(upper.strip_suffix('K')) {
+        (n, 1024)
+    } else if let Some(n) = upper.strip_suffix("MIB").or(upper.strip_suffix("MB")).or(upper.strip_suffix('M')) {
+        (n, 1024 * 1024)
+    } else if let Some(n) = upper.strip_suffix('B') {
+        (n, 1)
+    } else {
+        (upper.as_str(), 1)
+    };
+    let v: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad data size '{t}' (examples: 64, 4K, 1M)"))?;
+    let bytes = v.checked_mul(mult).ok_or_else(|| format!("data size '{t}' too large"))?;
+    if bytes == 0 || bytes > 64 * 1024 * 1024 {
+        return Err(format!("data size '{t}' must be between 1 byte and 64M"));
+    }
+    Ok(bytes)
+}
+
+/// Parse a size list such as `64,4K,1M`.
+pub fn parse_sizes(s: &str) -> Result<Vec<u64>, String> {
+    let v: Vec<u64> = s
+        .split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(parse_size)
+        .collect::<Result<_, _>>()?;
+    if v.is_empty() {
+        return Err("empty data size list".into());
+    }
+    Ok(v)
+}
+
+/// The default `--data-sizes` sweep.
+pub const DEFAULT_SIZES: [u64; 4] = [1024, 10 * 1024, 100 * 1024, 1024 * 1024];
+
+/// Now as RFC 3339 UTC with milliseconds.
+pub fn rfc3339_now() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    rfc3339(now.as_secs() as i64, now.subsec_millis())
+}
+
+/// Seconds since the epoch as RFC 3339 UTC.
+pub fn rfc3339(secs: i64, millis: u32) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("64").unwrap(), 64);
+        assert_eq!(parse_size("64B").unwrap(), 64);
+        assert_eq!(parse_size("4K").unwrap(), 4096);
+        assert_eq!(parse_size("10KB").unwrap(), 10240);
+        assert_eq!(parse_size("1m").unwrap(), 1 << 20);
+        assert_eq!(parse_size("2MiB").unwrap(), 2 << 20);
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("abc").is_err());
+        assert!(parse_size("1G").is_err());
+        assert!(parse_size("100M").is_err());
+        assert_eq!(parse_sizes("64,4K,1M").unwrap(), vec![64, 4096, 1 << 20]);
+        assert_eq!(parse_sizes("1KB,10KB,100KB,1MB").unwrap(), DEFAULT_SIZES.to_vec());
+        assert!(parse_sizes(",").is_err());
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(fmt_size(64), "64B");
+        assert_eq!(fmt_size(1024), "1K");
+        assert_eq!(fmt_size(1 << 20), "1M");
+        assert_eq!(fmt_size(1500), "1500B");
+        assert_eq!(fmt_rate(1234567.8), "1,234,568");
+        assert_eq!(fmt_rate(12.345), "12.3");
+        assert_eq!(fmt_rate(123.0), "123.0");
+        assert_eq!(fmt_us(0.5), "500ns");
+        assert_eq!(fmt_us(12.34), "12.3µs");
+        assert_eq!(fmt_us(1234.0), "1.234ms");
+        assert_eq!(fmt_us(2_500_000.0), "2.50s");
+    }
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400, 5), "2000-02-29T00:00:00.005Z");
+        assert_eq!(rfc3339(1_735_689_599, 999), "2024-12-31T23:59:59.999Z");
+        assert!(rfc3339_now().ends_with('Z'));
+    }
+}

@@ -1,0 +1,303 @@
+//! Human-readable report: a summary table (modules side by side with a ratio
+//! column when several ran), error notes, and optional ASCII histograms.
+
+use std::fmt::Write;
+
+use super::{BenchResult, Report, Status, fmt_rate, fmt_size, fmt_us};
+use crate::stats::percentile_label;
+
+/// Lay out a table: the first `left` columns left-aligned, the rest right-aligned.
+pub fn table(headers: &[String], rows: &[Vec<String>], left: usize) -> String {
+    let n = headers.len();
+    let mut w: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(n) {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate().take(n) {
+            let pad = w[i].saturating_sub(c.chars().count());
+            if i > 0 {
+                s.push_str("  ");
+            }
+            if i < left {
+                s.push_str(c);
+                s.push_str(&" ".repeat(pad));
+            } else {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(c);
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let mut out = line(headers);
+    out.push('\n');
+    out.push_str(&"-".repeat(w.iter().sum::<usize>() + 2 * (n.saturating_sub(1))));
+    out.push('\n');
+    for r in rows {
+        out.push_str(&line(r));
+        out.push('\n');
+    }
+    out
+}
+
+fn pct_value(r: &BenchResult, p: f64) -> Option<f64> {
+    let label = percentile_label(p);
+    r.percentiles.get(&label).copied().or(match label.as_str() {
+        "p50" => r.p50_us,
+        "p90" => r.p90_us,
+        "p95" => r.p95_us,
+        "p99" => r.p99_us,
+        "p99.9" => r.p999_us,
+        _ => None,
+    })
+}
+
+fn status_cell(r: &BenchResult) -> String {
+    match r.status {
+        Status::Unsupported => "unsupported".into(),
+        Status::Error if r.ops_per_sec.is_none() => "error".into(),
+        _ => fmt_rate(r.ops_per_sec.unwrap_or(f64::NAN)),
+    }
+}
+
+/// Render the report as text.
+pub fn render(r: &Report) -> String {
+    let mut out = String::new();
+    let m = &r.metadata;
+    let _ = writeln!(
+        out,
+        "hsm-bench {} ({}) — {}",
+        m.hsm_bench.version, m.hsm_bench.git_commit, m.timestamp
+    );
+    for md in &m.modules {
+        let _ = writeln!(
+            out,
+            "module {}: {} {} ({}), token '{}'{}",
+            md.name,
+            md.library.description,
+            md.library.version,
+            md.path,
+            md.token.label,
+            if md.temporary_token { " (temporary)" } else { "" }
+        );
+    }
+    let mode = match (m.iterations, m.duration_s) {
+        (_, Some(d)) => format!("{d} s per op"),
+        (Some(i), None) => format!("{i} iterations per thread"),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "{mode}, warmup {}, threads {:?}, rounds {}, keys {}{}",
+        m.warmup,
+        m.threads,
+        m.rounds,
+        m.keys,
+        m.rate.map(|x| format!(", open loop {x} ops/s")).unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "system: {} {} on {} ({} cores), timer resolution {:.0} ns\n",
+        m.system.os, m.system.kernel, m.system.cpu_model, m.system.cpu_cores_logical, m.timer.resolution_ns
+    );
+
+    // Groups of (op, size, threads) in first-seen order.
+    let mut groups: Vec<(String, u64, u32)> = Vec::new();
+    for x in &r.results {
+        let k = (x.op.clone(), x.data_size, x.threads);
+        if !groups.contains(&k) {
+            groups.push(k);
+        }
+    }
+    let modules: Vec<String> = if m.modules.is_empty() {
+        let mut v: Vec<String> = Vec::new();
+        for x in &r.results {
+            if !v.contains(&x.module) {
+                v.push(x.module.clone());
+            }
+        }
+        v
+    } else {
+        m.modules.iter().map(|x| x.name.clone()).collect()
+    };
+    let find = |g: &(String, u64, u32), module: &str| {
+        r.results
+            .iter()
+            .find(|x| x.module == module && x.op == g.0 && x.data_size == g.1 && x.threads == g.2)
+    };
+
+    if modules.len() <= 1 {
+        let mut headers: Vec<String> = ["op", "size", "thr", "ops/s", "mean", "±95%"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        headers.extend(m.percentiles.iter().map(|p| percentile_label(*p)));
+        headers.extend(["max", "outliers", "errors"].iter().map(|s| s.to_string()));
+        let rows: Vec<Vec<String>> = groups
+            .iter()
+            .filter_map(|g| find(g, modules.first().map(String::as_str).unwrap_or("")))
+            .map(|x| {
+                let mut row = vec![
+                    x.op.clone(),
+                    fmt_size(x.data_size),
+                    x.threads.to_string(),
+                    status_cell(x),
+                ];
+                let f = |v: Option<f64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
+                row.push(f(x.mean_us));
+                row.push(x.ci95_us.map(|c| format!("±{}", fmt_us(c))).unwrap_or_else(|| "-".into()));
+                for p in &m.percentiles {
+                    row.push(f(pct_value(x, *p)));
+                }
+                row.push(f(x.max_us));
+                row.push(match (x.outliers_low, x.outliers_high) {
+                    (Some(l), Some(h)) => (l + h).to_string(),
+                    _ => "-".into(),
+                });
+                row.push(x.errors.to_string());
+                row
+            })
+            .collect();
+        out.push_str(&table(&headers, &rows, 1));
+    } else {
+        let mut headers: Vec<String> = vec!["op".into(), "size".into(), "thr".into()];
+        for md in &modules {
+            headers.push(format!("{md} ops/s"));
+            headers.push("p50".into());
+            headers.push("p95".into());
+            headers.push("p99".into());
+        }
+        for other in &modules[1..] {
+            headers.push(format!("{}/{}", modules[0], other));
+        }
+        let rows: Vec<Vec<String>> = groups
+            .iter()
+            .map(|g| {
+                let mut row = vec![g.0.clone(), fmt_size(g.1), g.2.to_string()];
+                for md in &modules {
+                    match find(g, md) {
+                        Some(x) => {
+                            row.push(status_cell(x));
+                            for v in [x.p50_us, x.p95_us, x.p99_us] {
+                                row.push(v.map(fmt_us).unwrap_or_else(|| "-".into()));
+                            }
+                        }
+                        None => row.extend(["n/a", "-", "-", "-"].iter().map(|s| s.to_string())),
+                    }
+                }
+                let first = find(g, &modules[0]).and_then(|x| x.ops_per_sec);
+                for other in &modules[1..] {
+                    let o = find(g, other).and_then(|x| x.ops_per_sec);
+                    row.push(match (first, o) {
+                        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+                        _ => "-".into(),
+                    });
+                }
+                row
+            })
+            .collect();
+        out.push_str(&table(&headers, &rows, 1));
+        let _ = writeln!(
+            out,
+            "ratio = ops/s of {} ÷ ops/s of the other module (above 1: {} is faster)",
+            modules[0], modules[0]
+        );
+    }
+
+    let notes: Vec<&BenchResult> = r
+        .results
+        .iter()
+        .filter(|x| x.status != Status::Ok || x.errors > 0)
+        .collect();
+    if !notes.is_empty() {
+        out.push('\n');
+        for x in notes {
+            let codes = x
+                .error_codes
+                .iter()
+                .map(|(k, v)| format!("{k} x{v}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let _ = writeln!(
+                out,
+                "note: {} {} [{}]: {}{}{}",
+                x.op,
+                fmt_size(x.data_size),
+                x.module,
+                x.status.as_str(),
+                x.reason.as_ref().map(|s| format!(": {s}")).unwrap_or_default(),
+                if codes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({} of {} calls failed: {codes})", x.errors, x.iterations)
+                }
+            );
+        }
+    }
+
+    for x in r.results.iter().filter(|x| x.histogram.is_some()) {
+        let bins = x.histogram.as_ref().expect("filtered");
+        let _ = writeln!(
+            out,
+            "\nlatency histogram: {} {} {}t [{}]",
+            x.op,
+            fmt_size(x.data_size),
+            x.threads,
+            x.module
+        );
+        out.push_str(&histogram(bins.iter().map(|b| (b.le_us, b.count)), 50));
+    }
+    out
+}
+
+/// ASCII histogram lines from (upper bound µs, count) bins.
+pub fn histogram(bins: impl Iterator<Item = (f64, u64)>, width: usize) -> String {
+    let bins: Vec<(f64, u64)> = bins.collect();
+    let max = bins.iter().map(|b| b.1).max().unwrap_or(0).max(1);
+    let total: u64 = bins.iter().map(|b| b.1).sum::<u64>().max(1);
+    let mut out = String::new();
+    for (le, n) in &bins {
+        let len = ((*n as f64 / max as f64) * width as f64).round() as usize;
+        let bar = if *n > 0 && len == 0 { "▏".to_string() } else { "█".repeat(len) };
+        let _ = writeln!(
+            out,
+            "  ≤ {:>10} {:>8} {:>5.1}% {}",
+            fmt_us(*le),
+            n,
+            100.0 * *n as f64 / total as f64,
+            bar
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align() {
+        let t = table(
+            &["op".into(), "ops/s".into()],
+            &[vec!["sha256".into(), "1,000".into()], vec!["x".into(), "5".into()]],
+            1,
+        );
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "op      ops/s");
+        assert_eq!(lines[2], "sha256  1,000");
+        assert_eq!(lines[3], "x           5");
+    }
+
+    #[test]
+    fn histogram_bars_scale() {
+        let h = histogram([(10.0, 100), (20.0, 50), (30.0, 0)].into_iter(), 10);
+        let lines: Vec<&str> = h.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].ends_with(&"█".repeat(10)));
+        assert!(lines[1].ends_with(&"█".repeat(5)));
+        assert!(lines[2].contains("0.0%"));
+    }
+}

@@ -1,0 +1,449 @@
+//! Running one measurement: warmup, then a fixed number of iterations or a fixed
+//! duration, on n threads released together by a barrier; closed loop by default,
+//! open loop with `--rate` (latency counted from each operation's intended start, so
+//! a stalled module cannot hide its backlog); an optional weighted op mix.
+//!
+//! Only the worker's `call` is inside the timed region. Choosing the next mix
+//! component, preparing inputs, checking results, recording and progress updates
+//! all happen outside it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
+
+use crate::stats::Recorder;
+use crate::suite::Worker;
+
+/// How long each thread measures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Mode {
+    /// This many operations per thread.
+    Iterations(u64),
+    /// Until this much time has passed.
+    Duration(Duration),
+}
+
+/// Settings of one measurement.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Iterations or duration (per thread).
+    pub mode: Mode,
+    /// Unrecorded operations per thread before the measured window.
+    pub warmup: u64,
+    /// Open-loop target rate in operations per second over all threads.
+    pub rate: Option<f64>,
+    /// Keep every sample.
+    pub keep_samples: bool,
+}
+
+/// One thread's work.
+pub struct ThreadWork {
+    /// The operations (one, or the components of a mix).
+    pub comps: Vec<Box<dyn Worker>>,
+    /// Mix schedule: indices into `comps`, cycled (None for a single op).
+    pub schedule: Option<Arc<Vec<u8>>>,
+}
+
+/// Results of one component.
+#[derive(Debug, Clone)]
+pub struct CompOutcome {
+    /// Latencies of successful operations.
+    pub rec: Recorder,
+    /// Failed operations by error name.
+    pub errors: BTreeMap<String, u64>,
+}
+
+impl CompOutcome {
+    fn new(keep: bool, cap: usize) -> Self {
+        CompOutcome {
+            rec: Recorder::new(keep, cap),
+            errors: BTreeMap::new(),
+        }
+    }
+
+    /// Add another outcome of the same component.
+    pub fn merge(&mut self, o: &CompOutcome) {
+        self.rec.merge(&o.rec);
+        for (k, v) in &o.errors {
+            *self.errors.entry(k.clone()).or_default() += v;
+        }
+    }
+
+    /// Number of failed operations.
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+/// Results of one measurement.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Per component.
+    pub comps: Vec<CompOutcome>,
+    /// Wall clock of the measured window: first thread start to last thread end.
+    pub wall: Duration,
+}
+
+impl Outcome {
+    /// Add a later round of the same measurement (wall clocks add up).
+    pub fn merge(&mut self, o: &Outcome) {
+        for (a, b) in self.comps.iter_mut().zip(&o.comps) {
+            a.merge(b);
+        }
+        self.wall += o.wall;
+    }
+}
+
+/// A counter on its own cache line, so that threads do not slow each other down.
+#[repr(align(128))]
+#[derive(Default)]
+struct Counter(AtomicU64);
+
+/// Stop a thread early when its first attempts all fail (a broken op would otherwise
+/// spin through a whole `--duration` producing errors).
+const GIVE_UP_AFTER: u64 = 50;
+
+/// Sleep most of the way to `t`, then spin.
+#[inline]
+fn wait_until(t: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= t {
+            return;
+        }
+        let left = t - now;
+        if left > Duration::from_micros(300) {
+            std::thread::sleep(left - Duration::from_micros(200));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+struct ThreadResult {
+    comps: Vec<CompOutcome>,
+    start: Option<Instant>,
+    end: Option<Instant>,
+}
+
+fn run_thread(
+    work: &mut ThreadWork,
+    plan: &Plan,
+    threads: usize,
+    barrier: &Barrier,
+    counter: &Counter,
+) -> ThreadResult {
+    let n = work.comps.len();
+    let pick = |i: u64| -> usize {
+        match &work.schedule {
+            Some(s) => s[(i % s.len() as u64) as usize] as usize,
+            None => 0,
+        }
+    };
+    // Warmup: same path, nothing recorded.
+    for i in 0..plan.warmup {
+        let w = &mut work.comps[pick(i)];
+        w.before();
+        let rv = w.call();
+        let _ = w.check(rv);
+    }
+    let cap = match plan.mode {
+        Mode::Iterations(k) if plan.keep_samples => k as usize / n.max(1) + 1,
+        _ if plan.keep_samples => 4096,
+        _ => 0,
+    };
+    let mut comps: Vec<CompOutcome> = (0..n).map(|_| CompOutcome::new(plan.keep_samples, cap)).collect();
+    let interval = plan
+        .rate
+        .map(|r| Duration::from_secs_f64(threads as f64 / r));
+
+    barrier.wait();
+    let start = Instant::now();
+    let deadline = match plan.mode {
+        Mode::Duration(d) => Some(start + d),
+        Mode::Iterations(_) => None,
+    };
+    let limit = match plan.mode {
+        Mode::Iterations(k) => k,
+        Mode::Duration(_) => u64::MAX,
+    };
+    let (mut ok, mut end) = (0u64, None);
+    let mut i = 0u64;
+    while i < limit {
+        let c = pick(i);
+        let w = &mut work.comps[c];
+        w.before();
+        // Open loop: the operation is due at `due`; latency counts from then.
+        let due = interval.map(|iv| start + iv.mul_f64(i as f64));
+        if let Some(due) = due {
+            if deadline.is_some_and(|d| due >= d) {
+                break;
+            }
+            wait_until(due);
+        }
+        let t0 = Instant::now();
+        let rv = w.call();
+        let t1 = Instant::now();
+        let began = due.unwrap_or(t0);
+        match w.check(rv) {
+            Ok(()) => {
+                comps[c].rec.record((t1 - began).as_nanos() as u64);
+                ok += 1;
+            }
+            Err(f) => *comps[c].errors.entry(f.name()).or_default() += 1,
+        }
+        end = Some(t1);
+        i += 1;
+        counter.0.store(i, Ordering::Relaxed);
+        if ok == 0 && i >= GIVE_UP_AFTER {
+            break;
+        }
+        if deadline.is_some_and(|d| t1 >= d) {
+            break;
+        }
+    }
+    ThreadResult {
+        comps,
+        start: Some(start),
+        end,
+    }
+}
+
+/// Run one measurement over `work.len()` threads (one entry per thread).
+pub fn run(work: &mut [ThreadWork], plan: &Plan, bar: Option<&ProgressBar>) -> Outcome {
+    let threads = work.len();
+    let ncomp = work.first().map(|w| w.comps.len()).unwrap_or(0);
+    let barrier = Barrier::new(threads);
+    let counters: Vec<Counter> = (0..threads).map(|_| Counter::default()).collect();
+    let done = AtomicBool::new(false);
+    let results: Vec<ThreadResult> = std::thread::scope(|scope| {
+        let handles: Vec<_> = work
+            .iter_mut()
+            .zip(&counters)
+            .map(|(w, c)| {
+                let (barrier, plan) = (&barrier, plan);
+                scope.spawn(move || run_thread(w, plan, threads, barrier, c))
+            })
+            .collect();
+        if let Some(bar) = bar {
+            let (counters, done) = (&counters, &done);
+            scope.spawn(move || tick(bar, counters, done, plan));
+        }
+        let r = handles
+            .into_iter()
+            .map(|h| h.join().expect("benchmark thread panicked"))
+            .collect();
+        done.store(true, Ordering::Relaxed);
+        r
+    });
+    let start = results.iter().filter_map(|r| r.start).min();
+    let end = results.iter().filter_map(|r| r.end).max();
+    let wall = match (start, end) {
+        (Some(s), Some(e)) if e > s => e - s,
+        _ => Duration::ZERO,
+    };
+    let mut comps: Vec<CompOutcome> = (0..ncomp).map(|_| CompOutcome::new(plan.keep_samples, 0)).collect();
+    for r in &results {
+        for (a, b) in comps.iter_mut().zip(&r.comps) {
+            a.merge(b);
+        }
+    }
+    Outcome { comps, wall }
+}
+
+/// Progress ticker: reads the per-thread counters ten times a second, outside every
+/// timed region, and shows live ops/s.
+fn tick(bar: &ProgressBar, counters: &[Counter], done: &AtomicBool, plan: &Plan) {
+    let t0 = Instant::now();
+    let mut last = (t0, 0u64);
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        let total: u64 = counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+        let now = Instant::now();
+        let rate = (total - last.1.min(total)) as f64 / (now - last.0).as_secs_f64().max(1e-9);
+        last = (now, total);
+        match plan.mode {
+            Mode::Iterations(_) => bar.set_position(total),
+            Mode::Duration(_) => bar.set_position((now - t0).as_millis() as u64),
+        }
+        bar.set_message(format!("{} ops/s", crate::report::fmt_rate(rate)));
+    }
+}
+
+/// A mix schedule of `len` entries drawn with the given weights.
+pub fn mix_schedule(weights: &[u32], len: usize, seed: u64) -> Vec<u8> {
+    let total: u64 = weights.iter().map(|&w| w as u64).sum();
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            // xorshift64*: cheap, and only ever run before the measurement.
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D) % total.max(1);
+            let mut acc = 0u64;
+            weights
+                .iter()
+                .position(|&w| {
+                    acc += w as u64;
+                    r < acc
+                })
+                .unwrap_or(0) as u8
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::Failure;
+    use cryptoki_sys::{CK_RV, CKR_OK, CKR_SIGNATURE_INVALID};
+
+    /// A fake op that spins for a fixed time and fails every `fail_every` calls.
+    struct Spin {
+        ns: u64,
+        calls: u64,
+        fail_every: u64,
+    }
+
+    impl Worker for Spin {
+        fn call(&mut self) -> CK_RV {
+            let t = Instant::now();
+            while t.elapsed().as_nanos() < self.ns as u128 {
+                std::hint::spin_loop();
+            }
+            self.calls += 1;
+            if self.fail_every > 0 && self.calls % self.fail_every == 0 {
+                CKR_SIGNATURE_INVALID
+            } else {
+                CKR_OK
+            }
+        }
+        fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
+            crate::suite::ck(rv)
+        }
+    }
+
+    fn work(ns: u64, fail_every: u64) -> ThreadWork {
+        ThreadWork {
+            comps: vec![Box::new(Spin { ns, calls: 0, fail_every })],
+            schedule: None,
+        }
+    }
+
+    #[test]
+    fn iterations_are_counted_and_latency_measured() {
+        let mut w = vec![work(20_000, 0)];
+        let plan = Plan { mode: Mode::Iterations(200), warmup: 5, rate: None, keep_samples: true };
+        let o = run(&mut w, &plan, None);
+        let s = o.comps[0].rec.summary(&[]).unwrap();
+        assert_eq!(s.count, 200);
+        assert!(s.min_ns >= 20_000, "a 20 µs op measured {} ns", s.min_ns);
+        assert!(s.p50_ns < 200_000, "p50 {} ns", s.p50_ns);
+        assert!(o.wall >= Duration::from_micros(200 * 20));
+        assert_eq!(o.comps[0].rec.samples().unwrap().len(), 200);
+    }
+
+    #[test]
+    fn errors_are_counted_by_name_and_not_recorded() {
+        let mut w = vec![work(0, 4)];
+        let plan = Plan { mode: Mode::Iterations(100), warmup: 0, rate: None, keep_samples: false };
+        let o = run(&mut w, &plan, None);
+        assert_eq!(o.comps[0].errors.get("CKR_SIGNATURE_INVALID"), Some(&25));
+        assert_eq!(o.comps[0].rec.count(), 75);
+    }
+
+    #[test]
+    fn threads_each_run_their_iterations() {
+        let mut w = vec![work(1_000, 0), work(1_000, 0)];
+        let plan = Plan { mode: Mode::Iterations(50), warmup: 0, rate: None, keep_samples: false };
+        let o = run(&mut w, &plan, None);
+        assert_eq!(o.comps[0].rec.count(), 100);
+    }
+
+    #[test]
+    fn duration_mode_stops_on_time() {
+        let mut w = vec![work(10_000, 0)];
+        let plan = Plan {
+            mode: Mode::Duration(Duration::from_millis(100)),
+            warmup: 0,
+            rate: None,
+            keep_samples: false,
+        };
+        let t = Instant::now();
+        let o = run(&mut w, &plan, None);
+        assert!(t.elapsed() < Duration::from_millis(500));
+        assert!(o.wall >= Duration::from_millis(100));
+        assert!(o.comps[0].rec.count() > 10);
+    }
+
+    #[test]
+    fn open_loop_rate_is_respected() {
+        let mut w = vec![work(1_000, 0)];
+        let plan = Plan {
+            mode: Mode::Duration(Duration::from_millis(200)),
+            warmup: 0,
+            rate: Some(500.0),
+            keep_samples: false,
+        };
+        let o = run(&mut w, &plan, None);
+        let n = o.comps[0].rec.count();
+        assert!((90..=101).contains(&n), "500/s for 0.2 s gave {n} ops");
+    }
+
+    #[test]
+    fn open_loop_counts_backlog_from_intended_start() {
+        // 2 ms operations offered at 1000/s: the queue grows, and latency measured
+        // from the intended start must grow far beyond the 2 ms service time.
+        let mut w = vec![work(2_000_000, 0)];
+        let plan = Plan { mode: Mode::Iterations(50), warmup: 0, rate: Some(1000.0), keep_samples: false };
+        let o = run(&mut w, &plan, None);
+        let s = o.comps[0].rec.summary(&[]).unwrap();
+        assert!(s.max_ns > 40_000_000, "max {} ns should include ~50 ms of backlog", s.max_ns);
+    }
+
+    #[test]
+    fn a_broken_op_gives_up_early() {
+        let mut w = vec![work(0, 1)];
+        let plan = Plan {
+            mode: Mode::Duration(Duration::from_secs(30)),
+            warmup: 0,
+            rate: None,
+            keep_samples: false,
+        };
+        let t = Instant::now();
+        let o = run(&mut w, &plan, None);
+        assert!(t.elapsed() < Duration::from_secs(5));
+        assert_eq!(o.comps[0].error_count(), GIVE_UP_AFTER);
+    }
+
+    #[test]
+    fn mix_schedule_follows_weights() {
+        let s = mix_schedule(&[80, 15, 5], 100_000, 42);
+        let count = |k: u8| s.iter().filter(|&&x| x == k).count() as f64 / 1000.0;
+        assert!((count(0) - 80.0).abs() < 1.5, "{}", count(0));
+        assert!((count(1) - 15.0).abs() < 1.5, "{}", count(1));
+        assert!((count(2) - 5.0).abs() < 1.0, "{}", count(2));
+    }
+
+    #[test]
+    fn mixed_components_are_recorded_separately() {
+        let mut w = vec![ThreadWork {
+            comps: vec![
+                Box::new(Spin { ns: 1_000, calls: 0, fail_every: 0 }),
+                Box::new(Spin { ns: 50_000, calls: 0, fail_every: 0 }),
+            ],
+            schedule: Some(Arc::new(mix_schedule(&[90, 10], 1000, 7))),
+        }];
+        let plan = Plan { mode: Mode::Iterations(300), warmup: 0, rate: None, keep_samples: false };
+        let o = run(&mut w, &plan, None);
+        let (a, b) = (o.comps[0].rec.count(), o.comps[1].rec.count());
+        assert_eq!(a + b, 300);
+        assert!(a > b * 4);
+        let (sa, sb) = (o.comps[0].rec.summary(&[]).unwrap(), o.comps[1].rec.summary(&[]).unwrap());
+        assert!(sb.p50_ns > sa.p50_ns * 5);
+    }
+}

@@ -1,0 +1,340 @@
+//! The effective settings of a run: built-in defaults, overridden by the profile,
+//! overridden by command-line flags.
+
+use std::time::Duration;
+
+use crate::error::{CliError, Result};
+use crate::profiles::{self, Profile};
+use crate::report::{DEFAULT_SIZES, parse_sizes};
+use crate::runner::Mode;
+use crate::stats::parse_percentiles;
+use crate::suite::OpDef;
+
+/// Defaults when neither profile nor flags say otherwise.
+pub const DEFAULT_ITERATIONS: u64 = 1000;
+/// Default warmup calls.
+pub const DEFAULT_WARMUP: u64 = 10;
+/// Default percentiles.
+pub const DEFAULT_PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
+
+/// Short mix keys and the ops they stand for.
+pub const MIX_ALIASES: &[(&str, &str)] = &[
+    ("sign", "ed25519-sign"),
+    ("verify", "ed25519-verify"),
+    ("encrypt", "aes256-gcm-encrypt"),
+    ("decrypt", "aes256-gcm-decrypt"),
+    ("digest", "sha256"),
+    ("hash", "sha256"),
+    ("mac", "hmac-sha256"),
+    ("random", "random32"),
+    ("keygen", "p256-keygen"),
+    ("find", "find-object"),
+];
+
+/// A parsed `--mix`: (op id, weight) pairs, plus the text as given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mix {
+    /// The specification as given (recorded in results).
+    pub spec: String,
+    /// Op ids with weights.
+    pub parts: Vec<(String, u32)>,
+}
+
+/// Parse `verify=80,sign=15,encrypt=5` (short keys or full op ids).
+pub fn parse_mix(spec: &str, all: &[OpDef]) -> std::result::Result<Mix, String> {
+    let mut parts: Vec<(String, u32)> = Vec::new();
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (k, w) = item
+            .split_once('=')
+            .ok_or_else(|| format!("mix entry '{item}' is not OP=WEIGHT"))?;
+        let k = k.trim();
+        let id = MIX_ALIASES
+            .iter()
+            .find(|(a, _)| *a == k)
+            .map(|(_, id)| id.to_string())
+            .unwrap_or_else(|| k.to_string());
+        if !all.iter().any(|o| o.id == id) {
+            return Err(format!("unknown op '{k}' in --mix"));
+        }
+        let w: u32 = w
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad weight in mix entry '{item}'"))?;
+        if w == 0 {
+            return Err(format!("weight of '{k}' must be positive"));
+        }
+        if parts.iter().any(|(p, _)| *p == id) {
+            return Err(format!("'{k}' appears twice in --mix"));
+        }
+        parts.push((id, w));
+    }
+    if parts.is_empty() {
+        return Err("empty --mix".into());
+    }
+    if parts.len() > 32 {
+        return Err("at most 32 ops in a mix".into());
+    }
+    Ok(Mix {
+        spec: spec.to_string(),
+        parts,
+    })
+}
+
+/// Flags of `run` that feed the settings (a subset of the clap struct).
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    /// --profile
+    pub profile: Option<String>,
+    /// --ops
+    pub ops: Vec<String>,
+    /// --iterations
+    pub iterations: Option<u64>,
+    /// --duration
+    pub duration: Option<f64>,
+    /// --warmup
+    pub warmup: Option<u64>,
+    /// --threads
+    pub threads: Vec<u32>,
+    /// --data-sizes
+    pub data_sizes: Option<String>,
+    /// --rate
+    pub rate: Option<f64>,
+    /// --mix
+    pub mix: Option<String>,
+    /// --percentiles
+    pub percentiles: Option<String>,
+    /// --rounds
+    pub rounds: Option<u32>,
+    /// Number of modules (rounds default to 3 with more than one).
+    pub modules: usize,
+    /// --key-label given (ops then default to everything the key allows).
+    pub key_label: bool,
+}
+
+/// Effective settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Where the profile came from.
+    pub profile: Option<String>,
+    profile_data: Profile,
+    /// Op globs.
+    pub ops: Vec<String>,
+    /// Default mode.
+    pub mode: Mode,
+    /// Whether the mode came from the command line (then overrides do not apply).
+    mode_from_flags: bool,
+    /// Warmup calls.
+    pub warmup: u64,
+    warmup_from_flags: bool,
+    /// Thread counts.
+    pub threads: Vec<u32>,
+    /// Data sizes.
+    pub data_sizes: Option<Vec<u64>>,
+    /// Percentiles.
+    pub percentiles: Vec<f64>,
+    /// Rounds.
+    pub rounds: u32,
+    /// Open-loop rate.
+    pub rate: Option<f64>,
+    /// Mix spec text.
+    pub mix: Option<String>,
+}
+
+fn bad(msg: impl Into<String>) -> CliError {
+    CliError::usage(msg)
+}
+
+impl Settings {
+    /// Resolve defaults, profile and flags.
+    pub fn resolve(f: &Flags) -> Result<Self> {
+        let (source, p) = match &f.profile {
+            Some(name) => {
+                let (s, p) = profiles::load(name)?;
+                (Some(s), p)
+            }
+            None if f.ops.is_empty() && f.mix.is_none() && !f.key_label => {
+                let (s, p) = profiles::load("quick")?;
+                (Some(s), p)
+            }
+            None => (None, Profile::default()),
+        };
+        if let Some(i) = f.iterations
+            && i == 0
+        {
+            return Err(bad("--iterations must be at least 1"));
+        }
+        if let Some(d) = f.duration
+            && !(d > 0.0 && d <= 86_400.0)
+        {
+            return Err(bad("--duration must be between 0 and 86400 seconds"));
+        }
+        let mode_from_flags = f.iterations.is_some() || f.duration.is_some();
+        let mode = match (f.iterations, f.duration, p.iterations, p.duration) {
+            (Some(i), _, _, _) => Mode::Iterations(i),
+            (None, Some(d), _, _) => Mode::Duration(Duration::from_secs_f64(d)),
+            (None, None, Some(i), _) => Mode::Iterations(i),
+            (None, None, None, Some(d)) => Mode::Duration(Duration::from_secs_f64(d)),
+            _ => Mode::Iterations(DEFAULT_ITERATIONS),
+        };
+        let threads = if !f.threads.is_empty() {
+            f.threads.clone()
+        } else {
+            p.threads.clone().unwrap_or_else(|| vec![1])
+        };
+        if threads.iter().any(|&t| t == 0 || t > 1024) {
+            return Err(bad("--threads values must be between 1 and 1024"));
+        }
+        let data_sizes = match &f.data_sizes {
+            Some(s) if s.trim().is_empty() => Some(DEFAULT_SIZES.to_vec()),
+            Some(s) => Some(parse_sizes(s).map_err(bad)?),
+            None => p.sizes().map_err(bad)?,
+        };
+        let percentiles = match &f.percentiles {
+            Some(s) => parse_percentiles(s).map_err(bad)?,
+            None => p.percentiles.clone().unwrap_or_else(|| DEFAULT_PERCENTILES.to_vec()),
+        };
+        if percentiles.iter().any(|&x| !(x > 0.0 && x <= 100.0)) {
+            return Err(bad("percentiles must be in (0, 100]"));
+        }
+        let rate = f.rate.or(p.rate);
+        if let Some(r) = rate
+            && !(r > 0.0 && r.is_finite())
+        {
+            return Err(bad("--rate must be positive"));
+        }
+        let rounds = f
+            .rounds
+            .or(p.rounds)
+            .unwrap_or(if f.modules > 1 { 3 } else { 1 });
+        if rounds == 0 || rounds > 100 {
+            return Err(bad("--rounds must be between 1 and 100"));
+        }
+        let ops = if !f.ops.is_empty() {
+            f.ops.clone()
+        } else {
+            p.ops.clone()
+        };
+        let mix = f.mix.clone().or(if f.ops.is_empty() { p.mix.clone() } else { None });
+        Ok(Settings {
+            profile: source,
+            ops,
+            mode,
+            mode_from_flags,
+            warmup: f.warmup.or(p.warmup).unwrap_or(DEFAULT_WARMUP),
+            warmup_from_flags: f.warmup.is_some(),
+            threads,
+            data_sizes,
+            percentiles,
+            rounds,
+            rate,
+            mix,
+            profile_data: p,
+        })
+    }
+
+    /// Mode and warmup for `op` (profile overrides apply unless flags set them).
+    pub fn plan_for(&self, op: &str) -> (Mode, u64) {
+        let o = self.profile_data.override_for(op);
+        let mode = match o {
+            Some(o) if !self.mode_from_flags => match (o.iterations, o.duration) {
+                (Some(i), _) => Mode::Iterations(i),
+                (None, Some(d)) => Mode::Duration(Duration::from_secs_f64(d)),
+                _ => self.mode,
+            },
+            _ => self.mode,
+        };
+        let warmup = match o.and_then(|o| o.warmup) {
+            Some(w) if !self.warmup_from_flags => w,
+            _ => self.warmup,
+        };
+        (mode, warmup)
+    }
+
+    /// Iterations for metadata (None in duration mode).
+    pub fn iterations(&self) -> Option<u64> {
+        match self.mode {
+            Mode::Iterations(i) => Some(i),
+            Mode::Duration(_) => None,
+        }
+    }
+
+    /// Duration for metadata.
+    pub fn duration_s(&self) -> Option<f64> {
+        match self.mode {
+            Mode::Duration(d) => Some(d.as_secs_f64()),
+            Mode::Iterations(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::catalogue;
+
+    #[test]
+    fn mixes_parse_with_aliases_and_ids() {
+        let all = catalogue();
+        let m = parse_mix("verify=80,sign=15,encrypt=5", &all).unwrap();
+        assert_eq!(
+            m.parts,
+            vec![
+                ("ed25519-verify".to_string(), 80),
+                ("ed25519-sign".to_string(), 15),
+                ("aes256-gcm-encrypt".to_string(), 5)
+            ]
+        );
+        assert_eq!(parse_mix("p256-sign=1, sha256=3", &all).unwrap().parts.len(), 2);
+        assert!(parse_mix("verify", &all).is_err());
+        assert!(parse_mix("verify=x", &all).is_err());
+        assert!(parse_mix("verify=0", &all).is_err());
+        assert!(parse_mix("nope=1", &all).is_err());
+        assert!(parse_mix("sign=1,ed25519-sign=2", &all).is_err());
+    }
+
+    #[test]
+    fn flags_override_profile_and_defaults_apply() {
+        let f = Flags {
+            profile: Some("quick".into()),
+            iterations: Some(7),
+            threads: vec![1, 2],
+            modules: 2,
+            ..Default::default()
+        };
+        let s = Settings::resolve(&f).unwrap();
+        assert_eq!(s.mode, Mode::Iterations(7));
+        assert_eq!(s.threads, vec![1, 2]);
+        assert_eq!(s.rounds, 3);
+        // Flags beat profile overrides too.
+        assert_eq!(s.plan_for("p256-keygen").0, Mode::Iterations(7));
+        // But the profile's warmup override applies when --warmup is not given.
+        assert_eq!(s.plan_for("p256-keygen").1, 2);
+        let plain = Settings::resolve(&Flags { ops: vec!["sha256".into()], modules: 1, ..Default::default() }).unwrap();
+        assert_eq!(plain.mode, Mode::Iterations(DEFAULT_ITERATIONS));
+        assert_eq!(plain.rounds, 1);
+        assert_eq!(plain.percentiles, DEFAULT_PERCENTILES.to_vec());
+    }
+
+    #[test]
+    fn bad_flag_values_are_usage_errors() {
+        let bad = |f: Flags| Settings::resolve(&Flags { ops: vec!["sha256".into()], ..f }).unwrap_err().code;
+        assert_eq!(bad(Flags { iterations: Some(0), ..Default::default() }), 2);
+        assert_eq!(bad(Flags { duration: Some(-1.0), ..Default::default() }), 2);
+        assert_eq!(bad(Flags { threads: vec![0], ..Default::default() }), 2);
+        assert_eq!(bad(Flags { rate: Some(0.0), ..Default::default() }), 2);
+        assert_eq!(bad(Flags { data_sizes: Some("x".into()), ..Default::default() }), 2);
+        assert_eq!(bad(Flags { percentiles: Some("200".into()), ..Default::default() }), 2);
+        assert_eq!(bad(Flags { rounds: Some(0), ..Default::default() }), 2);
+    }
+
+    #[test]
+    fn data_sizes_flag_without_value_uses_default_sweep() {
+        let s = Settings::resolve(&Flags {
+            ops: vec!["sha256".into()],
+            data_sizes: Some(String::new()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(s.data_sizes, Some(DEFAULT_SIZES.to_vec()));
+    }
+}

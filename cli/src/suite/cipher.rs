@@ -1,0 +1,278 @@
+//! Encryption and decryption: AES-256-GCM, AES-256-CBC, RSA-OAEP.
+//!
+//! GCM encryptions each use a distinct IV: a random per-worker prefix and a
+//! counter, written before the timer starts.
+
+use std::sync::Arc;
+
+use cryptoki_sys::*;
+
+use super::keys::KeySpec;
+use super::{CipherAlg, DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck, random_bytes, test_data};
+use crate::raw::{Mech, RawModule};
+
+impl CipherAlg {
+    fn stem(&self) -> String {
+        match self {
+            CipherAlg::AesGcm => "aes256-gcm".into(),
+            CipherAlg::AesCbc => "aes256-cbc".into(),
+            CipherAlg::RsaOaepSha1(b) => format!("rsa{b}-oaep-sha1"),
+            CipherAlg::RsaOaepSha256(b) => format!("rsa{b}-oaep-sha256"),
+        }
+    }
+
+    fn title(&self) -> String {
+        match self {
+            CipherAlg::AesGcm => "AES-256-GCM".into(),
+            CipherAlg::AesCbc => "AES-256-CBC".into(),
+            CipherAlg::RsaOaepSha1(b) => format!("RSA-{b} OAEP SHA-1"),
+            CipherAlg::RsaOaepSha256(b) => format!("RSA-{b} OAEP SHA-256"),
+        }
+    }
+
+    /// The timed mechanism.
+    pub fn mechanism(&self) -> CK_MECHANISM_TYPE {
+        match self {
+            CipherAlg::AesGcm => CKM_AES_GCM,
+            CipherAlg::AesCbc => CKM_AES_CBC,
+            CipherAlg::RsaOaepSha1(_) | CipherAlg::RsaOaepSha256(_) => CKM_RSA_PKCS_OAEP,
+        }
+    }
+
+    /// The key this cipher uses (generated).
+    pub fn key(&self) -> KeySpec {
+        match self {
+            CipherAlg::AesGcm | CipherAlg::AesCbc => KeySpec::Aes(32),
+            CipherAlg::RsaOaepSha1(b) | CipherAlg::RsaOaepSha256(b) => KeySpec::Rsa(*b),
+        }
+    }
+
+    fn mech(&self, iv_prefix: [u8; 4]) -> Mech {
+        match self {
+            CipherAlg::AesGcm => Mech::aes_gcm(iv12(iv_prefix, 0)),
+            CipherAlg::AesCbc => Mech::aes_cbc(iv16(iv_prefix, 0)),
+            CipherAlg::RsaOaepSha1(_) => Mech::rsa_oaep(CKM_SHA_1, CKG_MGF1_SHA1),
+            CipherAlg::RsaOaepSha256(_) => Mech::rsa_oaep(CKM_SHA256, CKG_MGF1_SHA256),
+        }
+    }
+
+    fn data(&self) -> DataSpec {
+        match self {
+            CipherAlg::AesGcm => DataSpec::Variable { default: 1024, align: 1 },
+            CipherAlg::AesCbc => DataSpec::Variable { default: 1024, align: 16 },
+            _ => DataSpec::Fixed(32),
+        }
+    }
+
+    fn key_bits(&self) -> Option<u64> {
+        match self {
+            CipherAlg::RsaOaepSha1(b) | CipherAlg::RsaOaepSha256(b) => Some(*b as u64),
+            _ => None,
+        }
+    }
+
+    /// Ciphertext length for `n` bytes of plaintext.
+    fn ct_len(&self, n: usize) -> usize {
+        match self {
+            CipherAlg::AesGcm => n + 16,
+            CipherAlg::AesCbc => n,
+            CipherAlg::RsaOaepSha1(b) | CipherAlg::RsaOaepSha256(b) => (*b as usize).div_ceil(8),
+        }
+    }
+}
+
+fn iv12(prefix: [u8; 4], counter: u64) -> [u8; 12] {
+    let mut iv = [0u8; 12];
+    iv[..4].copy_from_slice(&prefix);
+    iv[4..].copy_from_slice(&counter.to_be_bytes());
+    iv
+}
+
+fn iv16(prefix: [u8; 4], counter: u64) -> [u8; 16] {
+    let mut iv = [0u8; 16];
+    iv[..4].copy_from_slice(&prefix);
+    iv[8..].copy_from_slice(&counter.to_be_bytes());
+    iv
+}
+
+fn op(c: CipherAlg, encrypt: bool, key: KeySpec) -> OpDef {
+    let dir = if encrypt { "encrypt" } else { "decrypt" };
+    OpDef {
+        id: format!("{}-{dir}", c.stem()),
+        title: format!("{} {dir}", c.title()),
+        kind: if encrypt { OpKind::Encrypt(c) } else { OpKind::Decrypt(c) },
+        mechanism: c.mechanism(),
+        also_needs: key.gen_mechanism().into_iter().collect(),
+        key: Some(key),
+        key_bits: c.key_bits(),
+        data: c.data(),
+    }
+}
+
+/// An encrypt op.
+pub fn encrypt_op(c: CipherAlg, key: KeySpec) -> OpDef {
+    op(c, true, key)
+}
+
+/// A decrypt op.
+pub fn decrypt_op(c: CipherAlg, key: KeySpec) -> OpDef {
+    op(c, false, key)
+}
+
+/// Cipher ops of the catalogue.
+pub fn ops() -> Vec<OpDef> {
+    use CipherAlg::*;
+    vec![
+        encrypt_op(RsaOaepSha1(2048), KeySpec::Rsa(2048)),
+        encrypt_op(RsaOaepSha256(2048), KeySpec::Rsa(2048)),
+        decrypt_op(RsaOaepSha256(2048), KeySpec::Rsa(2048)),
+        encrypt_op(AesGcm, KeySpec::Aes(32)),
+        decrypt_op(AesGcm, KeySpec::Aes(32)),
+        encrypt_op(AesCbc, KeySpec::Aes(32)),
+    ]
+}
+
+fn enc_key(c: CipherAlg, p: &Prep<'_>) -> Result<CK_OBJECT_HANDLE, Failure> {
+    let k = p.key()?;
+    match c {
+        CipherAlg::AesGcm | CipherAlg::AesCbc => k.secret,
+        _ => k.public,
+    }
+    .ok_or_else(|| Failure::Check("no encryption key".into()))
+}
+
+fn dec_key(c: CipherAlg, p: &Prep<'_>) -> Result<CK_OBJECT_HANDLE, Failure> {
+    let k = p.key()?;
+    match c {
+        CipherAlg::AesGcm | CipherAlg::AesCbc => k.secret,
+        _ => k.private,
+    }
+    .ok_or_else(|| Failure::Check("no decryption key".into()))
+}
+
+struct EncryptWorker {
+    raw: Arc<RawModule>,
+    s: CK_SESSION_HANDLE,
+    alg: CipherAlg,
+    mech: Mech,
+    key: CK_OBJECT_HANDLE,
+    data: Vec<u8>,
+    out: Vec<u8>,
+    len: usize,
+    prefix: [u8; 4],
+    counter: u64,
+}
+
+impl Worker for EncryptWorker {
+    fn before(&mut self) {
+        self.counter += 1;
+        match self.alg {
+            CipherAlg::AesGcm => self.mech.set_gcm_iv(&iv12(self.prefix, self.counter)),
+            CipherAlg::AesCbc => self.mech.set_cbc_iv(&iv16(self.prefix, self.counter)),
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn call(&mut self) -> CK_RV {
+        let rv = self.raw.encrypt_init(self.s, &mut self.mech, self.key);
+        if rv != CKR_OK {
+            return rv;
+        }
+        let (rv, n) = self.raw.encrypt(self.s, &self.data, &mut self.out);
+        self.len = n;
+        rv
+    }
+
+    fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
+        ck(rv)?;
+        let want = self.alg.ct_len(self.data.len());
+        if self.len != want {
+            return Err(Failure::Check(format!("ciphertext length {} != {want}", self.len)));
+        }
+        Ok(())
+    }
+}
+
+/// Worker encrypting `data_size` bytes; a fresh IV for every GCM/CBC call.
+pub fn encrypt_worker(c: CipherAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
+    if let DataSpec::Variable { align, .. } = c.data()
+        && p.data_size % align != 0
+    {
+        return Err(Failure::Check(format!("data size must be a multiple of {align}")));
+    }
+    let mut prefix = random_bytes::<4>();
+    prefix[0] = p.thread as u8;
+    Ok(Box::new(EncryptWorker {
+        raw: p.raw.clone(),
+        s: p.session,
+        alg: c,
+        mech: c.mech(prefix),
+        key: enc_key(c, p)?,
+        data: test_data(p.data_size, 3),
+        out: vec![0u8; c.ct_len(p.data_size) + 64],
+        len: 0,
+        prefix,
+        counter: 0,
+    }))
+}
+
+struct DecryptWorker {
+    raw: Arc<RawModule>,
+    s: CK_SESSION_HANDLE,
+    mech: Mech,
+    key: CK_OBJECT_HANDLE,
+    ct: Vec<u8>,
+    plain: Vec<u8>,
+    out: Vec<u8>,
+    len: usize,
+}
+
+impl Worker for DecryptWorker {
+    #[inline]
+    fn call(&mut self) -> CK_RV {
+        let rv = self.raw.decrypt_init(self.s, &mut self.mech, self.key);
+        if rv != CKR_OK {
+            return rv;
+        }
+        let (rv, n) = self.raw.decrypt(self.s, &self.ct, &mut self.out);
+        self.len = n;
+        rv
+    }
+
+    fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
+        ck(rv)?;
+        if self.out[..self.len] != self.plain[..] {
+            return Err(Failure::Check("decrypted data differs from the plaintext".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Worker decrypting a ciphertext made (untimed) from known plaintext; every output
+/// is compared with the plaintext.
+pub fn decrypt_worker(c: CipherAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
+    if let DataSpec::Variable { align, .. } = c.data()
+        && p.data_size % align != 0
+    {
+        return Err(Failure::Check(format!("data size must be a multiple of {align}")));
+    }
+    let prefix = random_bytes::<4>();
+    let plain = test_data(p.data_size, 4);
+    let mut m = c.mech(prefix);
+    ck(p.raw.encrypt_init(p.session, &mut m, enc_key(c, p)?))?;
+    let mut ct = vec![0u8; c.ct_len(p.data_size) + 64];
+    let (rv, n) = p.raw.encrypt(p.session, &plain, &mut ct);
+    ck(rv)?;
+    ct.truncate(n);
+    Ok(Box::new(DecryptWorker {
+        raw: p.raw.clone(),
+        s: p.session,
+        mech: c.mech(prefix),
+        key: dec_key(c, p)?,
+        out: vec![0u8; ct.len() + 64],
+        ct,
+        plain,
+        len: 0,
+    }))
+}

@@ -1,0 +1,99 @@
+//! Message digests: SHA-256, SHA-384, SHA-512. Every output is compared with the
+//! digest computed in-process (sha2) before the run.
+
+use std::sync::Arc;
+
+use cryptoki_sys::*;
+use sha2::Digest;
+
+use super::{DataSpec, Failure, HashAlg, OpDef, OpKind, Prep, Worker, ck, test_data};
+use crate::raw::{Mech, RawModule};
+
+impl HashAlg {
+    fn id(&self) -> &'static str {
+        match self {
+            HashAlg::Sha256 => "sha256",
+            HashAlg::Sha384 => "sha384",
+            HashAlg::Sha512 => "sha512",
+        }
+    }
+
+    /// The mechanism.
+    pub fn mechanism(&self) -> CK_MECHANISM_TYPE {
+        match self {
+            HashAlg::Sha256 => CKM_SHA256,
+            HashAlg::Sha384 => CKM_SHA384,
+            HashAlg::Sha512 => CKM_SHA512,
+        }
+    }
+
+    fn reference(&self, data: &[u8]) -> Vec<u8> {
+        match self {
+            HashAlg::Sha256 => sha2::Sha256::digest(data).to_vec(),
+            HashAlg::Sha384 => sha2::Sha384::digest(data).to_vec(),
+            HashAlg::Sha512 => sha2::Sha512::digest(data).to_vec(),
+        }
+    }
+}
+
+/// Digest ops of the catalogue.
+pub fn ops() -> Vec<OpDef> {
+    [HashAlg::Sha256, HashAlg::Sha384, HashAlg::Sha512]
+        .into_iter()
+        .map(|h| OpDef {
+            id: h.id().to_string(),
+            title: h.id().to_uppercase().replace("SHA", "SHA-"),
+            kind: OpKind::Digest(h),
+            mechanism: h.mechanism(),
+            also_needs: vec![],
+            key: None,
+            key_bits: None,
+            data: DataSpec::Variable { default: 1024, align: 1 },
+        })
+        .collect()
+}
+
+struct DigestWorker {
+    raw: Arc<RawModule>,
+    s: CK_SESSION_HANDLE,
+    mech: Mech,
+    data: Vec<u8>,
+    out: Vec<u8>,
+    len: usize,
+    expect: Vec<u8>,
+}
+
+impl Worker for DigestWorker {
+    #[inline]
+    fn call(&mut self) -> CK_RV {
+        let rv = self.raw.digest_init(self.s, &mut self.mech);
+        if rv != CKR_OK {
+            return rv;
+        }
+        let (rv, n) = self.raw.digest(self.s, &self.data, &mut self.out);
+        self.len = n;
+        rv
+    }
+
+    fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
+        ck(rv)?;
+        if self.out[..self.len] != self.expect[..] {
+            return Err(Failure::Check("digest differs from the reference".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Worker hashing `data_size` bytes.
+pub fn worker(h: HashAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
+    let data = test_data(p.data_size, 5);
+    Ok(Box::new(DigestWorker {
+        raw: p.raw.clone(),
+        s: p.session,
+        mech: Mech::plain(h.mechanism()),
+        expect: h.reference(&data),
+        data,
+        out: vec![0u8; 128],
+        len: 0,
+    }))
+}

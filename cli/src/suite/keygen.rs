@@ -1,0 +1,115 @@
+//! Key generation: the timed region is one C_GenerateKey(Pair); the new objects are
+//! destroyed after the timer stops.
+
+use std::sync::Arc;
+
+use cryptoki_sys::*;
+
+use super::keys::{KeySpec, aes_template, pair_templates, pair_variants};
+use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck};
+use crate::raw::{Mech, RawModule, Template};
+
+/// A key generation op.
+pub fn keygen_op(k: KeySpec) -> OpDef {
+    let key_bits = match k {
+        KeySpec::P256 => Some(256),
+        KeySpec::P384 => Some(384),
+        KeySpec::Rsa(b) => Some(b as u64),
+        _ => None,
+    };
+    OpDef {
+        id: format!("{}-keygen", k.name()),
+        title: format!("{} key generation", k.name().to_uppercase()),
+        kind: OpKind::KeyGen(k),
+        mechanism: k.gen_mechanism().unwrap_or(0),
+        also_needs: vec![],
+        key: None,
+        key_bits,
+        data: DataSpec::Fixed(0),
+    }
+}
+
+/// Key generation ops of the catalogue.
+pub fn ops() -> Vec<OpDef> {
+    [KeySpec::P256, KeySpec::Ed25519, KeySpec::Rsa(2048), KeySpec::Aes(32)]
+        .into_iter()
+        .map(keygen_op)
+        .collect()
+}
+
+enum Kind {
+    Pair(Template, Template),
+    Secret(Template),
+}
+
+struct KeyGenWorker {
+    raw: Arc<RawModule>,
+    s: CK_SESSION_HANDLE,
+    mech: Mech,
+    kind: Kind,
+    made: [CK_OBJECT_HANDLE; 2],
+}
+
+impl Worker for KeyGenWorker {
+    #[inline]
+    fn call(&mut self) -> CK_RV {
+        match &mut self.kind {
+            Kind::Pair(p, s) => {
+                let (rv, a, b) = self.raw.generate_key_pair(self.s, &mut self.mech, p, s);
+                self.made = [a, b];
+                rv
+            }
+            Kind::Secret(t) => {
+                let (rv, a) = self.raw.generate_key(self.s, &mut self.mech, t);
+                self.made = [a, 0];
+                rv
+            }
+        }
+    }
+
+    fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
+        ck(rv)?;
+        for h in std::mem::take(&mut self.made) {
+            if h != 0 {
+                ck(self.raw.destroy_object(self.s, h))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Worker generating a key of `spec`; tries the parameter encodings the module may
+/// accept once while preparing.
+pub fn worker(spec: KeySpec, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
+    let label = format!("hsm-bench-keygen-{}", p.thread);
+    if let KeySpec::Aes(n) = spec {
+        let (mech, t) = aes_template(n, label.as_bytes());
+        return Ok(Box::new(KeyGenWorker {
+            raw: p.raw.clone(),
+            s: p.session,
+            mech,
+            kind: Kind::Secret(t),
+            made: [0, 0],
+        }));
+    }
+    let mut last = Failure::Check(format!("cannot generate {}", spec.name()));
+    for v in 0..pair_variants(spec) {
+        let Some((mech, pubt, privt)) = pair_templates(spec, label.as_bytes(), v) else {
+            break;
+        };
+        let mut w = KeyGenWorker {
+            raw: p.raw.clone(),
+            s: p.session,
+            mech,
+            kind: Kind::Pair(pubt, privt),
+            made: [0, 0],
+        };
+        // One untimed trial picks the encoding (and is not recorded).
+        let rv = w.call();
+        match w.check(rv) {
+            Ok(()) => return Ok(Box::new(w)),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}

@@ -1,0 +1,330 @@
+//! Keys for the benchmark: specifications, generation templates (session objects by
+//! default), a per-module cache, and detection of an existing key's type.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cryptoki_sys::*;
+
+use super::{Failure, ck, random_bytes};
+use crate::raw::{Mech, RawModule, Template};
+
+/// DER of the printable string "edwards25519" (accepted by SoftHSM2).
+pub const ED25519_PRINTABLE: &[u8] = b"\x13\x0cedwards25519";
+/// DER of the OID 1.3.101.112 (id-Ed25519).
+pub const ED25519_OID: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x70];
+/// DER of the OID of P-256 (1.2.840.10045.3.1.7).
+pub const P256_OID: &[u8] = &[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
+/// DER of the OID of P-384 (1.3.132.0.34).
+pub const P384_OID: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22];
+
+/// A key an operation needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeySpec {
+    /// Ed25519 key pair.
+    Ed25519,
+    /// ECDSA P-256 key pair.
+    P256,
+    /// ECDSA P-384 key pair.
+    P384,
+    /// RSA key pair of n bits (public exponent 65537).
+    Rsa(u32),
+    /// AES key of n bytes.
+    Aes(u32),
+    /// Generic secret (HMAC) key of n bytes, created with C_CreateObject.
+    GenericSecret(u32),
+    /// The key named by `--key-label`.
+    Existing,
+}
+
+impl KeySpec {
+    /// Short name used in labels.
+    pub fn name(&self) -> String {
+        match self {
+            KeySpec::Ed25519 => "ed25519".into(),
+            KeySpec::P256 => "p256".into(),
+            KeySpec::P384 => "p384".into(),
+            KeySpec::Rsa(b) => format!("rsa{b}"),
+            KeySpec::Aes(n) => format!("aes{}", n * 8),
+            KeySpec::GenericSecret(n) => format!("secret{}", n * 8),
+            KeySpec::Existing => "existing".into(),
+        }
+    }
+
+    /// The key generation mechanism, if the key is generated.
+    pub fn gen_mechanism(&self) -> Option<CK_MECHANISM_TYPE> {
+        match self {
+            KeySpec::Ed25519 => Some(CKM_EC_EDWARDS_KEY_PAIR_GEN),
+            KeySpec::P256 | KeySpec::P384 => Some(CKM_EC_KEY_PAIR_GEN),
+            KeySpec::Rsa(_) => Some(CKM_RSA_PKCS_KEY_PAIR_GEN),
+            KeySpec::Aes(_) => Some(CKM_AES_KEY_GEN),
+            KeySpec::GenericSecret(_) | KeySpec::Existing => None,
+        }
+    }
+}
+
+/// Handles of a key (pair).
+#[derive(Debug, Clone, Default)]
+pub struct KeyHandles {
+    /// Public key.
+    pub public: Option<CK_OBJECT_HANDLE>,
+    /// Private key.
+    pub private: Option<CK_OBJECT_HANDLE>,
+    /// Secret key.
+    pub secret: Option<CK_OBJECT_HANDLE>,
+    /// Whether the set-up created these objects (then it destroys them).
+    pub generated: bool,
+}
+
+/// Templates to generate a key pair: mechanism, public template, private template.
+pub fn pair_templates(spec: KeySpec, label: &[u8], variant: usize) -> Option<(Mech, Template, Template)> {
+    let common = |t: Template| t.bool(CKA_TOKEN, false).bytes(CKA_LABEL, label);
+    let private = common(Template::new())
+        .bool(CKA_PRIVATE, true)
+        .bool(CKA_SENSITIVE, true)
+        .bool(CKA_SIGN, true);
+    match spec {
+        KeySpec::Ed25519 => {
+            let params = if variant == 0 { ED25519_PRINTABLE } else { ED25519_OID };
+            Some((
+                Mech::plain(CKM_EC_EDWARDS_KEY_PAIR_GEN),
+                common(Template::new()).bool(CKA_VERIFY, true).bytes(CKA_EC_PARAMS, params),
+                private,
+            ))
+        }
+        KeySpec::P256 | KeySpec::P384 => {
+            let oid = if spec == KeySpec::P256 { P256_OID } else { P384_OID };
+            Some((
+                Mech::plain(CKM_EC_KEY_PAIR_GEN),
+                common(Template::new()).bool(CKA_VERIFY, true).bytes(CKA_EC_PARAMS, oid),
+                private,
+            ))
+        }
+        KeySpec::Rsa(bits) => Some((
+            Mech::plain(CKM_RSA_PKCS_KEY_PAIR_GEN),
+            common(Template::new())
+                .bool(CKA_VERIFY, true)
+                .bool(CKA_ENCRYPT, true)
+                .ulong(CKA_MODULUS_BITS, bits as CK_ULONG)
+                .bytes(CKA_PUBLIC_EXPONENT, &[0x01, 0x00, 0x01]),
+            private.bool(CKA_DECRYPT, true),
+        )),
+        _ => None,
+    }
+}
+
+/// Number of alternative templates to try for a key pair (Ed25519 parameters can be
+/// given as a printable string or as an OID; modules differ in what they accept).
+pub fn pair_variants(spec: KeySpec) -> usize {
+    if spec == KeySpec::Ed25519 { 2 } else { 1 }
+}
+
+/// Template to generate an AES key.
+pub fn aes_template(bytes: u32, label: &[u8]) -> (Mech, Template) {
+    (
+        Mech::plain(CKM_AES_KEY_GEN),
+        Template::new()
+            .bool(CKA_TOKEN, false)
+            .bytes(CKA_LABEL, label)
+            .ulong(CKA_VALUE_LEN, bytes as CK_ULONG)
+            .bool(CKA_PRIVATE, true)
+            .bool(CKA_SENSITIVE, true)
+            .bool(CKA_ENCRYPT, true)
+            .bool(CKA_DECRYPT, true)
+            .bool(CKA_SIGN, true)
+            .bool(CKA_VERIFY, true),
+    )
+}
+
+/// Generate a key for `spec` in session `s` (untimed set-up).
+pub fn generate(raw: &RawModule, s: CK_SESSION_HANDLE, spec: KeySpec) -> Result<KeyHandles, Failure> {
+    let label = format!("hsm-bench-{}", spec.name());
+    match spec {
+        KeySpec::Aes(n) => {
+            let (mut m, mut t) = aes_template(n, label.as_bytes());
+            let (rv, h) = raw.generate_key(s, &mut m, &mut t);
+            ck(rv)?;
+            Ok(KeyHandles {
+                secret: Some(h),
+                generated: true,
+                ..Default::default()
+            })
+        }
+        KeySpec::GenericSecret(n) => {
+            let value = (0..n).map(|i| random_bytes::<1>()[0] ^ i as u8).collect::<Vec<u8>>();
+            let mut t = Template::new()
+                .ulong(CKA_CLASS, CKO_SECRET_KEY)
+                .ulong(CKA_KEY_TYPE, CKK_GENERIC_SECRET)
+                .bool(CKA_TOKEN, false)
+                .bytes(CKA_LABEL, label.as_bytes())
+                .bool(CKA_PRIVATE, true)
+                .bool(CKA_SENSITIVE, true)
+                .bool(CKA_SIGN, true)
+                .bool(CKA_VERIFY, true)
+                .bytes(CKA_VALUE, &value);
+            let (rv, h) = raw.create_object(s, &mut t);
+            ck(rv)?;
+            Ok(KeyHandles {
+                secret: Some(h),
+                generated: true,
+                ..Default::default()
+            })
+        }
+        KeySpec::Existing => Err(Failure::Check("existing key not found".into())),
+        _ => {
+            let mut last = Failure::Rv(CKR_GENERAL_ERROR);
+            for variant in 0..pair_variants(spec) {
+                let (mut m, mut pubt, mut privt) =
+                    pair_templates(spec, label.as_bytes(), variant).expect("key pair spec");
+                let (rv, hp, hs) = raw.generate_key_pair(s, &mut m, &mut pubt, &mut privt);
+                if rv == CKR_OK {
+                    return Ok(KeyHandles {
+                        public: Some(hp),
+                        private: Some(hs),
+                        generated: true,
+                        ..Default::default()
+                    });
+                }
+                last = Failure::Rv(rv);
+            }
+            Err(last)
+        }
+    }
+}
+
+/// Keys of one module, generated on first use and destroyed on drop.
+pub struct KeyStore {
+    raw: Arc<RawModule>,
+    session: CK_SESSION_HANDLE,
+    keys: HashMap<KeySpec, Result<KeyHandles, Failure>>,
+}
+
+impl KeyStore {
+    /// A store making keys in the (logged-in) set-up session `session`.
+    pub fn new(raw: Arc<RawModule>, session: CK_SESSION_HANDLE) -> Self {
+        KeyStore {
+            raw,
+            session,
+            keys: HashMap::new(),
+        }
+    }
+
+    /// Register an existing key found by label.
+    pub fn insert_existing(&mut self, handles: KeyHandles) {
+        self.keys.insert(KeySpec::Existing, Ok(handles));
+    }
+
+    /// The key for `spec`, generating it on first use. A failure is remembered so
+    /// that a module that cannot make a key is not asked again for every op.
+    pub fn get(&mut self, spec: KeySpec) -> Result<&KeyHandles, Failure> {
+        if !self.keys.contains_key(&spec) {
+            let made = generate(&self.raw, self.session, spec);
+            self.keys.insert(spec, made);
+        }
+        self.keys[&spec].as_ref().map_err(Clone::clone)
+    }
+}
+
+impl Drop for KeyStore {
+    fn drop(&mut self) {
+        for k in self.keys.values().flatten() {
+            if k.generated {
+                for h in [k.public, k.private, k.secret].into_iter().flatten() {
+                    let _ = self.raw.destroy_object(self.session, h);
+                }
+            }
+        }
+    }
+}
+
+/// What `--key-label` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Detected {
+    /// Ed25519 pair (or half of it).
+    Ed25519,
+    /// ECDSA key on P-256.
+    P256,
+    /// ECDSA key on P-384.
+    P384,
+    /// RSA key of n bits.
+    Rsa(u32),
+    /// AES key of n bytes.
+    Aes(u32),
+    /// HMAC-capable secret key.
+    Hmac,
+}
+
+/// An existing key with its usage flags.
+#[derive(Debug, Clone)]
+pub struct ExistingKey {
+    /// Key type.
+    pub kind: Detected,
+    /// Handles.
+    pub handles: KeyHandles,
+    /// CKA_SIGN of the private/secret key.
+    pub can_sign: bool,
+    /// CKA_VERIFY of the public/secret key.
+    pub can_verify: bool,
+    /// CKA_ENCRYPT.
+    pub can_encrypt: bool,
+    /// CKA_DECRYPT.
+    pub can_decrypt: bool,
+}
+
+fn attr_ulong(raw: &RawModule, s: CK_SESSION_HANDLE, h: CK_OBJECT_HANDLE, t: CK_ATTRIBUTE_TYPE) -> Option<CK_ULONG> {
+    let v = raw.attribute(s, h, t).ok()?;
+    let b: [u8; std::mem::size_of::<CK_ULONG>()] = v.as_slice().try_into().ok()?;
+    Some(CK_ULONG::from_ne_bytes(b))
+}
+
+fn attr_bool(raw: &RawModule, s: CK_SESSION_HANDLE, h: CK_OBJECT_HANDLE, t: CK_ATTRIBUTE_TYPE) -> bool {
+    raw.attribute(s, h, t).map(|v| v.first() == Some(&CK_TRUE)).unwrap_or(false)
+}
+
+/// Detect the type and flags of the key objects `handles` (all with one label).
+pub fn detect(raw: &RawModule, s: CK_SESSION_HANDLE, handles: &[CK_OBJECT_HANDLE]) -> Result<ExistingKey, String> {
+    let mut kh = KeyHandles::default();
+    let mut kind = None;
+    let (mut sign, mut verify, mut enc, mut dec) = (false, false, false, false);
+    for &h in handles {
+        let Some(class) = attr_ulong(raw, s, h, CKA_CLASS) else { continue };
+        let Some(kt) = attr_ulong(raw, s, h, CKA_KEY_TYPE) else { continue };
+        match class {
+            CKO_PUBLIC_KEY => kh.public = Some(h),
+            CKO_PRIVATE_KEY => kh.private = Some(h),
+            CKO_SECRET_KEY => kh.secret = Some(h),
+            _ => continue,
+        }
+        sign |= attr_bool(raw, s, h, CKA_SIGN);
+        verify |= attr_bool(raw, s, h, CKA_VERIFY);
+        enc |= attr_bool(raw, s, h, CKA_ENCRYPT);
+        dec |= attr_bool(raw, s, h, CKA_DECRYPT);
+        let k = match kt {
+            CKK_EC_EDWARDS => Some(Detected::Ed25519),
+            CKK_EC => match raw.attribute(s, h, CKA_EC_PARAMS) {
+                Ok(p) if p == P256_OID => Some(Detected::P256),
+                Ok(p) if p == P384_OID => Some(Detected::P384),
+                Ok(_) => return Err("EC key on a curve hsm-bench does not benchmark (P-256 and P-384 only)".into()),
+                Err(_) => None,
+            },
+            CKK_RSA => attr_ulong(raw, s, h, CKA_MODULUS_BITS)
+                .or_else(|| raw.attribute(s, h, CKA_MODULUS).ok().map(|m| (m.len() * 8) as CK_ULONG))
+                .map(|b| Detected::Rsa(b as u32)),
+            CKK_AES => attr_ulong(raw, s, h, CKA_VALUE_LEN).map(|n| Detected::Aes(n as u32)),
+            CKK_GENERIC_SECRET | CKK_SHA256_HMAC | CKK_SHA512_HMAC => Some(Detected::Hmac),
+            other => return Err(format!("key type 0x{other:x} is not benchmarked by hsm-bench")),
+        };
+        if kind.is_none() {
+            kind = k;
+        }
+    }
+    let kind = kind.ok_or("no key object with that label")?;
+    Ok(ExistingKey {
+        kind,
+        handles: kh,
+        can_sign: sign,
+        can_verify: verify,
+        can_encrypt: enc,
+        can_decrypt: dec,
+    })
+}

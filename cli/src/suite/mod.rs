@@ -1,0 +1,434 @@
+//! The operation catalogue: every benchmarkable operation, its mechanism, its key,
+//! its input, and how to build a per-thread [`Worker`] that runs it.
+//!
+//! One file per operation family. A family exports constructors of [`OpDef`]s and
+//! builds the workers for its [`OpKind`]s. To add an operation: add an `OpKind`
+//! variant (or reuse one with new parameters), an entry to [`catalogue`], and the
+//! worker in the family file. Vendor interfaces (e.g. a batch verify) get their own
+//! family file the same way.
+
+pub mod cipher;
+pub mod digest;
+pub mod keygen;
+pub mod keys;
+pub mod mac;
+pub mod objects;
+pub mod random;
+pub mod sign;
+
+use std::sync::Arc;
+
+use cryptoki_sys::{CK_MECHANISM_TYPE, CK_RV, CK_SESSION_HANDLE};
+
+use crate::ckr::{ckm_name, ckr_name};
+use crate::raw::RawModule;
+use keys::{KeyHandles, KeySpec};
+
+/// A failed operation, found outside the timed region.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// A PKCS#11 call returned this code.
+    Rv(CK_RV),
+    /// The call succeeded but its result was wrong (e.g. decrypt output differs).
+    Check(String),
+}
+
+impl Failure {
+    /// Name used in reports: `CKR_*` or `CHECK: <what>`.
+    pub fn name(&self) -> String {
+        match self {
+            Failure::Rv(rv) => ckr_name(*rv),
+            Failure::Check(what) => format!("CHECK_FAILED({what})"),
+        }
+    }
+}
+
+/// Turn a return value into a result.
+pub fn ck(rv: CK_RV) -> Result<(), Failure> {
+    if rv == cryptoki_sys::CKR_OK {
+        Ok(())
+    } else {
+        Err(Failure::Rv(rv))
+    }
+}
+
+/// One thread's instance of an operation, with its inputs prepared.
+///
+/// The runner calls `before` (untimed), then `call` (timed: exactly the PKCS#11
+/// calls of one operation), then `check` (untimed) for every iteration.
+pub trait Worker: Send {
+    /// Prepare the next call outside the timed region (e.g. the next GCM IV).
+    fn before(&mut self) {}
+    /// The timed PKCS#11 calls of one operation.
+    fn call(&mut self) -> CK_RV;
+    /// Check the result of the last call (outside the timed region).
+    fn check(&mut self, rv: CK_RV) -> Result<(), Failure>;
+}
+
+/// Size of the data an operation processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataSpec {
+    /// Fixed input size (e.g. a 32-byte digest to sign); `--data-sizes` does not apply.
+    Fixed(usize),
+    /// Variable input: `default` bytes unless `--data-sizes` is given; sizes must be
+    /// a multiple of `align`.
+    Variable {
+        /// Default size in bytes.
+        default: usize,
+        /// Required multiple.
+        align: usize,
+    },
+}
+
+/// Signature algorithms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SigAlg {
+    /// Ed25519 (CKM_EDDSA).
+    Ed25519,
+    /// ECDSA over a prehashed digest (CKM_ECDSA) on P-256.
+    EcdsaP256,
+    /// ECDSA on P-384.
+    EcdsaP384,
+    /// RSA PKCS#1 v1.5 with SHA-256 (CKM_SHA256_RSA_PKCS).
+    RsaPkcs(u32),
+    /// RSA-PSS with SHA-256, MGF1-SHA256, 32-byte salt.
+    RsaPss(u32),
+}
+
+/// Ciphers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CipherAlg {
+    /// AES-GCM, 96-bit IV, 128-bit tag.
+    AesGcm,
+    /// AES-CBC without padding.
+    AesCbc,
+    /// RSA-OAEP with SHA-1 and MGF1-SHA1.
+    RsaOaepSha1(u32),
+    /// RSA-OAEP with SHA-256 and MGF1-SHA256.
+    RsaOaepSha256(u32),
+}
+
+/// Hash functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HashAlg {
+    /// SHA-256.
+    Sha256,
+    /// SHA-384.
+    Sha384,
+    /// SHA-512.
+    Sha512,
+}
+
+/// MACs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MacAlg {
+    /// HMAC-SHA256.
+    HmacSha256,
+    /// HMAC-SHA512.
+    HmacSha512,
+    /// AES-CMAC.
+    AesCmac,
+}
+
+/// What an operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// Sign.
+    Sign(SigAlg),
+    /// Verify a signature made beforehand.
+    Verify(SigAlg),
+    /// Encrypt.
+    Encrypt(CipherAlg),
+    /// Decrypt a ciphertext made beforehand.
+    Decrypt(CipherAlg),
+    /// Digest.
+    Digest(HashAlg),
+    /// MAC (C_Sign with a secret key).
+    Mac(MacAlg),
+    /// C_GenerateRandom of n bytes.
+    Random(usize),
+    /// C_GetSessionInfo: no cryptography; shows the harness and call overhead.
+    SessionInfo,
+    /// Generate a key (pair), destroyed after each iteration outside the timer.
+    KeyGen(KeySpec),
+    /// Find one object among n objects.
+    FindObject(usize),
+}
+
+/// An operation of the catalogue.
+#[derive(Debug, Clone)]
+pub struct OpDef {
+    /// Stable id used in reports, profiles and `--ops`.
+    pub id: String,
+    /// Human-readable title.
+    pub title: String,
+    /// What it does.
+    pub kind: OpKind,
+    /// The timed mechanism (or 0 for none).
+    pub mechanism: CK_MECHANISM_TYPE,
+    /// Other mechanisms it needs (e.g. to generate its key).
+    pub also_needs: Vec<CK_MECHANISM_TYPE>,
+    /// Key it needs, if any.
+    pub key: Option<KeySpec>,
+    /// Key size in bits to check against the mechanism's limits (RSA/EC only).
+    pub key_bits: Option<u64>,
+    /// Input size.
+    pub data: DataSpec,
+}
+
+impl OpDef {
+    /// `CKM_*` name of the timed mechanism ("none" when there is none).
+    pub fn mechanism_name(&self) -> String {
+        if self.kind == OpKind::SessionInfo || matches!(self.kind, OpKind::FindObject(_)) {
+            "none".to_string()
+        } else {
+            ckm_name(self.mechanism)
+        }
+    }
+
+    /// Whether `--data-sizes` applies.
+    pub fn takes_data(&self) -> bool {
+        matches!(self.data, DataSpec::Variable { .. })
+    }
+}
+
+/// Every operation hsm-bench knows, in report order.
+pub fn catalogue() -> Vec<OpDef> {
+    let mut v = Vec::new();
+    v.extend(sign::ops());
+    v.extend(cipher::ops());
+    v.extend(digest::ops());
+    v.extend(mac::ops());
+    v.extend(random::ops());
+    v.extend(keygen::ops());
+    v.extend(objects::ops());
+    v
+}
+
+/// Shell-style glob match supporting `*` and `?`.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// Select ops by comma-separated glob patterns, in catalogue order. A pattern that
+/// matches nothing is an error.
+pub fn select<'a>(all: &'a [OpDef], patterns: &[String]) -> Result<Vec<&'a OpDef>, String> {
+    for p in patterns {
+        if !all.iter().any(|o| glob_match(p, &o.id)) {
+            return Err(format!(
+                "no operation matches '{p}' (see `hsm-bench ops` for the list)"
+            ));
+        }
+    }
+    Ok(all
+        .iter()
+        .filter(|o| patterns.iter().any(|p| glob_match(p, &o.id)))
+        .collect())
+}
+
+/// Everything a worker needs to prepare itself.
+pub struct Prep<'a> {
+    /// The module's raw function list.
+    pub raw: &'a Arc<RawModule>,
+    /// The logged-in set-up session (untimed preparation, shared objects).
+    pub setup: CK_SESSION_HANDLE,
+    /// This worker's own session.
+    pub session: CK_SESSION_HANDLE,
+    /// Keys of the op (when it needs one).
+    pub key: Option<&'a KeyHandles>,
+    /// Input size in bytes.
+    pub data_size: usize,
+    /// Thread index (makes per-thread IVs and labels distinct).
+    pub thread: usize,
+}
+
+impl Prep<'_> {
+    /// The op's keys, or a failure if none were made.
+    pub fn key(&self) -> Result<&KeyHandles, Failure> {
+        self.key
+            .ok_or_else(|| Failure::Check("operation needs a key".into()))
+    }
+}
+
+/// Build the worker of `op` for one thread.
+pub fn build_worker(op: &OpDef, prep: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
+    match op.kind {
+        OpKind::Sign(a) => sign::sign_worker(a, prep),
+        OpKind::Verify(a) => sign::verify_worker(a, prep),
+        OpKind::Encrypt(c) => cipher::encrypt_worker(c, prep),
+        OpKind::Decrypt(c) => cipher::decrypt_worker(c, prep),
+        OpKind::Digest(h) => digest::worker(h, prep),
+        OpKind::Mac(m) => mac::worker(m, prep),
+        OpKind::Random(n) => random::random_worker(n, prep),
+        OpKind::SessionInfo => random::session_info_worker(prep),
+        OpKind::KeyGen(k) => keygen::worker(k, prep),
+        OpKind::FindObject(n) => objects::find_worker(n, prep),
+    }
+}
+
+/// Deterministic test data of `n` bytes (distinct per seed).
+pub fn test_data(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
+/// Random bytes (for IV prefixes, labels and key values; never in the timed region).
+pub fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
+    // The OS RNG failing is not something a benchmark can recover from.
+    getrandom::fill(&mut b).expect("the OS random number generator works");
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("ed25519-*", "ed25519-sign"));
+        assert!(glob_match("sha*", "sha512"));
+        assert!(glob_match("*", "anything"));
+        assert!(glob_match("p?56-sign", "p256-sign"));
+        assert!(!glob_match("sha*", "hmac-sha256"));
+        assert!(glob_match("*sha256*", "hmac-sha256"));
+        assert!(!glob_match("rsa2048-sign", "rsa2048-sign-x"));
+    }
+
+    #[test]
+    fn catalogue_has_the_contract_ids_once() {
+        let all = catalogue();
+        let ids: Vec<&str> = all.iter().map(|o| o.id.as_str()).collect();
+        for id in [
+            "ed25519-sign", "ed25519-verify", "p256-sign", "p256-verify", "p384-sign",
+            "p384-verify", "rsa2048-sign", "rsa3072-sign", "rsa4096-sign", "rsa2048-verify",
+            "rsa2048-pss-sign", "rsa2048-oaep-sha1-encrypt", "rsa2048-oaep-sha256-encrypt",
+            "rsa2048-oaep-sha256-decrypt", "aes256-gcm-encrypt", "aes256-gcm-decrypt",
+            "aes256-cbc-encrypt", "sha256", "sha384", "sha512", "hmac-sha256", "hmac-sha512",
+            "aes256-cmac", "random32", "p256-keygen", "ed25519-keygen", "rsa2048-keygen",
+            "aes256-keygen", "find-object",
+        ] {
+            assert_eq!(ids.iter().filter(|x| **x == id).count(), 1, "{id}");
+        }
+        let mut sorted = ids.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len(), "ids are unique");
+    }
+
+    #[test]
+    fn selection_keeps_catalogue_order_and_rejects_unknown() {
+        let all = catalogue();
+        let sel = select(&all, &["sha*".into(), "ed25519-*".into()]).unwrap();
+        let ids: Vec<&str> = sel.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["ed25519-sign", "ed25519-verify", "ed25519-keygen", "sha256", "sha384", "sha512"]
+                .iter()
+                .copied()
+                .filter(|i| ids.contains(i))
+                .collect::<Vec<_>>()
+        );
+        assert!(ids.contains(&"sha256") && ids.contains(&"ed25519-verify"));
+        assert!(ids.iter().position(|i| *i == "ed25519-sign") < ids.iter().position(|i| *i == "sha256"));
+        assert!(select(&all, &["nope-*".into()]).is_err());
+    }
+
+    #[test]
+    fn data_ops_are_the_documented_ones() {
+        let all = catalogue();
+        let data_ops: Vec<&str> = all
+            .iter()
+            .filter(|o| o.takes_data())
+            .map(|o| o.id.as_str())
+            .collect();
+        for id in ["aes256-gcm-encrypt", "aes256-cbc-encrypt", "sha256", "hmac-sha256", "aes256-cmac", "ed25519-sign"] {
+            assert!(data_ops.contains(&id), "{id}");
+        }
+        assert!(!data_ops.contains(&"p256-sign"));
+        assert!(!data_ops.contains(&"random32"));
+    }
+}
+
+/// The ops an existing key allows (`--key-label`), by its type and usage flags.
+pub fn ops_for_existing(k: &keys::ExistingKey) -> Vec<OpDef> {
+    use keys::Detected;
+    let ex = KeySpec::Existing;
+    let h = &k.handles;
+    let (sign, verify) = (
+        h.private.is_some() && k.can_sign,
+        h.public.is_some() && h.private.is_some() && k.can_verify,
+    );
+    let mut v = Vec::new();
+    let sigs = |v: &mut Vec<OpDef>, a: SigAlg| {
+        if sign {
+            v.push(sign::sign_op(a, ex));
+        }
+        if verify {
+            v.push(sign::verify_op(a, ex));
+        }
+    };
+    match &k.kind {
+        Detected::Ed25519 => sigs(&mut v, SigAlg::Ed25519),
+        Detected::P256 => sigs(&mut v, SigAlg::EcdsaP256),
+        Detected::P384 => sigs(&mut v, SigAlg::EcdsaP384),
+        Detected::Rsa(b) => {
+            sigs(&mut v, SigAlg::RsaPkcs(*b));
+            sigs(&mut v, SigAlg::RsaPss(*b));
+            if h.public.is_some() && k.can_encrypt {
+                v.push(cipher::encrypt_op(CipherAlg::RsaOaepSha1(*b), ex));
+                v.push(cipher::encrypt_op(CipherAlg::RsaOaepSha256(*b), ex));
+                if h.private.is_some() && k.can_decrypt {
+                    v.push(cipher::decrypt_op(CipherAlg::RsaOaepSha256(*b), ex));
+                }
+            }
+        }
+        Detected::Aes(n) => {
+            let rename = |mut o: OpDef| {
+                o.id = o.id.replace("aes256", &format!("aes{}", n * 8));
+                o.title = o.title.replace("AES-256", &format!("AES-{}", n * 8));
+                o
+            };
+            if h.secret.is_some() && k.can_encrypt {
+                v.push(rename(cipher::encrypt_op(CipherAlg::AesGcm, ex)));
+                v.push(rename(cipher::encrypt_op(CipherAlg::AesCbc, ex)));
+                if k.can_decrypt {
+                    v.push(rename(cipher::decrypt_op(CipherAlg::AesGcm, ex)));
+                }
+            }
+            if h.secret.is_some() && k.can_sign {
+                v.push(rename(mac::mac_op(MacAlg::AesCmac, "aes256-cmac", "AES-256-CMAC", ex)));
+            }
+        }
+        Detected::Hmac => {
+            if h.secret.is_some() && k.can_sign {
+                v.push(mac::mac_op(MacAlg::HmacSha256, "hmac-sha256", "HMAC-SHA256", ex));
+                v.push(mac::mac_op(MacAlg::HmacSha512, "hmac-sha512", "HMAC-SHA512", ex));
+            }
+        }
+    }
+    v
+}

@@ -1,0 +1,112 @@
+//! Object search: find one object by label among n session objects. The objects
+//! are created while preparing and destroyed when the worker is dropped.
+
+use std::sync::Arc;
+
+use cryptoki_sys::*;
+
+use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck, random_bytes};
+use crate::raw::{RawModule, Template};
+
+/// A find op among `n` objects (`find-object` for one object).
+pub fn find_op(n: usize) -> OpDef {
+    OpDef {
+        id: if n == 1 { "find-object".into() } else { format!("find-object-{n}") },
+        title: format!("Find object ({n} on token)"),
+        kind: OpKind::FindObject(n),
+        mechanism: 0,
+        also_needs: vec![],
+        key: None,
+        key_bits: None,
+        data: DataSpec::Fixed(0),
+    }
+}
+
+/// Object ops of the catalogue.
+pub fn ops() -> Vec<OpDef> {
+    [1, 10, 1000, 10000].into_iter().map(find_op).collect()
+}
+
+fn data_object(label: &str) -> Template {
+    Template::new()
+        .ulong(CKA_CLASS, CKO_DATA)
+        .bool(CKA_TOKEN, false)
+        .bool(CKA_PRIVATE, false)
+        .bytes(CKA_LABEL, label.as_bytes())
+        .bytes(CKA_VALUE, b"hsm-bench")
+}
+
+struct FindWorker {
+    raw: Arc<RawModule>,
+    s: CK_SESSION_HANDLE,
+    setup: CK_SESSION_HANDLE,
+    template: Template,
+    target: CK_OBJECT_HANDLE,
+    created: Vec<CK_OBJECT_HANDLE>,
+    found: [CK_OBJECT_HANDLE; 2],
+    n: usize,
+    rv_final: CK_RV,
+}
+
+impl Worker for FindWorker {
+    #[inline]
+    fn call(&mut self) -> CK_RV {
+        let rv = self.raw.find_objects_init(self.s, &mut self.template);
+        if rv != CKR_OK {
+            return rv;
+        }
+        let (rv, n) = self.raw.find_objects(self.s, &mut self.found);
+        self.n = n;
+        self.rv_final = self.raw.find_objects_final(self.s);
+        rv
+    }
+
+    fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
+        ck(rv)?;
+        ck(self.rv_final)?;
+        if self.n != 1 || self.found[0] != self.target {
+            return Err(Failure::Check(format!("found {} objects, expected the one", self.n)));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for FindWorker {
+    fn drop(&mut self) {
+        for h in self.created.drain(..) {
+            let _ = self.raw.destroy_object(self.setup, h);
+        }
+    }
+}
+
+/// Worker finding its own target object among `n` objects it created.
+pub fn find_worker(n: usize, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
+    let tag: String = random_bytes::<4>().iter().map(|b| format!("{b:02x}")).collect();
+    let mut w = FindWorker {
+        raw: p.raw.clone(),
+        s: p.session,
+        setup: p.setup,
+        template: Template::new(),
+        target: 0,
+        created: Vec::with_capacity(n),
+        found: [0; 2],
+        n: 0,
+        rv_final: CKR_OK,
+    };
+    let target_label = format!("hsm-bench-find-{tag}-{}-target", p.thread);
+    for i in 1..n {
+        let (rv, h) = p
+            .raw
+            .create_object(p.setup, &mut data_object(&format!("hsm-bench-find-{tag}-{}-{i}", p.thread)));
+        ck(rv)?;
+        w.created.push(h);
+    }
+    let (rv, h) = p.raw.create_object(p.setup, &mut data_object(&target_label));
+    ck(rv)?;
+    w.created.push(h);
+    w.target = h;
+    w.template = Template::new()
+        .ulong(CKA_CLASS, CKO_DATA)
+        .bytes(CKA_LABEL, target_label.as_bytes());
+    Ok(Box::new(w))
+}

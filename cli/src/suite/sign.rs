@@ -1,0 +1,266 @@
+//! Signatures: Ed25519, ECDSA (P-256, P-384 over a prehashed digest), RSA PKCS#1
+//! v1.5 and PSS with SHA-256; sign and verify.
+
+use std::sync::Arc;
+
+use cryptoki_sys::*;
+
+use super::keys::KeySpec;
+use super::{DataSpec, Failure, OpDef, OpKind, Prep, SigAlg, Worker, ck, test_data};
+use crate::raw::{Mech, RawModule};
+
+impl SigAlg {
+    /// Op-id stem, e.g. `p256`, `rsa2048`, `rsa2048-pss`.
+    pub fn stem(&self) -> String {
+        match self {
+            SigAlg::Ed25519 => "ed25519".into(),
+            SigAlg::EcdsaP256 => "p256".into(),
+            SigAlg::EcdsaP384 => "p384".into(),
+            SigAlg::RsaPkcs(b) => format!("rsa{b}"),
+            SigAlg::RsaPss(b) => format!("rsa{b}-pss"),
+        }
+    }
+
+    fn title(&self) -> String {
+        match self {
+            SigAlg::Ed25519 => "Ed25519".into(),
+            SigAlg::EcdsaP256 => "ECDSA P-256".into(),
+            SigAlg::EcdsaP384 => "ECDSA P-384".into(),
+            SigAlg::RsaPkcs(b) => format!("RSA-{b} PKCS#1 SHA-256"),
+            SigAlg::RsaPss(b) => format!("RSA-{b} PSS SHA-256"),
+        }
+    }
+
+    /// The timed mechanism.
+    pub fn mechanism(&self) -> CK_MECHANISM_TYPE {
+        match self {
+            SigAlg::Ed25519 => CKM_EDDSA,
+            SigAlg::EcdsaP256 | SigAlg::EcdsaP384 => CKM_ECDSA,
+            SigAlg::RsaPkcs(_) => CKM_SHA256_RSA_PKCS,
+            SigAlg::RsaPss(_) => CKM_SHA256_RSA_PKCS_PSS,
+        }
+    }
+
+    fn mech(&self) -> Mech {
+        match self {
+            SigAlg::RsaPss(_) => Mech::rsa_pss(CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, CKG_MGF1_SHA256, 32),
+            other => Mech::plain(other.mechanism()),
+        }
+    }
+
+    /// The key this algorithm uses (generated).
+    pub fn key(&self) -> KeySpec {
+        match self {
+            SigAlg::Ed25519 => KeySpec::Ed25519,
+            SigAlg::EcdsaP256 => KeySpec::P256,
+            SigAlg::EcdsaP384 => KeySpec::P384,
+            SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => KeySpec::Rsa(*b),
+        }
+    }
+
+    fn key_bits(&self) -> Option<u64> {
+        match self {
+            SigAlg::Ed25519 => None,
+            SigAlg::EcdsaP256 => Some(256),
+            SigAlg::EcdsaP384 => Some(384),
+            SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => Some(*b as u64),
+        }
+    }
+
+    /// Signature length in bytes.
+    pub fn sig_len(&self) -> usize {
+        match self {
+            SigAlg::Ed25519 | SigAlg::EcdsaP256 => 64,
+            SigAlg::EcdsaP384 => 96,
+            SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => (*b as usize).div_ceil(8),
+        }
+    }
+
+    /// Whether equal inputs give equal signatures (then every output is compared).
+    fn deterministic(&self) -> bool {
+        matches!(self, SigAlg::Ed25519 | SigAlg::RsaPkcs(_))
+    }
+
+    /// Input: a 32/48-byte digest for ECDSA, a 32-byte message otherwise; Ed25519
+    /// signing takes any message size.
+    fn data(&self, sign: bool) -> DataSpec {
+        match self {
+            SigAlg::Ed25519 if sign => DataSpec::Variable { default: 32, align: 1 },
+            SigAlg::EcdsaP384 => DataSpec::Fixed(48),
+            _ => DataSpec::Fixed(32),
+        }
+    }
+}
+
+/// A sign op on a generated key.
+pub fn sign_op(a: SigAlg, key: KeySpec) -> OpDef {
+    OpDef {
+        id: format!("{}-sign", a.stem()),
+        title: format!("{} sign", a.title()),
+        kind: OpKind::Sign(a),
+        mechanism: a.mechanism(),
+        also_needs: key.gen_mechanism().into_iter().collect(),
+        key: Some(key),
+        key_bits: a.key_bits(),
+        data: a.data(true),
+    }
+}
+
+/// A verify op on a generated key.
+pub fn verify_op(a: SigAlg, key: KeySpec) -> OpDef {
+    OpDef {
+        id: format!("{}-verify", a.stem()),
+        title: format!("{} verify", a.title()),
+        kind: OpKind::Verify(a),
+        mechanism: a.mechanism(),
+        also_needs: key.gen_mechanism().into_iter().collect(),
+        key: Some(key),
+        key_bits: a.key_bits(),
+        data: a.data(false),
+    }
+}
+
+/// Signature ops of the catalogue.
+pub fn ops() -> Vec<OpDef> {
+    use SigAlg::*;
+    let mut v = Vec::new();
+    for a in [Ed25519, EcdsaP256, EcdsaP384] {
+        v.push(sign_op(a, a.key()));
+        v.push(verify_op(a, a.key()));
+    }
+    for b in [2048, 3072, 4096] {
+        v.push(sign_op(RsaPkcs(b), KeySpec::Rsa(b)));
+        v.push(verify_op(RsaPkcs(b), KeySpec::Rsa(b)));
+    }
+    v.push(sign_op(RsaPss(2048), KeySpec::Rsa(2048)));
+    v.push(verify_op(RsaPss(2048), KeySpec::Rsa(2048)));
+    v
+}
+
+/// Sign once outside the timer (preparation of verify inputs and self-checks).
+fn sign_once(raw: &RawModule, s: CK_SESSION_HANDLE, a: SigAlg, key: CK_OBJECT_HANDLE, data: &[u8]) -> Result<Vec<u8>, Failure> {
+    let mut m = a.mech();
+    ck(raw.sign_init(s, &mut m, key))?;
+    let mut out = vec![0u8; 1024];
+    let (rv, n) = raw.sign(s, data, &mut out);
+    ck(rv)?;
+    out.truncate(n);
+    Ok(out)
+}
+
+struct SignWorker {
+    raw: Arc<RawModule>,
+    s: CK_SESSION_HANDLE,
+    mech: Mech,
+    key: CK_OBJECT_HANDLE,
+    data: Vec<u8>,
+    out: Vec<u8>,
+    len: usize,
+    expect_len: usize,
+    reference: Option<Vec<u8>>,
+}
+
+impl Worker for SignWorker {
+    #[inline]
+    fn call(&mut self) -> CK_RV {
+        let rv = self.raw.sign_init(self.s, &mut self.mech, self.key);
+        if rv != CKR_OK {
+            return rv;
+        }
+        let (rv, n) = self.raw.sign(self.s, &self.data, &mut self.out);
+        self.len = n;
+        rv
+    }
+
+    fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
+        ck(rv)?;
+        if self.len != self.expect_len {
+            return Err(Failure::Check(format!("signature length {} != {}", self.len, self.expect_len)));
+        }
+        if let Some(r) = &self.reference
+            && r[..] != self.out[..self.len]
+        {
+            return Err(Failure::Check("deterministic signature changed".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Worker signing `data_size` bytes; checks the signature length on every call, the
+/// exact bytes for deterministic schemes, and verifies one signature while preparing.
+pub fn sign_worker(a: SigAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
+    let k = p.key()?;
+    let key = k.private.ok_or_else(|| Failure::Check("no private key".into()))?;
+    let data = test_data(p.data_size, 1);
+    let sig = sign_once(p.raw, p.session, a, key, &data)?;
+    if let Some(public) = k.public {
+        let mut m = a.mech();
+        ck(p.raw.verify_init(p.session, &mut m, public))?;
+        if p.raw.verify(p.session, &data, &sig) != CKR_OK {
+            return Err(Failure::Check("self-check: signature does not verify".into()));
+        }
+    }
+    Ok(Box::new(SignWorker {
+        raw: p.raw.clone(),
+        s: p.session,
+        mech: a.mech(),
+        key,
+        expect_len: a.sig_len(),
+        reference: a.deterministic().then(|| sig.clone()),
+        data,
+        out: vec![0u8; 1024],
+        len: 0,
+    }))
+}
+
+struct VerifyWorker {
+    raw: Arc<RawModule>,
+    s: CK_SESSION_HANDLE,
+    mech: Mech,
+    key: CK_OBJECT_HANDLE,
+    data: Vec<u8>,
+    sig: Vec<u8>,
+}
+
+impl Worker for VerifyWorker {
+    #[inline]
+    fn call(&mut self) -> CK_RV {
+        let rv = self.raw.verify_init(self.s, &mut self.mech, self.key);
+        if rv != CKR_OK {
+            return rv;
+        }
+        self.raw.verify(self.s, &self.data, &self.sig)
+    }
+
+    fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
+        ck(rv)
+    }
+}
+
+/// Worker verifying a signature made (untimed) with the private key; every call
+/// must return CKR_OK. A wrong signature is also checked once to be rejected.
+pub fn verify_worker(a: SigAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
+    let k = p.key()?;
+    let public = k.public.ok_or_else(|| Failure::Check("no public key".into()))?;
+    let private = k
+        .private
+        .ok_or_else(|| Failure::Check("no private key to make a signature to verify".into()))?;
+    let data = test_data(p.data_size, 2);
+    let sig = sign_once(p.raw, p.session, a, private, &data)?;
+    // A module that accepts a corrupted signature would make the numbers meaningless.
+    let mut bad = sig.clone();
+    bad[sig.len() / 2] ^= 0x01;
+    let mut m = a.mech();
+    ck(p.raw.verify_init(p.session, &mut m, public))?;
+    if p.raw.verify(p.session, &data, &bad) == CKR_OK {
+        return Err(Failure::Check("self-check: corrupted signature verified".into()));
+    }
+    Ok(Box::new(VerifyWorker {
+        raw: p.raw.clone(),
+        s: p.session,
+        mech: a.mech(),
+        key: public,
+        data,
+        sig,
+    }))
+}

@@ -1,0 +1,268 @@
+//! Attribute values as the token keeps them, and their on-disk encoding.
+//!
+//! An [`Attributes`] set maps `CK_ATTRIBUTE_TYPE` to a [`Value`]: plain bytes,
+//! or bytes sealed under the token key (sensitive values of private token
+//! objects stay sealed in memory too; only parsed key material is cached in
+//! the clear, and that cache is dropped at logout). Values are zeroized when
+//! dropped.
+
+use crate::error::{Result, err};
+use cryptoki_sys::*;
+use zeroize::Zeroizing;
+
+/// Size of a `CK_ULONG` in attribute values.
+pub const ULONG_LEN: usize = std::mem::size_of::<CK_ULONG>();
+
+/// One attribute value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// The value itself.
+    Plain(Zeroizing<Vec<u8>>),
+    /// Nonce ‖ AES-256-GCM ciphertext ‖ tag under the token key.
+    Sealed(Vec<u8>),
+}
+
+impl Value {
+    /// A plain value.
+    pub fn plain(bytes: &[u8]) -> Value {
+        Value::Plain(Zeroizing::new(bytes.to_vec()))
+    }
+
+    /// The plain bytes, if not sealed.
+    pub fn as_plain(&self) -> Option<&[u8]> {
+        match self {
+            Value::Plain(v) => Some(v),
+            Value::Sealed(_) => None,
+        }
+    }
+}
+
+/// A set of attributes, ordered by type.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attributes {
+    entries: Vec<(CK_ATTRIBUTE_TYPE, Value)>,
+}
+
+/// One attribute of a caller's template: type and plain value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attr {
+    /// `CK_ATTRIBUTE.type`.
+    pub ty: CK_ATTRIBUTE_TYPE,
+    /// The bytes at `pValue`.
+    pub value: Zeroizing<Vec<u8>>,
+}
+
+impl Attr {
+    /// An attribute from bytes.
+    pub fn new(ty: CK_ATTRIBUTE_TYPE, value: &[u8]) -> Attr {
+        Attr {
+            ty,
+            value: Zeroizing::new(value.to_vec()),
+        }
+    }
+
+    /// A `CK_BBOOL` attribute.
+    pub fn bool(ty: CK_ATTRIBUTE_TYPE, v: bool) -> Attr {
+        Attr::new(ty, &[v as u8])
+    }
+
+    /// A `CK_ULONG` attribute.
+    pub fn ulong(ty: CK_ATTRIBUTE_TYPE, v: CK_ULONG) -> Attr {
+        Attr::new(ty, &v.to_ne_bytes())
+    }
+}
+
+/// Reads a `CK_BBOOL` value: exactly one byte; any non-zero byte is true.
+pub fn decode_bool(v: &[u8]) -> Result<bool> {
+    match v {
+        [b] => Ok(*b != 0),
+        _ => Err(err(CKR_ATTRIBUTE_VALUE_INVALID)),
+    }
+}
+
+/// Reads a `CK_ULONG` value in native byte order.
+pub fn decode_ulong(v: &[u8]) -> Result<CK_ULONG> {
+    let b: [u8; ULONG_LEN] = v.try_into().map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?;
+    Ok(CK_ULONG::from_ne_bytes(b))
+}
+
+impl Attributes {
+    /// An empty set.
+    pub fn new() -> Self {
+        Attributes::default()
+    }
+
+    fn position(&self, ty: CK_ATTRIBUTE_TYPE) -> std::result::Result<usize, usize> {
+        self.entries.binary_search_by_key(&ty, |(t, _)| *t)
+    }
+
+    /// The value of `ty`, if present.
+    pub fn get(&self, ty: CK_ATTRIBUTE_TYPE) -> Option<&Value> {
+        self.position(ty).ok().map(|i| &self.entries[i].1)
+    }
+
+    /// The plain bytes of `ty`, if present and not sealed.
+    pub fn bytes(&self, ty: CK_ATTRIBUTE_TYPE) -> Option<&[u8]> {
+        self.get(ty).and_then(Value::as_plain)
+    }
+
+    /// A boolean attribute; absent or malformed reads as `false`.
+    pub fn flag(&self, ty: CK_ATTRIBUTE_TYPE) -> bool {
+        self.bytes(ty).and_then(|v| decode_bool(v).ok()).unwrap_or(false)
+    }
+
+    /// A `CK_ULONG` attribute.
+    pub fn ulong(&self, ty: CK_ATTRIBUTE_TYPE) -> Option<CK_ULONG> {
+        self.bytes(ty).and_then(|v| decode_ulong(v).ok())
+    }
+
+    /// True if `ty` is present.
+    pub fn contains(&self, ty: CK_ATTRIBUTE_TYPE) -> bool {
+        self.position(ty).is_ok()
+    }
+
+    /// Sets `ty` to `value`, replacing any previous value.
+    pub fn set(&mut self, ty: CK_ATTRIBUTE_TYPE, value: Value) {
+        match self.position(ty) {
+            Ok(i) => self.entries[i].1 = value,
+            Err(i) => self.entries.insert(i, (ty, value)),
+        }
+    }
+
+    /// Sets a plain value.
+    pub fn set_bytes(&mut self, ty: CK_ATTRIBUTE_TYPE, value: &[u8]) {
+        self.set(ty, Value::plain(value))
+    }
+
+    /// Sets a boolean.
+    pub fn set_flag(&mut self, ty: CK_ATTRIBUTE_TYPE, v: bool) {
+        self.set_bytes(ty, &[v as u8])
+    }
+
+    /// Sets a `CK_ULONG`.
+    pub fn set_ulong(&mut self, ty: CK_ATTRIBUTE_TYPE, v: CK_ULONG) {
+        self.set_bytes(ty, &v.to_ne_bytes())
+    }
+
+    /// Removes `ty`.
+    pub fn remove(&mut self, ty: CK_ATTRIBUTE_TYPE) {
+        if let Ok(i) = self.position(ty) {
+            self.entries.remove(i);
+        }
+    }
+
+    /// All entries, ordered by type.
+    pub fn iter(&self) -> impl Iterator<Item = &(CK_ATTRIBUTE_TYPE, Value)> {
+        self.entries.iter()
+    }
+
+    /// Mutable access to every value (to seal or unseal in place).
+    pub fn values_mut(&mut self) -> impl Iterator<Item = (CK_ATTRIBUTE_TYPE, &mut Value)> {
+        self.entries.iter_mut().map(|(t, v)| (*t, v))
+    }
+
+    /// Total size of the values, for `C_GetObjectSize`.
+    pub fn size(&self) -> usize {
+        self.entries
+            .iter()
+            .map(|(_, v)| match v {
+                Value::Plain(b) => b.len(),
+                Value::Sealed(b) => b.len(),
+            } + ULONG_LEN)
+            .sum()
+    }
+
+    /// Encodes as `[type u64][sealed u8][len u32][bytes]...`, little endian.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.size() + self.entries.len() * 13);
+        for (ty, v) in &self.entries {
+            let (tag, bytes): (u8, &[u8]) = match v {
+                Value::Plain(b) => (0, b),
+                Value::Sealed(b) => (1, b),
+            };
+            out.extend_from_slice(&(*ty as u64).to_le_bytes());
+            out.push(tag);
+            out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            out.extend_from_slice(bytes);
+        }
+        out
+    }
+
+    /// Decodes what [`Attributes::encode`] wrote; corrupt input is a device error.
+    pub fn decode(mut input: &[u8]) -> Result<Attributes> {
+        let corrupt = || err(CKR_DEVICE_ERROR);
+        let mut attrs = Attributes::new();
+        while !input.is_empty() {
+            if input.len() < 13 {
+                return Err(corrupt());
+            }
+            let ty = u64::from_le_bytes(input[..8].try_into().map_err(|_| corrupt())?);
+            let tag = input[8];
+            let len = u32::from_le_bytes(input[9..13].try_into().map_err(|_| corrupt())?) as usize;
+            input = &input[13..];
+            if input.len() < len {
+                return Err(corrupt());
+            }
+            let (bytes, rest) = input.split_at(len);
+            let value = match tag {
+                0 => Value::plain(bytes),
+                1 => Value::Sealed(bytes.to_vec()),
+                _ => return Err(corrupt()),
+            };
+            attrs.set(ty as CK_ATTRIBUTE_TYPE, value);
+            input = rest;
+        }
+        Ok(attrs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_round_trip() {
+        let mut a = Attributes::new();
+        a.set_ulong(CKA_CLASS, CKO_SECRET_KEY);
+        a.set_flag(CKA_TOKEN, true);
+        a.set(CKA_VALUE, Value::Sealed(vec![9; 40]));
+        a.set_bytes(CKA_LABEL, b"k");
+        let b = Attributes::decode(&a.encode()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(b.ulong(CKA_CLASS), Some(CKO_SECRET_KEY));
+        assert!(b.flag(CKA_TOKEN));
+        assert_eq!(b.bytes(CKA_VALUE), None, "sealed values are not plain");
+    }
+
+    #[test]
+    fn decode_rejects_truncation() {
+        let mut a = Attributes::new();
+        a.set_bytes(CKA_LABEL, b"label");
+        let enc = a.encode();
+        for cut in 1..enc.len() {
+            assert!(Attributes::decode(&enc[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn set_replaces_and_keeps_order() {
+        let mut a = Attributes::new();
+        a.set_bytes(CKA_LABEL, b"x");
+        a.set_bytes(CKA_CLASS, b"y");
+        a.set_bytes(CKA_LABEL, b"z");
+        let types: Vec<_> = a.iter().map(|(t, _)| *t).collect();
+        assert_eq!(types, vec![CKA_CLASS, CKA_LABEL]);
+        assert_eq!(a.bytes(CKA_LABEL), Some(&b"z"[..]));
+        a.remove(CKA_LABEL);
+        assert!(!a.contains(CKA_LABEL));
+    }
+
+    #[test]
+    fn bool_and_ulong_lengths_are_checked() {
+        assert!(decode_bool(&[]).is_err());
+        assert!(decode_bool(&[1, 0]).is_err());
+        assert!(decode_bool(&[2]).unwrap());
+        assert!(decode_ulong(&[0; 4]).is_err());
+        assert_eq!(decode_ulong(&7u64.to_ne_bytes()).unwrap(), 7);
+    }
+}

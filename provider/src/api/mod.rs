@@ -1,0 +1,13 @@
+//! The safe Rust model of the token: module state, slots and tokens,
+//! sessions, objects and their attribute policy, and the operations of the
+//! PKCS#11 API in safe form. No raw pointers here; the FFI layer calls in.
+
+pub mod attributes;
+pub mod crypto;
+pub mod module;
+pub mod object;
+pub mod objects;
+pub mod policy;
+pub mod session;
+pub mod template;
+pub mod token;

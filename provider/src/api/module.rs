@@ -1,0 +1,232 @@
+//! Module-wide state: configuration, slots and sessions, created by
+//! `C_Initialize` and dropped by `C_Finalize`.
+//!
+//! Slot numbering: the tokens found in the token directory take slots
+//! 0..n in serial order; one more slot always holds an uninitialised token,
+//! so `C_InitToken` always has somewhere to create a new one (as SoftHSM2
+//! does). Tokens created later (by us or by another process) take the next
+//! free numbers; a slot keeps its number for the life of the process.
+
+use super::session::Session;
+use super::token::{HandleAllocator, Token};
+use crate::config::Config;
+use crate::error::{Result, err};
+use crate::storage;
+use cryptoki_sys::*;
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// The module's state between `C_Initialize` and `C_Finalize`.
+pub struct Module {
+    /// Effective configuration.
+    pub config: Arc<Config>,
+    handles: Arc<HandleAllocator>,
+    slots: RwLock<Vec<Arc<Token>>>,
+    sessions: RwLock<HashMap<CK_SESSION_HANDLE, Arc<Session>>>,
+    next_session: AtomicU64,
+}
+
+static MODULE: RwLock<Option<Arc<Module>>> = RwLock::new(None);
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// Marks the state inherited by a forked child as unusable (called from
+/// the `pthread_atfork` child handler, which the FFI layer installs).
+pub fn mark_forked() {
+    FORKED.store(true, Ordering::SeqCst);
+}
+
+/// Runs `f` with the module, or fails with `CKR_CRYPTOKI_NOT_INITIALIZED`
+/// (also in a forked child that has not called `C_Initialize`).
+#[inline]
+pub fn with<T>(f: impl FnOnce(&Module) -> Result<T>) -> Result<T> {
+    if FORKED.load(Ordering::Relaxed) {
+        return Err(err(CKR_CRYPTOKI_NOT_INITIALIZED));
+    }
+    let guard = MODULE.read();
+    let m = guard.as_ref().ok_or(err(CKR_CRYPTOKI_NOT_INITIALIZED))?;
+    f(m)
+}
+
+/// `C_Initialize` after the FFI layer validated the arguments.
+pub fn initialize() -> Result<()> {
+    let mut guard = MODULE.write();
+    if FORKED.swap(false, Ordering::SeqCst) {
+        // State copied from the parent: its SQLite connections and locks
+        // must not be used or even closed here. Leak it.
+        if let Some(old) = guard.take() {
+            std::mem::forget(old);
+        }
+    }
+    if guard.is_some() {
+        return Err(err(CKR_CRYPTOKI_ALREADY_INITIALIZED));
+    }
+    let config = Arc::new(Config::load()?);
+    let log_file = match &config.log_file {
+        Some(p) => std::fs::OpenOptions::new().create(true).append(true).open(p).ok(),
+        None => None,
+    };
+    crate::log::configure(config.log_level, log_file);
+    crate::log::info(format_args!("initialising, tokens in {} ({:?})", config.token_dir.display(), config.storage));
+    let module = Module {
+        handles: Arc::new(HandleAllocator::default()),
+        slots: RwLock::new(Vec::new()),
+        sessions: RwLock::new(HashMap::new()),
+        next_session: AtomicU64::new(1),
+        config,
+    };
+    for store in storage::discover(&module.config)? {
+        module.add_token(Some(store))?;
+    }
+    module.ensure_free_slot()?;
+    *guard = Some(Arc::new(module));
+    Ok(())
+}
+
+/// `C_Finalize`.
+pub fn finalize() -> Result<()> {
+    if FORKED.load(Ordering::SeqCst) {
+        return Err(err(CKR_CRYPTOKI_NOT_INITIALIZED));
+    }
+    let module = MODULE.write().take().ok_or(err(CKR_CRYPTOKI_NOT_INITIALIZED))?;
+    module.sessions.write().clear();
+    for t in module.slots.read().iter() {
+        t.shutdown();
+    }
+    Ok(())
+}
+
+impl Module {
+    fn add_token(&self, store: Option<Box<dyn storage::TokenStore>>) -> Result<Arc<Token>> {
+        let mut slots = self.slots.write();
+        let token = Arc::new(Token::new(slots.len() as CK_SLOT_ID, self.config.clone(), self.handles.clone(), store)?);
+        slots.push(token.clone());
+        Ok(token)
+    }
+
+    fn ensure_free_slot(&self) -> Result<()> {
+        if self.slots.read().iter().all(|t| t.initialized()) {
+            self.add_token(None)?;
+        }
+        Ok(())
+    }
+
+    /// Picks up tokens created by other processes and keeps one free slot.
+    pub fn rescan(&self) -> Result<()> {
+        let known: Vec<String> = self.slots.read().iter().filter_map(|t| t.serial()).collect();
+        for serial in storage::list_serials(&self.config) {
+            if !known.contains(&serial) {
+                match storage::open(&self.config, &serial) {
+                    Ok(s) => {
+                        self.add_token(Some(s))?;
+                    }
+                    Err(e) => crate::log::warn(format_args!("token {serial} not opened: {e}")),
+                }
+            }
+        }
+        self.ensure_free_slot()
+    }
+
+    /// Slot ids, in order.
+    pub fn slot_ids(&self) -> Vec<CK_SLOT_ID> {
+        self.slots.read().iter().map(|t| t.slot_id).collect()
+    }
+
+    /// The token in `slot`.
+    pub fn token(&self, slot: CK_SLOT_ID) -> Result<Arc<Token>> {
+        self.slots.read().get(slot as usize).cloned().ok_or(err(CKR_SLOT_ID_INVALID))
+    }
+
+    /// The session `handle`.
+    #[inline]
+    pub fn session(&self, handle: CK_SESSION_HANDLE) -> Result<Arc<Session>> {
+        self.sessions.read().get(&handle).cloned().ok_or(err(CKR_SESSION_HANDLE_INVALID))
+    }
+
+    /// Sessions open on `token`.
+    pub fn sessions_of(&self, token: &Token) -> Vec<Arc<Session>> {
+        self.sessions.read().values().filter(|s| s.token.slot_id == token.slot_id).cloned().collect()
+    }
+
+    /// `C_OpenSession` (§5.6).
+    pub fn open_session(&self, slot: CK_SLOT_ID, flags: CK_FLAGS) -> Result<CK_SESSION_HANDLE> {
+        let token = self.token(slot)?;
+        if flags & CKF_SERIAL_SESSION == 0 {
+            return Err(err(CKR_SESSION_PARALLEL_NOT_SUPPORTED));
+        }
+        if !token.initialized() {
+            return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+        }
+        let rw = flags & CKF_RW_SESSION != 0;
+        if !rw && token.logged_in() == Some(CKU_SO) {
+            return Err(err(CKR_SESSION_READ_WRITE_SO_EXISTS));
+        }
+        token.refresh()?;
+        let handle = self.next_session.fetch_add(1, Ordering::Relaxed) as CK_SESSION_HANDLE;
+        token.sessions.fetch_add(1, Ordering::SeqCst);
+        if rw {
+            token.rw_sessions.fetch_add(1, Ordering::SeqCst);
+        }
+        let session = Arc::new(Session {
+            handle,
+            token,
+            rw,
+            ops: Default::default(),
+        });
+        self.sessions.write().insert(handle, session);
+        Ok(handle)
+    }
+
+    fn forget_session(&self, session: &Session) {
+        let token = &session.token;
+        token.drop_session_objects(Some(session.handle), false);
+        if session.rw {
+            token.rw_sessions.fetch_sub(1, Ordering::SeqCst);
+        }
+        if token.sessions.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // §5.6: when the last session closes, the user is logged out.
+            token.logout_quietly();
+        }
+    }
+
+    /// `C_CloseSession`.
+    pub fn close_session(&self, handle: CK_SESSION_HANDLE) -> Result<()> {
+        let session = self.sessions.write().remove(&handle).ok_or(err(CKR_SESSION_HANDLE_INVALID))?;
+        self.forget_session(&session);
+        Ok(())
+    }
+
+    /// `C_CloseAllSessions`.
+    pub fn close_all_sessions(&self, slot: CK_SLOT_ID) -> Result<()> {
+        let token = self.token(slot)?;
+        let closed: Vec<_> = {
+            let mut sessions = self.sessions.write();
+            let handles: Vec<_> = sessions.values().filter(|s| s.token.slot_id == token.slot_id).map(|s| s.handle).collect();
+            handles.iter().filter_map(|h| sessions.remove(h)).collect()
+        };
+        for s in closed {
+            self.forget_session(&s);
+        }
+        Ok(())
+    }
+
+    /// `C_Logout`: also ends the operations of every session of the token.
+    pub fn logout(&self, token: &Token) -> Result<()> {
+        token.logout()?;
+        for s in self.sessions_of(token) {
+            s.ops.lock().cancel_all();
+        }
+        Ok(())
+    }
+
+    /// `C_InitToken`.
+    pub fn init_token(&self, slot: CK_SLOT_ID, so_pin: &[u8], label: &str) -> Result<()> {
+        let token = self.token(slot)?;
+        if !self.sessions_of(&token).is_empty() {
+            return Err(err(CKR_SESSION_EXISTS));
+        }
+        token.init_token(so_pin, label)?;
+        self.ensure_free_slot()
+    }
+}

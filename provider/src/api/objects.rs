@@ -1,0 +1,182 @@
+//! Object management (base spec §5.7): create, copy, destroy, attribute
+//! get/set, size, and search. Attribute rules come from `template` and the
+//! policy tables; this file adds the session and login rules of §6.7
+//! ("Session objects and token objects"; access by session state).
+
+use super::attributes::{Attr, Attributes, Value};
+use super::object::Object;
+use super::session::{Find, Session};
+use super::template::{self, Change, Origin, Reveal};
+use crate::error::{Result, err};
+use crate::mechanisms::keys;
+use crate::storage::seal::random_bytes;
+use crate::storage::{UID_LEN, Uid};
+use cryptoki_sys::*;
+use zeroize::Zeroizing;
+
+/// A fresh random object id.
+pub fn new_uid() -> Result<Uid> {
+    let mut uid = [0u8; UID_LEN];
+    random_bytes(&mut uid)?;
+    Ok(uid)
+}
+
+/// May this session create or change an object with these flags?
+/// Token objects need a read/write session; private objects need the user.
+pub fn check_write_access(session: &Session, token_object: bool, private: bool) -> Result<()> {
+    if token_object {
+        session.require_rw()?;
+    }
+    if private && !session.token.user_logged_in() {
+        return Err(err(CKR_USER_NOT_LOGGED_IN));
+    }
+    Ok(())
+}
+
+/// Sets the attributes the token computes for keys made by `origin`
+/// (§4.7–4.10: `CKA_LOCAL`, `CKA_KEY_GEN_MECHANISM`, `CKA_ALWAYS_SENSITIVE`,
+/// `CKA_NEVER_EXTRACTABLE`).
+pub fn set_key_origin(attrs: &mut Attributes, origin: Origin, mechanism: Option<CK_MECHANISM_TYPE>) {
+    let class = attrs.ulong(CKA_CLASS);
+    if !matches!(class, Some(CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY)) {
+        return;
+    }
+    attrs.set_flag(CKA_LOCAL, origin == Origin::Generate);
+    attrs.set_ulong(CKA_KEY_GEN_MECHANISM, mechanism.filter(|_| origin == Origin::Generate).unwrap_or(CK_UNAVAILABLE_INFORMATION));
+    if matches!(class, Some(CKO_PRIVATE_KEY | CKO_SECRET_KEY)) {
+        let local = matches!(origin, Origin::Generate);
+        attrs.set_flag(CKA_ALWAYS_SENSITIVE, local && attrs.flag(CKA_SENSITIVE));
+        attrs.set_flag(CKA_NEVER_EXTRACTABLE, local && !attrs.flag(CKA_EXTRACTABLE));
+    }
+}
+
+/// `C_CreateObject`.
+pub fn create(session: &Session, template: &[Attr]) -> Result<CK_OBJECT_HANDLE> {
+    let token = &session.token;
+    let (class, key_type, tables) = template::tables_for_new(template, None, None)?;
+    let is_so = token.logged_in() == Some(CKU_SO);
+    let mut attrs = template::build(template, tables, Origin::Create, is_so)?;
+    check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
+    attrs.set_ulong(CKA_CLASS, class);
+    keys::complete_import(class, key_type, &mut attrs)?;
+    set_key_origin(&mut attrs, Origin::Create, None);
+    let obj = Object::new(token.next_handle(), new_uid()?, attrs, tables, session.handle);
+    Ok(token.insert(vec![obj])?[0])
+}
+
+/// `C_CopyObject`.
+pub fn copy(session: &Session, handle: CK_OBJECT_HANDLE, template: &[Attr]) -> Result<CK_OBJECT_HANDLE> {
+    let token = &session.token;
+    let src = token.object(handle)?;
+    if !src.flag(CKA_COPYABLE) {
+        return Err(err(CKR_ACTION_PROHIBITED));
+    }
+    let is_so = token.logged_in() == Some(CKU_SO);
+    let current = src.unsealed_attrs(token.token_key().as_deref())?;
+    let attrs = template::change(&current, template, src.tables, Change::Copy, is_so)?;
+    check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
+    let obj = Object::new(token.next_handle(), new_uid()?, attrs, src.tables, session.handle);
+    Ok(token.insert(vec![obj])?[0])
+}
+
+/// `C_DestroyObject`.
+pub fn destroy(session: &Session, handle: CK_OBJECT_HANDLE) -> Result<()> {
+    let token = &session.token;
+    let obj = token.object(handle)?;
+    check_write_access(session, obj.token, obj.private)?;
+    if !obj.flag(CKA_DESTROYABLE) {
+        return Err(err(CKR_ACTION_PROHIBITED));
+    }
+    token.remove(&obj)
+}
+
+/// `C_GetObjectSize`: the bytes the object's attribute values occupy.
+pub fn size(session: &Session, handle: CK_OBJECT_HANDLE) -> Result<usize> {
+    let obj = session.token.object(handle)?;
+    Ok(obj.with_attrs(Attributes::size))
+}
+
+/// One attribute as `C_GetAttributeValue` reports it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum AttrOut {
+    /// `CKR_ATTRIBUTE_SENSITIVE`.
+    Sensitive,
+    /// `CKR_ATTRIBUTE_TYPE_INVALID`.
+    Invalid,
+    /// The value.
+    Value(Zeroizing<Vec<u8>>),
+}
+
+/// `C_GetAttributeValue`: one answer per requested type, in order.
+pub fn get_attributes(session: &Session, handle: CK_OBJECT_HANDLE, types: &[CK_ATTRIBUTE_TYPE]) -> Result<Vec<AttrOut>> {
+    let token = &session.token;
+    let obj = token.object(handle)?;
+    let key = token.token_key();
+    let attrs = obj.attrs();
+    types
+        .iter()
+        .map(|&ty| {
+            Ok(match template::reveal(&attrs, obj.tables, ty) {
+                Reveal::Sensitive => AttrOut::Sensitive,
+                Reveal::Invalid => AttrOut::Invalid,
+                Reveal::Value(Value::Plain(v)) => AttrOut::Value(v.clone()),
+                Reveal::Value(Value::Sealed(_)) => match obj.plain_value(ty, key.as_deref())? {
+                    Some(v) => AttrOut::Value(v),
+                    None => AttrOut::Invalid,
+                },
+            })
+        })
+        .collect()
+}
+
+/// `C_SetAttributeValue`.
+pub fn set_attributes(session: &Session, handle: CK_OBJECT_HANDLE, template: &[Attr]) -> Result<()> {
+    let token = &session.token;
+    let obj = token.object(handle)?;
+    check_write_access(session, obj.token, obj.private)?;
+    if !obj.flag(CKA_MODIFIABLE) {
+        return Err(err(CKR_ACTION_PROHIBITED));
+    }
+    let is_so = token.logged_in() == Some(CKU_SO);
+    let next = template::change(&obj.attrs(), template, obj.tables, Change::Set, is_so)?;
+    token.update(&obj, next)
+}
+
+fn matches(obj: &Object, template: &[Attr]) -> bool {
+    obj.with_attrs(|a| template.iter().all(|t| a.bytes(t.ty) == Some(t.value.as_slice())))
+}
+
+/// `C_FindObjectsInit`: collects the matching visible objects now (a
+/// consistent snapshot; objects created later are not returned).
+pub fn find_init(session: &Session, template: &[Attr]) -> Result<()> {
+    let mut ops = session.ops.lock();
+    if ops.find.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    session.token.refresh()?;
+    let handles = session
+        .token
+        .visible_objects()
+        .iter()
+        .filter(|o| matches(o, template))
+        .map(|o| o.handle)
+        .collect();
+    ops.find = Some(Find { handles, next: 0 });
+    Ok(())
+}
+
+/// `C_FindObjects`: up to `out.len()` more handles; returns how many.
+pub fn find_next(session: &Session, out: &mut [CK_OBJECT_HANDLE]) -> Result<usize> {
+    let mut ops = session.ops.lock();
+    let find = ops.find.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let rest = &find.handles[find.next..];
+    let n = rest.len().min(out.len());
+    out[..n].copy_from_slice(&rest[..n]);
+    find.next += n;
+    Ok(n)
+}
+
+/// `C_FindObjectsFinal`.
+pub fn find_final(session: &Session) -> Result<()> {
+    session.ops.lock().find.take().map(drop).ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
+}

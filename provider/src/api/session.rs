@@ -1,0 +1,84 @@
+//! A session: its token, read/write flag, and the operations active in it
+//! (at most one of each kind, §5.2 / §6.6 "Sessions").
+
+use super::token::Token;
+use crate::mechanisms::digest::DigestOp;
+use crate::mechanisms::{SignOp, VerifyOp};
+use cryptoki_sys::*;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// An operation plus whether it has gone multi-part.
+pub struct Active<T> {
+    /// The operation.
+    pub op: T,
+    /// True after the first `*Update` call: a single-part call may no longer finish it.
+    pub multipart: bool,
+}
+
+impl<T> Active<T> {
+    /// A freshly initialised operation.
+    pub fn new(op: T) -> Self {
+        Active { op, multipart: false }
+    }
+}
+
+/// State of a `C_FindObjects` search: the matching handles, and how many
+/// were returned already.
+pub struct Find {
+    /// Matches, ascending handles.
+    pub handles: Vec<CK_OBJECT_HANDLE>,
+    /// Next index to return.
+    pub next: usize,
+}
+
+/// The active operations of a session.
+#[derive(Default)]
+pub struct Operations {
+    /// Object search.
+    pub find: Option<Find>,
+    /// Digest.
+    pub digest: Option<Active<DigestOp>>,
+    /// Signature or MAC.
+    pub sign: Option<Active<SignOp>>,
+    /// Verification.
+    pub verify: Option<Active<VerifyOp>>,
+}
+
+impl Operations {
+    /// Ends every operation (logout, token re-initialisation).
+    pub fn cancel_all(&mut self) {
+        *self = Operations::default();
+    }
+}
+
+/// An open session.
+pub struct Session {
+    /// `CK_SESSION_HANDLE`.
+    pub handle: CK_SESSION_HANDLE,
+    /// The token (and slot) of the session.
+    pub token: Arc<Token>,
+    /// `CKF_RW_SESSION`.
+    pub rw: bool,
+    /// Active operations; each session has its own lock.
+    pub ops: Mutex<Operations>,
+}
+
+impl Session {
+    /// The session state of §5.6 table "Session states", from the token's
+    /// login state and the session's read/write flag.
+    pub fn state(&self) -> CK_STATE {
+        match (self.token.logged_in(), self.rw) {
+            (Some(CKU_SO), _) => CKS_RW_SO_FUNCTIONS,
+            (Some(_), true) => CKS_RW_USER_FUNCTIONS,
+            (Some(_), false) => CKS_RO_USER_FUNCTIONS,
+            (None, true) => CKS_RW_PUBLIC_SESSION,
+            (None, false) => CKS_RO_PUBLIC_SESSION,
+        }
+    }
+
+    /// `CKR_SESSION_READ_ONLY` unless the session is read/write.
+    pub fn require_rw(&self) -> crate::error::Result<()> {
+        if self.rw { Ok(()) } else { Err(crate::error::err(CKR_SESSION_READ_ONLY)) }
+    }
+}

@@ -1,0 +1,520 @@
+//! A token: its store, the login state of this process, and the objects it
+//! holds (token objects loaded from the store, session objects of this
+//! process's sessions).
+//!
+//! Locking: the store mutex serialises every change to token objects and
+//! the refresh that imports other processes' changes; it is taken before the
+//! object table's lock, never after. Signing and other operations on
+//! already-found objects touch neither.
+
+use super::attributes::Attributes;
+use super::object::Object;
+use crate::config::Config;
+use crate::error::{Result, err};
+use crate::storage::seal::{TokenKey, hex, random_bytes};
+use crate::storage::{self, TokenMeta, TokenStore, Uid};
+use cryptoki_sys::*;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// Consecutive wrong PINs after which a PIN is locked.
+pub const MAX_PIN_FAILURES: u32 = 10;
+/// Shortest PIN accepted.
+pub const MIN_PIN_LEN: usize = 4;
+/// Longest PIN accepted.
+pub const MAX_PIN_LEN: usize = 255;
+
+/// Hands out object handles, unique in the process.
+#[derive(Default)]
+pub struct HandleAllocator(AtomicU64);
+
+impl HandleAllocator {
+    /// The next handle (never 0, which is `CK_INVALID_HANDLE`).
+    pub fn next(&self) -> CK_ULONG {
+        (self.0.fetch_add(1, Ordering::Relaxed) + 1) as CK_ULONG
+    }
+}
+
+struct Login {
+    user: Option<CK_USER_TYPE>,
+    key: Option<Arc<TokenKey>>,
+}
+
+struct ObjectTable {
+    by_handle: HashMap<CK_OBJECT_HANDLE, Arc<Object>>,
+    by_uid: HashMap<Uid, CK_OBJECT_HANDLE>,
+    epoch: String,
+    generation: u64,
+}
+
+/// One token (or the uninitialised token of the free slot).
+pub struct Token {
+    /// Slot the token sits in.
+    pub slot_id: CK_SLOT_ID,
+    config: Arc<Config>,
+    handles: Arc<HandleAllocator>,
+    store: Mutex<Option<Box<dyn TokenStore>>>,
+    login: RwLock<Login>,
+    objects: RwLock<ObjectTable>,
+    /// Open sessions of this process on the token.
+    pub sessions: AtomicUsize,
+    /// Of which read/write.
+    pub rw_sessions: AtomicUsize,
+}
+
+/// Snapshot of token metadata for `C_GetTokenInfo`.
+pub struct TokenStatus {
+    /// Metadata, `None` for the uninitialised token.
+    pub meta: Option<TokenMeta>,
+}
+
+fn check_pin_len(pin: &[u8]) -> Result<()> {
+    if (MIN_PIN_LEN..=MAX_PIN_LEN).contains(&pin.len()) {
+        Ok(())
+    } else {
+        Err(err(CKR_PIN_LEN_RANGE))
+    }
+}
+
+fn random_hex(n: usize) -> Result<String> {
+    let mut b = vec![0u8; n];
+    random_bytes(&mut b)?;
+    Ok(hex(&b))
+}
+
+impl Token {
+    /// A token over an existing store (or `None` for a free slot).
+    pub fn new(slot_id: CK_SLOT_ID, config: Arc<Config>, handles: Arc<HandleAllocator>, store: Option<Box<dyn TokenStore>>) -> Result<Token> {
+        let token = Token {
+            slot_id,
+            config,
+            handles,
+            store: Mutex::new(store),
+            login: RwLock::new(Login { user: None, key: None }),
+            objects: RwLock::new(ObjectTable {
+                by_handle: HashMap::new(),
+                by_uid: HashMap::new(),
+                epoch: String::new(),
+                generation: 0,
+            }),
+            sessions: AtomicUsize::new(0),
+            rw_sessions: AtomicUsize::new(0),
+        };
+        token.refresh()?;
+        Ok(token)
+    }
+
+    /// True once `C_InitToken` has run for this token.
+    pub fn initialized(&self) -> bool {
+        self.store.lock().is_some()
+    }
+
+    /// Current metadata, read from the store (fresh PIN counters).
+    pub fn status(&self) -> Result<TokenStatus> {
+        let mut store = self.store.lock();
+        Ok(TokenStatus {
+            meta: match store.as_mut() {
+                Some(s) => Some(s.meta()?),
+                None => None,
+            },
+        })
+    }
+
+    /// Serial number, if initialised.
+    pub fn serial(&self) -> Option<String> {
+        self.status().ok().and_then(|s| s.meta).map(|m| m.serial)
+    }
+
+    /// Who is logged in (in this process).
+    pub fn logged_in(&self) -> Option<CK_USER_TYPE> {
+        self.login.read().user
+    }
+
+    /// True if the normal user is logged in.
+    pub fn user_logged_in(&self) -> bool {
+        self.logged_in() == Some(CKU_USER)
+    }
+
+    /// The unwrapped token key, while someone is logged in.
+    pub fn token_key(&self) -> Option<Arc<TokenKey>> {
+        self.login.read().key.clone()
+    }
+
+    /// Imports what other processes changed since we last looked.
+    pub fn refresh(&self) -> Result<()> {
+        let mut store = self.store.lock();
+        let Some(s) = store.as_mut() else {
+            return Ok(());
+        };
+        let (epoch, generation) = {
+            let t = self.objects.read();
+            (t.epoch.clone(), if t.epoch.is_empty() { u64::MAX } else { t.generation })
+        };
+        let Some(changes) = s.changes_since(&epoch, generation)? else {
+            return Ok(());
+        };
+        let meta_epoch = if changes.reset || epoch.is_empty() { Some(s.meta()?.epoch) } else { None };
+        let mut t = self.objects.write();
+        if let Some(e) = meta_epoch {
+            if !t.epoch.is_empty() && t.epoch != e {
+                // Re-initialised by another process: everything we knew is gone.
+                let mut login = self.login.write();
+                login.user = None;
+                login.key = None;
+            }
+            t.by_handle.retain(|_, o| !o.token);
+            t.by_uid.clear();
+            t.epoch = e;
+        }
+        for rec in &changes.upserts {
+            let existing = t.by_uid.get(&rec.uid).copied();
+            if let Some(h) = existing {
+                if t.by_handle.get(&h).is_some_and(|o| o.generation() >= rec.generation) {
+                    continue;
+                }
+            }
+            let handle = existing.unwrap_or_else(|| self.handles.next());
+            match Object::from_record(handle, rec) {
+                Ok(o) => {
+                    t.by_handle.insert(handle, Arc::new(o));
+                    t.by_uid.insert(rec.uid, handle);
+                }
+                Err(e) => crate::log::error(format_args!("skipping unreadable object {}: {e}", hex(&rec.uid))),
+            }
+        }
+        for uid in &changes.deletes {
+            if let Some(h) = t.by_uid.remove(uid) {
+                if let Some(o) = t.by_handle.remove(&h) {
+                    o.forget_key();
+                }
+            }
+        }
+        t.generation = t.generation.max(changes.generation);
+        if changes.reset || generation == u64::MAX {
+            t.generation = changes.generation;
+        }
+        Ok(())
+    }
+
+    /// Visibility rule of §4.4 / §6.7: private objects only while the user is logged in.
+    pub fn visible(&self, obj: &Object) -> bool {
+        !obj.private || self.user_logged_in()
+    }
+
+    /// Looks up a visible object (`CKR_OBJECT_HANDLE_INVALID` otherwise).
+    pub fn object(&self, handle: CK_OBJECT_HANDLE) -> Result<Arc<Object>> {
+        let obj = self.objects.read().by_handle.get(&handle).cloned();
+        match obj {
+            Some(o) if self.visible(&o) => Ok(o),
+            _ => Err(err(CKR_OBJECT_HANDLE_INVALID)),
+        }
+    }
+
+    /// Looks up a key for a cryptographic operation: an invisible private
+    /// key gives `CKR_USER_NOT_LOGGED_IN`, an unknown handle `CKR_KEY_HANDLE_INVALID`.
+    pub fn key(&self, handle: CK_OBJECT_HANDLE) -> Result<Arc<Object>> {
+        let obj = self.objects.read().by_handle.get(&handle).cloned();
+        match obj {
+            Some(o) if self.visible(&o) => Ok(o),
+            Some(_) => Err(err(CKR_USER_NOT_LOGGED_IN)),
+            None => Err(err(CKR_KEY_HANDLE_INVALID)),
+        }
+    }
+
+    /// Every visible object, for `C_FindObjectsInit`.
+    pub fn visible_objects(&self) -> Vec<Arc<Object>> {
+        let user = self.user_logged_in();
+        let mut v: Vec<_> = self
+            .objects
+            .read()
+            .by_handle
+            .values()
+            .filter(|o| !o.private || user)
+            .cloned()
+            .collect();
+        v.sort_by_key(|o| o.handle);
+        v
+    }
+
+    /// A fresh handle.
+    pub fn next_handle(&self) -> CK_OBJECT_HANDLE {
+        self.handles.next()
+    }
+
+    /// Adds new objects (all token or all session objects), storing token
+    /// objects in one transaction. Sensitive values of private token
+    /// objects are sealed first.
+    pub fn insert(&self, objects: Vec<Object>) -> Result<Vec<CK_OBJECT_HANDLE>> {
+        let token_objects = objects.iter().any(|o| o.token);
+        let mut store = self.store.lock();
+        if token_objects {
+            let key = self.token_key();
+            for o in objects.iter().filter(|o| o.private) {
+                o.seal_sensitive(key.as_deref().ok_or(err(CKR_USER_NOT_LOGGED_IN))?)?;
+            }
+            let records: Vec<_> = objects.iter().filter(|o| o.token).map(Object::to_record).collect();
+            let refs: Vec<_> = records.iter().collect();
+            let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
+            let g = s.put(&refs)?;
+            let mut t = self.objects.write();
+            if t.generation + 1 == g {
+                t.generation = g;
+            }
+            for o in &objects {
+                o.set_generation(g);
+            }
+            drop(t);
+        }
+        let mut t = self.objects.write();
+        let handles = objects.iter().map(|o| o.handle).collect();
+        for o in objects {
+            if o.token {
+                t.by_uid.insert(o.uid, o.handle);
+            }
+            t.by_handle.insert(o.handle, Arc::new(o));
+        }
+        Ok(handles)
+    }
+
+    /// Stores changed attributes of an object.
+    pub fn update(&self, obj: &Object, attrs: Attributes) -> Result<()> {
+        let mut store = self.store.lock();
+        obj.replace_attrs(attrs);
+        if obj.token {
+            if obj.private {
+                obj.seal_sensitive(&*self.token_key().ok_or(err(CKR_USER_NOT_LOGGED_IN))?)?;
+            }
+            let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
+            let g = s.put(&[&obj.to_record()])?;
+            obj.set_generation(g);
+            let mut t = self.objects.write();
+            if t.generation + 1 == g {
+                t.generation = g;
+            }
+        }
+        Ok(())
+    }
+
+    /// Destroys an object.
+    pub fn remove(&self, obj: &Object) -> Result<()> {
+        let mut store = self.store.lock();
+        if obj.token {
+            let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
+            let g = s.delete(&obj.uid)?;
+            let mut t = self.objects.write();
+            if t.generation + 1 == g {
+                t.generation = g;
+            }
+            t.by_uid.remove(&obj.uid);
+        }
+        self.objects.write().by_handle.remove(&obj.handle);
+        obj.forget_key();
+        Ok(())
+    }
+
+    /// Removes the session objects of `session` (all sessions if `None`)
+    /// and, with `private_only`, only the private ones.
+    pub fn drop_session_objects(&self, session: Option<CK_SESSION_HANDLE>, private_only: bool) {
+        self.objects.write().by_handle.retain(|_, o| {
+            let doomed = !o.token && session.is_none_or(|s| o.session == s) && (!private_only || o.private);
+            if doomed {
+                o.forget_key();
+            }
+            !doomed
+        });
+    }
+
+    /// Checks `pin` for `user`, counting failures in the store (so the count
+    /// survives restarts and is shared by processes), and returns the
+    /// unwrapped token key.
+    fn verify_pin(&self, user: CK_USER_TYPE, pin: &[u8]) -> Result<TokenKey> {
+        let meta = self.store.lock().as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?.meta()?;
+        let (wrapped, failures) = match user {
+            CKU_SO => (meta.so_pin.clone().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?, meta.so_failures),
+            _ => (meta.user_pin.clone().ok_or(err(CKR_USER_PIN_NOT_INITIALIZED))?, meta.user_failures),
+        };
+        if failures >= MAX_PIN_FAILURES {
+            return Err(err(CKR_PIN_LOCKED));
+        }
+        // The key derivation is slow by design: no lock is held during it.
+        let outcome = if check_pin_len(pin).is_ok() { wrapped.unwrap(pin) } else { Err(err(CKR_PIN_INCORRECT)) };
+        fn counter(m: &mut TokenMeta, user: CK_USER_TYPE) -> &mut u32 {
+            if user == CKU_SO { &mut m.so_failures } else { &mut m.user_failures }
+        }
+        let mut store = self.store.lock();
+        let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
+        match outcome {
+            Ok(key) => {
+                if failures > 0 {
+                    s.update_meta(&mut |m| {
+                        if *counter(m, user) >= MAX_PIN_FAILURES {
+                            return Err(err(CKR_PIN_LOCKED));
+                        }
+                        *counter(m, user) = 0;
+                        Ok(())
+                    })?;
+                }
+                Ok(key)
+            }
+            Err(e) if e.rv() == CKR_PIN_INCORRECT => {
+                s.update_meta(&mut |m| {
+                    let c = counter(m, user);
+                    *c = c.saturating_add(1);
+                    Ok(())
+                })?;
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `C_Login` for the SO or the user (§5.6). `ro_sessions` is the number
+    /// of read-only sessions open on this token.
+    pub fn login(&self, user: CK_USER_TYPE, pin: &[u8]) -> Result<()> {
+        if user != CKU_SO && user != CKU_USER {
+            return Err(err(CKR_USER_TYPE_INVALID));
+        }
+        let check = |current: Option<CK_USER_TYPE>| match current {
+            Some(u) if u == user => Err(err(CKR_USER_ALREADY_LOGGED_IN)),
+            Some(_) => Err(err(CKR_USER_ANOTHER_ALREADY_LOGGED_IN)),
+            None => Ok(()),
+        };
+        check(self.logged_in())?;
+        if user == CKU_SO && self.sessions.load(Ordering::SeqCst) > self.rw_sessions.load(Ordering::SeqCst) {
+            return Err(err(CKR_SESSION_READ_ONLY_EXISTS));
+        }
+        self.refresh()?;
+        let key = self.verify_pin(user, pin)?;
+        let mut login = self.login.write();
+        check(login.user)?;
+        login.user = Some(user);
+        login.key = Some(Arc::new(key));
+        Ok(())
+    }
+
+    /// Checks the user's PIN again (`CKU_CONTEXT_SPECIFIC`).
+    pub fn reauthenticate(&self, pin: &[u8]) -> Result<()> {
+        if !self.user_logged_in() {
+            return Err(err(CKR_USER_NOT_LOGGED_IN));
+        }
+        self.verify_pin(CKU_USER, pin).map(drop)
+    }
+
+    /// `C_Logout`: forgets the token key and every cached key, and destroys
+    /// private session objects (§5.6).
+    pub fn logout(&self) -> Result<()> {
+        let mut login = self.login.write();
+        if login.user.is_none() {
+            return Err(err(CKR_USER_NOT_LOGGED_IN));
+        }
+        login.user = None;
+        login.key = None;
+        drop(login);
+        for o in self.objects.read().by_handle.values() {
+            o.forget_key();
+        }
+        self.drop_session_objects(None, true);
+        Ok(())
+    }
+
+    /// Logs out without error if nobody is logged in (last session closed).
+    pub fn logout_quietly(&self) {
+        let _ = self.logout();
+    }
+
+    /// `C_InitToken` (§5.5): creates the token in a free slot, or erases an
+    /// existing one after checking the SO PIN. The caller checked that no
+    /// session is open.
+    pub fn init_token(&self, so_pin: &[u8], label: &str) -> Result<()> {
+        check_pin_len(so_pin)?;
+        let existing = self.initialized();
+        if existing {
+            self.verify_pin(CKU_SO, so_pin)?;
+        }
+        let key = TokenKey::generate()?;
+        let so_wrap = key.wrap(so_pin, self.config.pin_kdf_iterations)?;
+        let mut store = self.store.lock();
+        let meta = TokenMeta {
+            label: label.to_string(),
+            serial: match store.as_mut() {
+                Some(s) => s.meta()?.serial,
+                None => random_hex(8)?,
+            },
+            epoch: random_hex(16)?,
+            so_pin: Some(so_wrap),
+            user_pin: None,
+            so_failures: 0,
+            user_failures: 0,
+        };
+        match store.as_mut() {
+            Some(s) => s.reinitialize(&meta)?,
+            None => *store = Some(storage::create(&self.config, &meta)?),
+        }
+        drop(store);
+        let mut login = self.login.write();
+        login.user = None;
+        login.key = None;
+        drop(login);
+        {
+            let mut t = self.objects.write();
+            for o in t.by_handle.values() {
+                o.forget_key();
+            }
+            t.by_handle.clear();
+            t.by_uid.clear();
+            t.epoch.clear();
+        }
+        self.refresh()
+    }
+
+    /// `C_InitPIN`: the SO sets the user PIN (re-wrapping the token key) and
+    /// clears the user's failure count.
+    pub fn init_pin(&self, pin: &[u8]) -> Result<()> {
+        if self.logged_in() != Some(CKU_SO) {
+            return Err(err(CKR_USER_NOT_LOGGED_IN));
+        }
+        check_pin_len(pin)?;
+        let key = self.token_key().ok_or(err(CKR_USER_NOT_LOGGED_IN))?;
+        let wrapped = key.wrap(pin, self.config.pin_kdf_iterations)?;
+        let mut store = self.store.lock();
+        store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?.update_meta(&mut |m| {
+            m.user_pin = Some(wrapped.clone());
+            m.user_failures = 0;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// `C_SetPIN`: changes the SO PIN if the SO is logged in, else the user PIN.
+    pub fn set_pin(&self, old: &[u8], new: &[u8]) -> Result<()> {
+        let user = if self.logged_in() == Some(CKU_SO) { CKU_SO } else { CKU_USER };
+        check_pin_len(new)?;
+        let key = self.verify_pin(user, old)?;
+        let wrapped = key.wrap(new, self.config.pin_kdf_iterations)?;
+        let mut store = self.store.lock();
+        store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?.update_meta(&mut |m| {
+            if user == CKU_SO {
+                m.so_pin = Some(wrapped.clone());
+            } else {
+                m.user_pin = Some(wrapped.clone());
+            }
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Drops every cached key and object (`C_Finalize`).
+    pub fn shutdown(&self) {
+        let mut login = self.login.write();
+        login.user = None;
+        login.key = None;
+        let mut t = self.objects.write();
+        for o in t.by_handle.values() {
+            o.forget_key();
+        }
+        t.by_handle.clear();
+        t.by_uid.clear();
+    }
+}

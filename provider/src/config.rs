@@ -1,0 +1,218 @@
+//! Module configuration: a TOML file plus environment overrides.
+//!
+//! Sources, later ones winning:
+//! 1. built-in defaults (token directory `$XDG_DATA_HOME/dalek-pkcs11/tokens`,
+//!    SQLite storage, logging off);
+//! 2. the first TOML file found of: `$DALEK_PKCS11_CONFIG`,
+//!    `$XDG_CONFIG_HOME/dalek-pkcs11/config.toml` (or `~/.config/...`),
+//!    `/etc/dalek-pkcs11/config.toml`;
+//! 3. environment variables `DALEK_PKCS11_TOKEN_DIR`, `DALEK_PKCS11_STORAGE`,
+//!    `DALEK_PKCS11_LOG`, `DALEK_PKCS11_LOG_FILE`.
+//!
+//! `docs/configuration.md` documents every key.
+
+use crate::error::{Result, err};
+use crate::log::Level;
+use cryptoki_sys::CKR_GENERAL_ERROR;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming the configuration file.
+pub const ENV_CONFIG: &str = "DALEK_PKCS11_CONFIG";
+/// Environment variable overriding the token directory.
+pub const ENV_TOKEN_DIR: &str = "DALEK_PKCS11_TOKEN_DIR";
+/// Environment variable overriding the storage back end (`sqlite` or `memory`).
+pub const ENV_STORAGE: &str = "DALEK_PKCS11_STORAGE";
+/// Environment variable overriding the log level.
+pub const ENV_LOG: &str = "DALEK_PKCS11_LOG";
+/// Environment variable overriding the log file.
+pub const ENV_LOG_FILE: &str = "DALEK_PKCS11_LOG_FILE";
+
+/// The least PBKDF2-HMAC-SHA256 iteration count accepted for PIN derivation.
+pub const MIN_PIN_KDF_ITERATIONS: u32 = 600_000;
+
+/// Where token objects are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StorageKind {
+    /// One SQLite database per token in the token directory.
+    Sqlite,
+    /// Process memory only: tokens vanish when the process ends.
+    Memory,
+}
+
+impl StorageKind {
+    fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "sqlite" => Some(StorageKind::Sqlite),
+            "memory" => Some(StorageKind::Memory),
+            _ => None,
+        }
+    }
+}
+
+/// The file format; every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    token_dir: Option<PathBuf>,
+    storage: Option<StorageKind>,
+    log_level: Option<String>,
+    log_file: Option<PathBuf>,
+    pin_kdf_iterations: Option<u32>,
+}
+
+/// The effective configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Directory holding one database file per token.
+    pub token_dir: PathBuf,
+    /// Storage back end.
+    pub storage: StorageKind,
+    /// Log level.
+    pub log_level: Level,
+    /// Log destination; `None` is standard error.
+    pub log_file: Option<PathBuf>,
+    /// PBKDF2 iterations for PINs set from now on (existing tokens keep theirs
+    /// until the PIN is changed).
+    pub pin_kdf_iterations: u32,
+}
+
+impl Config {
+    /// Reads the configuration from the files and environment described above.
+    pub fn load() -> Result<Config> {
+        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        let file = match env(ENV_CONFIG) {
+            Some(p) => Some(PathBuf::from(p)),
+            None => default_config_paths().into_iter().find(|p| p.is_file()),
+        };
+        let mut cfg = Config::defaults();
+        if let Some(path) = file {
+            cfg.apply_file(&path)?;
+        }
+        if let Some(dir) = env(ENV_TOKEN_DIR) {
+            cfg.token_dir = PathBuf::from(dir);
+        }
+        if let Some(s) = env(ENV_STORAGE) {
+            cfg.storage = StorageKind::parse(&s.to_string_lossy())
+                .ok_or_else(|| config_error(format_args!("{ENV_STORAGE}={s:?} is not sqlite or memory")))?;
+        }
+        if let Some(s) = env(ENV_LOG) {
+            cfg.log_level = Level::parse(&s.to_string_lossy())
+                .ok_or_else(|| config_error(format_args!("{ENV_LOG}={s:?} is not a log level")))?;
+        }
+        if let Some(f) = env(ENV_LOG_FILE) {
+            cfg.log_file = Some(PathBuf::from(f));
+        }
+        Ok(cfg)
+    }
+
+    /// The defaults, before any file or variable.
+    pub fn defaults() -> Config {
+        Config {
+            token_dir: data_home().join("dalek-pkcs11").join("tokens"),
+            storage: StorageKind::Sqlite,
+            log_level: Level::Off,
+            log_file: None,
+            pin_kdf_iterations: MIN_PIN_KDF_ITERATIONS,
+        }
+    }
+
+    fn apply_file(&mut self, path: &Path) -> Result<()> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| config_error(format_args!("cannot read {}: {e}", path.display())))?;
+        let file: FileConfig = toml::from_str(&text)
+            .map_err(|e| config_error(format_args!("{}: {e}", path.display())))?;
+        if let Some(d) = file.token_dir {
+            self.token_dir = d;
+        }
+        if let Some(s) = file.storage {
+            self.storage = s;
+        }
+        if let Some(l) = file.log_level {
+            self.log_level = Level::parse(&l)
+                .ok_or_else(|| config_error(format_args!("log_level {l:?} is not a log level")))?;
+        }
+        if let Some(f) = file.log_file {
+            self.log_file = Some(f);
+        }
+        if let Some(n) = file.pin_kdf_iterations {
+            if n < MIN_PIN_KDF_ITERATIONS {
+                return Err(config_error(format_args!(
+                    "pin_kdf_iterations {n} is below the minimum {MIN_PIN_KDF_ITERATIONS}"
+                )));
+            }
+            self.pin_kdf_iterations = n;
+        }
+        Ok(())
+    }
+}
+
+fn config_error(msg: std::fmt::Arguments<'_>) -> crate::error::Error {
+    // The log may not be configured yet: a bad configuration is always reported.
+    eprintln!("dalek-pkcs11: configuration error: {msg}");
+    err(CKR_GENERAL_ERROR)
+}
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp"))
+}
+
+fn data_home() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home().join(".local").join("share"))
+}
+
+fn default_config_paths() -> Vec<PathBuf> {
+    let config_home = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home().join(".config"));
+    vec![
+        config_home.join("dalek-pkcs11").join("config.toml"),
+        PathBuf::from("/etc/dalek-pkcs11/config.toml"),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_keys_apply() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "token_dir = \"/x/y\"\nstorage = \"memory\"\nlog_level = \"debug\"\npin_kdf_iterations = 700000\n",
+        )
+        .unwrap();
+        let mut c = Config::defaults();
+        c.apply_file(&path).unwrap();
+        assert_eq!(c.token_dir, PathBuf::from("/x/y"));
+        assert_eq!(c.storage, StorageKind::Memory);
+        assert_eq!(c.log_level, Level::Debug);
+        assert_eq!(c.pin_kdf_iterations, 700_000);
+    }
+
+    #[test]
+    fn weak_kdf_and_unknown_keys_are_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "pin_kdf_iterations = 1000\n").unwrap();
+        assert!(Config::defaults().apply_file(&path).is_err());
+        std::fs::write(&path, "tokendir = \"/x\"\n").unwrap();
+        assert!(Config::defaults().apply_file(&path).is_err());
+    }
+
+    #[test]
+    fn storage_names() {
+        assert_eq!(StorageKind::parse("SQLite"), Some(StorageKind::Sqlite));
+        assert_eq!(StorageKind::parse("memory"), Some(StorageKind::Memory));
+        assert_eq!(StorageKind::parse("disk"), None);
+    }
+}

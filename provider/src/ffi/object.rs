@@ -1,0 +1,190 @@
+//! Object management (base spec §5.7).
+
+use super::util::{guard, out, template};
+use crate::api::{module, objects};
+use crate::api::objects::AttrOut;
+use crate::error::{Error, err};
+use cryptoki_sys::*;
+
+/// `C_CreateObject`.
+///
+/// # Safety
+/// `pTemplate` valid for `ulCount` attributes; `phObject` valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_CreateObject(hSession: CK_SESSION_HANDLE, pTemplate: *mut CK_ATTRIBUTE, ulCount: CK_ULONG, phObject: *mut CK_OBJECT_HANDLE) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            // SAFETY: forwarded caller guarantees.
+            let (t, out) = unsafe { (template(pTemplate, ulCount)?, out(phObject)?) };
+            *out = objects::create(&s, &t)?;
+            Ok(())
+        })
+    })
+}
+
+/// `C_CopyObject`.
+///
+/// # Safety
+/// `pTemplate` valid for `ulCount` attributes; `phNewObject` valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_CopyObject(hSession: CK_SESSION_HANDLE, hObject: CK_OBJECT_HANDLE, pTemplate: *mut CK_ATTRIBUTE, ulCount: CK_ULONG, phNewObject: *mut CK_OBJECT_HANDLE) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            // SAFETY: forwarded caller guarantees.
+            let (t, out) = unsafe { (template(pTemplate, ulCount)?, out(phNewObject)?) };
+            *out = objects::copy(&s, hObject, &t)?;
+            Ok(())
+        })
+    })
+}
+
+/// `C_DestroyObject`.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_DestroyObject(hSession: CK_SESSION_HANDLE, hObject: CK_OBJECT_HANDLE) -> CK_RV {
+    guard(|| module::with(|m| objects::destroy(&*m.session(hSession)?, hObject)))
+}
+
+/// `C_GetObjectSize`.
+///
+/// # Safety
+/// `pulSize` valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_GetObjectSize(hSession: CK_SESSION_HANDLE, hObject: CK_OBJECT_HANDLE, pulSize: *mut CK_ULONG) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            // SAFETY: caller guarantees a valid pointer if non-null.
+            let out = unsafe { out(pulSize)? };
+            *out = objects::size(&s, hObject)? as CK_ULONG;
+            Ok(())
+        })
+    })
+}
+
+/// `C_GetAttributeValue`, exactly as §5.7 orders it: every attribute of
+/// the template is processed; unrevealable or unknown attributes get
+/// `CK_UNAVAILABLE_INFORMATION`; a null `pValue` asks for the length; a
+/// short buffer gets `CK_UNAVAILABLE_INFORMATION` and `CKR_BUFFER_TOO_SMALL`.
+/// When several attributes fail, the first failure's code is returned.
+///
+/// # Safety
+/// `pTemplate` valid for `ulCount` attributes, each `pValue` null or valid
+/// for `ulValueLen` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_GetAttributeValue(hSession: CK_SESSION_HANDLE, hObject: CK_OBJECT_HANDLE, pTemplate: *mut CK_ATTRIBUTE, ulCount: CK_ULONG) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            if pTemplate.is_null() && ulCount != 0 {
+                return Err(err(CKR_ARGUMENTS_BAD));
+            }
+            let count = usize::try_from(ulCount).map_err(|_| err(CKR_ARGUMENTS_BAD))?;
+            let attrs: &mut [CK_ATTRIBUTE] = if count == 0 {
+                &mut []
+            } else {
+                // SAFETY: non-null; the caller guarantees `ulCount` attributes.
+                unsafe { std::slice::from_raw_parts_mut(pTemplate, count) }
+            };
+            let types: Vec<_> = attrs.iter().map(|a| a.type_).collect();
+            let answers = objects::get_attributes(&s, hObject, &types)?;
+            let mut rv = CKR_OK;
+            let mut fail = |code| {
+                if rv == CKR_OK {
+                    rv = code;
+                }
+            };
+            for (a, answer) in attrs.iter_mut().zip(answers) {
+                match answer {
+                    AttrOut::Sensitive => {
+                        a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
+                        fail(CKR_ATTRIBUTE_SENSITIVE);
+                    }
+                    AttrOut::Invalid => {
+                        a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
+                        fail(CKR_ATTRIBUTE_TYPE_INVALID);
+                    }
+                    AttrOut::Value(v) if a.pValue.is_null() => a.ulValueLen = v.len() as CK_ULONG,
+                    AttrOut::Value(v) if (a.ulValueLen as usize) >= v.len() => {
+                        // SAFETY: the caller's buffer holds ulValueLen >= v.len() bytes.
+                        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), a.pValue as *mut u8, v.len()) };
+                        a.ulValueLen = v.len() as CK_ULONG;
+                    }
+                    AttrOut::Value(_) => {
+                        a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
+                        fail(CKR_BUFFER_TOO_SMALL);
+                    }
+                }
+            }
+            if rv == CKR_OK { Ok(()) } else { Err(Error::new(rv)) }
+        })
+    })
+}
+
+/// `C_SetAttributeValue`.
+///
+/// # Safety
+/// `pTemplate` valid for `ulCount` attributes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SetAttributeValue(hSession: CK_SESSION_HANDLE, hObject: CK_OBJECT_HANDLE, pTemplate: *mut CK_ATTRIBUTE, ulCount: CK_ULONG) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            // SAFETY: forwarded caller guarantee.
+            let t = unsafe { template(pTemplate, ulCount)? };
+            objects::set_attributes(&s, hObject, &t)
+        })
+    })
+}
+
+/// `C_FindObjectsInit`.
+///
+/// # Safety
+/// `pTemplate` valid for `ulCount` attributes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_FindObjectsInit(hSession: CK_SESSION_HANDLE, pTemplate: *mut CK_ATTRIBUTE, ulCount: CK_ULONG) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            // SAFETY: forwarded caller guarantee.
+            let t = unsafe { template(pTemplate, ulCount)? };
+            objects::find_init(&s, &t)
+        })
+    })
+}
+
+/// `C_FindObjects`.
+///
+/// # Safety
+/// `phObject` valid for `ulMaxObjectCount` handles; `pulObjectCount` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_FindObjects(hSession: CK_SESSION_HANDLE, phObject: *mut CK_OBJECT_HANDLE, ulMaxObjectCount: CK_ULONG, pulObjectCount: *mut CK_ULONG) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            // SAFETY: caller guarantees a valid count pointer if non-null.
+            let count = unsafe { out(pulObjectCount)? };
+            if phObject.is_null() || ulMaxObjectCount as u128 > isize::MAX as u128 / 8 {
+                return Err(err(CKR_ARGUMENTS_BAD));
+            }
+            // SAFETY: non-null; the caller guarantees room for ulMaxObjectCount handles.
+            let buf = unsafe { std::slice::from_raw_parts_mut(phObject, ulMaxObjectCount as usize) };
+            *count = objects::find_next(&s, buf)? as CK_ULONG;
+            Ok(())
+        })
+    })
+}
+
+/// `C_FindObjectsFinal`.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_FindObjectsFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
+    guard(|| module::with(|m| objects::find_final(&*m.session(hSession)?)))
+}
+

@@ -1,0 +1,44 @@
+//! Random number generation (base spec §5.17).
+
+use super::util::{bytes, guard};
+use crate::api::{crypto, module};
+use crate::error::err;
+use cryptoki_sys::*;
+
+/// `C_SeedRandom`: the OS generator cannot be seeded by the caller.
+///
+/// # Safety
+/// `pSeed` valid for `ulSeedLen`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SeedRandom(hSession: CK_SESSION_HANDLE, pSeed: *mut CK_BYTE, ulSeedLen: CK_ULONG) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            m.session(hSession)?;
+            // SAFETY: forwarded caller guarantee (checks the pointer only).
+            unsafe { bytes(pSeed, ulSeedLen)? };
+            Err(err(CKR_RANDOM_SEED_NOT_SUPPORTED))
+        })
+    })
+}
+
+/// `C_GenerateRandom`.
+///
+/// # Safety
+/// `RandomData` valid for `ulRandomLen` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_GenerateRandom(hSession: CK_SESSION_HANDLE, RandomData: *mut CK_BYTE, ulRandomLen: CK_ULONG) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            if ulRandomLen == 0 {
+                return Ok(());
+            }
+            if RandomData.is_null() || ulRandomLen as u128 > isize::MAX as u128 {
+                return Err(err(CKR_ARGUMENTS_BAD));
+            }
+            // SAFETY: non-null; caller guarantees ulRandomLen writable bytes.
+            let buf = unsafe { std::slice::from_raw_parts_mut(RandomData, ulRandomLen as usize) };
+            crypto::generate_random(&s, buf)
+        })
+    })
+}

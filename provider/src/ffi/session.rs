@@ -1,0 +1,142 @@
+//! Session management (base spec §5.6).
+
+use super::util::{bytes, guard, out};
+use crate::api::module;
+use crate::error::err;
+use cryptoki_sys::*;
+use std::ffi::c_void;
+
+/// `C_OpenSession`. Notification callbacks are accepted and never called
+/// (no surrender events happen in a software token).
+///
+/// # Safety
+/// `phSession` null or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_OpenSession(slotID: CK_SLOT_ID, flags: CK_FLAGS, _pApplication: *mut c_void, _Notify: CK_NOTIFY, phSession: *mut CK_SESSION_HANDLE) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            // SAFETY: caller guarantees a valid handle pointer if non-null.
+            let out = unsafe { out(phSession)? };
+            *out = m.open_session(slotID, flags)?;
+            Ok(())
+        })
+    })
+}
+
+/// `C_CloseSession`.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_CloseSession(hSession: CK_SESSION_HANDLE) -> CK_RV {
+    guard(|| module::with(|m| m.close_session(hSession)))
+}
+
+/// `C_CloseAllSessions`.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_CloseAllSessions(slotID: CK_SLOT_ID) -> CK_RV {
+    guard(|| module::with(|m| m.close_all_sessions(slotID)))
+}
+
+/// `C_GetSessionInfo`.
+///
+/// # Safety
+/// `pInfo` null or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_GetSessionInfo(hSession: CK_SESSION_HANDLE, pInfo: *mut CK_SESSION_INFO) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            // SAFETY: caller guarantees a valid CK_SESSION_INFO if non-null.
+            let info = unsafe { out(pInfo)? };
+            info.slotID = s.token.slot_id;
+            info.state = s.state();
+            info.flags = CKF_SERIAL_SESSION | if s.rw { CKF_RW_SESSION } else { 0 };
+            info.ulDeviceError = 0;
+            Ok(())
+        })
+    })
+}
+
+/// `C_Login`. `CKU_CONTEXT_SPECIFIC` re-checks the user PIN for an active
+/// operation.
+///
+/// # Safety
+/// `pPin` valid for `ulPinLen` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_Login(hSession: CK_SESSION_HANDLE, userType: CK_USER_TYPE, pPin: *mut CK_UTF8CHAR, ulPinLen: CK_ULONG) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            if pPin.is_null() {
+                return Err(err(CKR_ARGUMENTS_BAD));
+            }
+            // SAFETY: caller guarantees the PIN bytes.
+            let pin = unsafe { bytes(pPin, ulPinLen)? };
+            if userType == CKU_CONTEXT_SPECIFIC {
+                let ops = s.ops.lock();
+                if ops.sign.is_none() && ops.verify.is_none() {
+                    return Err(err(CKR_OPERATION_NOT_INITIALIZED));
+                }
+                drop(ops);
+                return s.token.reauthenticate(pin);
+            }
+            s.token.login(userType, pin)
+        })
+    })
+}
+
+/// `C_LoginUser` (3.0): this token has one user per type, so the user name
+/// is ignored and the call behaves as `C_Login`.
+///
+/// # Safety
+/// `pPin` valid for `ulPinLen` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_LoginUser(hSession: CK_SESSION_HANDLE, userType: CK_USER_TYPE, pPin: *mut CK_UTF8CHAR, ulPinLen: CK_ULONG, _pUsername: *mut CK_UTF8CHAR, _ulUsernameLen: CK_ULONG) -> CK_RV {
+    // SAFETY: same contract as C_Login.
+    unsafe { C_Login(hSession, userType, pPin, ulPinLen) }
+}
+
+/// `C_Logout`.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_Logout(hSession: CK_SESSION_HANDLE) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            m.logout(&s.token)
+        })
+    })
+}
+
+/// `C_SessionCancel` (3.0 §5.6): ends the operations named by `flags`.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SessionCancel(hSession: CK_SESSION_HANDLE, flags: CK_FLAGS) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            let mut ops = s.ops.lock();
+            if flags & CKF_FIND_OBJECTS != 0 {
+                ops.find = None;
+            }
+            if flags & CKF_DIGEST != 0 {
+                ops.digest = None;
+            }
+            if flags & CKF_SIGN != 0 {
+                ops.sign = None;
+            }
+            if flags & CKF_VERIFY != 0 {
+                ops.verify = None;
+            }
+            Ok(())
+        })
+    })
+}

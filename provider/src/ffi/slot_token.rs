@@ -1,0 +1,219 @@
+//! Slot and token management (base spec §5.5).
+
+use super::general::MANUFACTURER;
+use super::util::{bytes, guard, out, out_list, pad, unpad};
+use crate::api::module;
+use crate::api::token::{MAX_PIN_FAILURES, MAX_PIN_LEN, MIN_PIN_LEN};
+use crate::error::err;
+use crate::mechanisms;
+use cryptoki_sys::*;
+use std::sync::atomic::Ordering;
+
+const HW_VERSION: CK_VERSION = CK_VERSION { major: 0, minor: 1 };
+const FW_VERSION: CK_VERSION = CK_VERSION { major: 0, minor: 1 };
+
+/// `C_GetSlotList`. Every slot has a token (the free slot's is
+/// uninitialised), so `tokenPresent` filters nothing. The slot list is
+/// re-read (tokens made by other processes appear) on the length query.
+///
+/// # Safety
+/// `pSlotList` null or valid for `*pulCount` ids; `pulCount` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_GetSlotList(_tokenPresent: CK_BBOOL, pSlotList: *mut CK_SLOT_ID, pulCount: *mut CK_ULONG) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            if pSlotList.is_null() {
+                m.rescan()?;
+            }
+            // SAFETY: forwarded caller guarantees.
+            unsafe { out_list(&m.slot_ids(), pSlotList, pulCount) }
+        })
+    })
+}
+
+/// `C_GetSlotInfo`.
+///
+/// # Safety
+/// `pInfo` null or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_GetSlotInfo(slotID: CK_SLOT_ID, pInfo: *mut CK_SLOT_INFO) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            // SAFETY: caller guarantees a valid CK_SLOT_INFO if non-null.
+            let info = unsafe { out(pInfo)? };
+            m.token(slotID)?;
+            pad(&mut info.slotDescription, &format!("dalek-pkcs11 slot {slotID}"));
+            pad(&mut info.manufacturerID, MANUFACTURER);
+            info.flags = CKF_TOKEN_PRESENT;
+            info.hardwareVersion = HW_VERSION;
+            info.firmwareVersion = FW_VERSION;
+            Ok(())
+        })
+    })
+}
+
+fn pin_flags(failures: u32, low: CK_FLAGS, final_try: CK_FLAGS, locked: CK_FLAGS) -> CK_FLAGS {
+    match failures {
+        0 => 0,
+        f if f >= MAX_PIN_FAILURES => locked,
+        f if f + 1 == MAX_PIN_FAILURES => low | final_try,
+        _ => low,
+    }
+}
+
+/// `C_GetTokenInfo`, with the PIN-count flags of §5.5 table "Token information flags".
+///
+/// # Safety
+/// `pInfo` null or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_GetTokenInfo(slotID: CK_SLOT_ID, pInfo: *mut CK_TOKEN_INFO) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            // SAFETY: caller guarantees a valid CK_TOKEN_INFO if non-null.
+            let info = unsafe { out(pInfo)? };
+            let token = m.token(slotID)?;
+            let status = token.status()?;
+            let mut flags = CKF_RNG | CKF_LOGIN_REQUIRED | CKF_RESTORE_KEY_NOT_NEEDED;
+            match &status.meta {
+                Some(meta) => {
+                    flags |= CKF_TOKEN_INITIALIZED;
+                    if meta.user_pin.is_some() {
+                        flags |= CKF_USER_PIN_INITIALIZED;
+                    }
+                    flags |= pin_flags(meta.user_failures, CKF_USER_PIN_COUNT_LOW, CKF_USER_PIN_FINAL_TRY, CKF_USER_PIN_LOCKED);
+                    flags |= pin_flags(meta.so_failures, CKF_SO_PIN_COUNT_LOW, CKF_SO_PIN_FINAL_TRY, CKF_SO_PIN_LOCKED);
+                    pad(&mut info.label, &meta.label);
+                    pad(&mut info.serialNumber, &meta.serial);
+                }
+                None => {
+                    pad(&mut info.label, "");
+                    pad(&mut info.serialNumber, "");
+                }
+            }
+            info.flags = flags;
+            pad(&mut info.manufacturerID, MANUFACTURER);
+            pad(&mut info.model, "dalek soft token");
+            info.ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
+            info.ulSessionCount = token.sessions.load(Ordering::Relaxed) as CK_ULONG;
+            info.ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;
+            info.ulRwSessionCount = token.rw_sessions.load(Ordering::Relaxed) as CK_ULONG;
+            info.ulMaxPinLen = MAX_PIN_LEN as CK_ULONG;
+            info.ulMinPinLen = MIN_PIN_LEN as CK_ULONG;
+            info.ulTotalPublicMemory = CK_UNAVAILABLE_INFORMATION;
+            info.ulFreePublicMemory = CK_UNAVAILABLE_INFORMATION;
+            info.ulTotalPrivateMemory = CK_UNAVAILABLE_INFORMATION;
+            info.ulFreePrivateMemory = CK_UNAVAILABLE_INFORMATION;
+            info.hardwareVersion = HW_VERSION;
+            info.firmwareVersion = FW_VERSION;
+            pad(&mut info.utcTime, "");
+            Ok(())
+        })
+    })
+}
+
+/// `C_GetMechanismList`.
+///
+/// # Safety
+/// `pMechanismList` null or valid for `*pulCount` entries; `pulCount` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_GetMechanismList(slotID: CK_SLOT_ID, pMechanismList: *mut CK_MECHANISM_TYPE, pulCount: *mut CK_ULONG) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            m.token(slotID)?;
+            let list: Vec<CK_MECHANISM_TYPE> = mechanisms::REGISTRY.iter().map(|d| d.ty).collect();
+            // SAFETY: forwarded caller guarantees.
+            unsafe { out_list(&list, pMechanismList, pulCount) }
+        })
+    })
+}
+
+/// `C_GetMechanismInfo`.
+///
+/// # Safety
+/// `pInfo` null or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_GetMechanismInfo(slotID: CK_SLOT_ID, type_: CK_MECHANISM_TYPE, pInfo: *mut CK_MECHANISM_INFO) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            // SAFETY: caller guarantees a valid CK_MECHANISM_INFO if non-null.
+            let info = unsafe { out(pInfo)? };
+            m.token(slotID)?;
+            let d = mechanisms::lookup(type_)?;
+            info.ulMinKeySize = d.min_key;
+            info.ulMaxKeySize = d.max_key;
+            info.flags = d.flags;
+            Ok(())
+        })
+    })
+}
+
+/// `C_InitToken`: `pLabel` is 32 blank-padded bytes.
+///
+/// # Safety
+/// `pPin` valid for `ulPinLen` bytes; `pLabel` valid for 32 bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_InitToken(slotID: CK_SLOT_ID, pPin: *mut CK_UTF8CHAR, ulPinLen: CK_ULONG, pLabel: *mut CK_UTF8CHAR) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            if pPin.is_null() || pLabel.is_null() {
+                return Err(err(CKR_ARGUMENTS_BAD));
+            }
+            // SAFETY: caller guarantees the PIN and the 32-byte label.
+            let (pin, label) = unsafe { (bytes(pPin, ulPinLen)?, bytes(pLabel, 32)?) };
+            m.init_token(slotID, pin, &unpad(label))
+        })
+    })
+}
+
+/// `C_InitPIN`.
+///
+/// # Safety
+/// `pPin` valid for `ulPinLen` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_InitPIN(hSession: CK_SESSION_HANDLE, pPin: *mut CK_UTF8CHAR, ulPinLen: CK_ULONG) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            if pPin.is_null() {
+                return Err(err(CKR_ARGUMENTS_BAD));
+            }
+            // SAFETY: caller guarantees the PIN bytes.
+            let pin = unsafe { bytes(pPin, ulPinLen)? };
+            s.require_rw()?;
+            s.token.init_pin(pin)
+        })
+    })
+}
+
+/// `C_SetPIN`.
+///
+/// # Safety
+/// `pOldPin` / `pNewPin` valid for their lengths.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SetPIN(hSession: CK_SESSION_HANDLE, pOldPin: *mut CK_UTF8CHAR, ulOldLen: CK_ULONG, pNewPin: *mut CK_UTF8CHAR, ulNewLen: CK_ULONG) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            if pOldPin.is_null() || pNewPin.is_null() {
+                return Err(err(CKR_ARGUMENTS_BAD));
+            }
+            // SAFETY: caller guarantees the PIN bytes.
+            let (old, new) = unsafe { (bytes(pOldPin, ulOldLen)?, bytes(pNewPin, ulNewLen)?) };
+            s.require_rw()?;
+            s.token.set_pin(old, new)
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pin_count_flags() {
+        assert_eq!(pin_flags(0, 1, 2, 4), 0);
+        assert_eq!(pin_flags(1, 1, 2, 4), 1);
+        assert_eq!(pin_flags(MAX_PIN_FAILURES - 1, 1, 2, 4), 3);
+        assert_eq!(pin_flags(MAX_PIN_FAILURES, 1, 2, 4), 4);
+    }
+}

@@ -1,0 +1,201 @@
+//! Turning the caller's raw pointers and lengths into Rust values, with
+//! every check the spec asks for. This file and its siblings in `ffi/` are
+//! the only places with `unsafe` code.
+
+use crate::api::attributes::Attr;
+use crate::error::{Error, Result, err};
+use cryptoki_sys::*;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Runs the body of an exported function: a panic becomes
+/// `CKR_GENERAL_ERROR` instead of unwinding into C.
+#[inline]
+pub fn guard(body: impl FnOnce() -> Result<()>) -> CK_RV {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => CKR_OK,
+        Ok(Err(e)) => e.rv(),
+        Err(_) => {
+            crate::log::error(format_args!("internal panic caught at the API boundary"));
+            CKR_GENERAL_ERROR
+        }
+    }
+}
+
+fn checked_len(len: CK_ULONG) -> Result<usize> {
+    usize::try_from(len)
+        .ok()
+        .filter(|&l| l <= isize::MAX as usize)
+        .ok_or(err(CKR_ARGUMENTS_BAD))
+}
+
+/// An input byte string. `NULL` is accepted only with length 0.
+///
+/// # Safety
+/// `ptr` must be null or valid for reads of `len` bytes for `'a`.
+pub unsafe fn bytes<'a>(ptr: *const u8, len: CK_ULONG) -> Result<&'a [u8]> {
+    let len = checked_len(len)?;
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(err(CKR_ARGUMENTS_BAD));
+    }
+    // SAFETY: non-null, and the caller guarantees `len` readable bytes.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// A mutable reference to an output value (`CKR_ARGUMENTS_BAD` if null).
+///
+/// # Safety
+/// `ptr` must be null or valid for writes of a `T` for `'a`.
+pub unsafe fn out<'a, T>(ptr: *mut T) -> Result<&'a mut T> {
+    // SAFETY: the caller guarantees a valid, aligned `T` if non-null.
+    unsafe { ptr.as_mut() }.ok_or(err(CKR_ARGUMENTS_BAD))
+}
+
+/// An output buffer following the size-query convention of §5.2: the
+/// length pointer is required; a null buffer asks for the length.
+///
+/// # Safety
+/// `len_ptr` must be null or valid; `buf` null or valid for `*len_ptr` bytes.
+pub unsafe fn out_buffer<'a>(buf: *mut u8, len_ptr: *mut CK_ULONG) -> Result<(Option<&'a mut [u8]>, &'a mut CK_ULONG)> {
+    // SAFETY: forwarded caller guarantee.
+    let len = unsafe { out(len_ptr)? };
+    if buf.is_null() {
+        return Ok((None, len));
+    }
+    let n = checked_len(*len)?;
+    // SAFETY: non-null, and the caller guarantees `*len_ptr` writable bytes.
+    Ok((Some(unsafe { std::slice::from_raw_parts_mut(buf, n) }), len))
+}
+
+/// Stores the result length of an output-buffer call: the produced (or
+/// required) length on success and on `CKR_BUFFER_TOO_SMALL`.
+pub fn finish_output(result: Result<usize>, len: &mut CK_ULONG) -> Result<()> {
+    match result {
+        Ok(n) => {
+            *len = n as CK_ULONG;
+            Ok(())
+        }
+        Err(e) if e.rv() == CKR_BUFFER_TOO_SMALL => {
+            *len = e.required_len() as CK_ULONG;
+            Err(e)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Copies a caller's template. `NULL` with count 0 is the empty template.
+///
+/// # Safety
+/// `ptr` must be null or valid for `count` `CK_ATTRIBUTE`s whose `pValue`s
+/// are valid for their `ulValueLen`.
+pub unsafe fn template(ptr: *const CK_ATTRIBUTE, count: CK_ULONG) -> Result<Vec<Attr>> {
+    let count = checked_len(count)?;
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    if ptr.is_null() {
+        return Err(err(CKR_ARGUMENTS_BAD));
+    }
+    // SAFETY: non-null, `count` elements guaranteed by the caller.
+    let attrs = unsafe { std::slice::from_raw_parts(ptr, count) };
+    attrs
+        .iter()
+        .map(|a| {
+            if a.ulValueLen == CK_UNAVAILABLE_INFORMATION {
+                return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
+            }
+            // SAFETY: the caller guarantees `pValue` holds `ulValueLen` bytes.
+            let value = unsafe { bytes(a.pValue as *const u8, a.ulValueLen)? };
+            Ok(Attr::new(a.type_, value))
+        })
+        .collect()
+}
+
+/// Copies `s` into a fixed-size, blank-padded `CK_UTF8CHAR` field.
+pub fn pad(field: &mut [u8], s: &str) {
+    field.fill(b' ');
+    let mut n = s.len().min(field.len());
+    while !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    field[..n].copy_from_slice(&s.as_bytes()[..n]);
+}
+
+/// Blank-padded field to string, trailing blanks and NULs removed.
+pub fn unpad(field: &[u8]) -> String {
+    String::from_utf8_lossy(field).trim_end_matches([' ', '\0']).to_string()
+}
+
+/// Writes `items` to a caller array under the size-query convention
+/// (`CKR_BUFFER_TOO_SMALL` with the count when the array is short).
+///
+/// # Safety
+/// `ptr` null or valid for `*count` elements; `count` null or valid.
+pub unsafe fn out_list<T: Copy>(items: &[T], ptr: *mut T, count: *mut CK_ULONG) -> Result<()> {
+    // SAFETY: forwarded caller guarantee.
+    let count = unsafe { out(count)? };
+    if ptr.is_null() {
+        *count = items.len() as CK_ULONG;
+        return Ok(());
+    }
+    if (*count as usize) < items.len() {
+        *count = items.len() as CK_ULONG;
+        return Err(Error::buffer_too_small(items.len()));
+    }
+    // SAFETY: the caller's array holds at least `*count >= items.len()` elements.
+    unsafe { std::ptr::copy_nonoverlapping(items.as_ptr(), ptr, items.len()) };
+    *count = items.len() as CK_ULONG;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_input_only_with_zero_length() {
+        // SAFETY: null pointers are never dereferenced.
+        unsafe {
+            assert_eq!(bytes(std::ptr::null(), 0).unwrap(), &[] as &[u8]);
+            assert_eq!(bytes(std::ptr::null(), 1).unwrap_err().rv(), CKR_ARGUMENTS_BAD);
+            assert_eq!(bytes([1u8].as_ptr(), u64::MAX as CK_ULONG).unwrap_err().rv(), CKR_ARGUMENTS_BAD);
+        }
+    }
+
+    #[test]
+    fn panics_become_general_error() {
+        assert_eq!(guard(|| panic!("boom")), CKR_GENERAL_ERROR);
+        assert_eq!(guard(|| Err(err(CKR_PIN_INCORRECT))), CKR_PIN_INCORRECT);
+        assert_eq!(guard(|| Ok(())), CKR_OK);
+    }
+
+    #[test]
+    fn output_lengths() {
+        let mut len: CK_ULONG = 0;
+        assert!(finish_output(Ok(5), &mut len).is_ok());
+        assert_eq!(len, 5);
+        assert!(finish_output(Err(Error::buffer_too_small(64)), &mut len).is_err());
+        assert_eq!(len, 64);
+        let mut field = [0u8; 8];
+        pad(&mut field, "héllo wörld");
+        assert_eq!(&field, b"h\xc3\xa9llo w");
+        assert_eq!(unpad(b"abc   \0"), "abc");
+    }
+
+    #[test]
+    fn lists_follow_size_query() {
+        let items = [1 as CK_ULONG, 2, 3];
+        let mut count: CK_ULONG = 0;
+        let mut buf = [0 as CK_ULONG; 2];
+        // SAFETY: valid pointers to local buffers.
+        unsafe {
+            out_list(&items, std::ptr::null_mut(), &mut count).unwrap();
+            assert_eq!(count, 3);
+            count = 2;
+            assert_eq!(out_list(&items, buf.as_mut_ptr(), &mut count).unwrap_err().rv(), CKR_BUFFER_TOO_SMALL);
+            assert_eq!(count, 3);
+        }
+    }
+}

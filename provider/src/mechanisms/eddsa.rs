@@ -1,0 +1,293 @@
+//! Ed25519 (mechanisms spec §2.3.5–2.3.6 "EdDSA" and §2.3.14 key pair
+//! generation) with ed25519-dalek.
+//!
+//! `CKA_EC_PARAMS` may be the OID 1.3.101.112, the printable string
+//! "edwards25519" (the spec's form), or the GnuPG OID 1.3.6.1.4.1.11591.15.1
+//! (older OpenSC). `CKA_EC_POINT` is returned as a DER OCTET STRING holding
+//! the 32-byte point and accepted raw or DER on import. `CKM_EDDSA` takes
+//! no parameter or a `CK_EDDSA_PARAMS` without pre-hashing and context
+//! (pure Ed25519); anything else is `CKR_MECHANISM_PARAM_INVALID`.
+
+use super::keys::KeyMaterial;
+use super::{GeneratedPair, Mechanism, Param, SignOperation, VerifyOperation};
+use crate::api::attributes::Attributes;
+use crate::error::{Result, err};
+use crate::storage::seal::random_bytes;
+use cryptoki_sys::*;
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use std::sync::Arc;
+use zeroize::Zeroizing;
+
+/// DER of the OID 1.3.101.112 (RFC 8410 id-Ed25519).
+pub const OID_ED25519: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x70];
+/// DER PrintableString "edwards25519".
+pub const NAME_ED25519: &[u8] = b"\x13\x0cedwards25519";
+const UTF8_NAME_ED25519: &[u8] = b"\x0c\x0cedwards25519";
+const GNUPG_OID_ED25519: &[u8] = &[0x06, 0x09, 0x2b, 0x06, 0x01, 0x04, 0x01, 0xda, 0x47, 0x0f, 0x01];
+
+const SIG_LEN: usize = 64;
+const KEY_LEN: usize = 32;
+
+/// True if `params` names Ed25519.
+pub fn is_ed25519_params(params: &[u8]) -> bool {
+    [OID_ED25519, NAME_ED25519, UTF8_NAME_ED25519, GNUPG_OID_ED25519].contains(&params)
+}
+
+/// `CKA_EC_POINT` value: DER OCTET STRING of the point.
+pub fn der_point(point: &[u8; KEY_LEN]) -> [u8; KEY_LEN + 2] {
+    let mut out = [0u8; KEY_LEN + 2];
+    out[0] = 0x04;
+    out[1] = KEY_LEN as u8;
+    out[2..].copy_from_slice(point);
+    out
+}
+
+/// The 32-byte point from a raw or DER `CKA_EC_POINT`.
+pub fn parse_point(v: &[u8]) -> Result<[u8; KEY_LEN]> {
+    let raw = match v {
+        [0x04, 0x20, rest @ ..] if rest.len() == KEY_LEN => rest,
+        _ if v.len() == KEY_LEN => v,
+        _ => return Err(err(CKR_ATTRIBUTE_VALUE_INVALID)),
+    };
+    Ok(raw.try_into().expect("length checked"))
+}
+
+/// Parses a private key (`CKA_VALUE`, the 32-byte RFC 8032 secret).
+pub fn load_private(value: &[u8]) -> Result<KeyMaterial> {
+    let secret: Zeroizing<[u8; KEY_LEN]> =
+        Zeroizing::new(value.try_into().map_err(|_| err(CKR_KEY_HANDLE_INVALID))?);
+    Ok(KeyMaterial::Ed25519Private(SigningKey::from_bytes(&secret)))
+}
+
+/// Parses a public key (`CKA_EC_POINT`).
+pub fn load_public(point: &[u8]) -> Result<KeyMaterial> {
+    let p = parse_point(point).map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
+    VerifyingKey::from_bytes(&p)
+        .map(KeyMaterial::Ed25519Public)
+        .map_err(|_| err(CKR_KEY_HANDLE_INVALID))
+}
+
+/// Checks an imported Ed25519 key, normalises `CKA_EC_POINT` to DER and,
+/// for private keys, adds the public point and `CKA_PUBLIC_KEY_INFO`.
+pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result<()> {
+    let params = attrs.bytes(CKA_EC_PARAMS).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    if !is_ed25519_params(params) {
+        return Err(err(CKR_CURVE_NOT_SUPPORTED));
+    }
+    let point = if class == CKO_PRIVATE_KEY {
+        let value = attrs.bytes(CKA_VALUE).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+        let secret: Zeroizing<[u8; KEY_LEN]> =
+            Zeroizing::new(value.try_into().map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?);
+        SigningKey::from_bytes(&secret).verifying_key().to_bytes()
+    } else {
+        let p = parse_point(attrs.bytes(CKA_EC_POINT).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?)?;
+        VerifyingKey::from_bytes(&p).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?;
+        p
+    };
+    attrs.set_bytes(CKA_EC_POINT, &der_point(&point));
+    if !attrs.bytes(CKA_PUBLIC_KEY_INFO).is_some_and(|v| !v.is_empty()) {
+        attrs.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
+    }
+    Ok(())
+}
+
+/// SubjectPublicKeyInfo DER of an Ed25519 public key (RFC 8410 §4).
+pub fn spki(point: &[u8; KEY_LEN]) -> Vec<u8> {
+    let mut out = vec![0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00];
+    out.extend_from_slice(point);
+    out
+}
+
+/// Generates a key pair for the `CKA_EC_PARAMS` of the public template.
+pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
+    let params = public_template.bytes(CKA_EC_PARAMS).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    if !is_ed25519_params(params) {
+        return Err(err(CKR_CURVE_NOT_SUPPORTED));
+    }
+    let mut secret = Zeroizing::new([0u8; KEY_LEN]);
+    random_bytes(secret.as_mut())?;
+    let point = SigningKey::from_bytes(&secret).verifying_key().to_bytes();
+    let mut public = Attributes::new();
+    public.set_bytes(CKA_EC_POINT, &der_point(&point));
+    public.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
+    let mut private = Attributes::new();
+    private.set_bytes(CKA_EC_PARAMS, params);
+    private.set_bytes(CKA_VALUE, secret.as_ref());
+    private.set_bytes(CKA_EC_POINT, &der_point(&point));
+    private.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
+    Ok(GeneratedPair {
+        public,
+        private,
+        key_type: CKK_EC_EDWARDS,
+    })
+}
+
+/// Only pure Ed25519 is supported: no pre-hash, no context.
+fn check_param(mech: &Mechanism<'_>) -> Result<()> {
+    match mech.param {
+        Param::None | Param::EdDsa { prehash: false, context: None } => Ok(()),
+        _ => Err(err(CKR_MECHANISM_PARAM_INVALID)),
+    }
+}
+
+/// `CKM_EDDSA` signing. Multi-part input is buffered: Ed25519 reads the
+/// message twice.
+pub struct EdDsaSign {
+    key: Arc<KeyMaterial>,
+    buffer: Vec<u8>,
+}
+
+impl EdDsaSign {
+    /// Starts a signature with a private key.
+    pub fn new(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Self> {
+        check_param(mech)?;
+        match *key {
+            KeyMaterial::Ed25519Private(_) => Ok(EdDsaSign { key, buffer: Vec::new() }),
+            _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+        }
+    }
+
+    fn signing_key(&self) -> &SigningKey {
+        match &*self.key {
+            KeyMaterial::Ed25519Private(k) => k,
+            _ => unreachable!("checked in new"),
+        }
+    }
+}
+
+impl SignOperation for EdDsaSign {
+    fn output_len(&self) -> usize {
+        SIG_LEN
+    }
+
+    fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
+        let sig = self.signing_key().sign(data);
+        out[..SIG_LEN].copy_from_slice(&sig.to_bytes());
+        Ok(SIG_LEN)
+    }
+
+    fn update(&mut self, data: &[u8]) -> Result<()> {
+        self.buffer.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut [u8]) -> Result<usize> {
+        let msg = std::mem::take(&mut self.buffer);
+        self.sign(&msg, out)
+    }
+}
+
+/// `CKM_EDDSA` verification (strict: rejects non-canonical and small-order
+/// encodings, as RFC 8032 §5.1.7 and OpenSSL do).
+pub struct EdDsaVerify {
+    key: VerifyingKey,
+    buffer: Vec<u8>,
+}
+
+impl EdDsaVerify {
+    /// Starts a verification with a public key (or a private key, whose
+    /// public half is used).
+    pub fn new(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Self> {
+        check_param(mech)?;
+        let key = match &*key {
+            KeyMaterial::Ed25519Public(k) => *k,
+            KeyMaterial::Ed25519Private(k) => k.verifying_key(),
+        };
+        Ok(EdDsaVerify { key, buffer: Vec::new() })
+    }
+}
+
+impl VerifyOperation for EdDsaVerify {
+    fn verify(&mut self, data: &[u8], signature: &[u8]) -> Result<()> {
+        let sig: &[u8; SIG_LEN] = signature.try_into().map_err(|_| err(CKR_SIGNATURE_LEN_RANGE))?;
+        self.key
+            .verify_strict(data, &Signature::from_bytes(sig))
+            .map_err(|_| err(CKR_SIGNATURE_INVALID))
+    }
+
+    fn update(&mut self, data: &[u8]) -> Result<()> {
+        self.buffer.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn finish(&mut self, signature: &[u8]) -> Result<()> {
+        let msg = std::mem::take(&mut self.buffer);
+        self.verify(&msg, signature)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unhex(s: &str) -> Vec<u8> {
+        crate::storage::seal::unhex(s).unwrap()
+    }
+
+    /// RFC 8032 §7.1, TEST 2.
+    #[test]
+    fn rfc8032_test_2() {
+        let sk = unhex("4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb");
+        let pk = unhex("3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c");
+        let expected = unhex(
+            "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00",
+        );
+        let key = Arc::new(load_private(&sk).unwrap());
+        let mut s = EdDsaSign::new(&Mechanism::plain(CKM_EDDSA), key).unwrap();
+        let mut out = [0u8; 64];
+        assert_eq!(s.sign(&[0x72], &mut out).unwrap(), 64);
+        assert_eq!(out.to_vec(), expected);
+        let pubkey = Arc::new(load_public(&pk).unwrap());
+        let mut v = EdDsaVerify::new(&Mechanism::plain(CKM_EDDSA), pubkey).unwrap();
+        v.verify(&[0x72], &out).unwrap();
+        out[0] ^= 1;
+        assert_eq!(v.verify(&[0x72], &out).unwrap_err().rv(), CKR_SIGNATURE_INVALID);
+        assert_eq!(v.verify(&[0x72], &out[..63]).unwrap_err().rv(), CKR_SIGNATURE_LEN_RANGE);
+    }
+
+    #[test]
+    fn multipart_equals_single_part() {
+        let key = Arc::new(load_private(&[9; 32]).unwrap());
+        let mut a = EdDsaSign::new(&Mechanism::plain(CKM_EDDSA), key.clone()).unwrap();
+        let mut b = EdDsaSign::new(&Mechanism::plain(CKM_EDDSA), key).unwrap();
+        let (mut x, mut y) = ([0u8; 64], [0u8; 64]);
+        a.sign(b"hello world", &mut x).unwrap();
+        b.update(b"hello ").unwrap();
+        b.update(b"world").unwrap();
+        b.finish(&mut y).unwrap();
+        assert_eq!(x, y);
+    }
+
+    #[test]
+    fn parameters_and_encodings() {
+        let ph = Mechanism { ty: CKM_EDDSA, param: Param::EdDsa { prehash: true, context: None } };
+        let key = Arc::new(load_private(&[9; 32]).unwrap());
+        assert_eq!(EdDsaSign::new(&ph, key.clone()).err().unwrap().rv(), CKR_MECHANISM_PARAM_INVALID);
+        let ctx = Mechanism { ty: CKM_EDDSA, param: Param::EdDsa { prehash: false, context: Some(b"c") } };
+        assert_eq!(EdDsaSign::new(&ctx, key.clone()).err().unwrap().rv(), CKR_MECHANISM_PARAM_INVALID);
+        let pure = Mechanism { ty: CKM_EDDSA, param: Param::EdDsa { prehash: false, context: None } };
+        assert!(EdDsaSign::new(&pure, key).is_ok());
+        assert!(is_ed25519_params(OID_ED25519) && is_ed25519_params(NAME_ED25519));
+        assert!(!is_ed25519_params(&[0x06, 0x03, 0x2b, 0x65, 0x71]), "Ed448 is not Ed25519");
+        let p = [5u8; 32];
+        assert_eq!(parse_point(&der_point(&p)).unwrap(), p);
+        assert_eq!(parse_point(&p).unwrap(), p);
+        assert!(parse_point(&[4, 32, 1]).is_err());
+    }
+
+    #[test]
+    fn generated_pair_matches() {
+        let mut t = Attributes::new();
+        t.set_bytes(CKA_EC_PARAMS, NAME_ED25519);
+        let g = generate(&t).unwrap();
+        let sk = load_private(g.private.bytes(CKA_VALUE).unwrap()).unwrap();
+        let pk = g.public.bytes(CKA_EC_POINT).unwrap();
+        match sk {
+            KeyMaterial::Ed25519Private(k) => assert_eq!(der_point(&k.verifying_key().to_bytes()).to_vec(), pk),
+            _ => panic!("wrong key type"),
+        }
+        let mut bad = Attributes::new();
+        bad.set_bytes(CKA_EC_PARAMS, &[0x06, 0x01, 0x00]);
+        assert_eq!(generate(&bad).err().unwrap().rv(), CKR_CURVE_NOT_SUPPORTED);
+    }
+}

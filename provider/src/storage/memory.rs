@@ -1,0 +1,79 @@
+//! The memory store: nothing touches disk; the token lives as long as the
+//! process that created it.
+
+use super::{Changes, ObjectRecord, TokenMeta, TokenStore, Uid};
+use crate::error::Result;
+use std::collections::HashMap;
+
+/// A token kept in process memory.
+pub struct MemoryStore {
+    meta: TokenMeta,
+    objects: HashMap<Uid, ObjectRecord>,
+    generation: u64,
+}
+
+impl MemoryStore {
+    /// A new, empty token.
+    pub fn new(meta: TokenMeta) -> Self {
+        MemoryStore {
+            meta,
+            objects: HashMap::new(),
+            generation: 0,
+        }
+    }
+}
+
+impl TokenStore for MemoryStore {
+    fn meta(&mut self) -> Result<TokenMeta> {
+        Ok(self.meta.clone())
+    }
+
+    fn update_meta(&mut self, change: &mut dyn FnMut(&mut TokenMeta) -> Result<()>) -> Result<TokenMeta> {
+        let mut m = self.meta.clone();
+        change(&mut m)?;
+        self.meta = m.clone();
+        Ok(m)
+    }
+
+    fn reinitialize(&mut self, meta: &TokenMeta) -> Result<()> {
+        self.objects.clear();
+        self.meta = meta.clone();
+        self.generation += 1;
+        Ok(())
+    }
+
+    fn changes_since(&mut self, epoch: &str, generation: u64) -> Result<Option<Changes>> {
+        // Only this process can write a memory token, and it already knows
+        // what it wrote: there is never anything new unless the epoch moved.
+        if epoch == self.meta.epoch && generation == self.generation {
+            return Ok(None);
+        }
+        Ok(Some(Changes {
+            generation: self.generation,
+            reset: epoch != self.meta.epoch,
+            upserts: self
+                .objects
+                .values()
+                .filter(|r| r.generation > generation || epoch != self.meta.epoch)
+                .cloned()
+                .collect(),
+            deletes: Vec::new(),
+        }))
+    }
+
+    fn put(&mut self, records: &[&ObjectRecord]) -> Result<u64> {
+        self.generation += 1;
+        for r in records {
+            let mut r = (*r).clone();
+            r.generation = self.generation;
+            self.objects.insert(r.uid, r);
+        }
+        Ok(self.generation)
+    }
+
+    fn delete(&mut self, uid: &Uid) -> Result<u64> {
+        self.generation += 1;
+        self.objects.remove(uid);
+        Ok(self.generation)
+    }
+}

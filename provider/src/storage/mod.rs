@@ -1,0 +1,125 @@
+//! Where token objects live: a [`TokenStore`] per token, with a SQLite and a
+//! memory implementation.
+//!
+//! The store knows nothing of PKCS#11 semantics. It keeps the token's
+//! metadata ([`TokenMeta`]) and opaque [`ObjectRecord`]s, each write in one
+//! transaction that bumps a generation counter, so that a process can ask
+//! cheaply for what other processes changed since it last looked
+//! ([`TokenStore::changes_since`]).
+
+pub mod memory;
+pub mod seal;
+pub mod sqlite;
+
+use crate::config::{Config, StorageKind};
+use crate::error::Result;
+use seal::WrappedKey;
+use serde::{Deserialize, Serialize};
+
+/// Length of an object's unique id.
+pub const UID_LEN: usize = 16;
+/// An object's unique id (also its `CKA_UNIQUE_ID`, in hex).
+pub type Uid = [u8; UID_LEN];
+
+/// Token-wide metadata, written as one unit.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct TokenMeta {
+    /// `CK_TOKEN_INFO.label`, without padding.
+    pub label: String,
+    /// `CK_TOKEN_INFO.serialNumber`.
+    pub serial: String,
+    /// Random id of this initialisation; a new `C_InitToken` changes it.
+    pub epoch: String,
+    /// Token key wrapped under the SO PIN.
+    pub so_pin: Option<WrappedKey>,
+    /// Token key wrapped under the user PIN; `None` until `C_InitPIN`.
+    pub user_pin: Option<WrappedKey>,
+    /// Consecutive failed SO logins.
+    pub so_failures: u32,
+    /// Consecutive failed user logins.
+    pub user_failures: u32,
+}
+
+/// One stored object: a few indexed columns plus the serialized attributes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectRecord {
+    /// Unique id.
+    pub uid: Uid,
+    /// Generation of the transaction that last wrote it (set by the store).
+    pub generation: u64,
+    /// `CKA_CLASS`.
+    pub class: u64,
+    /// `CKA_PRIVATE`.
+    pub private: bool,
+    /// `CKA_LABEL`.
+    pub label: Vec<u8>,
+    /// `CKA_ID`.
+    pub id: Vec<u8>,
+    /// Serialized attribute list (sensitive values sealed).
+    pub attrs: Vec<u8>,
+}
+
+/// What changed since a given generation.
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// The store's current generation.
+    pub generation: u64,
+    /// The token was re-initialised (epoch changed): drop everything cached.
+    pub reset: bool,
+    /// Objects written since.
+    pub upserts: Vec<ObjectRecord>,
+    /// Objects destroyed since.
+    pub deletes: Vec<Uid>,
+}
+
+/// One token's persistent state.
+pub trait TokenStore: Send {
+    /// Reads the metadata.
+    fn meta(&mut self) -> Result<TokenMeta>;
+    /// Reads, changes and writes the metadata in one transaction (so that
+    /// concurrent processes cannot lose a PIN-failure count, for example).
+    fn update_meta(&mut self, change: &mut dyn FnMut(&mut TokenMeta) -> Result<()>) -> Result<TokenMeta>;
+    /// Erases every object and writes `meta`, in one transaction.
+    fn reinitialize(&mut self, meta: &TokenMeta) -> Result<()>;
+    /// Everything changed after `generation` of `epoch`; `None` when nothing
+    /// changed (cheap: no query when no other connection wrote).
+    fn changes_since(&mut self, epoch: &str, generation: u64) -> Result<Option<Changes>>;
+    /// Inserts or replaces objects in one transaction; returns the generation
+    /// they were written at.
+    fn put(&mut self, records: &[&ObjectRecord]) -> Result<u64>;
+    /// Deletes an object; returns the generation of the deletion.
+    fn delete(&mut self, uid: &Uid) -> Result<u64>;
+}
+
+/// Opens the stores of every token that exists for `config`.
+pub fn discover(config: &Config) -> Result<Vec<Box<dyn TokenStore>>> {
+    match config.storage {
+        StorageKind::Sqlite => sqlite::discover(&config.token_dir),
+        StorageKind::Memory => Ok(Vec::new()),
+    }
+}
+
+/// Lists the serial numbers of the tokens that exist for `config` (to find
+/// tokens created by other processes).
+pub fn list_serials(config: &Config) -> Vec<String> {
+    match config.storage {
+        StorageKind::Sqlite => sqlite::list_serials(&config.token_dir),
+        StorageKind::Memory => Vec::new(),
+    }
+}
+
+/// Opens the store of the token with `serial`.
+pub fn open(config: &Config, serial: &str) -> Result<Box<dyn TokenStore>> {
+    match config.storage {
+        StorageKind::Sqlite => Ok(Box::new(sqlite::SqliteStore::open(&config.token_dir, serial)?)),
+        StorageKind::Memory => Err(crate::error::err(cryptoki_sys::CKR_TOKEN_NOT_PRESENT)),
+    }
+}
+
+/// Creates a new token with `meta` and returns its store.
+pub fn create(config: &Config, meta: &TokenMeta) -> Result<Box<dyn TokenStore>> {
+    match config.storage {
+        StorageKind::Sqlite => Ok(Box::new(sqlite::SqliteStore::create(&config.token_dir, meta)?)),
+        StorageKind::Memory => Ok(Box::new(memory::MemoryStore::new(meta.clone()))),
+    }
+}

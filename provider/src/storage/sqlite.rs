@@ -1,0 +1,381 @@
+//! The SQLite store: one database file per token, `<serial>.sqlite` in the
+//! token directory.
+//!
+//! WAL journal with `synchronous=FULL` (a committed change survives a crash
+//! or power loss), a busy timeout so concurrent processes wait for each other
+//! instead of failing, every write one `BEGIN IMMEDIATE` transaction, and a
+//! generation counter bumped by each write. Destroyed objects leave a
+//! tombstone so other processes learn of the deletion. `PRAGMA data_version`
+//! tells without a query whether another connection committed anything.
+//! A new token is built under a temporary name and renamed into place, so no
+//! process ever sees a half-created token.
+
+use super::{Changes, ObjectRecord, TokenMeta, TokenStore, UID_LEN, Uid};
+use crate::error::{Result, err};
+use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_NOT_RECOGNIZED};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const SUFFIX: &str = ".sqlite";
+const SCHEMA_VERSION: i64 = 1;
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS objects (
+    uid BLOB PRIMARY KEY,
+    generation INTEGER NOT NULL,
+    class INTEGER NOT NULL,
+    private INTEGER NOT NULL,
+    label BLOB NOT NULL,
+    ckid BLOB NOT NULL,
+    attrs BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS objects_generation ON objects(generation);
+CREATE INDEX IF NOT EXISTS objects_label ON objects(label);
+CREATE INDEX IF NOT EXISTS objects_ckid ON objects(ckid);
+CREATE INDEX IF NOT EXISTS objects_class ON objects(class);
+CREATE TABLE IF NOT EXISTS tombstones (uid BLOB PRIMARY KEY, generation INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS tombstones_generation ON tombstones(generation);
+";
+
+/// A token database.
+pub struct SqliteStore {
+    conn: Connection,
+    data_version: i64,
+}
+
+fn token_path(dir: &Path, serial: &str) -> PathBuf {
+    dir.join(format!("{serial}{SUFFIX}"))
+}
+
+/// Serial numbers of the token files in `dir`, sorted.
+pub fn list_serials(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut serials: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let serial = name.strip_suffix(SUFFIX)?;
+            (!serial.is_empty() && serial.chars().all(|c| c.is_ascii_alphanumeric())).then(|| serial.to_string())
+        })
+        .collect();
+    serials.sort();
+    serials
+}
+
+/// Opens every token in `dir`. A file that cannot be opened is logged and
+/// skipped, so one damaged token does not hide the others.
+pub fn discover(dir: &Path) -> Result<Vec<Box<dyn TokenStore>>> {
+    let mut stores: Vec<Box<dyn TokenStore>> = Vec::new();
+    for serial in list_serials(dir) {
+        match SqliteStore::open(dir, &serial) {
+            Ok(s) => stores.push(Box::new(s)),
+            Err(e) => crate::log::error(format_args!("skipping token {serial}: {e}")),
+        }
+    }
+    Ok(stores)
+}
+
+fn connect(path: &Path, create: bool) -> Result<Connection> {
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if create {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    Ok(conn)
+}
+
+fn read_meta(conn: &Connection) -> Result<TokenMeta> {
+    let json: Vec<u8> = conn
+        .query_row("SELECT value FROM meta WHERE name = 'token'", [], |r| r.get(0))
+        .optional()?
+        .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
+    serde_json::from_slice(&json).map_err(|_| err(CKR_TOKEN_NOT_RECOGNIZED))
+}
+
+fn write_meta(conn: &Connection, meta: &TokenMeta) -> Result<()> {
+    let json = serde_json::to_vec(meta).map_err(|_| err(CKR_DEVICE_ERROR))?;
+    conn.execute(
+        "INSERT INTO meta(name, value) VALUES('token', ?1)
+         ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+        params![json],
+    )?;
+    Ok(())
+}
+
+fn generation(conn: &Connection) -> Result<u64> {
+    let g: Option<i64> = conn
+        .query_row("SELECT value FROM meta WHERE name = 'generation'", [], |r| r.get(0))
+        .optional()?;
+    Ok(g.unwrap_or(0) as u64)
+}
+
+fn bump_generation(conn: &Connection) -> Result<u64> {
+    let g = generation(conn)? + 1;
+    conn.execute(
+        "INSERT INTO meta(name, value) VALUES('generation', ?1)
+         ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+        params![g as i64],
+    )?;
+    Ok(g)
+}
+
+fn uid_from(v: Vec<u8>) -> rusqlite::Result<Uid> {
+    v.try_into()
+        .map_err(|_| rusqlite::Error::InvalidColumnType(0, "uid".into(), rusqlite::types::Type::Blob))
+}
+
+impl SqliteStore {
+    /// Opens the existing token `serial` in `dir`.
+    pub fn open(dir: &Path, serial: &str) -> Result<SqliteStore> {
+        let conn = connect(&token_path(dir, serial), false)?;
+        let version: Option<i64> = conn
+            .query_row("SELECT value FROM meta WHERE name = 'schema'", [], |r| r.get(0))
+            .optional()
+            .map_err(|_| err(CKR_TOKEN_NOT_RECOGNIZED))?;
+        if version != Some(SCHEMA_VERSION) {
+            return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+        }
+        let mut store = SqliteStore { conn, data_version: -1 };
+        read_meta(&store.conn)?;
+        store.data_version = store.current_data_version()?;
+        Ok(store)
+    }
+
+    /// Creates a token file for `meta.serial` in `dir` (created if missing).
+    pub fn create(dir: &Path, meta: &TokenMeta) -> Result<SqliteStore> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            crate::log::error(format_args!("cannot create {}: {e}", dir.display()));
+            err(CKR_DEVICE_ERROR)
+        })?;
+        let tmp = dir.join(format!(".{}{SUFFIX}.new", meta.serial));
+        let _ = std::fs::remove_file(&tmp);
+        {
+            let mut conn = connect(&tmp, true)?;
+            let tx = conn.transaction()?;
+            tx.execute_batch(SCHEMA)?;
+            tx.execute(
+                "INSERT INTO meta(name, value) VALUES('schema', ?1)",
+                params![SCHEMA_VERSION],
+            )?;
+            write_meta(&tx, meta)?;
+            tx.commit()?;
+            // Fold the WAL into the main file before the rename.
+            conn.pragma_update(None, "journal_mode", "DELETE")?;
+        }
+        std::fs::rename(&tmp, token_path(dir, &meta.serial)).map_err(|e| {
+            crate::log::error(format_args!("cannot create token file: {e}"));
+            err(CKR_DEVICE_ERROR)
+        })?;
+        Self::open(dir, &meta.serial)
+    }
+
+    fn current_data_version(&self) -> Result<i64> {
+        Ok(self.conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
+    }
+
+    fn write<T>(&mut self, body: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<T> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = body(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+}
+
+impl TokenStore for SqliteStore {
+    fn meta(&mut self) -> Result<TokenMeta> {
+        read_meta(&self.conn)
+    }
+
+    fn update_meta(&mut self, change: &mut dyn FnMut(&mut TokenMeta) -> Result<()>) -> Result<TokenMeta> {
+        self.write(|tx| {
+            let mut m = read_meta(tx)?;
+            change(&mut m)?;
+            write_meta(tx, &m)?;
+            Ok(m)
+        })
+    }
+
+    fn reinitialize(&mut self, meta: &TokenMeta) -> Result<()> {
+        self.write(|tx| {
+            tx.execute("DELETE FROM objects", [])?;
+            tx.execute("DELETE FROM tombstones", [])?;
+            bump_generation(tx)?;
+            write_meta(tx, meta)
+        })
+    }
+
+    fn changes_since(&mut self, epoch: &str, since: u64) -> Result<Option<Changes>> {
+        let dv = self.current_data_version()?;
+        if dv == self.data_version && since != u64::MAX {
+            return Ok(None);
+        }
+        // One read transaction, so the generation and rows agree.
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let meta = read_meta(&tx)?;
+        let current = generation(&tx)?;
+        let reset = meta.epoch != epoch;
+        let from = if reset { 0 } else { since };
+        let mut changes = Changes {
+            generation: current,
+            reset,
+            ..Changes::default()
+        };
+        if reset || current != since {
+            let mut stmt = tx.prepare_cached(
+                "SELECT uid, generation, class, private, label, ckid, attrs FROM objects WHERE generation > ?1",
+            )?;
+            let rows = stmt.query_map(params![from as i64], |r| {
+                Ok(ObjectRecord {
+                    uid: uid_from(r.get(0)?)?,
+                    generation: r.get::<_, i64>(1)? as u64,
+                    class: r.get::<_, i64>(2)? as u64,
+                    private: r.get(3)?,
+                    label: r.get(4)?,
+                    id: r.get(5)?,
+                    attrs: r.get(6)?,
+                })
+            })?;
+            for row in rows {
+                changes.upserts.push(row?);
+            }
+            if !reset {
+                let mut stmt = tx.prepare_cached("SELECT uid FROM tombstones WHERE generation > ?1")?;
+                let rows = stmt.query_map(params![from as i64], |r| uid_from(r.get(0)?))?;
+                for row in rows {
+                    changes.deletes.push(row?);
+                }
+            }
+        }
+        drop(tx);
+        self.data_version = self.current_data_version()?;
+        Ok(Some(changes))
+    }
+
+    fn put(&mut self, records: &[&ObjectRecord]) -> Result<u64> {
+        self.write(|tx| {
+            let g = bump_generation(tx)?;
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO objects(uid, generation, class, private, label, ckid, attrs)
+                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(uid) DO UPDATE SET generation = excluded.generation,
+                   class = excluded.class, private = excluded.private, label = excluded.label,
+                   ckid = excluded.ckid, attrs = excluded.attrs",
+            )?;
+            for r in records {
+                stmt.execute(params![
+                    &r.uid[..],
+                    g as i64,
+                    r.class as i64,
+                    r.private,
+                    r.label,
+                    r.id,
+                    r.attrs
+                ])?;
+            }
+            Ok(g)
+        })
+    }
+
+    fn delete(&mut self, uid: &Uid) -> Result<u64> {
+        debug_assert_eq!(uid.len(), UID_LEN);
+        self.write(|tx| {
+            let g = bump_generation(tx)?;
+            tx.execute("DELETE FROM objects WHERE uid = ?1", params![&uid[..]])?;
+            tx.execute(
+                "INSERT INTO tombstones(uid, generation) VALUES(?1, ?2)
+                 ON CONFLICT(uid) DO UPDATE SET generation = excluded.generation",
+                params![&uid[..], g as i64],
+            )?;
+            Ok(g)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(serial: &str) -> TokenMeta {
+        TokenMeta {
+            label: "t".into(),
+            serial: serial.into(),
+            epoch: "e1".into(),
+            so_pin: None,
+            user_pin: None,
+            so_failures: 0,
+            user_failures: 0,
+        }
+    }
+
+    fn rec(uid: u8) -> ObjectRecord {
+        ObjectRecord {
+            uid: [uid; UID_LEN],
+            generation: 0,
+            class: 3,
+            private: true,
+            label: b"l".to_vec(),
+            id: vec![uid],
+            attrs: vec![1, 2, 3],
+        }
+    }
+
+    #[test]
+    fn second_connection_sees_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = SqliteStore::create(dir.path(), &meta("abc")).unwrap();
+        let mut b = SqliteStore::open(dir.path(), "abc").unwrap();
+        assert!(b.changes_since("e1", 0).unwrap().is_none(), "nothing written yet");
+        let g = a.put(&[&rec(1), &rec(2)]).unwrap();
+        let c = b.changes_since("e1", 0).unwrap().expect("b sees a's write");
+        assert_eq!(c.generation, g);
+        assert_eq!(c.upserts.len(), 2);
+        assert!(!c.reset);
+        a.delete(&[1; UID_LEN]).unwrap();
+        let c = b.changes_since("e1", g).unwrap().unwrap();
+        assert_eq!(c.deletes, vec![[1; UID_LEN]]);
+        assert!(c.upserts.is_empty());
+        let mut m = meta("abc");
+        m.epoch = "e2".into();
+        a.reinitialize(&m).unwrap();
+        let c = b.changes_since("e1", c.generation).unwrap().unwrap();
+        assert!(c.reset);
+        assert!(c.upserts.is_empty());
+        assert_eq!(list_serials(dir.path()), vec!["abc".to_string()]);
+    }
+
+    #[test]
+    fn meta_updates_are_read_modify_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = SqliteStore::create(dir.path(), &meta("s1")).unwrap();
+        let mut b = SqliteStore::open(dir.path(), "s1").unwrap();
+        a.update_meta(&mut |m| {
+            m.user_failures += 1;
+            Ok(())
+        })
+        .unwrap();
+        let m = b
+            .update_meta(&mut |m| {
+                m.user_failures += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(m.user_failures, 2);
+    }
+
+    #[test]
+    fn foreign_files_are_not_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("junk.sqlite"), b"not a database").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), b"x").unwrap();
+        assert!(discover(dir.path()).unwrap().is_empty());
+    }
+}

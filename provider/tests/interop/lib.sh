@@ -1,0 +1,56 @@
+# Shared helpers for the interop scripts: a fresh token directory, the
+# module path, and pass/fail counting. Source it; call `finish` at the end.
+set -uo pipefail
+
+MODULE="${DALEK_PKCS11_MODULE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/target/release/libdalek_pkcs11.so}"
+[ -f "$MODULE" ] || { echo "interop: module not found at $MODULE (build with cargo build --release)" >&2; exit 2; }
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+export DALEK_PKCS11_TOKEN_DIR="$WORK/tokens"
+export DALEK_PKCS11_STORAGE=sqlite
+unset DALEK_PKCS11_CONFIG
+SO_PIN=87654321
+USER_PIN=1234
+PASSED=0
+FAILED=0
+SUITE="$(basename "$0" .sh)"
+
+p11() { pkcs11-tool --module "$MODULE" "$@"; }
+
+# check NAME COMMAND...: runs the command, counts the outcome.
+check() {
+  local name="$1"; shift
+  local log="$WORK/last.log"
+  if "$@" >"$log" 2>&1; then
+    PASSED=$((PASSED + 1)); echo "ok   $SUITE: $name"
+  else
+    FAILED=$((FAILED + 1)); echo "FAIL $SUITE: $name"; sed 's/^/     | /' "$log" | tail -20
+  fi
+}
+
+# check_fails NAME COMMAND...: the command must fail.
+check_fails() {
+  local name="$1"; shift
+  if "$@" >"$WORK/last.log" 2>&1; then
+    FAILED=$((FAILED + 1)); echo "FAIL $SUITE: $name (succeeded but must fail)"
+  else
+    PASSED=$((PASSED + 1)); echo "ok   $SUITE: $name"
+  fi
+}
+
+finish() {
+  echo "$SUITE: $PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]
+}
+
+# A token labelled $1 with the PINs above.
+new_token() {
+  p11 --init-token --slot-index 0 --label "$1" --so-pin "$SO_PIN" >/dev/null 2>&1 || return 1
+  p11 --token-label "$1" --init-pin --login --login-type so --so-pin "$SO_PIN" --pin "$USER_PIN" >/dev/null 2>&1
+}
+
+# SubjectPublicKeyInfo (DER) of an Ed25519 key from its CKA_EC_POINT hex (04 20 || point).
+ed25519_spki() {
+  local point="${1#0420}"
+  printf '302a300506032b6570032100%s' "$point" | xxd -r -p
+}
