@@ -94,8 +94,9 @@ impl Config {
             cfg.token_dir = PathBuf::from(dir);
         }
         if let Some(s) = env(ENV_STORAGE) {
-            cfg.storage = StorageKind::parse(&s.to_string_lossy())
-                .ok_or_else(|| config_error(format_args!("{ENV_STORAGE}={s:?} is not sqlite or memory")))?;
+            cfg.storage = StorageKind::parse(&s.to_string_lossy()).ok_or_else(|| {
+                config_error(format_args!("{ENV_STORAGE}={s:?} is not sqlite or memory"))
+            })?;
         }
         if let Some(s) = env(ENV_LOG) {
             cfg.log_level = Level::parse(&s.to_string_lossy())

@@ -108,7 +108,9 @@ impl Attributes {
 
     /// A boolean attribute; absent or malformed reads as `false`.
     pub fn flag(&self, ty: CK_ATTRIBUTE_TYPE) -> bool {
-        self.bytes(ty).and_then(|v| decode_bool(v).ok()).unwrap_or(false)
+        self.bytes(ty)
+            .and_then(|v| decode_bool(v).ok())
+            .unwrap_or(false)
     }
 
     /// A `CK_ULONG` attribute.

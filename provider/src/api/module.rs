@@ -64,11 +64,19 @@ pub fn initialize() -> Result<()> {
     }
     let config = Arc::new(Config::load()?);
     let log_file = match &config.log_file {
-        Some(p) => std::fs::OpenOptions::new().create(true).append(true).open(p).ok(),
+        Some(p) => std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .ok(),
         None => None,
     };
     crate::log::configure(config.log_level, log_file);
-    crate::log::info(format_args!("initialising, tokens in {} ({:?})", config.token_dir.display(), config.storage));
+    crate::log::info(format_args!(
+        "initialising, tokens in {} ({:?})",
+        config.token_dir.display(),
+        config.storage
+    ));
     let module = Module {
         handles: Arc::new(HandleAllocator::default()),
         slots: RwLock::new(Vec::new()),
@@ -89,7 +97,10 @@ pub fn finalize() -> Result<()> {
     if FORKED.load(Ordering::SeqCst) {
         return Err(err(CKR_CRYPTOKI_NOT_INITIALIZED));
     }
-    let module = MODULE.write().take().ok_or(err(CKR_CRYPTOKI_NOT_INITIALIZED))?;
+    let module = MODULE
+        .write()
+        .take()
+        .ok_or(err(CKR_CRYPTOKI_NOT_INITIALIZED))?;
     module.sessions.write().clear();
     for t in module.slots.read().iter() {
         t.shutdown();
@@ -100,7 +111,12 @@ pub fn finalize() -> Result<()> {
 impl Module {
     fn add_token(&self, store: Option<Box<dyn storage::TokenStore>>) -> Result<Arc<Token>> {
         let mut slots = self.slots.write();
-        let token = Arc::new(Token::new(slots.len() as CK_SLOT_ID, self.config.clone(), self.handles.clone(), store)?);
+        let token = Arc::new(Token::new(
+            slots.len() as CK_SLOT_ID,
+            self.config.clone(),
+            self.handles.clone(),
+            store,
+        )?);
         slots.push(token.clone());
         Ok(token)
     }
@@ -114,7 +130,12 @@ impl Module {
 
     /// Picks up tokens created by other processes and keeps one free slot.
     pub fn rescan(&self) -> Result<()> {
-        let known: Vec<String> = self.slots.read().iter().filter_map(|t| t.serial()).collect();
+        let known: Vec<String> = self
+            .slots
+            .read()
+            .iter()
+            .filter_map(|t| t.serial())
+            .collect();
         for serial in storage::list_serials(&self.config) {
             if !known.contains(&serial) {
                 match storage::open(&self.config, &serial) {
@@ -135,18 +156,31 @@ impl Module {
 
     /// The token in `slot`.
     pub fn token(&self, slot: CK_SLOT_ID) -> Result<Arc<Token>> {
-        self.slots.read().get(slot as usize).cloned().ok_or(err(CKR_SLOT_ID_INVALID))
+        self.slots
+            .read()
+            .get(slot as usize)
+            .cloned()
+            .ok_or(err(CKR_SLOT_ID_INVALID))
     }
 
     /// The session `handle`.
     #[inline]
     pub fn session(&self, handle: CK_SESSION_HANDLE) -> Result<Arc<Session>> {
-        self.sessions.read().get(&handle).cloned().ok_or(err(CKR_SESSION_HANDLE_INVALID))
+        self.sessions
+            .read()
+            .get(&handle)
+            .cloned()
+            .ok_or(err(CKR_SESSION_HANDLE_INVALID))
     }
 
     /// Sessions open on `token`.
     pub fn sessions_of(&self, token: &Token) -> Vec<Arc<Session>> {
-        self.sessions.read().values().filter(|s| s.token.slot_id == token.slot_id).cloned().collect()
+        self.sessions
+            .read()
+            .values()
+            .filter(|s| s.token.slot_id == token.slot_id)
+            .cloned()
+            .collect()
     }
 
     /// `C_OpenSession` (§5.6).
@@ -192,7 +226,11 @@ impl Module {
 
     /// `C_CloseSession`.
     pub fn close_session(&self, handle: CK_SESSION_HANDLE) -> Result<()> {
-        let session = self.sessions.write().remove(&handle).ok_or(err(CKR_SESSION_HANDLE_INVALID))?;
+        let session = self
+            .sessions
+            .write()
+            .remove(&handle)
+            .ok_or(err(CKR_SESSION_HANDLE_INVALID))?;
         self.forget_session(&session);
         Ok(())
     }
@@ -202,7 +240,11 @@ impl Module {
         let token = self.token(slot)?;
         let closed: Vec<_> = {
             let mut sessions = self.sessions.write();
-            let handles: Vec<_> = sessions.values().filter(|s| s.token.slot_id == token.slot_id).map(|s| s.handle).collect();
+            let handles: Vec<_> = sessions
+                .values()
+                .filter(|s| s.token.slot_id == token.slot_id)
+                .map(|s| s.handle)
+                .collect();
             handles.iter().filter_map(|h| sessions.remove(h)).collect()
         };
         for s in closed {

@@ -50,7 +50,13 @@ pub fn seal_aad(uid: &Uid, ty: CK_ATTRIBUTE_TYPE) -> [u8; 24] {
 
 impl Object {
     /// A new object from checked attributes. `CKA_UNIQUE_ID` is set here.
-    pub fn new(handle: CK_OBJECT_HANDLE, uid: Uid, mut attrs: Attributes, tables: Tables, session: CK_SESSION_HANDLE) -> Object {
+    pub fn new(
+        handle: CK_OBJECT_HANDLE,
+        uid: Uid,
+        mut attrs: Attributes,
+        tables: Tables,
+        session: CK_SESSION_HANDLE,
+    ) -> Object {
         attrs.set_bytes(CKA_UNIQUE_ID, hex(&uid).as_bytes());
         Object {
             handle,
@@ -61,7 +67,10 @@ impl Object {
             private: attrs.flag(CKA_PRIVATE),
             session: if attrs.flag(CKA_TOKEN) { 0 } else { session },
             tables,
-            state: RwLock::new(State { attrs, generation: 0 }),
+            state: RwLock::new(State {
+                attrs,
+                generation: 0,
+            }),
             key: RwLock::new(None),
         }
     }
@@ -72,7 +81,8 @@ impl Object {
         let class = attrs.ulong(CKA_CLASS).ok_or(err(CKR_DEVICE_ERROR))?;
         let key_type = attrs.ulong(CKA_KEY_TYPE);
         let cert_type = attrs.ulong(CKA_CERTIFICATE_TYPE);
-        let tables = super::policy::tables(class, key_type, cert_type).ok_or(err(CKR_DEVICE_ERROR))?;
+        let tables =
+            super::policy::tables(class, key_type, cert_type).ok_or(err(CKR_DEVICE_ERROR))?;
         let obj = Object::new(handle, rec.uid, attrs, tables, 0);
         obj.state.write().generation = rec.generation;
         Ok(obj)
@@ -136,7 +146,11 @@ impl Object {
     }
 
     /// The plain value of `ty`, unsealing with `key` when it is sealed.
-    pub fn plain_value(&self, ty: CK_ATTRIBUTE_TYPE, key: Option<&TokenKey>) -> Result<Option<Zeroizing<Vec<u8>>>> {
+    pub fn plain_value(
+        &self,
+        ty: CK_ATTRIBUTE_TYPE,
+        key: Option<&TokenKey>,
+    ) -> Result<Option<Zeroizing<Vec<u8>>>> {
         let st = self.state.read();
         match st.attrs.get(ty) {
             None => Ok(None),
@@ -178,7 +192,10 @@ impl Object {
 
     /// The parsed key, built once by `load` and cached until the object
     /// changes, is destroyed, or the user logs out.
-    pub fn key_material(&self, load: impl FnOnce(&Object) -> Result<KeyMaterial>) -> Result<Arc<KeyMaterial>> {
+    pub fn key_material(
+        &self,
+        load: impl FnOnce(&Object) -> Result<KeyMaterial>,
+    ) -> Result<Arc<KeyMaterial>> {
         if let Some(k) = self.key.read().as_ref() {
             return Ok(k.clone());
         }
@@ -223,14 +240,39 @@ mod tests {
         let o = secret_object(true);
         assert_eq!(o.session, 0, "token objects belong to no session");
         o.seal_sensitive(&key).unwrap();
-        assert!(o.with_attrs(|a| a.bytes(CKA_VALUE).is_none()), "sealed in memory");
-        assert_eq!(o.plain_value(CKA_VALUE, None).unwrap_err().rv(), CKR_USER_NOT_LOGGED_IN);
-        assert_eq!(o.plain_value(CKA_VALUE, Some(&key)).unwrap().unwrap().as_slice(), b"0123456789abcdef");
+        assert!(
+            o.with_attrs(|a| a.bytes(CKA_VALUE).is_none()),
+            "sealed in memory"
+        );
+        assert_eq!(
+            o.plain_value(CKA_VALUE, None).unwrap_err().rv(),
+            CKR_USER_NOT_LOGGED_IN
+        );
+        assert_eq!(
+            o.plain_value(CKA_VALUE, Some(&key))
+                .unwrap()
+                .unwrap()
+                .as_slice(),
+            b"0123456789abcdef"
+        );
         let rec = o.to_record();
-        assert!(!rec.attrs.windows(16).any(|w| w == b"0123456789abcdef"), "no plaintext on disk");
+        assert!(
+            !rec.attrs.windows(16).any(|w| w == b"0123456789abcdef"),
+            "no plaintext on disk"
+        );
         let back = Object::from_record(6, &rec).unwrap();
-        assert_eq!(back.plain_value(CKA_VALUE, Some(&key)).unwrap().unwrap().as_slice(), b"0123456789abcdef");
-        assert_eq!(back.with_attrs(|a| a.bytes(CKA_UNIQUE_ID).map(|v| v.to_vec())).unwrap(), hex(&[3; 16]).into_bytes());
+        assert_eq!(
+            back.plain_value(CKA_VALUE, Some(&key))
+                .unwrap()
+                .unwrap()
+                .as_slice(),
+            b"0123456789abcdef"
+        );
+        assert_eq!(
+            back.with_attrs(|a| a.bytes(CKA_UNIQUE_ID).map(|v| v.to_vec()))
+                .unwrap(),
+            hex(&[3; 16]).into_bytes()
+        );
         let other = TokenKey::generate().unwrap();
         assert!(back.plain_value(CKA_VALUE, Some(&other)).is_err());
     }

@@ -36,13 +36,25 @@ pub fn check_write_access(session: &Session, token_object: bool, private: bool) 
 /// Sets the attributes the token computes for keys made by `origin`
 /// (§4.7–4.10: `CKA_LOCAL`, `CKA_KEY_GEN_MECHANISM`, `CKA_ALWAYS_SENSITIVE`,
 /// `CKA_NEVER_EXTRACTABLE`).
-pub fn set_key_origin(attrs: &mut Attributes, origin: Origin, mechanism: Option<CK_MECHANISM_TYPE>) {
+pub fn set_key_origin(
+    attrs: &mut Attributes,
+    origin: Origin,
+    mechanism: Option<CK_MECHANISM_TYPE>,
+) {
     let class = attrs.ulong(CKA_CLASS);
-    if !matches!(class, Some(CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY)) {
+    if !matches!(
+        class,
+        Some(CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY)
+    ) {
         return;
     }
     attrs.set_flag(CKA_LOCAL, origin == Origin::Generate);
-    attrs.set_ulong(CKA_KEY_GEN_MECHANISM, mechanism.filter(|_| origin == Origin::Generate).unwrap_or(CK_UNAVAILABLE_INFORMATION));
+    attrs.set_ulong(
+        CKA_KEY_GEN_MECHANISM,
+        mechanism
+            .filter(|_| origin == Origin::Generate)
+            .unwrap_or(CK_UNAVAILABLE_INFORMATION),
+    );
     if matches!(class, Some(CKO_PRIVATE_KEY | CKO_SECRET_KEY)) {
         let local = matches!(origin, Origin::Generate);
         attrs.set_flag(CKA_ALWAYS_SENSITIVE, local && attrs.flag(CKA_SENSITIVE));
@@ -60,12 +72,22 @@ pub fn create(session: &Session, template: &[Attr]) -> Result<CK_OBJECT_HANDLE> 
     attrs.set_ulong(CKA_CLASS, class);
     keys::complete_import(class, key_type, &mut attrs)?;
     set_key_origin(&mut attrs, Origin::Create, None);
-    let obj = Object::new(token.next_handle(), new_uid()?, attrs, tables, session.handle);
+    let obj = Object::new(
+        token.next_handle(),
+        new_uid()?,
+        attrs,
+        tables,
+        session.handle,
+    );
     Ok(token.insert(vec![obj])?[0])
 }
 
 /// `C_CopyObject`.
-pub fn copy(session: &Session, handle: CK_OBJECT_HANDLE, template: &[Attr]) -> Result<CK_OBJECT_HANDLE> {
+pub fn copy(
+    session: &Session,
+    handle: CK_OBJECT_HANDLE,
+    template: &[Attr],
+) -> Result<CK_OBJECT_HANDLE> {
     let token = &session.token;
     let src = token.object(handle)?;
     if !src.flag(CKA_COPYABLE) {
@@ -75,7 +97,13 @@ pub fn copy(session: &Session, handle: CK_OBJECT_HANDLE, template: &[Attr]) -> R
     let current = src.unsealed_attrs(token.token_key().as_deref())?;
     let attrs = template::change(&current, template, src.tables, Change::Copy, is_so)?;
     check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
-    let obj = Object::new(token.next_handle(), new_uid()?, attrs, src.tables, session.handle);
+    let obj = Object::new(
+        token.next_handle(),
+        new_uid()?,
+        attrs,
+        src.tables,
+        session.handle,
+    );
     Ok(token.insert(vec![obj])?[0])
 }
 
@@ -108,7 +136,11 @@ pub enum AttrOut {
 }
 
 /// `C_GetAttributeValue`: one answer per requested type, in order.
-pub fn get_attributes(session: &Session, handle: CK_OBJECT_HANDLE, types: &[CK_ATTRIBUTE_TYPE]) -> Result<Vec<AttrOut>> {
+pub fn get_attributes(
+    session: &Session,
+    handle: CK_OBJECT_HANDLE,
+    types: &[CK_ATTRIBUTE_TYPE],
+) -> Result<Vec<AttrOut>> {
     let token = &session.token;
     let obj = token.object(handle)?;
     let key = token.token_key();
@@ -130,7 +162,11 @@ pub fn get_attributes(session: &Session, handle: CK_OBJECT_HANDLE, types: &[CK_A
 }
 
 /// `C_SetAttributeValue`.
-pub fn set_attributes(session: &Session, handle: CK_OBJECT_HANDLE, template: &[Attr]) -> Result<()> {
+pub fn set_attributes(
+    session: &Session,
+    handle: CK_OBJECT_HANDLE,
+    template: &[Attr],
+) -> Result<()> {
     let token = &session.token;
     let obj = token.object(handle)?;
     check_write_access(session, obj.token, obj.private)?;
@@ -143,7 +179,11 @@ pub fn set_attributes(session: &Session, handle: CK_OBJECT_HANDLE, template: &[A
 }
 
 fn matches(obj: &Object, template: &[Attr]) -> bool {
-    obj.with_attrs(|a| template.iter().all(|t| a.bytes(t.ty) == Some(t.value.as_slice())))
+    obj.with_attrs(|a| {
+        template
+            .iter()
+            .all(|t| a.bytes(t.ty) == Some(t.value.as_slice()))
+    })
 }
 
 /// `C_FindObjectsInit`: collects the matching visible objects now (a
@@ -168,7 +208,10 @@ pub fn find_init(session: &Session, template: &[Attr]) -> Result<()> {
 /// `C_FindObjects`: up to `out.len()` more handles; returns how many.
 pub fn find_next(session: &Session, out: &mut [CK_OBJECT_HANDLE]) -> Result<usize> {
     let mut ops = session.ops.lock();
-    let find = ops.find.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let find = ops
+        .find
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     let rest = &find.handles[find.next..];
     let n = rest.len().min(out.len());
     out[..n].copy_from_slice(&rest[..n]);
@@ -178,5 +221,11 @@ pub fn find_next(session: &Session, out: &mut [CK_OBJECT_HANDLE]) -> Result<usiz
 
 /// `C_FindObjectsFinal`.
 pub fn find_final(session: &Session) -> Result<()> {
-    session.ops.lock().find.take().map(drop).ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
+    session
+        .ops
+        .lock()
+        .find
+        .take()
+        .map(drop)
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
 }

@@ -96,10 +96,25 @@ const STORAGE: &[Rule] = &[
     r(CKA_CLASS, K::Ulong, REQUIRED_ON_CREATE, D::None),
     r(CKA_TOKEN, K::Bool, COPY_MAY_CHANGE, D::Bool(false)),
     r(CKA_PRIVATE, K::Bool, COPY_MAY_CHANGE, D::Bool(false)),
-    r(CKA_MODIFIABLE, K::Bool, COPY_MAY_CHANGE | STICKY_FALSE, D::Bool(true)),
+    r(
+        CKA_MODIFIABLE,
+        K::Bool,
+        COPY_MAY_CHANGE | STICKY_FALSE,
+        D::Bool(true),
+    ),
     r(CKA_LABEL, K::Bytes, MODIFIABLE, D::Empty),
-    r(CKA_COPYABLE, K::Bool, COPY_MAY_CHANGE | STICKY_FALSE, D::Bool(true)),
-    r(CKA_DESTROYABLE, K::Bool, COPY_MAY_CHANGE | STICKY_FALSE, D::Bool(true)),
+    r(
+        CKA_COPYABLE,
+        K::Bool,
+        COPY_MAY_CHANGE | STICKY_FALSE,
+        D::Bool(true),
+    ),
+    r(
+        CKA_DESTROYABLE,
+        K::Bool,
+        COPY_MAY_CHANGE | STICKY_FALSE,
+        D::Bool(true),
+    ),
     r(CKA_UNIQUE_ID, K::Bytes, COMPUTED, D::None),
 ];
 
@@ -113,7 +128,12 @@ const DATA: &[Rule] = &[
 /// §4.6.2 Certificate objects, common part.
 const CERTIFICATE: &[Rule] = &[
     r(CKA_CERTIFICATE_TYPE, K::Ulong, REQUIRED_ON_CREATE, D::None),
-    r(CKA_TRUSTED, K::Bool, MODIFIABLE | SO_SETS_TRUE, D::Bool(false)),
+    r(
+        CKA_TRUSTED,
+        K::Bool,
+        MODIFIABLE | SO_SETS_TRUE,
+        D::Bool(false),
+    ),
     r(CKA_CERTIFICATE_CATEGORY, K::Ulong, 0, D::Ulong(0)),
     r(CKA_CHECK_VALUE, K::Bytes, 0, D::None),
     r(CKA_START_DATE, K::Date, MODIFIABLE, D::Empty),
@@ -154,23 +174,45 @@ const PUBLIC_KEY: &[Rule] = &[
     r(CKA_VERIFY, K::Bool, MODIFIABLE, D::Bool(true)),
     r(CKA_VERIFY_RECOVER, K::Bool, MODIFIABLE, D::Bool(true)),
     r(CKA_WRAP, K::Bool, MODIFIABLE, D::Bool(true)),
-    r(CKA_TRUSTED, K::Bool, MODIFIABLE | SO_SETS_TRUE, D::Bool(false)),
+    r(
+        CKA_TRUSTED,
+        K::Bool,
+        MODIFIABLE | SO_SETS_TRUE,
+        D::Bool(false),
+    ),
     r(CKA_WRAP_TEMPLATE, K::Bytes, 0, D::None),
     r(CKA_PUBLIC_KEY_INFO, K::Bytes, 0, D::None),
 ];
 
-/// §4.9 Private key objects.
+/// §4.9 Private key objects. Private and secret keys default to
+/// `CKA_PRIVATE = true` (the spec leaves the default to the token).
 const PRIVATE_KEY: &[Rule] = &[
+    r(CKA_PRIVATE, K::Bool, COPY_MAY_CHANGE, D::Bool(true)),
     r(CKA_SUBJECT, K::Bytes, MODIFIABLE, D::Empty),
-    r(CKA_SENSITIVE, K::Bool, MODIFIABLE | STICKY_TRUE, D::Bool(true)),
+    r(
+        CKA_SENSITIVE,
+        K::Bool,
+        MODIFIABLE | STICKY_TRUE,
+        D::Bool(true),
+    ),
     r(CKA_DECRYPT, K::Bool, MODIFIABLE, D::Bool(true)),
     r(CKA_SIGN, K::Bool, MODIFIABLE, D::Bool(true)),
     r(CKA_SIGN_RECOVER, K::Bool, MODIFIABLE, D::Bool(true)),
     r(CKA_UNWRAP, K::Bool, MODIFIABLE, D::Bool(true)),
-    r(CKA_EXTRACTABLE, K::Bool, MODIFIABLE | STICKY_FALSE, D::Bool(false)),
+    r(
+        CKA_EXTRACTABLE,
+        K::Bool,
+        MODIFIABLE | STICKY_FALSE,
+        D::Bool(false),
+    ),
     r(CKA_ALWAYS_SENSITIVE, K::Bool, COMPUTED, D::None),
     r(CKA_NEVER_EXTRACTABLE, K::Bool, COMPUTED, D::None),
-    r(CKA_WRAP_WITH_TRUSTED, K::Bool, MODIFIABLE | STICKY_TRUE, D::Bool(false)),
+    r(
+        CKA_WRAP_WITH_TRUSTED,
+        K::Bool,
+        MODIFIABLE | STICKY_TRUE,
+        D::Bool(false),
+    ),
     r(CKA_UNWRAP_TEMPLATE, K::Bytes, 0, D::None),
     r(CKA_ALWAYS_AUTHENTICATE, K::Bool, 0, D::Bool(false)),
     r(CKA_PUBLIC_KEY_INFO, K::Bytes, MODIFIABLE, D::None),
@@ -178,68 +220,173 @@ const PRIVATE_KEY: &[Rule] = &[
 
 /// §4.10 Secret key objects.
 const SECRET_KEY: &[Rule] = &[
-    r(CKA_SENSITIVE, K::Bool, MODIFIABLE | STICKY_TRUE, D::Bool(true)),
+    r(CKA_PRIVATE, K::Bool, COPY_MAY_CHANGE, D::Bool(true)),
+    r(
+        CKA_SENSITIVE,
+        K::Bool,
+        MODIFIABLE | STICKY_TRUE,
+        D::Bool(true),
+    ),
     r(CKA_ENCRYPT, K::Bool, MODIFIABLE, D::Bool(true)),
     r(CKA_DECRYPT, K::Bool, MODIFIABLE, D::Bool(true)),
     r(CKA_SIGN, K::Bool, MODIFIABLE, D::Bool(true)),
     r(CKA_VERIFY, K::Bool, MODIFIABLE, D::Bool(true)),
     r(CKA_WRAP, K::Bool, MODIFIABLE, D::Bool(true)),
     r(CKA_UNWRAP, K::Bool, MODIFIABLE, D::Bool(true)),
-    r(CKA_EXTRACTABLE, K::Bool, MODIFIABLE | STICKY_FALSE, D::Bool(false)),
+    r(
+        CKA_EXTRACTABLE,
+        K::Bool,
+        MODIFIABLE | STICKY_FALSE,
+        D::Bool(false),
+    ),
     r(CKA_ALWAYS_SENSITIVE, K::Bool, COMPUTED, D::None),
     r(CKA_NEVER_EXTRACTABLE, K::Bool, COMPUTED, D::None),
     r(CKA_CHECK_VALUE, K::Bytes, COMPUTED, D::None),
-    r(CKA_WRAP_WITH_TRUSTED, K::Bool, MODIFIABLE | STICKY_TRUE, D::Bool(false)),
-    r(CKA_TRUSTED, K::Bool, MODIFIABLE | SO_SETS_TRUE, D::Bool(false)),
+    r(
+        CKA_WRAP_WITH_TRUSTED,
+        K::Bool,
+        MODIFIABLE | STICKY_TRUE,
+        D::Bool(false),
+    ),
+    r(
+        CKA_TRUSTED,
+        K::Bool,
+        MODIFIABLE | SO_SETS_TRUE,
+        D::Bool(false),
+    ),
     r(CKA_WRAP_TEMPLATE, K::Bytes, 0, D::None),
     r(CKA_UNWRAP_TEMPLATE, K::Bytes, 0, D::None),
 ];
 
 /// Mechanisms spec §2.3.3/§2.3.4 (EC) and §2.3.5/§2.3.6 (Edwards) public keys.
 const EC_PUBLIC: &[Rule] = &[
-    r(CKA_EC_PARAMS, K::Bytes, REQUIRED_ON_CREATE | REQUIRED_ON_GENERATE, D::None),
-    r(CKA_EC_POINT, K::Bytes, REQUIRED_ON_CREATE | NOT_ON_GENERATE, D::None),
+    r(
+        CKA_EC_PARAMS,
+        K::Bytes,
+        REQUIRED_ON_CREATE | REQUIRED_ON_GENERATE,
+        D::None,
+    ),
+    r(
+        CKA_EC_POINT,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE,
+        D::None,
+    ),
 ];
 
 /// EC and Edwards private keys. `CKA_EC_POINT` is not in the spec's table
 /// for private keys; we keep it (computed) because consumers such as
 /// OpenSSL's pkcs11 engine read the public point from the private key.
 const EC_PRIVATE: &[Rule] = &[
-    r(CKA_EC_PARAMS, K::Bytes, REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP, D::None),
-    r(CKA_VALUE, K::Bytes, REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE, D::None),
+    r(
+        CKA_EC_PARAMS,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP,
+        D::None,
+    ),
+    r(
+        CKA_VALUE,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
+        D::None,
+    ),
     r(CKA_EC_POINT, K::Bytes, COMPUTED, D::None),
 ];
 
 /// §2.1.2 RSA public keys.
 const RSA_PUBLIC: &[Rule] = &[
-    r(CKA_MODULUS, K::Bytes, REQUIRED_ON_CREATE | NOT_ON_GENERATE, D::None),
-    r(CKA_MODULUS_BITS, K::Ulong, NOT_ON_CREATE | REQUIRED_ON_GENERATE, D::None),
+    r(
+        CKA_MODULUS,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE,
+        D::None,
+    ),
+    r(
+        CKA_MODULUS_BITS,
+        K::Ulong,
+        NOT_ON_CREATE | REQUIRED_ON_GENERATE,
+        D::None,
+    ),
     r(CKA_PUBLIC_EXPONENT, K::Bytes, REQUIRED_ON_CREATE, D::None),
 ];
 
 /// §2.1.3 RSA private keys.
 const RSA_PRIVATE: &[Rule] = &[
-    r(CKA_MODULUS, K::Bytes, REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP, D::None),
-    r(CKA_PUBLIC_EXPONENT, K::Bytes, NOT_ON_GENERATE | NOT_ON_UNWRAP, D::None),
-    r(CKA_PRIVATE_EXPONENT, K::Bytes, REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE, D::None),
-    r(CKA_PRIME_1, K::Bytes, NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE, D::None),
-    r(CKA_PRIME_2, K::Bytes, NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE, D::None),
-    r(CKA_EXPONENT_1, K::Bytes, NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE, D::None),
-    r(CKA_EXPONENT_2, K::Bytes, NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE, D::None),
-    r(CKA_COEFFICIENT, K::Bytes, NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE, D::None),
+    r(
+        CKA_MODULUS,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP,
+        D::None,
+    ),
+    r(
+        CKA_PUBLIC_EXPONENT,
+        K::Bytes,
+        NOT_ON_GENERATE | NOT_ON_UNWRAP,
+        D::None,
+    ),
+    r(
+        CKA_PRIVATE_EXPONENT,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
+        D::None,
+    ),
+    r(
+        CKA_PRIME_1,
+        K::Bytes,
+        NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
+        D::None,
+    ),
+    r(
+        CKA_PRIME_2,
+        K::Bytes,
+        NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
+        D::None,
+    ),
+    r(
+        CKA_EXPONENT_1,
+        K::Bytes,
+        NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
+        D::None,
+    ),
+    r(
+        CKA_EXPONENT_2,
+        K::Bytes,
+        NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
+        D::None,
+    ),
+    r(
+        CKA_COEFFICIENT,
+        K::Bytes,
+        NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
+        D::None,
+    ),
 ];
 
 /// §2.7.2 generic secret, §2.8.2 AES and the HMAC key types: the key value
 /// and its length.
 const SECRET_VALUE: &[Rule] = &[
-    r(CKA_VALUE, K::Bytes, REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE, D::None),
-    r(CKA_VALUE_LEN, K::Ulong, NOT_ON_CREATE | NOT_ON_UNWRAP, D::None),
+    r(
+        CKA_VALUE,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
+        D::None,
+    ),
+    r(
+        CKA_VALUE_LEN,
+        K::Ulong,
+        NOT_ON_CREATE | NOT_ON_UNWRAP,
+        D::None,
+    ),
 ];
 
 /// The rule tables that apply to an object of `class` and `key_type`, or
 /// `None` if the combination is not supported (`CKR_TEMPLATE_INCONSISTENT`
 /// or `CKR_ATTRIBUTE_VALUE_INVALID` for the caller).
-pub fn tables(class: CK_OBJECT_CLASS, key_type: Option<CK_KEY_TYPE>, cert_type: Option<CK_CERTIFICATE_TYPE>) -> Option<&'static [&'static [Rule]]> {
+pub fn tables(
+    class: CK_OBJECT_CLASS,
+    key_type: Option<CK_KEY_TYPE>,
+    cert_type: Option<CK_CERTIFICATE_TYPE>,
+) -> Option<&'static [&'static [Rule]]> {
     Some(match (class, key_type) {
         (CKO_DATA, _) => &[STORAGE, DATA],
         (CKO_CERTIFICATE, _) => match cert_type {
@@ -247,7 +394,9 @@ pub fn tables(class: CK_OBJECT_CLASS, key_type: Option<CK_KEY_TYPE>, cert_type: 
             _ => return None,
         },
         (CKO_PUBLIC_KEY, Some(CKK_EC | CKK_EC_EDWARDS)) => &[STORAGE, KEY, PUBLIC_KEY, EC_PUBLIC],
-        (CKO_PRIVATE_KEY, Some(CKK_EC | CKK_EC_EDWARDS)) => &[STORAGE, KEY, PRIVATE_KEY, EC_PRIVATE],
+        (CKO_PRIVATE_KEY, Some(CKK_EC | CKK_EC_EDWARDS)) => {
+            &[STORAGE, KEY, PRIVATE_KEY, EC_PRIVATE]
+        }
         (CKO_PUBLIC_KEY, Some(CKK_RSA)) => &[STORAGE, KEY, PUBLIC_KEY, RSA_PUBLIC],
         (CKO_PRIVATE_KEY, Some(CKK_RSA)) => &[STORAGE, KEY, PRIVATE_KEY, RSA_PRIVATE],
         (
@@ -264,7 +413,10 @@ pub fn tables(class: CK_OBJECT_CLASS, key_type: Option<CK_KEY_TYPE>, cert_type: 
 /// Finds the rule for `ty` in `tables`; later tables override earlier ones
 /// (a key type's rule for `CKA_VALUE` wins over a generic one).
 pub fn find(tables: &[&'static [Rule]], ty: CK_ATTRIBUTE_TYPE) -> Option<&'static Rule> {
-    tables.iter().rev().find_map(|t| t.iter().find(|r| r.ty == ty))
+    tables
+        .iter()
+        .rev()
+        .find_map(|t| t.iter().find(|r| r.ty == ty))
 }
 
 #[cfg(test)]
@@ -302,9 +454,27 @@ mod tests {
 
     #[test]
     fn no_table_lists_an_attribute_twice() {
-        for t in [STORAGE, DATA, CERTIFICATE, X509, KEY, PUBLIC_KEY, PRIVATE_KEY, SECRET_KEY, EC_PUBLIC, EC_PRIVATE, RSA_PUBLIC, RSA_PRIVATE, SECRET_VALUE] {
+        for t in [
+            STORAGE,
+            DATA,
+            CERTIFICATE,
+            X509,
+            KEY,
+            PUBLIC_KEY,
+            PRIVATE_KEY,
+            SECRET_KEY,
+            EC_PUBLIC,
+            EC_PRIVATE,
+            RSA_PUBLIC,
+            RSA_PRIVATE,
+            SECRET_VALUE,
+        ] {
             for (i, a) in t.iter().enumerate() {
-                assert!(t[i + 1..].iter().all(|b| b.ty != a.ty), "duplicate {:#x}", a.ty);
+                assert!(
+                    t[i + 1..].iter().all(|b| b.ty != a.ty),
+                    "duplicate {:#x}",
+                    a.ty
+                );
             }
         }
     }

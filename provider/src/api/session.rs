@@ -19,7 +19,10 @@ pub struct Active<T> {
 impl<T> Active<T> {
     /// A freshly initialised operation.
     pub fn new(op: T) -> Self {
-        Active { op, multipart: false }
+        Active {
+            op,
+            multipart: false,
+        }
     }
 }
 
@@ -79,6 +82,10 @@ impl Session {
 
     /// `CKR_SESSION_READ_ONLY` unless the session is read/write.
     pub fn require_rw(&self) -> crate::error::Result<()> {
-        if self.rw { Ok(()) } else { Err(crate::error::err(CKR_SESSION_READ_ONLY)) }
+        if self.rw {
+            Ok(())
+        } else {
+            Err(crate::error::err(CKR_SESSION_READ_ONLY))
+        }
     }
 }

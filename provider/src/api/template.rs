@@ -41,7 +41,11 @@ fn check_shape(rule: &Rule, v: &[u8]) -> Result<()> {
         Kind::Date => v.is_empty() || (v.len() == 8 && v.iter().all(u8::is_ascii_digit)),
         Kind::MechanismList => v.len() % ULONG_LEN == 0,
     };
-    if ok { Ok(()) } else { Err(err(CKR_ATTRIBUTE_VALUE_INVALID)) }
+    if ok {
+        Ok(())
+    } else {
+        Err(err(CKR_ATTRIBUTE_VALUE_INVALID))
+    }
 }
 
 /// The single value a template gives for `ty` (`CKR_TEMPLATE_INCONSISTENT`
@@ -59,8 +63,14 @@ pub fn template_value(template: &[Attr], ty: CK_ATTRIBUTE_TYPE) -> Result<Option
 
 /// A `CK_ULONG` from the template, with `implied` (from the mechanism) as
 /// fallback; the two must agree.
-fn class_like(template: &[Attr], ty: CK_ATTRIBUTE_TYPE, implied: Option<CK_ULONG>) -> Result<Option<CK_ULONG>> {
-    let given = template_value(template, ty)?.map(decode_ulong).transpose()?;
+fn class_like(
+    template: &[Attr],
+    ty: CK_ATTRIBUTE_TYPE,
+    implied: Option<CK_ULONG>,
+) -> Result<Option<CK_ULONG>> {
+    let given = template_value(template, ty)?
+        .map(decode_ulong)
+        .transpose()?;
     match (given, implied) {
         (Some(g), Some(i)) if g != i => Err(err(CKR_TEMPLATE_INCONSISTENT)),
         (g, i) => Ok(g.or(i)),
@@ -69,21 +79,36 @@ fn class_like(template: &[Attr], ty: CK_ATTRIBUTE_TYPE, implied: Option<CK_ULONG
 
 /// Identifies the tables for a new object from its template (and what the
 /// mechanism implies for class and key type).
-pub fn tables_for_new(template: &[Attr], implied_class: Option<CK_OBJECT_CLASS>, implied_key_type: Option<CK_KEY_TYPE>) -> Result<(CK_OBJECT_CLASS, Option<CK_KEY_TYPE>, Tables)> {
-    let class = class_like(template, CKA_CLASS, implied_class)?.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+pub fn tables_for_new(
+    template: &[Attr],
+    implied_class: Option<CK_OBJECT_CLASS>,
+    implied_key_type: Option<CK_KEY_TYPE>,
+) -> Result<(CK_OBJECT_CLASS, Option<CK_KEY_TYPE>, Tables)> {
+    let class =
+        class_like(template, CKA_CLASS, implied_class)?.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
     let is_key = matches!(class, CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY);
     let key_type = if is_key {
-        Some(class_like(template, CKA_KEY_TYPE, implied_key_type)?.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?)
+        Some(
+            class_like(template, CKA_KEY_TYPE, implied_key_type)?
+                .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?,
+        )
     } else {
         None
     };
     let cert_type = if class == CKO_CERTIFICATE {
-        Some(class_like(template, CKA_CERTIFICATE_TYPE, None)?.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?)
+        Some(
+            class_like(template, CKA_CERTIFICATE_TYPE, None)?
+                .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?,
+        )
     } else {
         None
     };
     let tables = policy::tables(class, key_type, cert_type).ok_or_else(|| {
-        if implied_class.is_some() { err(CKR_TEMPLATE_INCONSISTENT) } else { err(CKR_ATTRIBUTE_VALUE_INVALID) }
+        if implied_class.is_some() {
+            err(CKR_TEMPLATE_INCONSISTENT)
+        } else {
+            err(CKR_ATTRIBUTE_VALUE_INVALID)
+        }
     })?;
     Ok((class, key_type, tables))
 }
@@ -123,7 +148,8 @@ pub fn build(template: &[Attr], tables: Tables, origin: Origin, is_so: bool) -> 
         Origin::Generate => policy::REQUIRED_ON_GENERATE,
         Origin::Unwrap | Origin::Derive => 0,
     };
-    for table in tables {
+    // Later tables override earlier ones, so their defaults are applied first.
+    for table in tables.iter().rev() {
         for rule in table.iter() {
             if attrs.contains(rule.ty) {
                 continue;
@@ -144,7 +170,13 @@ pub fn build(template: &[Attr], tables: Tables, origin: Origin, is_so: bool) -> 
 
 /// Applies a `C_SetAttributeValue` or `C_CopyObject` template to a copy of
 /// `current` and returns the result; `current` is untouched on error.
-pub fn change(current: &Attributes, template: &[Attr], tables: Tables, how: Change, is_so: bool) -> Result<Attributes> {
+pub fn change(
+    current: &Attributes,
+    template: &[Attr],
+    tables: Tables,
+    how: Change,
+    is_so: bool,
+) -> Result<Attributes> {
     let mut next = current.clone();
     for a in template {
         let rule = policy::find(tables, a.ty).ok_or(err(CKR_ATTRIBUTE_TYPE_INVALID))?;
@@ -165,7 +197,8 @@ pub fn change(current: &Attributes, template: &[Attr], tables: Tables, how: Chan
             let new = decode_bool(&a.value)?;
             let old = current.flag(a.ty);
             let sticky_true = rule.flags & policy::STICKY_TRUE != 0 && old && !new;
-            let sticky_false = rule.flags & policy::STICKY_FALSE != 0 && current.contains(a.ty) && !old && new;
+            let sticky_false =
+                rule.flags & policy::STICKY_FALSE != 0 && current.contains(a.ty) && !old && new;
             if sticky_true || sticky_false {
                 return Err(err(CKR_ATTRIBUTE_READ_ONLY));
             }
@@ -195,7 +228,9 @@ pub fn reveal<'a>(attrs: &'a Attributes, tables: Tables, ty: CK_ATTRIBUTE_TYPE) 
     let Some(rule) = policy::find(tables, ty) else {
         return Reveal::Invalid;
     };
-    if rule.flags & policy::SENSITIVE != 0 && (attrs.flag(CKA_SENSITIVE) || !attrs.flag(CKA_EXTRACTABLE)) {
+    if rule.flags & policy::SENSITIVE != 0
+        && (attrs.flag(CKA_SENSITIVE) || !attrs.flag(CKA_EXTRACTABLE))
+    {
         return Reveal::Sensitive;
     }
     match attrs.get(ty) {
@@ -229,12 +264,20 @@ mod tests {
         let (class, kt, tables) = tables_for_new(&t, None, None).unwrap();
         assert_eq!((class, kt), (CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS)));
         let a = build(&t, tables, Origin::Create, false).unwrap();
-        assert!(a.flag(CKA_SENSITIVE), "private keys are sensitive by default");
+        assert!(
+            a.flag(CKA_SENSITIVE),
+            "private keys are sensitive by default"
+        );
         assert!(!a.flag(CKA_EXTRACTABLE));
         assert!(a.flag(CKA_MODIFIABLE));
         assert_eq!(a.bytes(CKA_LABEL), Some(&b""[..]));
         let missing: Vec<_> = t.iter().filter(|x| x.ty != CKA_VALUE).cloned().collect();
-        assert_eq!(build(&missing, tables, Origin::Create, false).unwrap_err().rv(), CKR_TEMPLATE_INCOMPLETE);
+        assert_eq!(
+            build(&missing, tables, Origin::Create, false)
+                .unwrap_err()
+                .rv(),
+            CKR_TEMPLATE_INCOMPLETE
+        );
     }
 
     #[test]
@@ -247,24 +290,50 @@ mod tests {
             build(&t, tables, Origin::Create, false).unwrap_err().rv()
         };
         assert_eq!(with(Attr::bool(CKA_LOCAL, true)), CKR_ATTRIBUTE_READ_ONLY);
-        assert_eq!(with(Attr::new(CKA_MODULUS, &[1])), CKR_ATTRIBUTE_TYPE_INVALID);
-        assert_eq!(with(Attr::new(CKA_SIGN, &[1, 1])), CKR_ATTRIBUTE_VALUE_INVALID);
-        assert_eq!(with(Attr::bool(CKA_TOKEN, false)), CKR_TEMPLATE_INCONSISTENT);
-        assert_eq!(with(Attr::new(0x8000_0001, &[1])), CKR_ATTRIBUTE_TYPE_INVALID);
-        assert_eq!(with(Attr::new(CKA_START_DATE, b"2024")), CKR_ATTRIBUTE_VALUE_INVALID);
+        assert_eq!(
+            with(Attr::new(CKA_MODULUS, &[1])),
+            CKR_ATTRIBUTE_TYPE_INVALID
+        );
+        assert_eq!(
+            with(Attr::new(CKA_SIGN, &[1, 1])),
+            CKR_ATTRIBUTE_VALUE_INVALID
+        );
+        assert_eq!(
+            with(Attr::bool(CKA_TOKEN, false)),
+            CKR_TEMPLATE_INCONSISTENT
+        );
+        assert_eq!(
+            with(Attr::new(0x8000_0001, &[1])),
+            CKR_ATTRIBUTE_TYPE_INVALID
+        );
+        assert_eq!(
+            with(Attr::new(CKA_START_DATE, b"2024")),
+            CKR_ATTRIBUTE_VALUE_INVALID
+        );
     }
 
     #[test]
     fn generate_checks_implied_class_and_forbidden_values() {
         let t = vec![Attr::ulong(CKA_CLASS, CKO_SECRET_KEY)];
         assert_eq!(
-            tables_for_new(&t, Some(CKO_PUBLIC_KEY), Some(CKK_EC)).unwrap_err().rv(),
+            tables_for_new(&t, Some(CKO_PUBLIC_KEY), Some(CKK_EC))
+                .unwrap_err()
+                .rv(),
             CKR_TEMPLATE_INCONSISTENT
         );
         let t = vec![Attr::new(CKA_EC_POINT, &[4, 1, 2])];
-        let (_, _, tables) = tables_for_new(&t, Some(CKO_PUBLIC_KEY), Some(CKK_EC_EDWARDS)).unwrap();
-        assert_eq!(build(&t, tables, Origin::Generate, false).unwrap_err().rv(), CKR_TEMPLATE_INCONSISTENT);
-        assert_eq!(build(&[], tables, Origin::Generate, false).unwrap_err().rv(), CKR_TEMPLATE_INCOMPLETE);
+        let (_, _, tables) =
+            tables_for_new(&t, Some(CKO_PUBLIC_KEY), Some(CKK_EC_EDWARDS)).unwrap();
+        assert_eq!(
+            build(&t, tables, Origin::Generate, false).unwrap_err().rv(),
+            CKR_TEMPLATE_INCONSISTENT
+        );
+        assert_eq!(
+            build(&[], tables, Origin::Generate, false)
+                .unwrap_err()
+                .rv(),
+            CKR_TEMPLATE_INCOMPLETE
+        );
     }
 
     #[test]
@@ -273,24 +342,75 @@ mod tests {
         let (_, _, tables) = tables_for_new(&t, None, None).unwrap();
         let a = build(&t, tables, Origin::Create, false).unwrap();
         // Modifiable.
-        let b = change(&a, &[Attr::new(CKA_LABEL, b"x")], tables, Change::Set, false).unwrap();
+        let b = change(
+            &a,
+            &[Attr::new(CKA_LABEL, b"x")],
+            tables,
+            Change::Set,
+            false,
+        )
+        .unwrap();
         assert_eq!(b.bytes(CKA_LABEL), Some(&b"x"[..]));
         // Sensitive is sticky once true; extractable once false.
-        let e = change(&a, &[Attr::bool(CKA_SENSITIVE, false)], tables, Change::Set, false);
+        let e = change(
+            &a,
+            &[Attr::bool(CKA_SENSITIVE, false)],
+            tables,
+            Change::Set,
+            false,
+        );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
-        let e = change(&a, &[Attr::bool(CKA_EXTRACTABLE, true)], tables, Change::Set, false);
+        let e = change(
+            &a,
+            &[Attr::bool(CKA_EXTRACTABLE, true)],
+            tables,
+            Change::Set,
+            false,
+        );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         // Not modifiable at all.
-        let e = change(&a, &[Attr::new(CKA_VALUE, &[1; 32])], tables, Change::Set, false);
+        let e = change(
+            &a,
+            &[Attr::new(CKA_VALUE, &[1; 32])],
+            tables,
+            Change::Set,
+            false,
+        );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         // CKA_TOKEN only through copy.
-        let e = change(&a, &[Attr::bool(CKA_TOKEN, false)], tables, Change::Set, false);
+        let e = change(
+            &a,
+            &[Attr::bool(CKA_TOKEN, false)],
+            tables,
+            Change::Set,
+            false,
+        );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
-        let c = change(&a, &[Attr::bool(CKA_TOKEN, false)], tables, Change::Copy, false).unwrap();
+        let c = change(
+            &a,
+            &[Attr::bool(CKA_TOKEN, false)],
+            tables,
+            Change::Copy,
+            false,
+        )
+        .unwrap();
         assert!(!c.flag(CKA_TOKEN));
         // Wrap-with-trusted sticks once true.
-        let w = change(&a, &[Attr::bool(CKA_WRAP_WITH_TRUSTED, true)], tables, Change::Set, false).unwrap();
-        let e = change(&w, &[Attr::bool(CKA_WRAP_WITH_TRUSTED, false)], tables, Change::Set, false);
+        let w = change(
+            &a,
+            &[Attr::bool(CKA_WRAP_WITH_TRUSTED, true)],
+            tables,
+            Change::Set,
+            false,
+        )
+        .unwrap();
+        let e = change(
+            &w,
+            &[Attr::bool(CKA_WRAP_WITH_TRUSTED, false)],
+            tables,
+            Change::Set,
+            false,
+        );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         // Only the SO marks a public key trusted.
         let pt = vec![
@@ -301,9 +421,24 @@ mod tests {
         ];
         let (_, _, ptables) = tables_for_new(&pt, None, None).unwrap();
         let p = build(&pt, ptables, Origin::Create, false).unwrap();
-        let e = change(&p, &[Attr::bool(CKA_TRUSTED, true)], ptables, Change::Set, false);
+        let e = change(
+            &p,
+            &[Attr::bool(CKA_TRUSTED, true)],
+            ptables,
+            Change::Set,
+            false,
+        );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
-        assert!(change(&p, &[Attr::bool(CKA_TRUSTED, true)], ptables, Change::Set, true).is_ok());
+        assert!(
+            change(
+                &p,
+                &[Attr::bool(CKA_TRUSTED, true)],
+                ptables,
+                Change::Set,
+                true
+            )
+            .is_ok()
+        );
     }
 
     #[test]
@@ -315,7 +450,11 @@ mod tests {
         assert_eq!(reveal(&a, tables, CKA_MODULUS), Reveal::Invalid);
         assert!(matches!(reveal(&a, tables, CKA_LABEL), Reveal::Value(_)));
         a.set_flag(CKA_SENSITIVE, false);
-        assert_eq!(reveal(&a, tables, CKA_VALUE), Reveal::Sensitive, "still unextractable");
+        assert_eq!(
+            reveal(&a, tables, CKA_VALUE),
+            Reveal::Sensitive,
+            "still unextractable"
+        );
         a.set_flag(CKA_EXTRACTABLE, true);
         assert!(matches!(reveal(&a, tables, CKA_VALUE), Reveal::Value(_)));
         assert!(is_sealed_attribute(tables, CKA_VALUE));

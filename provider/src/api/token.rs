@@ -86,13 +86,21 @@ fn random_hex(n: usize) -> Result<String> {
 
 impl Token {
     /// A token over an existing store (or `None` for a free slot).
-    pub fn new(slot_id: CK_SLOT_ID, config: Arc<Config>, handles: Arc<HandleAllocator>, store: Option<Box<dyn TokenStore>>) -> Result<Token> {
+    pub fn new(
+        slot_id: CK_SLOT_ID,
+        config: Arc<Config>,
+        handles: Arc<HandleAllocator>,
+        store: Option<Box<dyn TokenStore>>,
+    ) -> Result<Token> {
         let token = Token {
             slot_id,
             config,
             handles,
             store: Mutex::new(store),
-            login: RwLock::new(Login { user: None, key: None }),
+            login: RwLock::new(Login {
+                user: None,
+                key: None,
+            }),
             objects: RwLock::new(ObjectTable {
                 by_handle: HashMap::new(),
                 by_uid: HashMap::new(),
@@ -150,12 +158,23 @@ impl Token {
         };
         let (epoch, generation) = {
             let t = self.objects.read();
-            (t.epoch.clone(), if t.epoch.is_empty() { u64::MAX } else { t.generation })
+            (
+                t.epoch.clone(),
+                if t.epoch.is_empty() {
+                    u64::MAX
+                } else {
+                    t.generation
+                },
+            )
         };
         let Some(changes) = s.changes_since(&epoch, generation)? else {
             return Ok(());
         };
-        let meta_epoch = if changes.reset || epoch.is_empty() { Some(s.meta()?.epoch) } else { None };
+        let meta_epoch = if changes.reset || epoch.is_empty() {
+            Some(s.meta()?.epoch)
+        } else {
+            None
+        };
         let mut t = self.objects.write();
         if let Some(e) = meta_epoch {
             if !t.epoch.is_empty() && t.epoch != e {
@@ -171,7 +190,10 @@ impl Token {
         for rec in &changes.upserts {
             let existing = t.by_uid.get(&rec.uid).copied();
             if let Some(h) = existing {
-                if t.by_handle.get(&h).is_some_and(|o| o.generation() >= rec.generation) {
+                if t.by_handle
+                    .get(&h)
+                    .is_some_and(|o| o.generation() >= rec.generation)
+                {
                     continue;
                 }
             }
@@ -181,7 +203,10 @@ impl Token {
                     t.by_handle.insert(handle, Arc::new(o));
                     t.by_uid.insert(rec.uid, handle);
                 }
-                Err(e) => crate::log::error(format_args!("skipping unreadable object {}: {e}", hex(&rec.uid))),
+                Err(e) => crate::log::error(format_args!(
+                    "skipping unreadable object {}: {e}",
+                    hex(&rec.uid)
+                )),
             }
         }
         for uid in &changes.deletes {
@@ -254,7 +279,11 @@ impl Token {
             for o in objects.iter().filter(|o| o.private) {
                 o.seal_sensitive(key.as_deref().ok_or(err(CKR_USER_NOT_LOGGED_IN))?)?;
             }
-            let records: Vec<_> = objects.iter().filter(|o| o.token).map(Object::to_record).collect();
+            let records: Vec<_> = objects
+                .iter()
+                .filter(|o| o.token)
+                .map(Object::to_record)
+                .collect();
             let refs: Vec<_> = records.iter().collect();
             let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
             let g = s.put(&refs)?;
@@ -318,7 +347,8 @@ impl Token {
     /// and, with `private_only`, only the private ones.
     pub fn drop_session_objects(&self, session: Option<CK_SESSION_HANDLE>, private_only: bool) {
         self.objects.write().by_handle.retain(|_, o| {
-            let doomed = !o.token && session.is_none_or(|s| o.session == s) && (!private_only || o.private);
+            let doomed =
+                !o.token && session.is_none_or(|s| o.session == s) && (!private_only || o.private);
             if doomed {
                 o.forget_key();
             }
@@ -330,18 +360,39 @@ impl Token {
     /// survives restarts and is shared by processes), and returns the
     /// unwrapped token key.
     fn verify_pin(&self, user: CK_USER_TYPE, pin: &[u8]) -> Result<TokenKey> {
-        let meta = self.store.lock().as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?.meta()?;
+        let meta = self
+            .store
+            .lock()
+            .as_mut()
+            .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?
+            .meta()?;
         let (wrapped, failures) = match user {
-            CKU_SO => (meta.so_pin.clone().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?, meta.so_failures),
-            _ => (meta.user_pin.clone().ok_or(err(CKR_USER_PIN_NOT_INITIALIZED))?, meta.user_failures),
+            CKU_SO => (
+                meta.so_pin.clone().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?,
+                meta.so_failures,
+            ),
+            _ => (
+                meta.user_pin
+                    .clone()
+                    .ok_or(err(CKR_USER_PIN_NOT_INITIALIZED))?,
+                meta.user_failures,
+            ),
         };
         if failures >= MAX_PIN_FAILURES {
             return Err(err(CKR_PIN_LOCKED));
         }
         // The key derivation is slow by design: no lock is held during it.
-        let outcome = if check_pin_len(pin).is_ok() { wrapped.unwrap(pin) } else { Err(err(CKR_PIN_INCORRECT)) };
+        let outcome = if check_pin_len(pin).is_ok() {
+            wrapped.unwrap(pin)
+        } else {
+            Err(err(CKR_PIN_INCORRECT))
+        };
         fn counter(m: &mut TokenMeta, user: CK_USER_TYPE) -> &mut u32 {
-            if user == CKU_SO { &mut m.so_failures } else { &mut m.user_failures }
+            if user == CKU_SO {
+                &mut m.so_failures
+            } else {
+                &mut m.user_failures
+            }
         }
         let mut store = self.store.lock();
         let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
@@ -382,7 +433,9 @@ impl Token {
             None => Ok(()),
         };
         check(self.logged_in())?;
-        if user == CKU_SO && self.sessions.load(Ordering::SeqCst) > self.rw_sessions.load(Ordering::SeqCst) {
+        if user == CKU_SO
+            && self.sessions.load(Ordering::SeqCst) > self.rw_sessions.load(Ordering::SeqCst)
+        {
             return Err(err(CKR_SESSION_READ_ONLY_EXISTS));
         }
         self.refresh()?;
@@ -479,29 +532,39 @@ impl Token {
         let key = self.token_key().ok_or(err(CKR_USER_NOT_LOGGED_IN))?;
         let wrapped = key.wrap(pin, self.config.pin_kdf_iterations)?;
         let mut store = self.store.lock();
-        store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?.update_meta(&mut |m| {
-            m.user_pin = Some(wrapped.clone());
-            m.user_failures = 0;
-            Ok(())
-        })?;
+        store
+            .as_mut()
+            .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?
+            .update_meta(&mut |m| {
+                m.user_pin = Some(wrapped.clone());
+                m.user_failures = 0;
+                Ok(())
+            })?;
         Ok(())
     }
 
     /// `C_SetPIN`: changes the SO PIN if the SO is logged in, else the user PIN.
     pub fn set_pin(&self, old: &[u8], new: &[u8]) -> Result<()> {
-        let user = if self.logged_in() == Some(CKU_SO) { CKU_SO } else { CKU_USER };
+        let user = if self.logged_in() == Some(CKU_SO) {
+            CKU_SO
+        } else {
+            CKU_USER
+        };
         check_pin_len(new)?;
         let key = self.verify_pin(user, old)?;
         let wrapped = key.wrap(new, self.config.pin_kdf_iterations)?;
         let mut store = self.store.lock();
-        store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?.update_meta(&mut |m| {
-            if user == CKU_SO {
-                m.so_pin = Some(wrapped.clone());
-            } else {
-                m.user_pin = Some(wrapped.clone());
-            }
-            Ok(())
-        })?;
+        store
+            .as_mut()
+            .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?
+            .update_meta(&mut |m| {
+                if user == CKU_SO {
+                    m.so_pin = Some(wrapped.clone());
+                } else {
+                    m.user_pin = Some(wrapped.clone());
+                }
+                Ok(())
+            })?;
         Ok(())
     }
 

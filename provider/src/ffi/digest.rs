@@ -1,8 +1,9 @@
 //! Message digesting (base spec §5.12).
 
 use super::mechanism;
-use super::util::{bytes, finish_output, guard, out_buffer};
-use crate::api::{crypto, module};
+use super::util::{bytes, finish_output, guard, out_buffer, terminating};
+use crate::api::crypto::{self, OpKind};
+use crate::api::module;
 use cryptoki_sys::*;
 
 /// `C_DigestInit`.
@@ -10,7 +11,10 @@ use cryptoki_sys::*;
 /// # Safety
 /// `pMechanism` null or valid.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_DigestInit(hSession: CK_SESSION_HANDLE, pMechanism: *mut CK_MECHANISM) -> CK_RV {
+pub unsafe extern "C" fn C_DigestInit(
+    hSession: CK_SESSION_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -26,13 +30,22 @@ pub unsafe extern "C" fn C_DigestInit(hSession: CK_SESSION_HANDLE, pMechanism: *
 /// # Safety
 /// `pData` valid for `ulDataLen`; `pDigest` null or valid for `*pulDigestLen`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_Digest(hSession: CK_SESSION_HANDLE, pData: *mut CK_BYTE, ulDataLen: CK_ULONG, pDigest: *mut CK_BYTE, pulDigestLen: *mut CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_Digest(
+    hSession: CK_SESSION_HANDLE,
+    pData: *mut CK_BYTE,
+    ulDataLen: CK_ULONG,
+    pDigest: *mut CK_BYTE,
+    pulDigestLen: *mut CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
-            // SAFETY: forwarded caller guarantees.
-            let (data, (buf, len)) = unsafe { (bytes(pData, ulDataLen)?, out_buffer(pDigest, pulDigestLen)?) };
-            finish_output(crypto::digest(&s, data, buf), len)
+            terminating(&s, OpKind::Digest, || {
+                // SAFETY: forwarded caller guarantees.
+                let (data, (buf, len)) =
+                    unsafe { (bytes(pData, ulDataLen)?, out_buffer(pDigest, pulDigestLen)?) };
+                finish_output(crypto::digest(&s, data, buf), len)
+            })
         })
     })
 }
@@ -42,13 +55,19 @@ pub unsafe extern "C" fn C_Digest(hSession: CK_SESSION_HANDLE, pData: *mut CK_BY
 /// # Safety
 /// `pPart` valid for `ulPartLen`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_DigestUpdate(hSession: CK_SESSION_HANDLE, pPart: *mut CK_BYTE, ulPartLen: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_DigestUpdate(
+    hSession: CK_SESSION_HANDLE,
+    pPart: *mut CK_BYTE,
+    ulPartLen: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
-            // SAFETY: forwarded caller guarantee.
-            let data = unsafe { bytes(pPart, ulPartLen)? };
-            crypto::digest_update(&s, data)
+            terminating(&s, OpKind::Digest, || {
+                // SAFETY: forwarded caller guarantee.
+                let data = unsafe { bytes(pPart, ulPartLen)? };
+                crypto::digest_update(&s, data)
+            })
         })
     })
 }
@@ -67,13 +86,19 @@ pub unsafe extern "C" fn C_DigestKey(hSession: CK_SESSION_HANDLE, hKey: CK_OBJEC
 /// # Safety
 /// `pDigest` null or valid for `*pulDigestLen`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_DigestFinal(hSession: CK_SESSION_HANDLE, pDigest: *mut CK_BYTE, pulDigestLen: *mut CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_DigestFinal(
+    hSession: CK_SESSION_HANDLE,
+    pDigest: *mut CK_BYTE,
+    pulDigestLen: *mut CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
-            // SAFETY: forwarded caller guarantee.
-            let (buf, len) = unsafe { out_buffer(pDigest, pulDigestLen)? };
-            finish_output(crypto::digest_final(&s, buf), len)
+            terminating(&s, OpKind::Digest, || {
+                // SAFETY: forwarded caller guarantee.
+                let (buf, len) = unsafe { out_buffer(pDigest, pulDigestLen)? };
+                finish_output(crypto::digest_final(&s, buf), len)
+            })
         })
     })
 }

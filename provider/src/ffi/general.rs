@@ -30,7 +30,12 @@ fn check_init_args(args: Option<&CK_C_INITIALIZE_ARGS>) -> Result<()> {
     if !a.pReserved.is_null() {
         return Err(err(CKR_ARGUMENTS_BAD));
     }
-    let supplied = [a.CreateMutex.is_some(), a.DestroyMutex.is_some(), a.LockMutex.is_some(), a.UnlockMutex.is_some()];
+    let supplied = [
+        a.CreateMutex.is_some(),
+        a.DestroyMutex.is_some(),
+        a.LockMutex.is_some(),
+        a.UnlockMutex.is_some(),
+    ];
     let all = supplied.iter().all(|&s| s);
     let none = supplied.iter().all(|&s| !s);
     if !all && !none {
@@ -105,7 +110,13 @@ pub unsafe extern "C" fn get_info_v2(pInfo: *mut CK_INFO) -> CK_RV {
     guard(|| {
         module::with(|_| {
             // SAFETY: caller guarantees a valid CK_INFO if non-null.
-            fill_info(unsafe { out(pInfo)? }, CK_VERSION { major: 2, minor: 40 });
+            fill_info(
+                unsafe { out(pInfo)? },
+                CK_VERSION {
+                    major: 2,
+                    minor: 40,
+                },
+            );
             Ok(())
         })
     })
@@ -157,13 +168,22 @@ mod tests {
         assert!(check_init_args(Some(&args(false, 0))).is_ok());
         assert!(check_init_args(Some(&args(false, CKF_OS_LOCKING_OK))).is_ok());
         assert!(check_init_args(Some(&args(true, CKF_OS_LOCKING_OK))).is_ok());
-        assert_eq!(check_init_args(Some(&args(true, 0))).unwrap_err().rv(), CKR_CANT_LOCK);
+        assert_eq!(
+            check_init_args(Some(&args(true, 0))).unwrap_err().rv(),
+            CKR_CANT_LOCK
+        );
         let mut partial = args(true, CKF_OS_LOCKING_OK);
         partial.LockMutex = None;
-        assert_eq!(check_init_args(Some(&partial)).unwrap_err().rv(), CKR_ARGUMENTS_BAD);
+        assert_eq!(
+            check_init_args(Some(&partial)).unwrap_err().rv(),
+            CKR_ARGUMENTS_BAD
+        );
         let mut reserved = args(false, 0);
         let mut x = 0u8;
         reserved.pReserved = (&mut x as *mut u8).cast();
-        assert_eq!(check_init_args(Some(&reserved)).unwrap_err().rv(), CKR_ARGUMENTS_BAD);
+        assert_eq!(
+            check_init_args(Some(&reserved)).unwrap_err().rv(),
+            CKR_ARGUMENTS_BAD
+        );
     }
 }

@@ -27,12 +27,21 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
                 None
             } else {
                 // SAFETY: caller guarantees pContextData holds ulContextDataLen bytes.
-                Some(unsafe { bytes(p.pContextData, p.ulContextDataLen) }.map_err(|_| err(CKR_MECHANISM_PARAM_INVALID))?)
+                Some(
+                    unsafe { bytes(p.pContextData, p.ulContextDataLen) }
+                        .map_err(|_| err(CKR_MECHANISM_PARAM_INVALID))?,
+                )
             };
-            Param::EdDsa { prehash: p.phFlag != 0, context }
+            Param::EdDsa {
+                prehash: p.phFlag != 0,
+                context,
+            }
         }
     };
-    Ok(Mechanism { ty: m.mechanism, param })
+    Ok(Mechanism {
+        ty: m.mechanism,
+        param,
+    })
 }
 
 /// The parameter as a `T`, if its length is exactly `size_of::<T>()`.

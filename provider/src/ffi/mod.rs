@@ -110,8 +110,15 @@ macro_rules! function_list {
 }
 
 /// The 2.40 function list (`C_GetFunctionList`, and interface "PKCS 11" 2.40).
-pub static FUNCTION_LIST_2_40: CK_FUNCTION_LIST =
-    function_list!(CK_FUNCTION_LIST, CK_VERSION { major: 2, minor: 40 }, get_info_v2, {});
+pub static FUNCTION_LIST_2_40: CK_FUNCTION_LIST = function_list!(
+    CK_FUNCTION_LIST,
+    CK_VERSION {
+        major: 2,
+        minor: 40
+    },
+    get_info_v2,
+    {}
+);
 
 /// The 3.0 function list (interface "PKCS 11" 3.0).
 pub static FUNCTION_LIST_3_0: CK_FUNCTION_LIST_3_0 = function_list!(CK_FUNCTION_LIST_3_0, CK_VERSION { major: 3, minor: 0 }, C_GetInfo, {
@@ -158,7 +165,8 @@ fn interface_version(i: &CK_INTERFACE) -> CK_VERSION {
 pub unsafe extern "C" fn C_GetFunctionList(ppFunctionList: *mut *mut CK_FUNCTION_LIST) -> CK_RV {
     guard(|| {
         // SAFETY: caller guarantees a valid pointer if non-null.
-        *unsafe { out(ppFunctionList)? } = &FUNCTION_LIST_2_40 as *const CK_FUNCTION_LIST as *mut CK_FUNCTION_LIST;
+        *unsafe { out(ppFunctionList)? } =
+            &FUNCTION_LIST_2_40 as *const CK_FUNCTION_LIST as *mut CK_FUNCTION_LIST;
         Ok(())
     })
 }
@@ -168,7 +176,10 @@ pub unsafe extern "C" fn C_GetFunctionList(ppFunctionList: *mut *mut CK_FUNCTION
 /// # Safety
 /// `pInterfacesList` null or valid for `*pulCount` entries; `pulCount` valid.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_GetInterfaceList(pInterfacesList: *mut CK_INTERFACE, pulCount: *mut CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_GetInterfaceList(
+    pInterfacesList: *mut CK_INTERFACE,
+    pulCount: *mut CK_ULONG,
+) -> CK_RV {
     // SAFETY: forwarded caller guarantees.
     guard(|| unsafe { util::out_list(&INTERFACES.0, pInterfacesList, pulCount) })
 }
@@ -180,13 +191,19 @@ pub unsafe extern "C" fn C_GetInterfaceList(pInterfacesList: *mut CK_INTERFACE, 
 /// `pInterfaceName` null or NUL-terminated; `pVersion` null or valid;
 /// `ppInterface` valid for writes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_GetInterface(pInterfaceName: *mut CK_UTF8CHAR, pVersion: *mut CK_VERSION, ppInterface: *mut *mut CK_INTERFACE, flags: CK_FLAGS) -> CK_RV {
+pub unsafe extern "C" fn C_GetInterface(
+    pInterfaceName: *mut CK_UTF8CHAR,
+    pVersion: *mut CK_VERSION,
+    ppInterface: *mut *mut CK_INTERFACE,
+    flags: CK_FLAGS,
+) -> CK_RV {
     guard(|| {
         // SAFETY: caller guarantees validity of the non-null pointers.
         let (out, name, version) = unsafe {
             (
                 out(ppInterface)?,
-                (!pInterfaceName.is_null()).then(|| CStr::from_ptr(pInterfaceName as *const std::ffi::c_char)),
+                (!pInterfaceName.is_null())
+                    .then(|| CStr::from_ptr(pInterfaceName as *const std::ffi::c_char)),
                 pVersion.as_ref(),
             )
         };

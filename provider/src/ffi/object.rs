@@ -1,8 +1,8 @@
 //! Object management (base spec §5.7).
 
 use super::util::{guard, out, template};
-use crate::api::{module, objects};
 use crate::api::objects::AttrOut;
+use crate::api::{module, objects};
 use crate::error::{Error, err};
 use cryptoki_sys::*;
 
@@ -11,7 +11,12 @@ use cryptoki_sys::*;
 /// # Safety
 /// `pTemplate` valid for `ulCount` attributes; `phObject` valid for writes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_CreateObject(hSession: CK_SESSION_HANDLE, pTemplate: *mut CK_ATTRIBUTE, ulCount: CK_ULONG, phObject: *mut CK_OBJECT_HANDLE) -> CK_RV {
+pub unsafe extern "C" fn C_CreateObject(
+    hSession: CK_SESSION_HANDLE,
+    pTemplate: *mut CK_ATTRIBUTE,
+    ulCount: CK_ULONG,
+    phObject: *mut CK_OBJECT_HANDLE,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -28,7 +33,13 @@ pub unsafe extern "C" fn C_CreateObject(hSession: CK_SESSION_HANDLE, pTemplate: 
 /// # Safety
 /// `pTemplate` valid for `ulCount` attributes; `phNewObject` valid for writes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_CopyObject(hSession: CK_SESSION_HANDLE, hObject: CK_OBJECT_HANDLE, pTemplate: *mut CK_ATTRIBUTE, ulCount: CK_ULONG, phNewObject: *mut CK_OBJECT_HANDLE) -> CK_RV {
+pub unsafe extern "C" fn C_CopyObject(
+    hSession: CK_SESSION_HANDLE,
+    hObject: CK_OBJECT_HANDLE,
+    pTemplate: *mut CK_ATTRIBUTE,
+    ulCount: CK_ULONG,
+    phNewObject: *mut CK_OBJECT_HANDLE,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -45,7 +56,10 @@ pub unsafe extern "C" fn C_CopyObject(hSession: CK_SESSION_HANDLE, hObject: CK_O
 /// # Safety
 /// No pointer is dereferenced.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_DestroyObject(hSession: CK_SESSION_HANDLE, hObject: CK_OBJECT_HANDLE) -> CK_RV {
+pub unsafe extern "C" fn C_DestroyObject(
+    hSession: CK_SESSION_HANDLE,
+    hObject: CK_OBJECT_HANDLE,
+) -> CK_RV {
     guard(|| module::with(|m| objects::destroy(&*m.session(hSession)?, hObject)))
 }
 
@@ -54,7 +68,11 @@ pub unsafe extern "C" fn C_DestroyObject(hSession: CK_SESSION_HANDLE, hObject: C
 /// # Safety
 /// `pulSize` valid for writes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_GetObjectSize(hSession: CK_SESSION_HANDLE, hObject: CK_OBJECT_HANDLE, pulSize: *mut CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_GetObjectSize(
+    hSession: CK_SESSION_HANDLE,
+    hObject: CK_OBJECT_HANDLE,
+    pulSize: *mut CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -76,7 +94,12 @@ pub unsafe extern "C" fn C_GetObjectSize(hSession: CK_SESSION_HANDLE, hObject: C
 /// `pTemplate` valid for `ulCount` attributes, each `pValue` null or valid
 /// for `ulValueLen` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_GetAttributeValue(hSession: CK_SESSION_HANDLE, hObject: CK_OBJECT_HANDLE, pTemplate: *mut CK_ATTRIBUTE, ulCount: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_GetAttributeValue(
+    hSession: CK_SESSION_HANDLE,
+    hObject: CK_OBJECT_HANDLE,
+    pTemplate: *mut CK_ATTRIBUTE,
+    ulCount: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -111,7 +134,9 @@ pub unsafe extern "C" fn C_GetAttributeValue(hSession: CK_SESSION_HANDLE, hObjec
                     AttrOut::Value(v) if a.pValue.is_null() => a.ulValueLen = v.len() as CK_ULONG,
                     AttrOut::Value(v) if (a.ulValueLen as usize) >= v.len() => {
                         // SAFETY: the caller's buffer holds ulValueLen >= v.len() bytes.
-                        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), a.pValue as *mut u8, v.len()) };
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(v.as_ptr(), a.pValue as *mut u8, v.len())
+                        };
                         a.ulValueLen = v.len() as CK_ULONG;
                     }
                     AttrOut::Value(_) => {
@@ -120,7 +145,11 @@ pub unsafe extern "C" fn C_GetAttributeValue(hSession: CK_SESSION_HANDLE, hObjec
                     }
                 }
             }
-            if rv == CKR_OK { Ok(()) } else { Err(Error::new(rv)) }
+            if rv == CKR_OK {
+                Ok(())
+            } else {
+                Err(Error::new(rv))
+            }
         })
     })
 }
@@ -130,7 +159,12 @@ pub unsafe extern "C" fn C_GetAttributeValue(hSession: CK_SESSION_HANDLE, hObjec
 /// # Safety
 /// `pTemplate` valid for `ulCount` attributes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_SetAttributeValue(hSession: CK_SESSION_HANDLE, hObject: CK_OBJECT_HANDLE, pTemplate: *mut CK_ATTRIBUTE, ulCount: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_SetAttributeValue(
+    hSession: CK_SESSION_HANDLE,
+    hObject: CK_OBJECT_HANDLE,
+    pTemplate: *mut CK_ATTRIBUTE,
+    ulCount: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -146,7 +180,11 @@ pub unsafe extern "C" fn C_SetAttributeValue(hSession: CK_SESSION_HANDLE, hObjec
 /// # Safety
 /// `pTemplate` valid for `ulCount` attributes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_FindObjectsInit(hSession: CK_SESSION_HANDLE, pTemplate: *mut CK_ATTRIBUTE, ulCount: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_FindObjectsInit(
+    hSession: CK_SESSION_HANDLE,
+    pTemplate: *mut CK_ATTRIBUTE,
+    ulCount: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -162,7 +200,12 @@ pub unsafe extern "C" fn C_FindObjectsInit(hSession: CK_SESSION_HANDLE, pTemplat
 /// # Safety
 /// `phObject` valid for `ulMaxObjectCount` handles; `pulObjectCount` valid.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_FindObjects(hSession: CK_SESSION_HANDLE, phObject: *mut CK_OBJECT_HANDLE, ulMaxObjectCount: CK_ULONG, pulObjectCount: *mut CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_FindObjects(
+    hSession: CK_SESSION_HANDLE,
+    phObject: *mut CK_OBJECT_HANDLE,
+    ulMaxObjectCount: CK_ULONG,
+    pulObjectCount: *mut CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -172,7 +215,8 @@ pub unsafe extern "C" fn C_FindObjects(hSession: CK_SESSION_HANDLE, phObject: *m
                 return Err(err(CKR_ARGUMENTS_BAD));
             }
             // SAFETY: non-null; the caller guarantees room for ulMaxObjectCount handles.
-            let buf = unsafe { std::slice::from_raw_parts_mut(phObject, ulMaxObjectCount as usize) };
+            let buf =
+                unsafe { std::slice::from_raw_parts_mut(phObject, ulMaxObjectCount as usize) };
             *count = objects::find_next(&s, buf)? as CK_ULONG;
             Ok(())
         })
@@ -187,4 +231,3 @@ pub unsafe extern "C" fn C_FindObjects(hSession: CK_SESSION_HANDLE, phObject: *m
 pub unsafe extern "C" fn C_FindObjectsFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
     guard(|| module::with(|m| objects::find_final(&*m.session(hSession)?)))
 }
-

@@ -10,7 +10,11 @@ use cryptoki_sys::*;
 /// # Safety
 /// `pSeed` valid for `ulSeedLen`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_SeedRandom(hSession: CK_SESSION_HANDLE, pSeed: *mut CK_BYTE, ulSeedLen: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_SeedRandom(
+    hSession: CK_SESSION_HANDLE,
+    pSeed: *mut CK_BYTE,
+    ulSeedLen: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             m.session(hSession)?;
@@ -26,7 +30,11 @@ pub unsafe extern "C" fn C_SeedRandom(hSession: CK_SESSION_HANDLE, pSeed: *mut C
 /// # Safety
 /// `RandomData` valid for `ulRandomLen` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_GenerateRandom(hSession: CK_SESSION_HANDLE, RandomData: *mut CK_BYTE, ulRandomLen: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_GenerateRandom(
+    hSession: CK_SESSION_HANDLE,
+    RandomData: *mut CK_BYTE,
+    ulRandomLen: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;

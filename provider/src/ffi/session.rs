@@ -12,7 +12,13 @@ use std::ffi::c_void;
 /// # Safety
 /// `phSession` null or valid for writes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_OpenSession(slotID: CK_SLOT_ID, flags: CK_FLAGS, _pApplication: *mut c_void, _Notify: CK_NOTIFY, phSession: *mut CK_SESSION_HANDLE) -> CK_RV {
+pub unsafe extern "C" fn C_OpenSession(
+    slotID: CK_SLOT_ID,
+    flags: CK_FLAGS,
+    _pApplication: *mut c_void,
+    _Notify: CK_NOTIFY,
+    phSession: *mut CK_SESSION_HANDLE,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             // SAFETY: caller guarantees a valid handle pointer if non-null.
@@ -46,7 +52,10 @@ pub unsafe extern "C" fn C_CloseAllSessions(slotID: CK_SLOT_ID) -> CK_RV {
 /// # Safety
 /// `pInfo` null or valid for writes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_GetSessionInfo(hSession: CK_SESSION_HANDLE, pInfo: *mut CK_SESSION_INFO) -> CK_RV {
+pub unsafe extern "C" fn C_GetSessionInfo(
+    hSession: CK_SESSION_HANDLE,
+    pInfo: *mut CK_SESSION_INFO,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -67,7 +76,12 @@ pub unsafe extern "C" fn C_GetSessionInfo(hSession: CK_SESSION_HANDLE, pInfo: *m
 /// # Safety
 /// `pPin` valid for `ulPinLen` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_Login(hSession: CK_SESSION_HANDLE, userType: CK_USER_TYPE, pPin: *mut CK_UTF8CHAR, ulPinLen: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_Login(
+    hSession: CK_SESSION_HANDLE,
+    userType: CK_USER_TYPE,
+    pPin: *mut CK_UTF8CHAR,
+    ulPinLen: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -95,7 +109,14 @@ pub unsafe extern "C" fn C_Login(hSession: CK_SESSION_HANDLE, userType: CK_USER_
 /// # Safety
 /// `pPin` valid for `ulPinLen` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_LoginUser(hSession: CK_SESSION_HANDLE, userType: CK_USER_TYPE, pPin: *mut CK_UTF8CHAR, ulPinLen: CK_ULONG, _pUsername: *mut CK_UTF8CHAR, _ulUsernameLen: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_LoginUser(
+    hSession: CK_SESSION_HANDLE,
+    userType: CK_USER_TYPE,
+    pPin: *mut CK_UTF8CHAR,
+    ulPinLen: CK_ULONG,
+    _pUsername: *mut CK_UTF8CHAR,
+    _ulUsernameLen: CK_ULONG,
+) -> CK_RV {
     // SAFETY: same contract as C_Login.
     unsafe { C_Login(hSession, userType, pPin, ulPinLen) }
 }

@@ -1,8 +1,9 @@
 //! Signing and MACing (base spec §5.13) and verifying (§5.14).
 
 use super::mechanism;
-use super::util::{bytes, finish_output, guard, out_buffer};
-use crate::api::{crypto, module};
+use super::util::{bytes, finish_output, guard, out_buffer, terminating};
+use crate::api::crypto::{self, OpKind};
+use crate::api::module;
 use cryptoki_sys::*;
 
 /// `C_SignInit`.
@@ -10,7 +11,11 @@ use cryptoki_sys::*;
 /// # Safety
 /// `pMechanism` null or valid.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_SignInit(hSession: CK_SESSION_HANDLE, pMechanism: *mut CK_MECHANISM, hKey: CK_OBJECT_HANDLE) -> CK_RV {
+pub unsafe extern "C" fn C_SignInit(
+    hSession: CK_SESSION_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+    hKey: CK_OBJECT_HANDLE,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -26,13 +31,26 @@ pub unsafe extern "C" fn C_SignInit(hSession: CK_SESSION_HANDLE, pMechanism: *mu
 /// # Safety
 /// `pData` valid for `ulDataLen`; `pSignature` null or valid for `*pulSignatureLen`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_Sign(hSession: CK_SESSION_HANDLE, pData: *mut CK_BYTE, ulDataLen: CK_ULONG, pSignature: *mut CK_BYTE, pulSignatureLen: *mut CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_Sign(
+    hSession: CK_SESSION_HANDLE,
+    pData: *mut CK_BYTE,
+    ulDataLen: CK_ULONG,
+    pSignature: *mut CK_BYTE,
+    pulSignatureLen: *mut CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
-            // SAFETY: forwarded caller guarantees.
-            let (data, (buf, len)) = unsafe { (bytes(pData, ulDataLen)?, out_buffer(pSignature, pulSignatureLen)?) };
-            finish_output(crypto::sign(&s, data, buf), len)
+            terminating(&s, OpKind::Sign, || {
+                // SAFETY: forwarded caller guarantees.
+                let (data, (buf, len)) = unsafe {
+                    (
+                        bytes(pData, ulDataLen)?,
+                        out_buffer(pSignature, pulSignatureLen)?,
+                    )
+                };
+                finish_output(crypto::sign(&s, data, buf), len)
+            })
         })
     })
 }
@@ -42,13 +60,19 @@ pub unsafe extern "C" fn C_Sign(hSession: CK_SESSION_HANDLE, pData: *mut CK_BYTE
 /// # Safety
 /// `pPart` valid for `ulPartLen`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_SignUpdate(hSession: CK_SESSION_HANDLE, pPart: *mut CK_BYTE, ulPartLen: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_SignUpdate(
+    hSession: CK_SESSION_HANDLE,
+    pPart: *mut CK_BYTE,
+    ulPartLen: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
-            // SAFETY: forwarded caller guarantee.
-            let data = unsafe { bytes(pPart, ulPartLen)? };
-            crypto::sign_update(&s, data)
+            terminating(&s, OpKind::Sign, || {
+                // SAFETY: forwarded caller guarantee.
+                let data = unsafe { bytes(pPart, ulPartLen)? };
+                crypto::sign_update(&s, data)
+            })
         })
     })
 }
@@ -58,13 +82,19 @@ pub unsafe extern "C" fn C_SignUpdate(hSession: CK_SESSION_HANDLE, pPart: *mut C
 /// # Safety
 /// `pSignature` null or valid for `*pulSignatureLen`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_SignFinal(hSession: CK_SESSION_HANDLE, pSignature: *mut CK_BYTE, pulSignatureLen: *mut CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_SignFinal(
+    hSession: CK_SESSION_HANDLE,
+    pSignature: *mut CK_BYTE,
+    pulSignatureLen: *mut CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
-            // SAFETY: forwarded caller guarantee.
-            let (buf, len) = unsafe { out_buffer(pSignature, pulSignatureLen)? };
-            finish_output(crypto::sign_final(&s, buf), len)
+            terminating(&s, OpKind::Sign, || {
+                // SAFETY: forwarded caller guarantee.
+                let (buf, len) = unsafe { out_buffer(pSignature, pulSignatureLen)? };
+                finish_output(crypto::sign_final(&s, buf), len)
+            })
         })
     })
 }
@@ -74,7 +104,11 @@ pub unsafe extern "C" fn C_SignFinal(hSession: CK_SESSION_HANDLE, pSignature: *m
 /// # Safety
 /// `pMechanism` null or valid.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_VerifyInit(hSession: CK_SESSION_HANDLE, pMechanism: *mut CK_MECHANISM, hKey: CK_OBJECT_HANDLE) -> CK_RV {
+pub unsafe extern "C" fn C_VerifyInit(
+    hSession: CK_SESSION_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+    hKey: CK_OBJECT_HANDLE,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -90,13 +124,22 @@ pub unsafe extern "C" fn C_VerifyInit(hSession: CK_SESSION_HANDLE, pMechanism: *
 /// # Safety
 /// `pData` valid for `ulDataLen`; `pSignature` valid for `ulSignatureLen`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_Verify(hSession: CK_SESSION_HANDLE, pData: *mut CK_BYTE, ulDataLen: CK_ULONG, pSignature: *mut CK_BYTE, ulSignatureLen: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_Verify(
+    hSession: CK_SESSION_HANDLE,
+    pData: *mut CK_BYTE,
+    ulDataLen: CK_ULONG,
+    pSignature: *mut CK_BYTE,
+    ulSignatureLen: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
-            // SAFETY: forwarded caller guarantees.
-            let (data, sig) = unsafe { (bytes(pData, ulDataLen)?, bytes(pSignature, ulSignatureLen)?) };
-            crypto::verify(&s, data, sig)
+            terminating(&s, OpKind::Verify, || {
+                // SAFETY: forwarded caller guarantees.
+                let (data, sig) =
+                    unsafe { (bytes(pData, ulDataLen)?, bytes(pSignature, ulSignatureLen)?) };
+                crypto::verify(&s, data, sig)
+            })
         })
     })
 }
@@ -106,13 +149,19 @@ pub unsafe extern "C" fn C_Verify(hSession: CK_SESSION_HANDLE, pData: *mut CK_BY
 /// # Safety
 /// `pPart` valid for `ulPartLen`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_VerifyUpdate(hSession: CK_SESSION_HANDLE, pPart: *mut CK_BYTE, ulPartLen: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_VerifyUpdate(
+    hSession: CK_SESSION_HANDLE,
+    pPart: *mut CK_BYTE,
+    ulPartLen: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
-            // SAFETY: forwarded caller guarantee.
-            let data = unsafe { bytes(pPart, ulPartLen)? };
-            crypto::verify_update(&s, data)
+            terminating(&s, OpKind::Verify, || {
+                // SAFETY: forwarded caller guarantee.
+                let data = unsafe { bytes(pPart, ulPartLen)? };
+                crypto::verify_update(&s, data)
+            })
         })
     })
 }
@@ -122,13 +171,19 @@ pub unsafe extern "C" fn C_VerifyUpdate(hSession: CK_SESSION_HANDLE, pPart: *mut
 /// # Safety
 /// `pSignature` valid for `ulSignatureLen`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_VerifyFinal(hSession: CK_SESSION_HANDLE, pSignature: *mut CK_BYTE, ulSignatureLen: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_VerifyFinal(
+    hSession: CK_SESSION_HANDLE,
+    pSignature: *mut CK_BYTE,
+    ulSignatureLen: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
-            // SAFETY: forwarded caller guarantee.
-            let sig = unsafe { bytes(pSignature, ulSignatureLen)? };
-            crypto::verify_final(&s, sig)
+            terminating(&s, OpKind::Verify, || {
+                // SAFETY: forwarded caller guarantee.
+                let sig = unsafe { bytes(pSignature, ulSignatureLen)? };
+                crypto::verify_final(&s, sig)
+            })
         })
     })
 }

@@ -19,7 +19,11 @@ const FW_VERSION: CK_VERSION = CK_VERSION { major: 0, minor: 1 };
 /// # Safety
 /// `pSlotList` null or valid for `*pulCount` ids; `pulCount` valid.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_GetSlotList(_tokenPresent: CK_BBOOL, pSlotList: *mut CK_SLOT_ID, pulCount: *mut CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_GetSlotList(
+    _tokenPresent: CK_BBOOL,
+    pSlotList: *mut CK_SLOT_ID,
+    pulCount: *mut CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             if pSlotList.is_null() {
@@ -42,7 +46,10 @@ pub unsafe extern "C" fn C_GetSlotInfo(slotID: CK_SLOT_ID, pInfo: *mut CK_SLOT_I
             // SAFETY: caller guarantees a valid CK_SLOT_INFO if non-null.
             let info = unsafe { out(pInfo)? };
             m.token(slotID)?;
-            pad(&mut info.slotDescription, &format!("dalek-pkcs11 slot {slotID}"));
+            pad(
+                &mut info.slotDescription,
+                &format!("dalek-pkcs11 slot {slotID}"),
+            );
             pad(&mut info.manufacturerID, MANUFACTURER);
             info.flags = CKF_TOKEN_PRESENT;
             info.hardwareVersion = HW_VERSION;
@@ -80,8 +87,18 @@ pub unsafe extern "C" fn C_GetTokenInfo(slotID: CK_SLOT_ID, pInfo: *mut CK_TOKEN
                     if meta.user_pin.is_some() {
                         flags |= CKF_USER_PIN_INITIALIZED;
                     }
-                    flags |= pin_flags(meta.user_failures, CKF_USER_PIN_COUNT_LOW, CKF_USER_PIN_FINAL_TRY, CKF_USER_PIN_LOCKED);
-                    flags |= pin_flags(meta.so_failures, CKF_SO_PIN_COUNT_LOW, CKF_SO_PIN_FINAL_TRY, CKF_SO_PIN_LOCKED);
+                    flags |= pin_flags(
+                        meta.user_failures,
+                        CKF_USER_PIN_COUNT_LOW,
+                        CKF_USER_PIN_FINAL_TRY,
+                        CKF_USER_PIN_LOCKED,
+                    );
+                    flags |= pin_flags(
+                        meta.so_failures,
+                        CKF_SO_PIN_COUNT_LOW,
+                        CKF_SO_PIN_FINAL_TRY,
+                        CKF_SO_PIN_LOCKED,
+                    );
                     pad(&mut info.label, &meta.label);
                     pad(&mut info.serialNumber, &meta.serial);
                 }
@@ -116,7 +133,11 @@ pub unsafe extern "C" fn C_GetTokenInfo(slotID: CK_SLOT_ID, pInfo: *mut CK_TOKEN
 /// # Safety
 /// `pMechanismList` null or valid for `*pulCount` entries; `pulCount` valid.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_GetMechanismList(slotID: CK_SLOT_ID, pMechanismList: *mut CK_MECHANISM_TYPE, pulCount: *mut CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_GetMechanismList(
+    slotID: CK_SLOT_ID,
+    pMechanismList: *mut CK_MECHANISM_TYPE,
+    pulCount: *mut CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             m.token(slotID)?;
@@ -132,7 +153,11 @@ pub unsafe extern "C" fn C_GetMechanismList(slotID: CK_SLOT_ID, pMechanismList: 
 /// # Safety
 /// `pInfo` null or valid for writes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_GetMechanismInfo(slotID: CK_SLOT_ID, type_: CK_MECHANISM_TYPE, pInfo: *mut CK_MECHANISM_INFO) -> CK_RV {
+pub unsafe extern "C" fn C_GetMechanismInfo(
+    slotID: CK_SLOT_ID,
+    type_: CK_MECHANISM_TYPE,
+    pInfo: *mut CK_MECHANISM_INFO,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             // SAFETY: caller guarantees a valid CK_MECHANISM_INFO if non-null.
@@ -152,7 +177,12 @@ pub unsafe extern "C" fn C_GetMechanismInfo(slotID: CK_SLOT_ID, type_: CK_MECHAN
 /// # Safety
 /// `pPin` valid for `ulPinLen` bytes; `pLabel` valid for 32 bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_InitToken(slotID: CK_SLOT_ID, pPin: *mut CK_UTF8CHAR, ulPinLen: CK_ULONG, pLabel: *mut CK_UTF8CHAR) -> CK_RV {
+pub unsafe extern "C" fn C_InitToken(
+    slotID: CK_SLOT_ID,
+    pPin: *mut CK_UTF8CHAR,
+    ulPinLen: CK_ULONG,
+    pLabel: *mut CK_UTF8CHAR,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             if pPin.is_null() || pLabel.is_null() {
@@ -170,7 +200,11 @@ pub unsafe extern "C" fn C_InitToken(slotID: CK_SLOT_ID, pPin: *mut CK_UTF8CHAR,
 /// # Safety
 /// `pPin` valid for `ulPinLen` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_InitPIN(hSession: CK_SESSION_HANDLE, pPin: *mut CK_UTF8CHAR, ulPinLen: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_InitPIN(
+    hSession: CK_SESSION_HANDLE,
+    pPin: *mut CK_UTF8CHAR,
+    ulPinLen: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
@@ -190,7 +224,13 @@ pub unsafe extern "C" fn C_InitPIN(hSession: CK_SESSION_HANDLE, pPin: *mut CK_UT
 /// # Safety
 /// `pOldPin` / `pNewPin` valid for their lengths.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_SetPIN(hSession: CK_SESSION_HANDLE, pOldPin: *mut CK_UTF8CHAR, ulOldLen: CK_ULONG, pNewPin: *mut CK_UTF8CHAR, ulNewLen: CK_ULONG) -> CK_RV {
+pub unsafe extern "C" fn C_SetPIN(
+    hSession: CK_SESSION_HANDLE,
+    pOldPin: *mut CK_UTF8CHAR,
+    ulOldLen: CK_ULONG,
+    pNewPin: *mut CK_UTF8CHAR,
+    ulNewLen: CK_ULONG,
+) -> CK_RV {
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;

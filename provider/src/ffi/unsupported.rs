@@ -73,7 +73,11 @@ not_supported! {
 /// # Safety
 /// No pointer is dereferenced.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_WaitForSlotEvent(flags: CK_FLAGS, _pSlot: *mut CK_SLOT_ID, _pReserved: *mut c_void) -> CK_RV {
+pub unsafe extern "C" fn C_WaitForSlotEvent(
+    flags: CK_FLAGS,
+    _pSlot: *mut CK_SLOT_ID,
+    _pReserved: *mut c_void,
+) -> CK_RV {
     guard(|| {
         module::with(|_| {
             if flags & CKF_DONT_BLOCK != 0 {

@@ -3,6 +3,8 @@
 //! the only places with `unsafe` code.
 
 use crate::api::attributes::Attr;
+use crate::api::crypto::{self, OpKind};
+use crate::api::session::Session;
 use crate::error::{Error, Result, err};
 use cryptoki_sys::*;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -58,7 +60,10 @@ pub unsafe fn out<'a, T>(ptr: *mut T) -> Result<&'a mut T> {
 ///
 /// # Safety
 /// `len_ptr` must be null or valid; `buf` null or valid for `*len_ptr` bytes.
-pub unsafe fn out_buffer<'a>(buf: *mut u8, len_ptr: *mut CK_ULONG) -> Result<(Option<&'a mut [u8]>, &'a mut CK_ULONG)> {
+pub unsafe fn out_buffer<'a>(
+    buf: *mut u8,
+    len_ptr: *mut CK_ULONG,
+) -> Result<(Option<&'a mut [u8]>, &'a mut CK_ULONG)> {
     // SAFETY: forwarded caller guarantee.
     let len = unsafe { out(len_ptr)? };
     if buf.is_null() {
@@ -83,6 +88,23 @@ pub fn finish_output(result: Result<usize>, len: &mut CK_ULONG) -> Result<()> {
         }
         Err(e) => Err(e),
     }
+}
+
+/// Runs the body of a call that terminates the operation `kind` on any
+/// failure other than `CKR_BUFFER_TOO_SMALL`, including failures found
+/// while reading the caller's arguments.
+pub fn terminating(
+    session: &Session,
+    kind: OpKind,
+    body: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    let r = body();
+    if let Err(e) = &r {
+        if e.rv() != CKR_BUFFER_TOO_SMALL {
+            crypto::end(session, kind);
+        }
+    }
+    r
 }
 
 /// Copies a caller's template. `NULL` with count 0 is the empty template.
@@ -125,7 +147,9 @@ pub fn pad(field: &mut [u8], s: &str) {
 
 /// Blank-padded field to string, trailing blanks and NULs removed.
 pub fn unpad(field: &[u8]) -> String {
-    String::from_utf8_lossy(field).trim_end_matches([' ', '\0']).to_string()
+    String::from_utf8_lossy(field)
+        .trim_end_matches([' ', '\0'])
+        .to_string()
 }
 
 /// Writes `items` to a caller array under the size-query convention
@@ -159,8 +183,16 @@ mod tests {
         // SAFETY: null pointers are never dereferenced.
         unsafe {
             assert_eq!(bytes(std::ptr::null(), 0).unwrap(), &[] as &[u8]);
-            assert_eq!(bytes(std::ptr::null(), 1).unwrap_err().rv(), CKR_ARGUMENTS_BAD);
-            assert_eq!(bytes([1u8].as_ptr(), u64::MAX as CK_ULONG).unwrap_err().rv(), CKR_ARGUMENTS_BAD);
+            assert_eq!(
+                bytes(std::ptr::null(), 1).unwrap_err().rv(),
+                CKR_ARGUMENTS_BAD
+            );
+            assert_eq!(
+                bytes([1u8].as_ptr(), u64::MAX as CK_ULONG)
+                    .unwrap_err()
+                    .rv(),
+                CKR_ARGUMENTS_BAD
+            );
         }
     }
 
@@ -194,7 +226,12 @@ mod tests {
             out_list(&items, std::ptr::null_mut(), &mut count).unwrap();
             assert_eq!(count, 3);
             count = 2;
-            assert_eq!(out_list(&items, buf.as_mut_ptr(), &mut count).unwrap_err().rv(), CKR_BUFFER_TOO_SMALL);
+            assert_eq!(
+                out_list(&items, buf.as_mut_ptr(), &mut count)
+                    .unwrap_err()
+                    .rv(),
+                CKR_BUFFER_TOO_SMALL
+            );
             assert_eq!(count, 3);
         }
     }

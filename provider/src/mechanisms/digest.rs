@@ -82,8 +82,14 @@ mod tests {
     fn known_answers_for_abc() {
         let cases = [
             (CKM_SHA_1, "a9993e364706816aba3e25717850c26c9cd0d89d"),
-            (CKM_SHA224, "23097d223405d8228642a477bda255b32aadbce4bda0b3f7e36c9da7"),
-            (CKM_SHA256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            (
+                CKM_SHA224,
+                "23097d223405d8228642a477bda255b32aadbce4bda0b3f7e36c9da7",
+            ),
+            (
+                CKM_SHA256,
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            ),
             (
                 CKM_SHA384,
                 "cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed8086072ba1e7cc2358baeca134c825a7",

@@ -23,14 +23,22 @@ pub const OID_ED25519: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x70];
 /// DER PrintableString "edwards25519".
 pub const NAME_ED25519: &[u8] = b"\x13\x0cedwards25519";
 const UTF8_NAME_ED25519: &[u8] = b"\x0c\x0cedwards25519";
-const GNUPG_OID_ED25519: &[u8] = &[0x06, 0x09, 0x2b, 0x06, 0x01, 0x04, 0x01, 0xda, 0x47, 0x0f, 0x01];
+const GNUPG_OID_ED25519: &[u8] = &[
+    0x06, 0x09, 0x2b, 0x06, 0x01, 0x04, 0x01, 0xda, 0x47, 0x0f, 0x01,
+];
 
 const SIG_LEN: usize = 64;
 const KEY_LEN: usize = 32;
 
 /// True if `params` names Ed25519.
 pub fn is_ed25519_params(params: &[u8]) -> bool {
-    [OID_ED25519, NAME_ED25519, UTF8_NAME_ED25519, GNUPG_OID_ED25519].contains(&params)
+    [
+        OID_ED25519,
+        NAME_ED25519,
+        UTF8_NAME_ED25519,
+        GNUPG_OID_ED25519,
+    ]
+    .contains(&params)
 }
 
 /// `CKA_EC_POINT` value: DER OCTET STRING of the point.
@@ -70,22 +78,34 @@ pub fn load_public(point: &[u8]) -> Result<KeyMaterial> {
 /// Checks an imported Ed25519 key, normalises `CKA_EC_POINT` to DER and,
 /// for private keys, adds the public point and `CKA_PUBLIC_KEY_INFO`.
 pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result<()> {
-    let params = attrs.bytes(CKA_EC_PARAMS).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    let params = attrs
+        .bytes(CKA_EC_PARAMS)
+        .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
     if !is_ed25519_params(params) {
         return Err(err(CKR_CURVE_NOT_SUPPORTED));
     }
     let point = if class == CKO_PRIVATE_KEY {
         let value = attrs.bytes(CKA_VALUE).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
-        let secret: Zeroizing<[u8; KEY_LEN]> =
-            Zeroizing::new(value.try_into().map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?);
+        let secret: Zeroizing<[u8; KEY_LEN]> = Zeroizing::new(
+            value
+                .try_into()
+                .map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?,
+        );
         SigningKey::from_bytes(&secret).verifying_key().to_bytes()
     } else {
-        let p = parse_point(attrs.bytes(CKA_EC_POINT).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?)?;
+        let p = parse_point(
+            attrs
+                .bytes(CKA_EC_POINT)
+                .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?,
+        )?;
         VerifyingKey::from_bytes(&p).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?;
         p
     };
     attrs.set_bytes(CKA_EC_POINT, &der_point(&point));
-    if !attrs.bytes(CKA_PUBLIC_KEY_INFO).is_some_and(|v| !v.is_empty()) {
+    if !attrs
+        .bytes(CKA_PUBLIC_KEY_INFO)
+        .is_some_and(|v| !v.is_empty())
+    {
         attrs.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
     }
     Ok(())
@@ -93,14 +113,18 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
 
 /// SubjectPublicKeyInfo DER of an Ed25519 public key (RFC 8410 §4).
 pub fn spki(point: &[u8; KEY_LEN]) -> Vec<u8> {
-    let mut out = vec![0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00];
+    let mut out = vec![
+        0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+    ];
     out.extend_from_slice(point);
     out
 }
 
 /// Generates a key pair for the `CKA_EC_PARAMS` of the public template.
 pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
-    let params = public_template.bytes(CKA_EC_PARAMS).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    let params = public_template
+        .bytes(CKA_EC_PARAMS)
+        .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
     if !is_ed25519_params(params) {
         return Err(err(CKR_CURVE_NOT_SUPPORTED));
     }
@@ -125,7 +149,11 @@ pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
 /// Only pure Ed25519 is supported: no pre-hash, no context.
 fn check_param(mech: &Mechanism<'_>) -> Result<()> {
     match mech.param {
-        Param::None | Param::EdDsa { prehash: false, context: None } => Ok(()),
+        Param::None
+        | Param::EdDsa {
+            prehash: false,
+            context: None,
+        } => Ok(()),
         _ => Err(err(CKR_MECHANISM_PARAM_INVALID)),
     }
 }
@@ -142,7 +170,10 @@ impl EdDsaSign {
     pub fn new(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Self> {
         check_param(mech)?;
         match *key {
-            KeyMaterial::Ed25519Private(_) => Ok(EdDsaSign { key, buffer: Vec::new() }),
+            KeyMaterial::Ed25519Private(_) => Ok(EdDsaSign {
+                key,
+                buffer: Vec::new(),
+            }),
             _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
         }
     }
@@ -193,13 +224,18 @@ impl EdDsaVerify {
             KeyMaterial::Ed25519Public(k) => *k,
             KeyMaterial::Ed25519Private(k) => k.verifying_key(),
         };
-        Ok(EdDsaVerify { key, buffer: Vec::new() })
+        Ok(EdDsaVerify {
+            key,
+            buffer: Vec::new(),
+        })
     }
 }
 
 impl VerifyOperation for EdDsaVerify {
     fn verify(&mut self, data: &[u8], signature: &[u8]) -> Result<()> {
-        let sig: &[u8; SIG_LEN] = signature.try_into().map_err(|_| err(CKR_SIGNATURE_LEN_RANGE))?;
+        let sig: &[u8; SIG_LEN] = signature
+            .try_into()
+            .map_err(|_| err(CKR_SIGNATURE_LEN_RANGE))?;
         self.key
             .verify_strict(data, &Signature::from_bytes(sig))
             .map_err(|_| err(CKR_SIGNATURE_INVALID))
@@ -241,8 +277,14 @@ mod tests {
         let mut v = EdDsaVerify::new(&Mechanism::plain(CKM_EDDSA), pubkey).unwrap();
         v.verify(&[0x72], &out).unwrap();
         out[0] ^= 1;
-        assert_eq!(v.verify(&[0x72], &out).unwrap_err().rv(), CKR_SIGNATURE_INVALID);
-        assert_eq!(v.verify(&[0x72], &out[..63]).unwrap_err().rv(), CKR_SIGNATURE_LEN_RANGE);
+        assert_eq!(
+            v.verify(&[0x72], &out).unwrap_err().rv(),
+            CKR_SIGNATURE_INVALID
+        );
+        assert_eq!(
+            v.verify(&[0x72], &out[..63]).unwrap_err().rv(),
+            CKR_SIGNATURE_LEN_RANGE
+        );
     }
 
     #[test]
@@ -260,15 +302,42 @@ mod tests {
 
     #[test]
     fn parameters_and_encodings() {
-        let ph = Mechanism { ty: CKM_EDDSA, param: Param::EdDsa { prehash: true, context: None } };
+        let ph = Mechanism {
+            ty: CKM_EDDSA,
+            param: Param::EdDsa {
+                prehash: true,
+                context: None,
+            },
+        };
         let key = Arc::new(load_private(&[9; 32]).unwrap());
-        assert_eq!(EdDsaSign::new(&ph, key.clone()).err().unwrap().rv(), CKR_MECHANISM_PARAM_INVALID);
-        let ctx = Mechanism { ty: CKM_EDDSA, param: Param::EdDsa { prehash: false, context: Some(b"c") } };
-        assert_eq!(EdDsaSign::new(&ctx, key.clone()).err().unwrap().rv(), CKR_MECHANISM_PARAM_INVALID);
-        let pure = Mechanism { ty: CKM_EDDSA, param: Param::EdDsa { prehash: false, context: None } };
+        assert_eq!(
+            EdDsaSign::new(&ph, key.clone()).err().unwrap().rv(),
+            CKR_MECHANISM_PARAM_INVALID
+        );
+        let ctx = Mechanism {
+            ty: CKM_EDDSA,
+            param: Param::EdDsa {
+                prehash: false,
+                context: Some(b"c"),
+            },
+        };
+        assert_eq!(
+            EdDsaSign::new(&ctx, key.clone()).err().unwrap().rv(),
+            CKR_MECHANISM_PARAM_INVALID
+        );
+        let pure = Mechanism {
+            ty: CKM_EDDSA,
+            param: Param::EdDsa {
+                prehash: false,
+                context: None,
+            },
+        };
         assert!(EdDsaSign::new(&pure, key).is_ok());
         assert!(is_ed25519_params(OID_ED25519) && is_ed25519_params(NAME_ED25519));
-        assert!(!is_ed25519_params(&[0x06, 0x03, 0x2b, 0x65, 0x71]), "Ed448 is not Ed25519");
+        assert!(
+            !is_ed25519_params(&[0x06, 0x03, 0x2b, 0x65, 0x71]),
+            "Ed448 is not Ed25519"
+        );
         let p = [5u8; 32];
         assert_eq!(parse_point(&der_point(&p)).unwrap(), p);
         assert_eq!(parse_point(&p).unwrap(), p);
@@ -283,7 +352,9 @@ mod tests {
         let sk = load_private(g.private.bytes(CKA_VALUE).unwrap()).unwrap();
         let pk = g.public.bytes(CKA_EC_POINT).unwrap();
         match sk {
-            KeyMaterial::Ed25519Private(k) => assert_eq!(der_point(&k.verifying_key().to_bytes()).to_vec(), pk),
+            KeyMaterial::Ed25519Private(k) => {
+                assert_eq!(der_point(&k.verifying_key().to_bytes()).to_vec(), pk)
+            }
             _ => panic!("wrong key type"),
         }
         let mut bad = Attributes::new();

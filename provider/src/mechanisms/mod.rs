@@ -52,7 +52,10 @@ pub struct Mechanism<'a> {
 impl Mechanism<'_> {
     /// A mechanism without parameter.
     pub fn plain(ty: CK_MECHANISM_TYPE) -> Mechanism<'static> {
-        Mechanism { ty, param: Param::None }
+        Mechanism {
+            ty,
+            param: Param::None,
+        }
     }
 }
 
@@ -71,7 +74,13 @@ pub struct Descriptor {
     pub param: ParamKind,
 }
 
-const fn d(ty: CK_MECHANISM_TYPE, min_key: CK_ULONG, max_key: CK_ULONG, flags: CK_FLAGS, param: ParamKind) -> Descriptor {
+const fn d(
+    ty: CK_MECHANISM_TYPE,
+    min_key: CK_ULONG,
+    max_key: CK_ULONG,
+    flags: CK_FLAGS,
+    param: ParamKind,
+) -> Descriptor {
     Descriptor {
         ty,
         min_key,
@@ -85,8 +94,20 @@ const EC_FLAGS: CK_FLAGS = CKF_EC_F_P | CKF_EC_OID | CKF_EC_UNCOMPRESS;
 
 /// Every mechanism the token supports, in `C_GetMechanismList` order.
 pub static REGISTRY: &[Descriptor] = &[
-    d(CKM_EC_EDWARDS_KEY_PAIR_GEN, 255, 255, CKF_GENERATE_KEY_PAIR | EC_FLAGS, ParamKind::None),
-    d(CKM_EDDSA, 255, 255, CKF_SIGN | CKF_VERIFY | EC_FLAGS, ParamKind::EdDsa),
+    d(
+        CKM_EC_EDWARDS_KEY_PAIR_GEN,
+        255,
+        255,
+        CKF_GENERATE_KEY_PAIR | EC_FLAGS,
+        ParamKind::None,
+    ),
+    d(
+        CKM_EDDSA,
+        255,
+        255,
+        CKF_SIGN | CKF_VERIFY | EC_FLAGS,
+        ParamKind::EdDsa,
+    ),
     d(CKM_SHA_1, 0, 0, CKF_DIGEST, ParamKind::None),
     d(CKM_SHA224, 0, 0, CKF_DIGEST, ParamKind::None),
     d(CKM_SHA256, 0, 0, CKF_DIGEST, ParamKind::None),
@@ -96,7 +117,10 @@ pub static REGISTRY: &[Descriptor] = &[
 
 /// The registry entry of `ty`.
 pub fn lookup(ty: CK_MECHANISM_TYPE) -> Result<&'static Descriptor> {
-    REGISTRY.iter().find(|m| m.ty == ty).ok_or(err(CKR_MECHANISM_INVALID))
+    REGISTRY
+        .iter()
+        .find(|m| m.ty == ty)
+        .ok_or(err(CKR_MECHANISM_INVALID))
 }
 
 /// Checks that `mech` exists and supports `function` (a `CKF_*` flag).
@@ -235,7 +259,10 @@ pub struct GeneratedPair {
 
 /// Generates a key pair; `public_template` holds the domain parameters
 /// (e.g. `CKA_EC_PARAMS`).
-pub fn generate_key_pair(mech: &Mechanism<'_>, public_template: &crate::api::attributes::Attributes) -> Result<GeneratedPair> {
+pub fn generate_key_pair(
+    mech: &Mechanism<'_>,
+    public_template: &crate::api::attributes::Attributes,
+) -> Result<GeneratedPair> {
     require(mech, CKF_GENERATE_KEY_PAIR)?;
     if mech.param != Param::None {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
@@ -262,7 +289,12 @@ mod tests {
     #[test]
     fn require_checks_function_flags() {
         assert!(require(&Mechanism::plain(CKM_EDDSA), CKF_SIGN).is_ok());
-        assert_eq!(require(&Mechanism::plain(CKM_SHA256), CKF_SIGN).unwrap_err().rv(), CKR_MECHANISM_INVALID);
+        assert_eq!(
+            require(&Mechanism::plain(CKM_SHA256), CKF_SIGN)
+                .unwrap_err()
+                .rv(),
+            CKR_MECHANISM_INVALID
+        );
         assert_eq!(lookup(0xdead).unwrap_err().rv(), CKR_MECHANISM_INVALID);
     }
 }

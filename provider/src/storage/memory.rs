@@ -28,7 +28,10 @@ impl TokenStore for MemoryStore {
         Ok(self.meta.clone())
     }
 
-    fn update_meta(&mut self, change: &mut dyn FnMut(&mut TokenMeta) -> Result<()>) -> Result<TokenMeta> {
+    fn update_meta(
+        &mut self,
+        change: &mut dyn FnMut(&mut TokenMeta) -> Result<()>,
+    ) -> Result<TokenMeta> {
         let mut m = self.meta.clone();
         change(&mut m)?;
         self.meta = m.clone();

@@ -78,7 +78,10 @@ pub trait TokenStore: Send {
     fn meta(&mut self) -> Result<TokenMeta>;
     /// Reads, changes and writes the metadata in one transaction (so that
     /// concurrent processes cannot lose a PIN-failure count, for example).
-    fn update_meta(&mut self, change: &mut dyn FnMut(&mut TokenMeta) -> Result<()>) -> Result<TokenMeta>;
+    fn update_meta(
+        &mut self,
+        change: &mut dyn FnMut(&mut TokenMeta) -> Result<()>,
+    ) -> Result<TokenMeta>;
     /// Erases every object and writes `meta`, in one transaction.
     fn reinitialize(&mut self, meta: &TokenMeta) -> Result<()>;
     /// Everything changed after `generation` of `epoch`; `None` when nothing
@@ -111,7 +114,10 @@ pub fn list_serials(config: &Config) -> Vec<String> {
 /// Opens the store of the token with `serial`.
 pub fn open(config: &Config, serial: &str) -> Result<Box<dyn TokenStore>> {
     match config.storage {
-        StorageKind::Sqlite => Ok(Box::new(sqlite::SqliteStore::open(&config.token_dir, serial)?)),
+        StorageKind::Sqlite => Ok(Box::new(sqlite::SqliteStore::open(
+            &config.token_dir,
+            serial,
+        )?)),
         StorageKind::Memory => Err(crate::error::err(cryptoki_sys::CKR_TOKEN_NOT_PRESENT)),
     }
 }
@@ -119,7 +125,10 @@ pub fn open(config: &Config, serial: &str) -> Result<Box<dyn TokenStore>> {
 /// Creates a new token with `meta` and returns its store.
 pub fn create(config: &Config, meta: &TokenMeta) -> Result<Box<dyn TokenStore>> {
     match config.storage {
-        StorageKind::Sqlite => Ok(Box::new(sqlite::SqliteStore::create(&config.token_dir, meta)?)),
+        StorageKind::Sqlite => Ok(Box::new(sqlite::SqliteStore::create(
+            &config.token_dir,
+            meta,
+        )?)),
         StorageKind::Memory => Ok(Box::new(memory::MemoryStore::new(meta.clone()))),
     }
 }

@@ -103,7 +103,10 @@ impl WrappedKey {
         let cipher = Aes256Gcm::new(&(*kek).into());
         let plain = unseal_with(&cipher, KDF_NAME.as_bytes(), &sealed)
             .map_err(|_| err(CKR_PIN_INCORRECT))?;
-        let bytes: [u8; 32] = plain.as_slice().try_into().map_err(|_| err(CKR_DEVICE_ERROR))?;
+        let bytes: [u8; 32] = plain
+            .as_slice()
+            .try_into()
+            .map_err(|_| err(CKR_DEVICE_ERROR))?;
         Ok(TokenKey::from_bytes(Zeroizing::new(bytes)))
     }
 }
@@ -118,7 +121,13 @@ fn seal_with(cipher: &Aes256Gcm, aad: &[u8], plaintext: &[u8]) -> Result<Vec<u8>
     let mut nonce = [0u8; NONCE_LEN];
     random_bytes(&mut nonce)?;
     let ct = cipher
-        .encrypt(&Nonce::from(nonce), Payload { msg: plaintext, aad })
+        .encrypt(
+            &Nonce::from(nonce),
+            Payload {
+                msg: plaintext,
+                aad,
+            },
+        )
         .map_err(|_| err(CKR_GENERAL_ERROR))?;
     let mut out = Vec::with_capacity(NONCE_LEN + ct.len());
     out.extend_from_slice(&nonce);
@@ -126,7 +135,11 @@ fn seal_with(cipher: &Aes256Gcm, aad: &[u8], plaintext: &[u8]) -> Result<Vec<u8>
     Ok(out)
 }
 
-fn unseal_with(cipher: &Aes256Gcm, aad: &[u8], sealed: &[u8]) -> std::result::Result<Zeroizing<Vec<u8>>, ()> {
+fn unseal_with(
+    cipher: &Aes256Gcm,
+    aad: &[u8],
+    sealed: &[u8],
+) -> std::result::Result<Zeroizing<Vec<u8>>, ()> {
     if sealed.len() < NONCE_LEN + 16 {
         return Err(());
     }
@@ -177,12 +190,19 @@ mod tests {
         let k2 = w.unwrap(b"1234").unwrap();
         assert_eq!(*k.bytes, *k2.bytes);
         assert_eq!(w.unwrap(b"1235").err().unwrap().rv(), CKR_PIN_INCORRECT);
-        assert_ne!(w.salt, k.wrap(b"1234", 1000).unwrap().salt, "salt is random");
+        assert_ne!(
+            w.salt,
+            k.wrap(b"1234", 1000).unwrap().salt,
+            "salt is random"
+        );
     }
 
     #[test]
     fn hex_round_trip() {
-        assert_eq!(unhex(&hex(&[0, 1, 0xab, 0xff])).unwrap(), vec![0, 1, 0xab, 0xff]);
+        assert_eq!(
+            unhex(&hex(&[0, 1, 0xab, 0xff])).unwrap(),
+            vec![0, 1, 0xab, 0xff]
+        );
         assert!(unhex("abc").is_err());
         assert!(unhex("zz").is_err());
     }

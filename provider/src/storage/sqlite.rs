@@ -60,7 +60,8 @@ pub fn list_serials(dir: &Path) -> Vec<String> {
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
             let serial = name.strip_suffix(SUFFIX)?;
-            (!serial.is_empty() && serial.chars().all(|c| c.is_ascii_alphanumeric())).then(|| serial.to_string())
+            (!serial.is_empty() && serial.chars().all(|c| c.is_ascii_alphanumeric()))
+                .then(|| serial.to_string())
         })
         .collect();
     serials.sort();
@@ -95,7 +96,9 @@ fn connect(path: &Path, create: bool) -> Result<Connection> {
 
 fn read_meta(conn: &Connection) -> Result<TokenMeta> {
     let json: Vec<u8> = conn
-        .query_row("SELECT value FROM meta WHERE name = 'token'", [], |r| r.get(0))
+        .query_row("SELECT value FROM meta WHERE name = 'token'", [], |r| {
+            r.get(0)
+        })
         .optional()?
         .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
     serde_json::from_slice(&json).map_err(|_| err(CKR_TOKEN_NOT_RECOGNIZED))
@@ -113,7 +116,11 @@ fn write_meta(conn: &Connection, meta: &TokenMeta) -> Result<()> {
 
 fn generation(conn: &Connection) -> Result<u64> {
     let g: Option<i64> = conn
-        .query_row("SELECT value FROM meta WHERE name = 'generation'", [], |r| r.get(0))
+        .query_row(
+            "SELECT value FROM meta WHERE name = 'generation'",
+            [],
+            |r| r.get(0),
+        )
         .optional()?;
     Ok(g.unwrap_or(0) as u64)
 }
@@ -129,8 +136,9 @@ fn bump_generation(conn: &Connection) -> Result<u64> {
 }
 
 fn uid_from(v: Vec<u8>) -> rusqlite::Result<Uid> {
-    v.try_into()
-        .map_err(|_| rusqlite::Error::InvalidColumnType(0, "uid".into(), rusqlite::types::Type::Blob))
+    v.try_into().map_err(|_| {
+        rusqlite::Error::InvalidColumnType(0, "uid".into(), rusqlite::types::Type::Blob)
+    })
 }
 
 impl SqliteStore {
@@ -138,13 +146,18 @@ impl SqliteStore {
     pub fn open(dir: &Path, serial: &str) -> Result<SqliteStore> {
         let conn = connect(&token_path(dir, serial), false)?;
         let version: Option<i64> = conn
-            .query_row("SELECT value FROM meta WHERE name = 'schema'", [], |r| r.get(0))
+            .query_row("SELECT value FROM meta WHERE name = 'schema'", [], |r| {
+                r.get(0)
+            })
             .optional()
             .map_err(|_| err(CKR_TOKEN_NOT_RECOGNIZED))?;
         if version != Some(SCHEMA_VERSION) {
             return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
         }
-        let mut store = SqliteStore { conn, data_version: -1 };
+        let mut store = SqliteStore {
+            conn,
+            data_version: -1,
+        };
         read_meta(&store.conn)?;
         store.data_version = store.current_data_version()?;
         Ok(store)
@@ -179,11 +192,18 @@ impl SqliteStore {
     }
 
     fn current_data_version(&self) -> Result<i64> {
-        Ok(self.conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
+        Ok(self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))?)
     }
 
-    fn write<T>(&mut self, body: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<T> {
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    fn write<T>(
+        &mut self,
+        body: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = body(&tx)?;
         tx.commit()?;
         Ok(out)
@@ -195,7 +215,10 @@ impl TokenStore for SqliteStore {
         read_meta(&self.conn)
     }
 
-    fn update_meta(&mut self, change: &mut dyn FnMut(&mut TokenMeta) -> Result<()>) -> Result<TokenMeta> {
+    fn update_meta(
+        &mut self,
+        change: &mut dyn FnMut(&mut TokenMeta) -> Result<()>,
+    ) -> Result<TokenMeta> {
         self.write(|tx| {
             let mut m = read_meta(tx)?;
             change(&mut m)?;
@@ -219,7 +242,9 @@ impl TokenStore for SqliteStore {
             return Ok(None);
         }
         // One read transaction, so the generation and rows agree.
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)?;
         let meta = read_meta(&tx)?;
         let current = generation(&tx)?;
         let reset = meta.epoch != epoch;
@@ -248,7 +273,8 @@ impl TokenStore for SqliteStore {
                 changes.upserts.push(row?);
             }
             if !reset {
-                let mut stmt = tx.prepare_cached("SELECT uid FROM tombstones WHERE generation > ?1")?;
+                let mut stmt =
+                    tx.prepare_cached("SELECT uid FROM tombstones WHERE generation > ?1")?;
                 let rows = stmt.query_map(params![from as i64], |r| uid_from(r.get(0)?))?;
                 for row in rows {
                     changes.deletes.push(row?);
@@ -333,7 +359,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut a = SqliteStore::create(dir.path(), &meta("abc")).unwrap();
         let mut b = SqliteStore::open(dir.path(), "abc").unwrap();
-        assert!(b.changes_since("e1", 0).unwrap().is_none(), "nothing written yet");
+        assert!(
+            b.changes_since("e1", 0).unwrap().is_none(),
+            "nothing written yet"
+        );
         let g = a.put(&[&rec(1), &rec(2)]).unwrap();
         let c = b.changes_since("e1", 0).unwrap().expect("b sees a's write");
         assert_eq!(c.generation, g);

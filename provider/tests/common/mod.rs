@@ -1,0 +1,164 @@
+//! Shared harness for the integration tests: loads the built
+//! `libdalek_pkcs11.so` with the `cryptoki` crate (and raw through its
+//! function list), exactly as a consumer would, each test against a fresh
+//! token directory.
+#![allow(dead_code)]
+
+use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
+use cryptoki::session::{Session, UserType};
+use cryptoki::slot::Slot;
+use cryptoki::types::AuthPin;
+use cryptoki_sys::CK_FUNCTION_LIST;
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+pub const SO_PIN: &str = "87654321";
+pub const USER_PIN: &str = "1234";
+
+/// The module is process-global state: tests in one binary take turns.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Path of the built module. `cargo test` builds the cdylib next to this
+/// test binary in `target/<profile>/deps/` (without copying it up to
+/// `target/<profile>/`), so that is the fresh one.
+pub fn module_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("DALEK_PKCS11_MODULE") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    let path = exe
+        .parent()
+        .expect("target/<profile>/deps")
+        .join("libdalek_pkcs11.so");
+    assert!(path.exists(), "{} not built", path.display());
+    path
+}
+
+/// The raw function list of the module (same library instance as cryptoki's).
+pub fn raw() -> &'static CK_FUNCTION_LIST {
+    static LIST: OnceLock<usize> = OnceLock::new();
+    let addr = *LIST.get_or_init(|| {
+        // SAFETY: loading the module under test; it stays loaded for the process.
+        let lib = unsafe { cryptoki_sys::Pkcs11::new(module_path()) }.expect("load module");
+        let mut list: *mut CK_FUNCTION_LIST = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        let rv = unsafe { lib.C_GetFunctionList(&mut list) };
+        assert_eq!(rv, cryptoki_sys::CKR_OK);
+        std::mem::forget(lib);
+        list as usize
+    });
+    // SAFETY: the module keeps its function list alive while loaded.
+    unsafe { &*(addr as *const CK_FUNCTION_LIST) }
+}
+
+/// One test's view of the module: a fresh token directory, the module
+/// initialised through cryptoki.
+pub struct Fixture {
+    pub pkcs11: Option<Pkcs11>,
+    pub dir: tempfile::TempDir,
+    _serial: MutexGuard<'static, ()>,
+}
+
+pub fn pin(s: &str) -> AuthPin {
+    AuthPin::new(s.into())
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        Self::with_storage("sqlite")
+    }
+
+    pub fn with_storage(storage: &str) -> Fixture {
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        // SAFETY: tests in this binary are serialised by SERIAL; no other
+        // thread reads the environment while it changes.
+        unsafe {
+            std::env::set_var("DALEK_PKCS11_TOKEN_DIR", dir.path().join("tokens"));
+            std::env::set_var("DALEK_PKCS11_STORAGE", storage);
+            std::env::remove_var("DALEK_PKCS11_CONFIG");
+        }
+        let mut f = Fixture {
+            pkcs11: None,
+            dir,
+            _serial: serial,
+        };
+        f.start();
+        f
+    }
+
+    /// Initialises the module (again).
+    pub fn start(&mut self) {
+        let p = Pkcs11::new(module_path()).expect("load module");
+        p.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK))
+            .expect("C_Initialize");
+        self.pkcs11 = Some(p);
+    }
+
+    /// `C_Finalize` then `C_Initialize`: what a new process would see.
+    pub fn restart(&mut self) {
+        self.pkcs11.take().unwrap().finalize().expect("C_Finalize");
+        self.start();
+    }
+
+    pub fn p(&self) -> &Pkcs11 {
+        self.pkcs11.as_ref().unwrap()
+    }
+
+    /// The slot whose token is not initialised.
+    pub fn free_slot(&self) -> Slot {
+        let p = self.p();
+        *p.get_all_slots()
+            .unwrap()
+            .iter()
+            .find(|s| !p.get_token_info(**s).unwrap().token_initialized())
+            .expect("a free slot")
+    }
+
+    /// Creates a token with the standard PINs; returns its slot.
+    pub fn token(&self, label: &str) -> Slot {
+        let slot = self.free_slot();
+        self.p()
+            .init_token(slot, &pin(SO_PIN), label)
+            .expect("C_InitToken");
+        let s = self.p().open_rw_session(slot).unwrap();
+        s.login(UserType::So, Some(&pin(SO_PIN))).unwrap();
+        s.init_pin(&pin(USER_PIN)).unwrap();
+        s.logout().unwrap();
+        slot
+    }
+
+    /// A read/write session logged in as the user.
+    pub fn user(&self, slot: Slot) -> Session {
+        let s = self.p().open_rw_session(slot).unwrap();
+        s.login(UserType::User, Some(&pin(USER_PIN))).unwrap();
+        s
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if let Some(p) = self.pkcs11.take() {
+            let _ = p.finalize();
+        }
+    }
+}
+
+/// The `CK_RV` inside a cryptoki error.
+pub fn rv_of(e: cryptoki::error::Error) -> cryptoki::error::RvError {
+    match e {
+        cryptoki::error::Error::Pkcs11(rv, _) => rv,
+        other => panic!("not a PKCS#11 error: {other}"),
+    }
+}
+
+/// Asserts that `r` failed with the given `RvError` variant.
+#[macro_export]
+macro_rules! assert_rv {
+    ($r:expr, $rv:ident) => {
+        match $r {
+            Ok(_) => panic!("expected {} but the call succeeded", stringify!($rv)),
+            Err(e) => assert_eq!($crate::common::rv_of(e), cryptoki::error::RvError::$rv),
+        }
+    };
+}

@@ -1,0 +1,536 @@
+//! Ed25519 through the C API (mechanisms spec §2.3.5–2.3.6, 2.3.14): key
+//! generation, import, known answers (RFC 8032), single- and multi-part
+//! signing and verification, the output-buffer conventions and usage rules.
+
+mod common;
+
+use common::*;
+use cryptoki::mechanism::Mechanism;
+use cryptoki::mechanism::eddsa::{EddsaParams, EddsaSignatureScheme};
+use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectClass, ObjectHandle};
+use cryptoki::session::Session;
+use cryptoki_sys::*;
+
+const OID: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x70];
+const PRINTABLE: &[u8] = b"\x13\x0cedwards25519";
+const GNUPG_OID: &[u8] = &[
+    0x06, 0x09, 0x2b, 0x06, 0x01, 0x04, 0x01, 0xda, 0x47, 0x0f, 0x01,
+];
+
+fn eddsa() -> Mechanism<'static> {
+    Mechanism::Eddsa(EddsaParams::new(EddsaSignatureScheme::Pure))
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+struct Vector {
+    secret: Vec<u8>,
+    public: Vec<u8>,
+    message: Vec<u8>,
+    signature: Vec<u8>,
+}
+
+fn rfc8032() -> Vec<Vector> {
+    include_str!("vectors/rfc8032-ed25519.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let f: Vec<_> = l.split(':').collect();
+            Vector {
+                secret: unhex(f[0]),
+                public: unhex(f[1]),
+                message: unhex(f[2]),
+                signature: unhex(f[3]),
+            }
+        })
+        .collect()
+}
+
+fn import_private(s: &Session, secret: &[u8], params: &[u8]) -> ObjectHandle {
+    s.create_object(&[
+        Attribute::Class(ObjectClass::PRIVATE_KEY),
+        Attribute::KeyType(KeyType::EC_EDWARDS),
+        Attribute::EcParams(params.to_vec()),
+        Attribute::Value(secret.to_vec()),
+        Attribute::Sign(true),
+    ])
+    .unwrap()
+}
+
+fn import_public(s: &Session, point: &[u8], params: &[u8]) -> ObjectHandle {
+    s.create_object(&[
+        Attribute::Class(ObjectClass::PUBLIC_KEY),
+        Attribute::KeyType(KeyType::EC_EDWARDS),
+        Attribute::EcParams(params.to_vec()),
+        Attribute::EcPoint(point.to_vec()),
+    ])
+    .unwrap()
+}
+
+fn generate(s: &Session, token: bool) -> (ObjectHandle, ObjectHandle) {
+    s.generate_key_pair(
+        &Mechanism::EccEdwardsKeyPairGen,
+        &[
+            Attribute::EcParams(PRINTABLE.to_vec()),
+            Attribute::Token(token),
+            Attribute::Verify(true),
+        ],
+        &[
+            Attribute::Token(token),
+            Attribute::Sign(true),
+            Attribute::Label(b"gen".to_vec()),
+        ],
+    )
+    .unwrap()
+}
+
+#[test]
+fn rfc8032_known_answers_through_imported_keys() {
+    let f = Fixture::new();
+    let slot = f.token("kat");
+    let s = f.user(slot);
+    let vectors = rfc8032();
+    assert_eq!(vectors.len(), 4);
+    for (i, v) in vectors.iter().enumerate() {
+        let params = [OID, PRINTABLE, GNUPG_OID][i % 3];
+        let private = import_private(&s, &v.secret, params);
+        assert_eq!(
+            s.sign(&eddsa(), private, &v.message).unwrap(),
+            v.signature,
+            "vector {i}"
+        );
+        // The public point computed from the secret matches the vector.
+        let point = s
+            .get_attributes(private, &[AttributeType::EcPoint])
+            .unwrap();
+        assert_eq!(
+            point,
+            vec![Attribute::EcPoint([&[0x04, 0x20][..], &v.public].concat())]
+        );
+        // Public key import: raw on odd vectors, DER on even ones.
+        let encoded = if i % 2 == 0 {
+            [&[0x04, 0x20][..], &v.public].concat()
+        } else {
+            v.public.clone()
+        };
+        let public = import_public(&s, &encoded, params);
+        s.verify(&eddsa(), public, &v.message, &v.signature)
+            .unwrap();
+        let mut bad = v.signature.clone();
+        bad[10] ^= 0x40;
+        assert_rv!(
+            s.verify(&eddsa(), public, &v.message, &bad),
+            SignatureInvalid
+        );
+        assert_rv!(
+            s.verify(&eddsa(), public, &v.message, &v.signature[..63]),
+            SignatureLenRange
+        );
+        // Returned as DER whatever the import form.
+        let stored = s.get_attributes(public, &[AttributeType::EcPoint]).unwrap();
+        assert_eq!(
+            stored,
+            vec![Attribute::EcPoint([&[0x04, 0x20][..], &v.public].concat())]
+        );
+    }
+}
+
+#[test]
+fn generated_keys_sign_and_verify_single_and_multi_part() {
+    let f = Fixture::new();
+    let slot = f.token("gen");
+    let s = f.user(slot);
+    let (public, private) = generate(&s, true);
+    let attrs = s
+        .get_attributes(
+            private,
+            &[
+                AttributeType::Local,
+                AttributeType::KeyGenMechanism,
+                AttributeType::AlwaysSensitive,
+                AttributeType::NeverExtractable,
+                AttributeType::Private,
+            ],
+        )
+        .unwrap();
+    assert_eq!(attrs[0], Attribute::Local(true));
+    assert_eq!(
+        attrs[1],
+        Attribute::KeyGenMechanism(cryptoki::mechanism::MechanismType::ECC_EDWARDS_KEY_PAIR_GEN)
+    );
+    assert_eq!(attrs[2], Attribute::AlwaysSensitive(true));
+    assert_eq!(attrs[3], Attribute::NeverExtractable(true));
+    assert_eq!(attrs[4], Attribute::Private(true));
+    assert!(
+        s.get_attributes(private, &[AttributeType::Value])
+            .unwrap()
+            .is_empty(),
+        "sensitive value withheld"
+    );
+
+    let msg = vec![0x5a; 128];
+    let sig = s.sign(&eddsa(), private, &msg).unwrap();
+    s.verify(&eddsa(), public, &msg, &sig).unwrap();
+    s.sign_init(&eddsa(), private).unwrap();
+    s.sign_update(&msg[..50]).unwrap();
+    s.sign_update(&msg[50..]).unwrap();
+    assert_eq!(s.sign_final().unwrap(), sig, "Ed25519 is deterministic");
+    s.verify_init(&eddsa(), public).unwrap();
+    s.verify_update(&msg[..1]).unwrap();
+    s.verify_update(&msg[1..]).unwrap();
+    s.verify_final(&sig).unwrap();
+    s.verify_init(&eddsa(), public).unwrap();
+    s.verify_update(&msg[1..]).unwrap();
+    assert_rv!(s.verify_final(&sig), SignatureInvalid);
+    // Private keys have no CKA_VERIFY (§4.9): they cannot verify.
+    assert_rv!(
+        s.verify(&eddsa(), private, &msg, &sig),
+        KeyFunctionNotPermitted
+    );
+}
+
+#[test]
+fn output_buffer_conventions() {
+    let f = Fixture::new();
+    let slot = f.token("buffers");
+    let s = f.user(slot);
+    let (public, private) = generate(&s, false);
+    let l = raw();
+    let h = s.handle();
+    let mut mech = CK_MECHANISM {
+        mechanism: CKM_EDDSA,
+        pParameter: std::ptr::null_mut(),
+        ulParameterLen: 0,
+    };
+    let mut data = *b"conventions";
+    let mut sig = [0u8; 64];
+    let mut len: CK_ULONG = 0;
+    // SAFETY: all pointers are to live locals of the stated lengths.
+    unsafe {
+        assert_eq!(
+            l.C_Sign.unwrap()(h, data.as_mut_ptr(), 11, sig.as_mut_ptr(), &mut len),
+            CKR_OPERATION_NOT_INITIALIZED
+        );
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, &mut mech, private.handle()),
+            CKR_OK
+        );
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, &mut mech, private.handle()),
+            CKR_OPERATION_ACTIVE
+        );
+        // Size query keeps the operation.
+        assert_eq!(
+            l.C_Sign.unwrap()(h, data.as_mut_ptr(), 11, std::ptr::null_mut(), &mut len),
+            CKR_OK
+        );
+        assert_eq!(len, 64);
+        // Too small: the required length, operation kept.
+        len = 10;
+        assert_eq!(
+            l.C_Sign.unwrap()(h, data.as_mut_ptr(), 11, sig.as_mut_ptr(), &mut len),
+            CKR_BUFFER_TOO_SMALL
+        );
+        assert_eq!(len, 64);
+        len = 64;
+        assert_eq!(
+            l.C_Sign.unwrap()(h, data.as_mut_ptr(), 11, sig.as_mut_ptr(), &mut len),
+            CKR_OK
+        );
+        assert_eq!(len, 64);
+        // Finished: a second C_Sign has nothing to do.
+        assert_eq!(
+            l.C_Sign.unwrap()(h, data.as_mut_ptr(), 11, sig.as_mut_ptr(), &mut len),
+            CKR_OPERATION_NOT_INITIALIZED
+        );
+        // Null length pointer; null data with a length.
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, &mut mech, private.handle()),
+            CKR_OK
+        );
+        assert_eq!(
+            l.C_Sign.unwrap()(
+                h,
+                data.as_mut_ptr(),
+                11,
+                sig.as_mut_ptr(),
+                std::ptr::null_mut()
+            ),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, &mut mech, private.handle()),
+            CKR_OK
+        );
+        assert_eq!(
+            l.C_Sign.unwrap()(h, std::ptr::null_mut(), 11, sig.as_mut_ptr(), &mut len),
+            CKR_ARGUMENTS_BAD
+        );
+        // After an update, C_Sign may not finish the operation.
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, &mut mech, private.handle()),
+            CKR_OK
+        );
+        assert_eq!(l.C_SignUpdate.unwrap()(h, data.as_mut_ptr(), 11), CKR_OK);
+        assert_eq!(
+            l.C_Sign.unwrap()(h, data.as_mut_ptr(), 11, sig.as_mut_ptr(), &mut len),
+            CKR_OPERATION_ACTIVE
+        );
+        // SignFinal conventions.
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, &mut mech, private.handle()),
+            CKR_OK
+        );
+        assert_eq!(l.C_SignUpdate.unwrap()(h, data.as_mut_ptr(), 11), CKR_OK);
+        len = 0;
+        assert_eq!(
+            l.C_SignFinal.unwrap()(h, sig.as_mut_ptr(), &mut len),
+            CKR_BUFFER_TOO_SMALL
+        );
+        assert_eq!(len, 64);
+        assert_eq!(
+            l.C_SignFinal.unwrap()(h, sig.as_mut_ptr(), &mut len),
+            CKR_OK
+        );
+        // Bad mechanism pointers and parameters.
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, std::ptr::null_mut(), private.handle()),
+            CKR_ARGUMENTS_BAD
+        );
+        let mut unknown = CK_MECHANISM {
+            mechanism: 0x8000_7777,
+            pParameter: std::ptr::null_mut(),
+            ulParameterLen: 0,
+        };
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, &mut unknown, private.handle()),
+            CKR_MECHANISM_INVALID
+        );
+        let mut digest = CK_MECHANISM {
+            mechanism: CKM_SHA256,
+            pParameter: std::ptr::null_mut(),
+            ulParameterLen: 0,
+        };
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, &mut digest, private.handle()),
+            CKR_MECHANISM_INVALID
+        );
+        let params_len = std::mem::size_of::<CK_EDDSA_PARAMS>() as CK_ULONG;
+        let mut prehash = CK_EDDSA_PARAMS {
+            phFlag: 1,
+            ulContextDataLen: 0,
+            pContextData: std::ptr::null_mut(),
+        };
+        let mut ph = CK_MECHANISM {
+            mechanism: CKM_EDDSA,
+            pParameter: (&mut prehash as *mut CK_EDDSA_PARAMS).cast(),
+            ulParameterLen: params_len,
+        };
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, &mut ph, private.handle()),
+            CKR_MECHANISM_PARAM_INVALID
+        );
+        let mut pure = CK_EDDSA_PARAMS {
+            phFlag: 0,
+            ulContextDataLen: 0,
+            pContextData: std::ptr::null_mut(),
+        };
+        ph.pParameter = (&mut pure as *mut CK_EDDSA_PARAMS).cast();
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, &mut ph, private.handle()),
+            CKR_OK,
+            "pure Ed25519 via CK_EDDSA_PARAMS"
+        );
+        assert_eq!(
+            l.C_SignFinal.unwrap()(h, sig.as_mut_ptr(), &mut len),
+            CKR_OK
+        );
+        ph.ulParameterLen = 3;
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, &mut ph, private.handle()),
+            CKR_MECHANISM_PARAM_INVALID
+        );
+        assert_eq!(
+            l.C_SignInit.unwrap()(h, &mut mech, 0xdead_beef),
+            CKR_KEY_HANDLE_INVALID
+        );
+        assert_eq!(
+            l.C_SignInit.unwrap()(0xdead_beef, &mut mech, private.handle()),
+            CKR_SESSION_HANDLE_INVALID
+        );
+        // Verify needs no output buffer but checks its inputs.
+        assert_eq!(
+            l.C_VerifyInit.unwrap()(h, &mut mech, public.handle()),
+            CKR_OK
+        );
+        assert_eq!(
+            l.C_Verify.unwrap()(h, data.as_mut_ptr(), 11, std::ptr::null_mut(), 64),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            l.C_VerifyFinal.unwrap()(h, sig.as_mut_ptr(), 64),
+            CKR_OPERATION_NOT_INITIALIZED,
+            "an error ends the operation"
+        );
+    }
+}
+
+#[test]
+fn usage_flags_login_and_allowed_mechanisms() {
+    let f = Fixture::new();
+    let slot = f.token("usage");
+    let s = f.user(slot);
+    let vectors = rfc8032();
+    let no_sign = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::KeyType(KeyType::EC_EDWARDS),
+            Attribute::EcParams(OID.to_vec()),
+            Attribute::Value(vectors[0].secret.clone()),
+            Attribute::Sign(false),
+        ])
+        .unwrap();
+    assert_rv!(s.sign(&eddsa(), no_sign, b"x"), KeyFunctionNotPermitted);
+    let only_sha = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::KeyType(KeyType::EC_EDWARDS),
+            Attribute::EcParams(OID.to_vec()),
+            Attribute::Value(vectors[0].secret.clone()),
+            Attribute::AllowedMechanisms(vec![cryptoki::mechanism::MechanismType::SHA256]),
+        ])
+        .unwrap();
+    assert_rv!(s.sign(&eddsa(), only_sha, b"x"), MechanismInvalid);
+    let data = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::DATA),
+            Attribute::Value(b"v".to_vec()),
+        ])
+        .unwrap();
+    assert_rv!(s.sign(&eddsa(), data, b"x"), KeyTypeInconsistent);
+    let (_, private) = generate(&s, true);
+    let other = f.p().open_ro_session(slot).unwrap();
+    s.logout().unwrap();
+    assert_rv!(other.sign(&eddsa(), private, b"x"), UserNotLoggedIn);
+}
+
+#[test]
+fn token_keys_persist_and_cached_keys_follow_logout() {
+    let mut f = Fixture::new();
+    let slot = f.token("persist");
+    let msg = b"persisted".to_vec();
+    let sig = {
+        let s = f.user(slot);
+        let (_, private) = generate(&s, true);
+        s.sign(&eddsa(), private, &msg).unwrap()
+    };
+    f.restart();
+    let s = f.user(slot);
+    let found = s
+        .find_objects(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::Label(b"gen".to_vec()),
+        ])
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        s.sign(&eddsa(), found[0], &msg).unwrap(),
+        sig,
+        "same key after restart"
+    );
+    let public = s
+        .find_objects(&[Attribute::Class(ObjectClass::PUBLIC_KEY)])
+        .unwrap();
+    s.verify(&eddsa(), public[0], &msg, &sig).unwrap();
+    // Logout ends operations in progress.
+    s.sign_init(&eddsa(), found[0]).unwrap();
+    s.logout().unwrap();
+    assert_rv!(s.sign_final(), OperationNotInitialized);
+}
+
+#[test]
+fn digests_and_random() {
+    let f = Fixture::new();
+    let slot = f.token("digest");
+    let s = f.user(slot);
+    let abc_sha256 = unhex("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    assert_eq!(s.digest(&Mechanism::Sha256, b"abc").unwrap(), abc_sha256);
+    s.digest_init(&Mechanism::Sha256).unwrap();
+    s.digest_update(b"a").unwrap();
+    s.digest_update(b"bc").unwrap();
+    assert_eq!(s.digest_final().unwrap(), abc_sha256);
+    for (m, len) in [
+        (Mechanism::Sha1, 20),
+        (Mechanism::Sha224, 28),
+        (Mechanism::Sha384, 48),
+        (Mechanism::Sha512, 64),
+    ] {
+        assert_eq!(s.digest(&m, b"x").unwrap().len(), len);
+    }
+    // C_DigestKey digests a secret key's value.
+    let key = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::GENERIC_SECRET),
+            Attribute::Value(b"abc".to_vec()),
+        ])
+        .unwrap();
+    s.digest_init(&Mechanism::Sha256).unwrap();
+    s.digest_key(key).unwrap();
+    assert_eq!(s.digest_final().unwrap(), abc_sha256);
+    let (public, _) = generate(&s, false);
+    s.digest_init(&Mechanism::Sha256).unwrap();
+    assert_rv!(s.digest_key(public), KeyIndigestible);
+    assert_rv!(s.digest_final(), OperationNotInitialized);
+    // Raw conventions.
+    let l = raw();
+    let mut mech = CK_MECHANISM {
+        mechanism: CKM_SHA256,
+        pParameter: std::ptr::null_mut(),
+        ulParameterLen: 0,
+    };
+    let mut out = [0u8; 32];
+    let mut len: CK_ULONG = 31;
+    let mut data = *b"abc";
+    // SAFETY: valid local buffers.
+    unsafe {
+        assert_eq!(l.C_DigestInit.unwrap()(s.handle(), &mut mech), CKR_OK);
+        assert_eq!(
+            l.C_Digest.unwrap()(s.handle(), data.as_mut_ptr(), 3, out.as_mut_ptr(), &mut len),
+            CKR_BUFFER_TOO_SMALL
+        );
+        assert_eq!(len, 32);
+        assert_eq!(
+            l.C_Digest.unwrap()(s.handle(), data.as_mut_ptr(), 3, out.as_mut_ptr(), &mut len),
+            CKR_OK
+        );
+        assert_eq!(out.to_vec(), abc_sha256);
+        let mut p = [1u8; 4];
+        let mut with_param = CK_MECHANISM {
+            mechanism: CKM_SHA256,
+            pParameter: p.as_mut_ptr().cast(),
+            ulParameterLen: 4,
+        };
+        assert_eq!(
+            l.C_DigestInit.unwrap()(s.handle(), &mut with_param),
+            CKR_MECHANISM_PARAM_INVALID
+        );
+        assert_eq!(
+            l.C_GenerateRandom.unwrap()(s.handle(), std::ptr::null_mut(), 8),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            l.C_GenerateRandom.unwrap()(s.handle(), out.as_mut_ptr(), 0),
+            CKR_OK
+        );
+    }
+    let a = s.generate_random_vec(64).unwrap();
+    let b = s.generate_random_vec(64).unwrap();
+    assert_eq!(a.len(), 64);
+    assert_ne!(a, b);
+}

@@ -1,0 +1,246 @@
+//! General-purpose functions and interfaces (base spec §5.4), through the
+//! raw function list.
+
+mod common;
+
+use common::*;
+use cryptoki_sys::*;
+use std::ptr::{null, null_mut};
+
+#[test]
+fn function_list_and_interfaces() {
+    let _f = Fixture::new();
+    let list = raw();
+    assert_eq!((list.version.major, list.version.minor), (2, 40));
+    let get_list = list.C_GetFunctionList.unwrap();
+    // SAFETY: calls into the module with valid or deliberately null pointers.
+    unsafe {
+        assert_eq!(get_list(null_mut()), CKR_ARGUMENTS_BAD);
+        let lib = cryptoki_sys::Pkcs11::new(module_path()).unwrap();
+        let mut count: CK_ULONG = 0;
+        assert_eq!(lib.C_GetInterfaceList(null_mut(), &mut count), CKR_OK);
+        assert_eq!(count, 2);
+        let mut small = [std::mem::zeroed::<CK_INTERFACE>(); 1];
+        let mut one: CK_ULONG = 1;
+        assert_eq!(
+            lib.C_GetInterfaceList(small.as_mut_ptr(), &mut one),
+            CKR_BUFFER_TOO_SMALL
+        );
+        assert_eq!(one, 2);
+        let mut all = [std::mem::zeroed::<CK_INTERFACE>(); 2];
+        assert_eq!(lib.C_GetInterfaceList(all.as_mut_ptr(), &mut count), CKR_OK);
+        let versions: Vec<(u8, u8)> = all
+            .iter()
+            .map(|i| {
+                let v = *(i.pFunctionList as *const CK_VERSION);
+                let name = std::ffi::CStr::from_ptr(i.pInterfaceName as *const std::ffi::c_char);
+                assert_eq!(name.to_str().unwrap(), "PKCS 11");
+                (v.major, v.minor)
+            })
+            .collect();
+        assert_eq!(versions, vec![(3, 0), (2, 40)]);
+
+        let mut iface: *mut CK_INTERFACE = null_mut();
+        assert_eq!(
+            lib.C_GetInterface(null_mut(), null_mut(), &mut iface, 0),
+            CKR_OK
+        );
+        let list30 = &*((*iface).pFunctionList as *const CK_FUNCTION_LIST_3_0);
+        assert_eq!((list30.version.major, list30.version.minor), (3, 0));
+        assert!(
+            list30.C_LoginUser.is_some()
+                && list30.C_SessionCancel.is_some()
+                && list30.C_MessageVerifyFinal.is_some()
+        );
+        let mut v240 = CK_VERSION {
+            major: 2,
+            minor: 40,
+        };
+        let mut name = *b"PKCS 11\0";
+        assert_eq!(
+            lib.C_GetInterface(name.as_mut_ptr(), &mut v240, &mut iface, 0),
+            CKR_OK
+        );
+        let v = *((*iface).pFunctionList as *const CK_VERSION);
+        assert_eq!((v.major, v.minor), (2, 40));
+        let mut other = *b"Vendor X\0";
+        assert_eq!(
+            lib.C_GetInterface(other.as_mut_ptr(), null_mut(), &mut iface, 0),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            lib.C_GetInterface(null_mut(), null_mut(), null_mut(), 0),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            lib.C_GetInterface(null_mut(), null_mut(), &mut iface, CKF_INTERFACE_FORK_SAFE),
+            CKR_ARGUMENTS_BAD
+        );
+        std::mem::forget(lib);
+    }
+}
+
+#[test]
+fn every_table_entry_is_present() {
+    let _f = Fixture::new();
+    let list = raw();
+    // A CK_FUNCTION_LIST is a version followed by function pointers.
+    let n = (std::mem::size_of::<CK_FUNCTION_LIST>() - 8) / 8;
+    // SAFETY: reading the pointer-sized slots of the module's static table.
+    let entries = unsafe {
+        std::slice::from_raw_parts(
+            (list as *const CK_FUNCTION_LIST as *const u8).add(8) as *const usize,
+            n,
+        )
+    };
+    assert_eq!(n, 68);
+    assert!(entries.iter().all(|&p| p != 0), "a 2.40 entry is null");
+}
+
+#[test]
+fn initialize_arguments_and_states() {
+    let mut f = Fixture::new();
+    let l = raw();
+    // SAFETY: module calls with valid or deliberately bad pointers.
+    unsafe {
+        assert_eq!(
+            l.C_Initialize.unwrap()(null_mut()),
+            CKR_CRYPTOKI_ALREADY_INITIALIZED
+        );
+        f.pkcs11.take().unwrap().finalize().unwrap();
+        let mut info: CK_INFO = std::mem::zeroed();
+        assert_eq!(
+            l.C_GetInfo.unwrap()(&mut info),
+            CKR_CRYPTOKI_NOT_INITIALIZED
+        );
+        assert_eq!(
+            l.C_Finalize.unwrap()(null_mut()),
+            CKR_CRYPTOKI_NOT_INITIALIZED
+        );
+        let mut slots: CK_ULONG = 0;
+        assert_eq!(
+            l.C_GetSlotList.unwrap()(0, null_mut(), &mut slots),
+            CKR_CRYPTOKI_NOT_INITIALIZED
+        );
+
+        unsafe extern "C" fn create(_: *mut *mut std::ffi::c_void) -> CK_RV {
+            CKR_OK
+        }
+        unsafe extern "C" fn other(_: *mut std::ffi::c_void) -> CK_RV {
+            CKR_OK
+        }
+        let mut args = CK_C_INITIALIZE_ARGS {
+            CreateMutex: Some(create),
+            DestroyMutex: Some(other),
+            LockMutex: Some(other),
+            UnlockMutex: None,
+            flags: CKF_OS_LOCKING_OK,
+            pReserved: null_mut(),
+        };
+        let init = l.C_Initialize.unwrap();
+        assert_eq!(
+            init((&mut args as *mut CK_C_INITIALIZE_ARGS).cast()),
+            CKR_ARGUMENTS_BAD
+        );
+        args.UnlockMutex = Some(other);
+        args.flags = 0;
+        assert_eq!(
+            init((&mut args as *mut CK_C_INITIALIZE_ARGS).cast()),
+            CKR_CANT_LOCK
+        );
+        args.flags = CKF_OS_LOCKING_OK;
+        let mut x = 1u8;
+        args.pReserved = (&mut x as *mut u8).cast();
+        assert_eq!(
+            init((&mut args as *mut CK_C_INITIALIZE_ARGS).cast()),
+            CKR_ARGUMENTS_BAD
+        );
+        args.pReserved = null_mut();
+        assert_eq!(
+            init((&mut args as *mut CK_C_INITIALIZE_ARGS).cast()),
+            CKR_OK
+        );
+        assert_eq!(l.C_GetInfo.unwrap()(&mut info), CKR_OK);
+        assert_eq!(
+            (info.cryptokiVersion.major, info.cryptokiVersion.minor),
+            (2, 40),
+            "2.40 table reports 2.40"
+        );
+        assert_eq!(l.C_GetInfo.unwrap()(null_mut()), CKR_ARGUMENTS_BAD);
+        let mut reserved = 0u8;
+        assert_eq!(
+            l.C_Finalize.unwrap()((&mut reserved as *mut u8).cast()),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(l.C_Finalize.unwrap()(null_mut()), CKR_OK);
+    }
+    f.start();
+    let info = f.p().get_library_info().unwrap();
+    assert_eq!(
+        info.cryptoki_version().major(),
+        3,
+        "3.0 interface reports 3.0"
+    );
+    assert_eq!(info.manufacturer_id(), "dalek-pkcs11 project");
+}
+
+#[test]
+fn forked_child_must_initialize_again() {
+    let f = Fixture::new();
+    let slot = f.token("fork");
+    let l = raw();
+    // SAFETY: fork in a test process; the child only calls the module and _exit.
+    unsafe {
+        let pid = libc::fork();
+        assert!(pid >= 0);
+        if pid == 0 {
+            let mut count: CK_ULONG = 0;
+            let before = l.C_GetSlotList.unwrap()(0, null_mut(), &mut count);
+            let init = l.C_Initialize.unwrap()(null_mut());
+            let mut info: CK_TOKEN_INFO = std::mem::zeroed();
+            let after = l.C_GetTokenInfo.unwrap()(slot.id() as CK_SLOT_ID, &mut info);
+            let ok = before == CKR_CRYPTOKI_NOT_INITIALIZED && init == CKR_OK && after == CKR_OK;
+            libc::_exit(if ok { 0 } else { 1 });
+        }
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "child saw wrong codes"
+        );
+    }
+    // The parent is unaffected.
+    assert!(f.p().get_token_info(slot).is_ok());
+}
+
+#[test]
+fn legacy_and_unsupported_functions() {
+    let f = Fixture::new();
+    let slot = f.token("legacy");
+    let s = f.user(slot);
+    let h = s.handle();
+    let l = raw();
+    // SAFETY: module calls with valid pointers or none.
+    unsafe {
+        assert_eq!(l.C_GetFunctionStatus.unwrap()(h), CKR_FUNCTION_NOT_PARALLEL);
+        assert_eq!(l.C_CancelFunction.unwrap()(h), CKR_FUNCTION_NOT_PARALLEL);
+        assert_eq!(
+            l.C_GetFunctionStatus.unwrap()(0xdead),
+            CKR_SESSION_HANDLE_INVALID
+        );
+        assert_eq!(
+            l.C_EncryptInit.unwrap()(h, null_mut(), 0),
+            CKR_FUNCTION_NOT_SUPPORTED
+        );
+        assert_eq!(
+            l.C_SeedRandom.unwrap()(h, [1u8; 4].as_mut_ptr(), 4),
+            CKR_RANDOM_SEED_NOT_SUPPORTED
+        );
+        let mut slot_out: CK_SLOT_ID = 0;
+        assert_eq!(
+            l.C_WaitForSlotEvent.unwrap()(CKF_DONT_BLOCK, &mut slot_out, null_mut()),
+            CKR_NO_EVENT
+        );
+        let _ = null::<u8>();
+    }
+}
