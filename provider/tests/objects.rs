@@ -244,8 +244,7 @@ fn extractable_values_are_revealed_and_survive_sealing() {
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "sqlite"))
-        .next()
+        .find(|p| p.extension().is_some_and(|x| x == "sqlite"))
         .unwrap();
     let mut bytes = std::fs::read(&db).unwrap();
     let wal = db.with_extension("sqlite-wal");

@@ -182,7 +182,7 @@ impl Attributes {
                 Value::Plain(b) => (0, b),
                 Value::Sealed(b) => (1, b),
             };
-            out.extend_from_slice(&(*ty as u64).to_le_bytes());
+            out.extend_from_slice(&(*ty).to_le_bytes());
             out.push(tag);
             out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
             out.extend_from_slice(bytes);

@@ -44,7 +44,7 @@ struct State {
 pub fn seal_aad(uid: &Uid, ty: CK_ATTRIBUTE_TYPE) -> [u8; 24] {
     let mut aad = [0u8; 24];
     aad[..16].copy_from_slice(uid);
-    aad[16..].copy_from_slice(&(ty as u64).to_le_bytes());
+    aad[16..].copy_from_slice(&ty.to_le_bytes());
     aad
 }
 
@@ -94,7 +94,7 @@ impl Object {
         ObjectRecord {
             uid: self.uid,
             generation: st.generation,
-            class: self.class as u64,
+            class: self.class,
             private: self.private,
             label: st.attrs.bytes(CKA_LABEL).unwrap_or_default().to_vec(),
             id: st.attrs.bytes(CKA_ID).unwrap_or_default().to_vec(),
@@ -169,10 +169,10 @@ impl Object {
         }
         let mut st = self.state.write();
         for (ty, v) in st.attrs.values_mut() {
-            if let Value::Plain(p) = v {
-                if template::is_sealed_attribute(self.tables, ty) {
-                    *v = Value::Sealed(key.seal(&seal_aad(&self.uid, ty), p)?);
-                }
+            if let Value::Plain(p) = v
+                && template::is_sealed_attribute(self.tables, ty)
+            {
+                *v = Value::Sealed(key.seal(&seal_aad(&self.uid, ty), p)?);
             }
         }
         Ok(())

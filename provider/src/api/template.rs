@@ -39,7 +39,7 @@ fn check_shape(rule: &Rule, v: &[u8]) -> Result<()> {
         Kind::Ulong => decode_ulong(v).is_ok(),
         Kind::Bytes => true,
         Kind::Date => v.is_empty() || (v.len() == 8 && v.iter().all(u8::is_ascii_digit)),
-        Kind::MechanismList => v.len() % ULONG_LEN == 0,
+        Kind::MechanismList => v.len().is_multiple_of(ULONG_LEN),
     };
     if ok {
         Ok(())
@@ -136,10 +136,10 @@ pub fn build(template: &[Attr], tables: Tables, origin: Origin, is_so: bool) -> 
         if rule.flags & policy::SO_SETS_TRUE != 0 && decode_bool(&a.value)? && !is_so {
             return Err(err(CKR_ATTRIBUTE_READ_ONLY));
         }
-        if let Some(prev) = attrs.bytes(a.ty) {
-            if prev != a.value.as_slice() {
-                return Err(err(CKR_TEMPLATE_INCONSISTENT));
-            }
+        if let Some(prev) = attrs.bytes(a.ty)
+            && prev != a.value.as_slice()
+        {
+            return Err(err(CKR_TEMPLATE_INCONSISTENT));
         }
         attrs.set(a.ty, Value::Plain(a.value.clone()));
     }

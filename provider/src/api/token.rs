@@ -189,13 +189,12 @@ impl Token {
         }
         for rec in &changes.upserts {
             let existing = t.by_uid.get(&rec.uid).copied();
-            if let Some(h) = existing {
-                if t.by_handle
+            if let Some(h) = existing
+                && t.by_handle
                     .get(&h)
                     .is_some_and(|o| o.generation() >= rec.generation)
-                {
-                    continue;
-                }
+            {
+                continue;
             }
             let handle = existing.unwrap_or_else(|| self.handles.next());
             match Object::from_record(handle, rec) {
@@ -210,10 +209,10 @@ impl Token {
             }
         }
         for uid in &changes.deletes {
-            if let Some(h) = t.by_uid.remove(uid) {
-                if let Some(o) = t.by_handle.remove(&h) {
-                    o.forget_key();
-                }
+            if let Some(h) = t.by_uid.remove(uid)
+                && let Some(o) = t.by_handle.remove(&h)
+            {
+                o.forget_key();
             }
         }
         t.generation = t.generation.max(changes.generation);

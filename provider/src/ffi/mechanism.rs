@@ -52,7 +52,7 @@ unsafe fn param_struct<'a, T>(m: &CK_MECHANISM) -> Result<&'a T> {
     if m.ulParameterLen as usize != std::mem::size_of::<T>() || m.pParameter.is_null() {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
-    if (m.pParameter as usize) % std::mem::align_of::<T>() != 0 {
+    if !(m.pParameter as usize).is_multiple_of(std::mem::align_of::<T>()) {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
     // SAFETY: non-null, aligned, and exactly one `T` long per the caller.

@@ -99,10 +99,10 @@ pub fn terminating(
     body: impl FnOnce() -> Result<()>,
 ) -> Result<()> {
     let r = body();
-    if let Err(e) = &r {
-        if e.rv() != CKR_BUFFER_TOO_SMALL {
-            crypto::end(session, kind);
-        }
+    if let Err(e) = &r
+        && e.rv() != CKR_BUFFER_TOO_SMALL
+    {
+        crypto::end(session, kind);
     }
     r
 }

@@ -102,9 +102,9 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
         p
     };
     attrs.set_bytes(CKA_EC_POINT, &der_point(&point));
-    if !attrs
+    if attrs
         .bytes(CKA_PUBLIC_KEY_INFO)
-        .is_some_and(|v| !v.is_empty())
+        .is_none_or(|v| v.is_empty())
     {
         attrs.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
     }

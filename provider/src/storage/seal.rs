@@ -158,7 +158,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Inverse of [`hex`]; corrupt input is a device error.
 pub fn unhex(s: &str) -> Result<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(err(CKR_DEVICE_ERROR));
     }
     (0..s.len())
