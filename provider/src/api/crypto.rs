@@ -12,9 +12,13 @@ use super::session::{Active, Session};
 use super::template::{self, Origin};
 use crate::error::{Error, Result, err};
 use crate::mechanisms::keys::{self, KeyMaterial};
-use crate::mechanisms::{self, DigestOperation, Mechanism, SignOperation, VerifyOperation};
+use crate::mechanisms::{
+    self, CipherOp, CipherOperation, DigestOperation, Direction, Mechanism, OutputLen,
+    SignOperation, VerifyOperation,
+};
 use cryptoki_sys::*;
 use std::sync::Arc;
+use zeroize::Zeroizing;
 
 /// Checks a key for use with `mech` in a function needing `usage`
 /// (`CKA_SIGN`, ...) and returns its parsed material.
@@ -75,6 +79,10 @@ pub enum OpKind {
     Sign,
     /// Verify.
     Verify,
+    /// Encrypt.
+    Encrypt,
+    /// Decrypt.
+    Decrypt,
 }
 
 /// Ends the operation of `kind` (the FFI layer calls this when a call that
@@ -87,6 +95,8 @@ pub fn end(session: &Session, kind: OpKind) {
         OpKind::Digest => ops.digest = None,
         OpKind::Sign => ops.sign = None,
         OpKind::Verify => ops.verify = None,
+        OpKind::Encrypt => ops.encrypt = None,
+        OpKind::Decrypt => ops.decrypt = None,
     }
 }
 
@@ -267,14 +277,6 @@ pub fn verify_final(session: &Session, signature: &[u8]) -> Result<()> {
     active.op.finish(signature)
 }
 
-/// The key type a key-pair mechanism makes.
-fn pair_key_type(mech: CK_MECHANISM_TYPE) -> Result<CK_KEY_TYPE> {
-    match mech {
-        CKM_EC_EDWARDS_KEY_PAIR_GEN => Ok(CKK_EC_EDWARDS),
-        _ => Err(err(CKR_MECHANISM_INVALID)),
-    }
-}
-
 /// `C_GenerateKeyPair`: returns (public, private) handles.
 pub fn generate_key_pair(
     session: &Session,
@@ -283,7 +285,7 @@ pub fn generate_key_pair(
     private: &[Attr],
 ) -> Result<(CK_OBJECT_HANDLE, CK_OBJECT_HANDLE)> {
     mechanisms::require(mech, CKF_GENERATE_KEY_PAIR)?;
-    let key_type = pair_key_type(mech.ty)?;
+    let key_type = mechanisms::pair_key_type(mech.ty)?;
     let token = &session.token;
     let is_so = token.logged_in() == Some(CKU_SO);
     let (_, _, pub_tables) =
@@ -340,4 +342,358 @@ fn merge(into: &mut Attributes, from: &Attributes) {
 /// `C_GenerateRandom`.
 pub fn generate_random(_session: &Session, out: &mut [u8]) -> Result<()> {
     mechanisms::random::generate(out)
+}
+
+/// Writes a cipher result under the conventions of §5.2, for outputs whose
+/// exact length may only be known after computing them (`OutputLen::AtMost`):
+/// such a result is kept in `pending` when it does not fit, so the
+/// operation survives `CKR_BUFFER_TOO_SMALL`. `ends` says whether a
+/// successful call finishes the operation; any error other than
+/// `CKR_BUFFER_TOO_SMALL` always does.
+fn cipher_output(
+    slot: &mut Option<Active<CipherOp>>,
+    len: OutputLen,
+    out: Option<&mut [u8]>,
+    ends: bool,
+    produce: impl FnOnce(&mut CipherOp, &mut [u8]) -> Result<usize>,
+) -> Result<usize> {
+    let active = slot.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if let Some(p) = &active.pending {
+        let n = p.len();
+        let Some(out) = out else {
+            return Ok(n);
+        };
+        if out.len() < n {
+            return Err(Error::buffer_too_small(n));
+        }
+        out[..n].copy_from_slice(p);
+        active.pending = None;
+        if ends {
+            *slot = None;
+        }
+        return Ok(n);
+    }
+    let Some(out) = out else {
+        return Ok(len.bound());
+    };
+    let result = if out.len() >= len.bound() {
+        produce(&mut active.op, out)
+    } else {
+        match len {
+            OutputLen::Exact(n) => return Err(Error::buffer_too_small(n)),
+            OutputLen::AtMost(bound) => {
+                let mut tmp = Zeroizing::new(vec![0u8; bound]);
+                match produce(&mut active.op, &mut tmp) {
+                    Ok(n) if n <= out.len() => {
+                        out[..n].copy_from_slice(&tmp[..n]);
+                        Ok(n)
+                    }
+                    Ok(n) => {
+                        tmp.truncate(n);
+                        active.pending = Some(tmp);
+                        return Err(Error::buffer_too_small(n));
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    };
+    if ends || result.is_err() {
+        *slot = None;
+    }
+    result
+}
+
+fn slot_of(
+    ops: &mut super::session::Operations,
+    direction: Direction,
+) -> &mut Option<Active<CipherOp>> {
+    match direction {
+        Direction::Encrypt => &mut ops.encrypt,
+        Direction::Decrypt => &mut ops.decrypt,
+    }
+}
+
+/// `C_EncryptInit` / `C_DecryptInit`.
+pub fn cipher_init(
+    session: &Session,
+    direction: Direction,
+    mech: &Mechanism<'_>,
+    key: CK_OBJECT_HANDLE,
+) -> Result<()> {
+    let mut ops = session.ops.lock();
+    let slot = slot_of(&mut ops, direction);
+    if slot.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    let (function, usage) = match direction {
+        Direction::Encrypt => (CKF_ENCRYPT, CKA_ENCRYPT),
+        Direction::Decrypt => (CKF_DECRYPT, CKA_DECRYPT),
+    };
+    mechanisms::require(mech, function)?;
+    let material = usable_key(session, key, mech, usage)?;
+    *slot = Some(Active::new(mechanisms::cipher_init(
+        mech, material, direction, function,
+    )?));
+    Ok(())
+}
+
+/// `C_Encrypt` / `C_Decrypt`.
+pub fn cipher(
+    session: &Session,
+    direction: Direction,
+    data: &[u8],
+    out: Option<&mut [u8]>,
+) -> Result<usize> {
+    let mut ops = session.ops.lock();
+    let slot = slot_of(&mut ops, direction);
+    let active = slot.as_ref().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if active.multipart {
+        *slot = None;
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    let len = active.op.output_len(data.len());
+    cipher_output(slot, len, out, true, |op, out| op.process(data, out))
+}
+
+/// `C_EncryptUpdate` / `C_DecryptUpdate`.
+pub fn cipher_update(
+    session: &Session,
+    direction: Direction,
+    data: &[u8],
+    out: Option<&mut [u8]>,
+) -> Result<usize> {
+    let mut ops = session.ops.lock();
+    let slot = slot_of(&mut ops, direction);
+    let active = slot.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    active.multipart = true;
+    let len = active.op.update_len(data.len());
+    cipher_output(slot, len, out, false, |op, out| op.update(data, out))
+}
+
+/// `C_EncryptFinal` / `C_DecryptFinal`.
+pub fn cipher_final(
+    session: &Session,
+    direction: Direction,
+    out: Option<&mut [u8]>,
+) -> Result<usize> {
+    let mut ops = session.ops.lock();
+    let slot = slot_of(&mut ops, direction);
+    let len = slot
+        .as_ref()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?
+        .op
+        .final_len();
+    cipher_output(slot, len, out, true, |op, out| op.finish(out))
+}
+
+/// Builds and stores a new secret key from `value` (generation, unwrap,
+/// derivation share this).
+fn insert_secret(
+    session: &Session,
+    template: &[Attr],
+    implied_key_type: Option<CK_KEY_TYPE>,
+    origin: Origin,
+    mech: CK_MECHANISM_TYPE,
+    value: Option<&[u8]>,
+) -> Result<(Attributes, template::Tables)> {
+    let token = &session.token;
+    let (_, key_type, tables) =
+        template::tables_for_new(template, Some(CKO_SECRET_KEY), implied_key_type)?;
+    let mut attrs = template::build(template, tables, origin, token.logged_in() == Some(CKU_SO))?;
+    check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
+    attrs.set_ulong(CKA_CLASS, CKO_SECRET_KEY);
+    attrs.set_ulong(CKA_KEY_TYPE, key_type.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?);
+    if let Some(v) = value {
+        attrs.set_bytes(CKA_VALUE, v);
+    }
+    set_key_origin(&mut attrs, origin, Some(mech));
+    Ok((attrs, tables))
+}
+
+/// `C_GenerateKey`.
+pub fn generate_key(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    template: &[Attr],
+) -> Result<CK_OBJECT_HANDLE> {
+    mechanisms::require(mech, CKF_GENERATE)?;
+    let (default_type, allowed) = mechanisms::secret_key_types(mech.ty)?;
+    let given = template::template_value(template, CKA_KEY_TYPE)?
+        .map(super::attributes::decode_ulong)
+        .transpose()?;
+    let key_type = given.unwrap_or(default_type);
+    if !allowed.contains(&key_type) {
+        return Err(err(CKR_TEMPLATE_INCONSISTENT));
+    }
+    let value_len = template::template_value(template, CKA_VALUE_LEN)?
+        .map(super::attributes::decode_ulong)
+        .transpose()?;
+    let value = mechanisms::generate_key(mech, value_len.map(|l| l as usize))?;
+    let (mut attrs, tables) = insert_secret(
+        session,
+        template,
+        Some(key_type),
+        Origin::Generate,
+        mech.ty,
+        Some(&value),
+    )?;
+    keys::complete_import(CKO_SECRET_KEY, Some(key_type), &mut attrs)?;
+    let obj = Object::new(
+        session.token.next_handle(),
+        new_uid()?,
+        attrs,
+        tables,
+        session.handle,
+    );
+    Ok(session.token.insert(vec![obj])?[0])
+}
+
+/// `C_WrapKey`: encrypts a secret key's value or a private key's PKCS#8
+/// encoding. The key must be extractable; a key with
+/// `CKA_WRAP_WITH_TRUSTED` only goes under a trusted wrapping key.
+pub fn wrap_key(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    wrapping: CK_OBJECT_HANDLE,
+    key: CK_OBJECT_HANDLE,
+    out: Option<&mut [u8]>,
+) -> Result<usize> {
+    mechanisms::require(mech, CKF_WRAP)?;
+    let token = &session.token;
+    let material = usable_key(session, wrapping, mech, CKA_WRAP).map_err(|e| match e.rv() {
+        CKR_KEY_HANDLE_INVALID => err(CKR_WRAPPING_KEY_HANDLE_INVALID),
+        CKR_KEY_TYPE_INCONSISTENT => err(CKR_WRAPPING_KEY_TYPE_INCONSISTENT),
+        _ => e,
+    })?;
+    let target = token.key(key)?;
+    if !target.flag(CKA_EXTRACTABLE) {
+        return Err(err(CKR_KEY_UNEXTRACTABLE));
+    }
+    if target.flag(CKA_WRAP_WITH_TRUSTED) && !token.key(wrapping)?.flag(CKA_TRUSTED) {
+        return Err(err(CKR_KEY_NOT_WRAPPABLE));
+    }
+    let bytes = keys::export_for_wrap(&target, token.token_key().as_deref())?;
+    let mut op = mechanisms::cipher_init(mech, material, Direction::Encrypt, CKF_WRAP).map_err(
+        |e| match e.rv() {
+            CKR_KEY_TYPE_INCONSISTENT => err(CKR_WRAPPING_KEY_TYPE_INCONSISTENT),
+            _ => e,
+        },
+    )?;
+    let need = op.output_len(bytes.len());
+    let Some(out) = out else {
+        return Ok(need.bound());
+    };
+    let mut tmp = Zeroizing::new(vec![0u8; need.bound()]);
+    let n = op.process(&bytes, &mut tmp).map_err(|e| match e.rv() {
+        CKR_DATA_LEN_RANGE => err(CKR_KEY_SIZE_RANGE),
+        _ => e,
+    })?;
+    if out.len() < n {
+        return Err(Error::buffer_too_small(n));
+    }
+    out[..n].copy_from_slice(&tmp[..n]);
+    Ok(n)
+}
+
+/// `C_UnwrapKey`: decrypts and creates the key described by `template`
+/// (which must give `CKA_CLASS` and `CKA_KEY_TYPE`).
+pub fn unwrap_key(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    unwrapping: CK_OBJECT_HANDLE,
+    wrapped: &[u8],
+    template: &[Attr],
+) -> Result<CK_OBJECT_HANDLE> {
+    mechanisms::require(mech, CKF_UNWRAP)?;
+    let token = &session.token;
+    let material = usable_key(session, unwrapping, mech, CKA_UNWRAP).map_err(|e| match e.rv() {
+        CKR_KEY_HANDLE_INVALID => err(CKR_UNWRAPPING_KEY_HANDLE_INVALID),
+        CKR_KEY_TYPE_INCONSISTENT => err(CKR_UNWRAPPING_KEY_TYPE_INCONSISTENT),
+        _ => e,
+    })?;
+    let mut op = mechanisms::cipher_init(mech, material, Direction::Decrypt, CKF_UNWRAP).map_err(
+        |e| match e.rv() {
+            CKR_KEY_TYPE_INCONSISTENT => err(CKR_UNWRAPPING_KEY_TYPE_INCONSISTENT),
+            _ => e,
+        },
+    )?;
+    let mut plain = Zeroizing::new(vec![0u8; op.output_len(wrapped.len()).bound()]);
+    let n = op.process(wrapped, &mut plain).map_err(|e| match e.rv() {
+        CKR_ENCRYPTED_DATA_INVALID | CKR_ENCRYPTED_DATA_LEN_RANGE | CKR_DATA_LEN_RANGE => {
+            err(CKR_WRAPPED_KEY_INVALID)
+        }
+        _ => e,
+    })?;
+    plain.truncate(n);
+    let (class, key_type, tables) = template::tables_for_new(template, None, None)?;
+    let key_type = key_type.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    let mut attrs = template::build(
+        template,
+        tables,
+        Origin::Unwrap,
+        token.logged_in() == Some(CKU_SO),
+    )?;
+    check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
+    attrs.set_ulong(CKA_CLASS, class);
+    keys::import_unwrapped(class, key_type, &plain, &mut attrs)?;
+    keys::complete_import(class, Some(key_type), &mut attrs).map_err(|e| match e.rv() {
+        CKR_ATTRIBUTE_VALUE_INVALID | CKR_CURVE_NOT_SUPPORTED => err(CKR_WRAPPED_KEY_INVALID),
+        _ => e,
+    })?;
+    set_key_origin(&mut attrs, Origin::Unwrap, None);
+    let obj = Object::new(
+        token.next_handle(),
+        new_uid()?,
+        attrs,
+        tables,
+        session.handle,
+    );
+    Ok(token.insert(vec![obj])?[0])
+}
+
+/// `C_DeriveKey`: a secret key from a base key (ECDH).
+pub fn derive_key(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    base: CK_OBJECT_HANDLE,
+    template: &[Attr],
+) -> Result<CK_OBJECT_HANDLE> {
+    mechanisms::require(mech, CKF_DERIVE)?;
+    let material = usable_key(session, base, mech, CKA_DERIVE)?;
+    let given = template::template_value(template, CKA_KEY_TYPE)?
+        .map(super::attributes::decode_ulong)
+        .transpose()?;
+    let key_type = given.unwrap_or(CKK_GENERIC_SECRET);
+    let len = template::template_value(template, CKA_VALUE_LEN)?
+        .map(super::attributes::decode_ulong)
+        .transpose()?;
+    let len = match (key_type, len) {
+        (_, Some(l)) => Some(l as usize),
+        (CKK_AES, None) => Some(32),
+        _ => None,
+    };
+    let value = mechanisms::derive(mech, &material, len)?;
+    let template: Vec<Attr> = template
+        .iter()
+        .filter(|a| a.ty != CKA_VALUE_LEN)
+        .cloned()
+        .collect();
+    let (mut attrs, tables) = insert_secret(
+        session,
+        &template,
+        Some(key_type),
+        Origin::Derive,
+        mech.ty,
+        Some(&value),
+    )?;
+    keys::complete_import(CKO_SECRET_KEY, Some(key_type), &mut attrs)?;
+    let obj = Object::new(
+        session.token.next_handle(),
+        new_uid()?,
+        attrs,
+        tables,
+        session.handle,
+    );
+    Ok(session.token.insert(vec![obj])?[0])
 }

@@ -3,10 +3,11 @@
 
 use super::token::Token;
 use crate::mechanisms::digest::DigestOp;
-use crate::mechanisms::{SignOp, VerifyOp};
+use crate::mechanisms::{CipherOp, SignOp, VerifyOp};
 use cryptoki_sys::*;
 use parking_lot::Mutex;
 use std::sync::Arc;
+use zeroize::Zeroizing;
 
 /// An operation plus whether it has gone multi-part.
 pub struct Active<T> {
@@ -14,6 +15,10 @@ pub struct Active<T> {
     pub op: T,
     /// True after the first `*Update` call: a single-part call may no longer finish it.
     pub multipart: bool,
+    /// Output computed by a call that then returned `CKR_BUFFER_TOO_SMALL`
+    /// (its exact length was only known after computing it); the next call
+    /// returns it.
+    pub pending: Option<Zeroizing<Vec<u8>>>,
 }
 
 impl<T> Active<T> {
@@ -22,6 +27,7 @@ impl<T> Active<T> {
         Active {
             op,
             multipart: false,
+            pending: None,
         }
     }
 }
@@ -46,6 +52,10 @@ pub struct Operations {
     pub sign: Option<Active<SignOp>>,
     /// Verification.
     pub verify: Option<Active<VerifyOp>>,
+    /// Encryption.
+    pub encrypt: Option<Active<CipherOp>>,
+    /// Decryption.
+    pub decrypt: Option<Active<CipherOp>>,
 }
 
 impl Operations {

@@ -16,26 +16,105 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
     let m = unsafe { ptr.as_ref() }.ok_or(err(CKR_ARGUMENTS_BAD))?;
     let descriptor = mechanisms::lookup(m.mechanism)?;
     let absent = m.pParameter.is_null() || m.ulParameterLen == 0;
+    let invalid = |_| err(CKR_MECHANISM_PARAM_INVALID);
     let param = match descriptor.param {
-        ParamKind::None if absent => Param::None,
+        ParamKind::None | ParamKind::EdDsa | ParamKind::OptionalBytes | ParamKind::Pss
+            if absent =>
+        {
+            Param::None
+        }
         ParamKind::None => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
-        ParamKind::EdDsa if absent => Param::None,
         ParamKind::EdDsa => {
-            // SAFETY: checked length, caller guarantees validity.
+            // SAFETY: length checked by param_struct; caller guarantees validity.
             let p: &CK_EDDSA_PARAMS = unsafe { param_struct(m)? };
             let context = if p.ulContextDataLen == 0 {
                 None
             } else {
                 // SAFETY: caller guarantees pContextData holds ulContextDataLen bytes.
-                Some(
-                    unsafe { bytes(p.pContextData, p.ulContextDataLen) }
-                        .map_err(|_| err(CKR_MECHANISM_PARAM_INVALID))?,
-                )
+                Some(unsafe { bytes(p.pContextData, p.ulContextDataLen) }.map_err(invalid)?)
             };
             Param::EdDsa {
                 prehash: p.phFlag != 0,
                 context,
             }
+        }
+        ParamKind::Bytes | ParamKind::OptionalBytes => {
+            // SAFETY: caller guarantees pParameter holds ulParameterLen bytes.
+            Param::Bytes(
+                unsafe { bytes(m.pParameter as *const u8, m.ulParameterLen) }.map_err(invalid)?,
+            )
+        }
+        ParamKind::Gcm => {
+            // SAFETY: as above.
+            let p: &CK_GCM_PARAMS = unsafe { param_struct(m)? };
+            // SAFETY: caller guarantees pIv / pAAD hold their lengths.
+            let (iv, aad) = unsafe {
+                (
+                    bytes(p.pIv, p.ulIvLen).map_err(invalid)?,
+                    bytes(p.pAAD, p.ulAADLen).map_err(invalid)?,
+                )
+            };
+            Param::Gcm {
+                iv,
+                aad,
+                tag_bits: p.ulTagBits,
+            }
+        }
+        ParamKind::Ctr => {
+            // SAFETY: as above.
+            let p: &CK_AES_CTR_PARAMS = unsafe { param_struct(m)? };
+            Param::Ctr {
+                counter_bits: p.ulCounterBits,
+                block: p.cb,
+            }
+        }
+        ParamKind::Oaep => {
+            // SAFETY: as above.
+            let p: &CK_RSA_PKCS_OAEP_PARAMS = unsafe { param_struct(m)? };
+            let label = match p.source {
+                // SAFETY: caller guarantees pSourceData holds ulSourceDataLen bytes.
+                CKZ_DATA_SPECIFIED => {
+                    unsafe { bytes(p.pSourceData as *const u8, p.ulSourceDataLen) }
+                        .map_err(invalid)?
+                }
+                0 if p.ulSourceDataLen == 0 => &[],
+                _ => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
+            };
+            Param::Oaep {
+                hash: p.hashAlg,
+                mgf: p.mgf,
+                label,
+            }
+        }
+        ParamKind::Pss => {
+            // SAFETY: as above.
+            let p: &CK_RSA_PKCS_PSS_PARAMS = unsafe { param_struct(m)? };
+            Param::Pss {
+                hash: p.hashAlg,
+                mgf: p.mgf,
+                salt_len: p.sLen,
+            }
+        }
+        ParamKind::Ecdh1 => {
+            // SAFETY: as above.
+            let p: &CK_ECDH1_DERIVE_PARAMS = unsafe { param_struct(m)? };
+            // SAFETY: caller guarantees the shared and public data lengths.
+            let (shared, public) = unsafe {
+                (
+                    bytes(p.pSharedData, p.ulSharedDataLen).map_err(invalid)?,
+                    bytes(p.pPublicData, p.ulPublicDataLen).map_err(invalid)?,
+                )
+            };
+            Param::Ecdh1 {
+                kdf: p.kdf,
+                shared,
+                public,
+            }
+        }
+        ParamKind::MacLength => {
+            // SAFETY: as above.
+            let p: &CK_ULONG = unsafe { param_struct(m)? };
+            Param::MacLength(*p)
         }
     };
     Ok(Mechanism {

@@ -6,7 +6,9 @@
 
 #![allow(non_snake_case)]
 
+pub mod decrypt;
 pub mod digest;
+pub mod encrypt;
 pub mod general;
 pub mod keys;
 pub mod mechanism;
@@ -20,7 +22,9 @@ pub mod util;
 
 use crate::error::err;
 use cryptoki_sys::*;
+use decrypt::*;
 use digest::*;
+use encrypt::*;
 use general::*;
 use keys::*;
 use object::*;

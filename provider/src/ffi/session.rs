@@ -92,7 +92,11 @@ pub unsafe extern "C" fn C_Login(
             let pin = unsafe { bytes(pPin, ulPinLen)? };
             if userType == CKU_CONTEXT_SPECIFIC {
                 let ops = s.ops.lock();
-                if ops.sign.is_none() && ops.verify.is_none() {
+                if ops.sign.is_none()
+                    && ops.verify.is_none()
+                    && ops.decrypt.is_none()
+                    && ops.encrypt.is_none()
+                {
                     return Err(err(CKR_OPERATION_NOT_INITIALIZED));
                 }
                 drop(ops);
@@ -156,6 +160,12 @@ pub unsafe extern "C" fn C_SessionCancel(hSession: CK_SESSION_HANDLE, flags: CK_
             }
             if flags & CKF_VERIFY != 0 {
                 ops.verify = None;
+            }
+            if flags & CKF_ENCRYPT != 0 {
+                ops.encrypt = None;
+            }
+            if flags & CKF_DECRYPT != 0 {
+                ops.decrypt = None;
             }
             Ok(())
         })

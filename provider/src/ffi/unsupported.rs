@@ -25,14 +25,6 @@ macro_rules! not_supported {
 not_supported! {
     C_GetOperationState(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: *mut CK_ULONG);
     C_SetOperationState(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: CK_ULONG, c: CK_OBJECT_HANDLE, d: CK_OBJECT_HANDLE);
-    C_EncryptInit(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE);
-    C_Encrypt(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: CK_ULONG, c: *mut CK_BYTE, d: *mut CK_ULONG);
-    C_EncryptUpdate(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: CK_ULONG, c: *mut CK_BYTE, d: *mut CK_ULONG);
-    C_EncryptFinal(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: *mut CK_ULONG);
-    C_DecryptInit(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE);
-    C_Decrypt(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: CK_ULONG, c: *mut CK_BYTE, d: *mut CK_ULONG);
-    C_DecryptUpdate(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: CK_ULONG, c: *mut CK_BYTE, d: *mut CK_ULONG);
-    C_DecryptFinal(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: *mut CK_ULONG);
     C_SignRecoverInit(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE);
     C_SignRecover(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: CK_ULONG, c: *mut CK_BYTE, d: *mut CK_ULONG);
     C_VerifyRecoverInit(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE);
@@ -41,10 +33,6 @@ not_supported! {
     C_DecryptDigestUpdate(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: CK_ULONG, c: *mut CK_BYTE, d: *mut CK_ULONG);
     C_SignEncryptUpdate(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: CK_ULONG, c: *mut CK_BYTE, d: *mut CK_ULONG);
     C_DecryptVerifyUpdate(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: CK_ULONG, c: *mut CK_BYTE, d: *mut CK_ULONG);
-    C_GenerateKey(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: *mut CK_ATTRIBUTE, c: CK_ULONG, d: *mut CK_OBJECT_HANDLE);
-    C_WrapKey(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE, c: CK_OBJECT_HANDLE, d: *mut CK_BYTE, e: *mut CK_ULONG);
-    C_UnwrapKey(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_ATTRIBUTE, f: CK_ULONG, g: *mut CK_OBJECT_HANDLE);
-    C_DeriveKey(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE, c: *mut CK_ATTRIBUTE, d: CK_ULONG, e: *mut CK_OBJECT_HANDLE);
     C_MessageEncryptInit(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE);
     C_EncryptMessage(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: CK_ULONG, g: *mut CK_BYTE, i: *mut CK_ULONG);
     C_EncryptMessageBegin(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG);

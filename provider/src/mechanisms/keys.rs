@@ -1,36 +1,90 @@
-//! Parsed key material, built once per object and cached (`Object::key_material`),
-//! and the per-key-type checks of imported keys.
+//! Parsed key material, built once per object and cached
+//! (`Object::key_material`), plus the per-key-type checks of imported keys
+//! and the encodings used by `C_WrapKey` / `C_UnwrapKey` (secret keys: the
+//! raw value; private keys: PKCS#8 `PrivateKeyInfo` DER).
 
-use super::eddsa;
+use super::{aes, ec, eddsa, rsa};
 use crate::api::attributes::Attributes;
 use crate::api::object::Object;
 use crate::error::{Result, err};
 use crate::storage::seal::TokenKey;
 use cryptoki_sys::*;
+use zeroize::Zeroizing;
 
-/// A key ready for use. The signing keys zeroize themselves when dropped.
+/// Reads an attribute's plain value (unsealing if needed).
+pub type ValueOf<'a> = &'a dyn Fn(CK_ATTRIBUTE_TYPE) -> Result<Option<Zeroizing<Vec<u8>>>>;
+
+/// A key ready for use. Private and secret variants zeroize themselves
+/// when dropped.
 pub enum KeyMaterial {
     /// Ed25519 private key.
     Ed25519Private(ed25519_dalek::SigningKey),
     /// Ed25519 public key.
     Ed25519Public(ed25519_dalek::VerifyingKey),
+    /// P-256 / P-384 private key.
+    EcPrivate(ec::EcPrivateKey),
+    /// P-256 / P-384 public key.
+    EcPublic(ec::EcPublicKey),
+    /// RSA private key (with CRT values and blinding).
+    RsaPrivate(Box<::rsa::RsaPrivateKey>),
+    /// RSA public key.
+    RsaPublic(Box<::rsa::RsaPublicKey>),
+    /// AES key.
+    Aes(aes::AesKey),
+    /// Generic secret or HMAC key.
+    Secret {
+        /// `CKA_KEY_TYPE` (generic secret or one of the `CKK_SHA*_HMAC`).
+        key_type: CK_KEY_TYPE,
+        /// `CKA_VALUE`.
+        value: Zeroizing<Vec<u8>>,
+    },
+}
+
+/// True for the key types whose value is a plain secret (HMAC keys).
+pub fn is_generic_secret(key_type: CK_KEY_TYPE) -> bool {
+    matches!(
+        key_type,
+        CKK_GENERIC_SECRET
+            | CKK_SHA_1_HMAC
+            | CKK_SHA224_HMAC
+            | CKK_SHA256_HMAC
+            | CKK_SHA384_HMAC
+            | CKK_SHA512_HMAC
+    )
+}
+
+fn required(get: ValueOf<'_>, ty: CK_ATTRIBUTE_TYPE) -> Result<Zeroizing<Vec<u8>>> {
+    get(ty)?.ok_or(err(CKR_KEY_HANDLE_INVALID))
 }
 
 /// Builds the key material of `obj`, unsealing its secret values with `token_key`.
 pub fn load(obj: &Object, token_key: Option<&TokenKey>) -> Result<KeyMaterial> {
-    let value = |ty| {
-        obj.plain_value(ty, token_key)?
-            .ok_or(err(CKR_KEY_HANDLE_INVALID))
-    };
+    let get = |ty| obj.plain_value(ty, token_key);
+    let get: ValueOf<'_> = &get;
     match (obj.class, obj.key_type) {
-        (CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS)) => eddsa::load_private(&value(CKA_VALUE)?),
-        (CKO_PUBLIC_KEY, Some(CKK_EC_EDWARDS)) => eddsa::load_public(&value(CKA_EC_POINT)?),
+        (CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS)) => eddsa::load_private(&required(get, CKA_VALUE)?),
+        (CKO_PUBLIC_KEY, Some(CKK_EC_EDWARDS)) => eddsa::load_public(&required(get, CKA_EC_POINT)?),
+        (CKO_PRIVATE_KEY, Some(CKK_EC)) => {
+            ec::load_private(&required(get, CKA_EC_PARAMS)?, &required(get, CKA_VALUE)?)
+        }
+        (CKO_PUBLIC_KEY, Some(CKK_EC)) => ec::load_public(
+            &required(get, CKA_EC_PARAMS)?,
+            &required(get, CKA_EC_POINT)?,
+        ),
+        (CKO_PRIVATE_KEY, Some(CKK_RSA)) => rsa::load_private(get),
+        (CKO_PUBLIC_KEY, Some(CKK_RSA)) => rsa::load_public(get),
+        (CKO_SECRET_KEY, Some(CKK_AES)) => aes::load(&required(get, CKA_VALUE)?),
+        (CKO_SECRET_KEY, Some(t)) if is_generic_secret(t) => Ok(KeyMaterial::Secret {
+            key_type: t,
+            value: required(get, CKA_VALUE)?,
+        }),
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }
 }
 
-/// Checks the key values of an object made by `C_CreateObject` (or
-/// unwrapped), normalises encodings and adds computed values.
+/// Checks the key values of an object made by `C_CreateObject`,
+/// `C_UnwrapKey` or `C_DeriveKey`, normalises encodings and adds computed
+/// values (public points, `CKA_VALUE_LEN`, ...).
 pub fn complete_import(
     class: CK_OBJECT_CLASS,
     key_type: Option<CK_KEY_TYPE>,
@@ -40,13 +94,19 @@ pub fn complete_import(
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_EC_EDWARDS)) => {
             eddsa::complete_import(class, attrs)
         }
+        (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_EC)) => ec::complete_import(class, attrs),
+        (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_RSA)) => rsa::complete_import(class, attrs),
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(_)) => Err(err(CKR_ATTRIBUTE_VALUE_INVALID)),
-        (CKO_SECRET_KEY, Some(_)) => {
+        (CKO_SECRET_KEY, Some(key_type)) => {
             let len = attrs
                 .bytes(CKA_VALUE)
                 .map(<[u8]>::len)
                 .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
-            if len == 0 {
+            let valid = match key_type {
+                CKK_AES => matches!(len, 16 | 24 | 32),
+                _ => len > 0,
+            };
+            if !valid {
                 return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
             }
             match attrs.ulong(CKA_VALUE_LEN) {
@@ -56,5 +116,45 @@ pub fn complete_import(
             Ok(())
         }
         _ => Ok(()),
+    }
+}
+
+/// The bytes `C_WrapKey` encrypts: a secret key's value, or a private
+/// key's PKCS#8 DER.
+pub fn export_for_wrap(obj: &Object, token_key: Option<&TokenKey>) -> Result<Zeroizing<Vec<u8>>> {
+    let get = |ty| obj.plain_value(ty, token_key);
+    let get: ValueOf<'_> = &get;
+    match (obj.class, obj.key_type) {
+        (CKO_SECRET_KEY, Some(_)) => required(get, CKA_VALUE),
+        (CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS)) => Ok(eddsa::pkcs8(&required(get, CKA_VALUE)?)),
+        (CKO_PRIVATE_KEY, Some(CKK_EC)) => {
+            ec::to_pkcs8(&required(get, CKA_EC_PARAMS)?, &required(get, CKA_VALUE)?)
+        }
+        (CKO_PRIVATE_KEY, Some(CKK_RSA)) => rsa::to_pkcs8(get),
+        _ => Err(err(CKR_KEY_NOT_WRAPPABLE)),
+    }
+}
+
+/// Sets the key values of an unwrapped key from the bytes
+/// [`export_for_wrap`] produced; `CKR_WRAPPED_KEY_INVALID` if they do not
+/// parse as a key of `key_type`.
+pub fn import_unwrapped(
+    class: CK_OBJECT_CLASS,
+    key_type: CK_KEY_TYPE,
+    bytes: &[u8],
+    attrs: &mut Attributes,
+) -> Result<()> {
+    match class {
+        CKO_SECRET_KEY => {
+            attrs.set_bytes(CKA_VALUE, bytes);
+            Ok(())
+        }
+        CKO_PRIVATE_KEY => match key_type {
+            CKK_EC_EDWARDS => eddsa::from_pkcs8(bytes, attrs),
+            CKK_EC => ec::from_pkcs8(bytes, attrs),
+            CKK_RSA => rsa::from_pkcs8(bytes, attrs),
+            _ => Err(err(CKR_TEMPLATE_INCONSISTENT)),
+        },
+        _ => Err(err(CKR_TEMPLATE_INCONSISTENT)),
     }
 }

@@ -6,15 +6,22 @@
 //! `VerifyOperation`, `DigestOperation`); a session holds them as enums that
 //! dispatch statically, so starting an operation allocates nothing.
 
+pub mod aes;
+pub mod cmac;
 pub mod digest;
+pub mod ec;
 pub mod eddsa;
+pub mod hmac;
 pub mod keys;
 pub mod random;
+pub mod rsa;
 
+use crate::api::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use keys::KeyMaterial;
 use std::sync::Arc;
+use zeroize::Zeroizing;
 
 /// How a mechanism's parameter is laid out in memory (so the FFI layer
 /// knows how to read `CK_MECHANISM.pParameter`).
@@ -24,6 +31,22 @@ pub enum ParamKind {
     None,
     /// Optional `CK_EDDSA_PARAMS`.
     EdDsa,
+    /// A byte string (an IV), required.
+    Bytes,
+    /// A byte string, optional (the IV of the AES key-wrap mechanisms).
+    OptionalBytes,
+    /// `CK_GCM_PARAMS`.
+    Gcm,
+    /// `CK_AES_CTR_PARAMS`.
+    Ctr,
+    /// `CK_RSA_PKCS_OAEP_PARAMS`.
+    Oaep,
+    /// `CK_RSA_PKCS_PSS_PARAMS`.
+    Pss,
+    /// `CK_ECDH1_DERIVE_PARAMS`.
+    Ecdh1,
+    /// `CK_MAC_GENERAL_PARAMS` (a `CK_ULONG` output length).
+    MacLength,
 }
 
 /// A mechanism parameter, read from the caller's memory.
@@ -38,6 +61,53 @@ pub enum Param<'a> {
         /// `pContextData`; `None` when `ulContextDataLen` is 0.
         context: Option<&'a [u8]>,
     },
+    /// A byte-string parameter (an IV).
+    Bytes(&'a [u8]),
+    /// `CK_GCM_PARAMS`.
+    Gcm {
+        /// `pIv`.
+        iv: &'a [u8],
+        /// `pAAD`.
+        aad: &'a [u8],
+        /// `ulTagBits`.
+        tag_bits: CK_ULONG,
+    },
+    /// `CK_AES_CTR_PARAMS`.
+    Ctr {
+        /// `ulCounterBits`: how many low bits of the block are the counter.
+        counter_bits: CK_ULONG,
+        /// `cb`: the initial counter block.
+        block: [u8; 16],
+    },
+    /// `CK_RSA_PKCS_OAEP_PARAMS` (source `CKZ_DATA_SPECIFIED`).
+    Oaep {
+        /// `hashAlg`.
+        hash: CK_MECHANISM_TYPE,
+        /// `mgf` (`CKG_MGF1_*`).
+        mgf: CK_RSA_PKCS_MGF_TYPE,
+        /// The label (`pSourceData`), possibly empty.
+        label: &'a [u8],
+    },
+    /// `CK_RSA_PKCS_PSS_PARAMS`.
+    Pss {
+        /// `hashAlg`.
+        hash: CK_MECHANISM_TYPE,
+        /// `mgf`.
+        mgf: CK_RSA_PKCS_MGF_TYPE,
+        /// `sLen`.
+        salt_len: CK_ULONG,
+    },
+    /// `CK_ECDH1_DERIVE_PARAMS`.
+    Ecdh1 {
+        /// `kdf` (`CKD_*`).
+        kdf: CK_EC_KDF_TYPE,
+        /// `pSharedData`.
+        shared: &'a [u8],
+        /// `pPublicData`: the other party's point, raw or DER.
+        public: &'a [u8],
+    },
+    /// `CK_MAC_GENERAL_PARAMS`: output length in bytes.
+    MacLength(CK_ULONG),
 }
 
 /// A `CK_MECHANISM` in safe form.
@@ -91,28 +161,84 @@ const fn d(
 }
 
 const EC_FLAGS: CK_FLAGS = CKF_EC_F_P | CKF_EC_OID | CKF_EC_UNCOMPRESS;
+const SV: CK_FLAGS = CKF_SIGN | CKF_VERIFY;
+const ED: CK_FLAGS = CKF_ENCRYPT | CKF_DECRYPT;
+const WU: CK_FLAGS = CKF_WRAP | CKF_UNWRAP;
+use ParamKind as P;
 
-/// Every mechanism the token supports, in `C_GetMechanismList` order.
+/// Every mechanism the token supports, in `C_GetMechanismList` order. Key
+/// sizes are in bits for EC, Edwards and RSA keys and in bytes for AES and
+/// generic secret (HMAC) keys, as the mechanisms specification defines them.
 pub static REGISTRY: &[Descriptor] = &[
     d(
         CKM_EC_EDWARDS_KEY_PAIR_GEN,
         255,
         255,
         CKF_GENERATE_KEY_PAIR | EC_FLAGS,
-        ParamKind::None,
+        P::None,
     ),
+    d(CKM_EDDSA, 255, 255, SV | EC_FLAGS, P::EdDsa),
     d(
-        CKM_EDDSA,
-        255,
-        255,
-        CKF_SIGN | CKF_VERIFY | EC_FLAGS,
-        ParamKind::EdDsa,
+        CKM_EC_KEY_PAIR_GEN,
+        256,
+        384,
+        CKF_GENERATE_KEY_PAIR | EC_FLAGS,
+        P::None,
     ),
-    d(CKM_SHA_1, 0, 0, CKF_DIGEST, ParamKind::None),
-    d(CKM_SHA224, 0, 0, CKF_DIGEST, ParamKind::None),
-    d(CKM_SHA256, 0, 0, CKF_DIGEST, ParamKind::None),
-    d(CKM_SHA384, 0, 0, CKF_DIGEST, ParamKind::None),
-    d(CKM_SHA512, 0, 0, CKF_DIGEST, ParamKind::None),
+    d(CKM_ECDSA, 256, 384, SV | EC_FLAGS, P::None),
+    d(CKM_ECDSA_SHA1, 256, 384, SV | EC_FLAGS, P::None),
+    d(CKM_ECDSA_SHA224, 256, 384, SV | EC_FLAGS, P::None),
+    d(CKM_ECDSA_SHA256, 256, 384, SV | EC_FLAGS, P::None),
+    d(CKM_ECDSA_SHA384, 256, 384, SV | EC_FLAGS, P::None),
+    d(CKM_ECDSA_SHA512, 256, 384, SV | EC_FLAGS, P::None),
+    d(CKM_ECDH1_DERIVE, 256, 384, CKF_DERIVE | EC_FLAGS, P::Ecdh1),
+    d(
+        CKM_RSA_PKCS_KEY_PAIR_GEN,
+        2048,
+        4096,
+        CKF_GENERATE_KEY_PAIR,
+        P::None,
+    ),
+    d(CKM_RSA_PKCS, 1024, 8192, SV | ED | WU, P::None),
+    d(CKM_RSA_X_509, 1024, 8192, SV | ED, P::None),
+    d(CKM_SHA1_RSA_PKCS, 1024, 8192, SV, P::None),
+    d(CKM_SHA224_RSA_PKCS, 1024, 8192, SV, P::None),
+    d(CKM_SHA256_RSA_PKCS, 1024, 8192, SV, P::None),
+    d(CKM_SHA384_RSA_PKCS, 1024, 8192, SV, P::None),
+    d(CKM_SHA512_RSA_PKCS, 1024, 8192, SV, P::None),
+    d(CKM_RSA_PKCS_PSS, 1024, 8192, SV, P::Pss),
+    d(CKM_SHA1_RSA_PKCS_PSS, 1024, 8192, SV, P::Pss),
+    d(CKM_SHA224_RSA_PKCS_PSS, 1024, 8192, SV, P::Pss),
+    d(CKM_SHA256_RSA_PKCS_PSS, 1024, 8192, SV, P::Pss),
+    d(CKM_SHA384_RSA_PKCS_PSS, 1024, 8192, SV, P::Pss),
+    d(CKM_SHA512_RSA_PKCS_PSS, 1024, 8192, SV, P::Pss),
+    d(CKM_RSA_PKCS_OAEP, 1024, 8192, ED | WU, P::Oaep),
+    d(CKM_AES_KEY_GEN, 16, 32, CKF_GENERATE, P::None),
+    d(CKM_AES_ECB, 16, 32, ED | WU, P::None),
+    d(CKM_AES_CBC, 16, 32, ED | WU, P::Bytes),
+    d(CKM_AES_CBC_PAD, 16, 32, ED | WU, P::Bytes),
+    d(CKM_AES_CTR, 16, 32, ED, P::Ctr),
+    d(CKM_AES_GCM, 16, 32, ED, P::Gcm),
+    d(CKM_AES_KEY_WRAP, 16, 32, ED | WU, P::OptionalBytes),
+    d(CKM_AES_KEY_WRAP_PAD, 16, 32, ED | WU, P::OptionalBytes),
+    d(CKM_AES_CMAC, 16, 32, SV, P::None),
+    d(CKM_AES_CMAC_GENERAL, 16, 32, SV, P::MacLength),
+    d(CKM_GENERIC_SECRET_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_SHA_1_HMAC, 1, 512, SV, P::None),
+    d(CKM_SHA_1_HMAC_GENERAL, 1, 512, SV, P::MacLength),
+    d(CKM_SHA224_HMAC, 1, 512, SV, P::None),
+    d(CKM_SHA224_HMAC_GENERAL, 1, 512, SV, P::MacLength),
+    d(CKM_SHA256_HMAC, 1, 512, SV, P::None),
+    d(CKM_SHA256_HMAC_GENERAL, 1, 512, SV, P::MacLength),
+    d(CKM_SHA384_HMAC, 1, 512, SV, P::None),
+    d(CKM_SHA384_HMAC_GENERAL, 1, 512, SV, P::MacLength),
+    d(CKM_SHA512_HMAC, 1, 512, SV, P::None),
+    d(CKM_SHA512_HMAC_GENERAL, 1, 512, SV, P::MacLength),
+    d(CKM_SHA_1, 0, 0, CKF_DIGEST, P::None),
+    d(CKM_SHA224, 0, 0, CKF_DIGEST, P::None),
+    d(CKM_SHA256, 0, 0, CKF_DIGEST, P::None),
+    d(CKM_SHA384, 0, 0, CKF_DIGEST, P::None),
+    d(CKM_SHA512, 0, 0, CKF_DIGEST, P::None),
 ];
 
 /// The registry entry of `ty`.
@@ -130,6 +256,41 @@ pub fn require(mech: &Mechanism<'_>, function: CK_FLAGS) -> Result<&'static Desc
         return Err(err(CKR_MECHANISM_INVALID));
     }
     Ok(d)
+}
+
+/// The length of an output: exact, or only bounded until computed (RSA
+/// decryption, padded CBC decryption).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputLen {
+    /// Exactly this many bytes.
+    Exact(usize),
+    /// At most this many bytes.
+    AtMost(usize),
+}
+
+impl OutputLen {
+    /// The bound, exact or not.
+    pub fn bound(self) -> usize {
+        match self {
+            OutputLen::Exact(n) | OutputLen::AtMost(n) => n,
+        }
+    }
+}
+
+/// An encryption or decryption in progress (one trait for both directions).
+pub trait CipherOperation {
+    /// Output length of a single-part call on `input_len` bytes.
+    fn output_len(&self, input_len: usize) -> OutputLen;
+    /// Single-part: processes `data` into `out` (`out.len() >= output_len().bound()`).
+    fn process(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize>;
+    /// Output length of an update on `input_len` more bytes.
+    fn update_len(&self, input_len: usize) -> OutputLen;
+    /// Multi-part: processes more data (`out.len() >= update_len().bound()`).
+    fn update(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize>;
+    /// Output length of the final call.
+    fn final_len(&self) -> OutputLen;
+    /// Multi-part: finishes (`out.len() >= final_len().bound()`).
+    fn finish(&mut self, out: &mut [u8]) -> Result<usize>;
 }
 
 /// A signature (or MAC) being computed.
@@ -164,76 +325,212 @@ pub trait DigestOperation {
     fn finish(&mut self, out: &mut [u8]) -> usize;
 }
 
-/// Static dispatch over the families that sign (or MAC).
-pub enum SignOp {
-    /// `CKM_EDDSA`.
-    EdDsa(eddsa::EdDsaSign),
-}
-
-macro_rules! sign_op {
-    ($self:ident, $op:ident => $e:expr) => {
-        match $self {
-            SignOp::EdDsa($op) => $e,
+macro_rules! dispatch_enum {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident($ty:ty)),* $(,)? }) => {
+        $(#[$doc])*
+        pub enum $name {
+            $(
+                #[allow(missing_docs)]
+                $variant($ty),
+            )*
+        }
+        macro_rules! $name {
+            ($self:ident, $op:ident => $e:expr) => {
+                match $self { $($name::$variant($op) => $e,)* }
+            };
         }
     };
 }
+
+dispatch_enum!(
+    /// Static dispatch over the families that sign or MAC.
+    SignOp {
+        EdDsa(eddsa::EdDsaSign),
+        Ecdsa(ec::EcdsaSign),
+        Rsa(rsa::RsaSign),
+        Hmac(hmac::HmacSign),
+        Cmac(cmac::CmacSign),
+    }
+);
 
 impl SignOperation for SignOp {
     fn output_len(&self) -> usize {
-        sign_op!(self, op => op.output_len())
+        SignOp!(self, op => op.output_len())
     }
     fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
-        sign_op!(self, op => op.sign(data, out))
+        SignOp!(self, op => op.sign(data, out))
     }
     fn update(&mut self, data: &[u8]) -> Result<()> {
-        sign_op!(self, op => op.update(data))
+        SignOp!(self, op => op.update(data))
     }
     fn finish(&mut self, out: &mut [u8]) -> Result<usize> {
-        sign_op!(self, op => op.finish(out))
+        SignOp!(self, op => op.finish(out))
     }
 }
 
-/// Static dispatch over the families that verify.
-pub enum VerifyOp {
-    /// `CKM_EDDSA`.
-    EdDsa(eddsa::EdDsaVerify),
-}
-
-macro_rules! verify_op {
-    ($self:ident, $op:ident => $e:expr) => {
-        match $self {
-            VerifyOp::EdDsa($op) => $e,
-        }
-    };
-}
+dispatch_enum!(
+    /// Static dispatch over the families that verify.
+    VerifyOp {
+        EdDsa(eddsa::EdDsaVerify),
+        Ecdsa(ec::EcdsaVerify),
+        Rsa(rsa::RsaVerify),
+        Mac(MacVerify),
+    }
+);
 
 impl VerifyOperation for VerifyOp {
     fn verify(&mut self, data: &[u8], signature: &[u8]) -> Result<()> {
-        verify_op!(self, op => op.verify(data, signature))
+        VerifyOp!(self, op => op.verify(data, signature))
     }
     fn update(&mut self, data: &[u8]) -> Result<()> {
-        verify_op!(self, op => op.update(data))
+        VerifyOp!(self, op => op.update(data))
     }
     fn finish(&mut self, signature: &[u8]) -> Result<()> {
-        verify_op!(self, op => op.finish(signature))
+        VerifyOp!(self, op => op.finish(signature))
     }
 }
 
-/// Starts a signature with `key`.
+/// MAC verification: compute the MAC and compare in constant time.
+pub struct MacVerify(SignOp);
+
+impl VerifyOperation for MacVerify {
+    fn verify(&mut self, data: &[u8], signature: &[u8]) -> Result<()> {
+        let mut mac = [0u8; 64];
+        let n = self.0.output_len();
+        if signature.len() != n {
+            return Err(err(CKR_SIGNATURE_LEN_RANGE));
+        }
+        self.0.sign(data, &mut mac[..n])?;
+        constant_time_eq(&mac[..n], signature)
+    }
+    fn update(&mut self, data: &[u8]) -> Result<()> {
+        self.0.update(data)
+    }
+    fn finish(&mut self, signature: &[u8]) -> Result<()> {
+        let mut mac = [0u8; 64];
+        let n = self.0.output_len();
+        if signature.len() != n {
+            return Err(err(CKR_SIGNATURE_LEN_RANGE));
+        }
+        self.0.finish(&mut mac[..n])?;
+        constant_time_eq(&mac[..n], signature)
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> Result<()> {
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    if a.len() == b.len() && std::hint::black_box(diff) == 0 {
+        Ok(())
+    } else {
+        Err(err(CKR_SIGNATURE_INVALID))
+    }
+}
+
+dispatch_enum!(
+    /// Static dispatch over the families that encrypt or decrypt.
+    CipherOp {
+        Aes(aes::AesCipher),
+        Rsa(rsa::RsaCipher),
+    }
+);
+
+impl CipherOperation for CipherOp {
+    fn output_len(&self, input_len: usize) -> OutputLen {
+        CipherOp!(self, op => op.output_len(input_len))
+    }
+    fn process(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
+        CipherOp!(self, op => op.process(data, out))
+    }
+    fn update_len(&self, input_len: usize) -> OutputLen {
+        CipherOp!(self, op => op.update_len(input_len))
+    }
+    fn update(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
+        CipherOp!(self, op => op.update(data, out))
+    }
+    fn final_len(&self) -> OutputLen {
+        CipherOp!(self, op => op.final_len())
+    }
+    fn finish(&mut self, out: &mut [u8]) -> Result<usize> {
+        CipherOp!(self, op => op.finish(out))
+    }
+}
+
+/// Direction of a cipher operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// `C_EncryptInit` (and `C_WrapKey`).
+    Encrypt,
+    /// `C_DecryptInit` (and `C_UnwrapKey`).
+    Decrypt,
+}
+
+fn is_hmac(ty: CK_MECHANISM_TYPE) -> bool {
+    matches!(
+        ty,
+        CKM_SHA_1_HMAC
+            | CKM_SHA_1_HMAC_GENERAL
+            | CKM_SHA224_HMAC
+            | CKM_SHA224_HMAC_GENERAL
+            | CKM_SHA256_HMAC
+            | CKM_SHA256_HMAC_GENERAL
+            | CKM_SHA384_HMAC
+            | CKM_SHA384_HMAC_GENERAL
+            | CKM_SHA512_HMAC
+            | CKM_SHA512_HMAC_GENERAL
+    )
+}
+
+fn mac_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Option<SignOp>> {
+    Ok(Some(match mech.ty {
+        t if is_hmac(t) => SignOp::Hmac(hmac::HmacSign::new(mech, key)?),
+        CKM_AES_CMAC | CKM_AES_CMAC_GENERAL => SignOp::Cmac(cmac::CmacSign::new(mech, key)?),
+        _ => return Ok(None),
+    }))
+}
+
+/// Starts a signature or MAC with `key`.
 pub fn sign_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<SignOp> {
     require(mech, CKF_SIGN)?;
+    if let Some(mac) = mac_init(mech, key.clone())? {
+        return Ok(mac);
+    }
     match mech.ty {
         CKM_EDDSA => eddsa::EdDsaSign::new(mech, key).map(SignOp::EdDsa),
-        _ => Err(err(CKR_MECHANISM_INVALID)),
+        CKM_ECDSA | CKM_ECDSA_SHA1 | CKM_ECDSA_SHA224 | CKM_ECDSA_SHA256 | CKM_ECDSA_SHA384
+        | CKM_ECDSA_SHA512 => ec::EcdsaSign::new(mech, key).map(SignOp::Ecdsa),
+        _ => rsa::RsaSign::new(mech, key).map(SignOp::Rsa),
     }
 }
 
 /// Starts a verification with `key`.
 pub fn verify_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<VerifyOp> {
     require(mech, CKF_VERIFY)?;
+    if let Some(mac) = mac_init(mech, key.clone())? {
+        return Ok(VerifyOp::Mac(MacVerify(mac)));
+    }
     match mech.ty {
         CKM_EDDSA => eddsa::EdDsaVerify::new(mech, key).map(VerifyOp::EdDsa),
-        _ => Err(err(CKR_MECHANISM_INVALID)),
+        CKM_ECDSA | CKM_ECDSA_SHA1 | CKM_ECDSA_SHA224 | CKM_ECDSA_SHA256 | CKM_ECDSA_SHA384
+        | CKM_ECDSA_SHA512 => ec::EcdsaVerify::new(mech, key).map(VerifyOp::Ecdsa),
+        _ => rsa::RsaVerify::new(mech, key).map(VerifyOp::Rsa),
+    }
+}
+
+/// Starts an encryption or decryption with `key`. `function` is the
+/// `CKF_*` flag the caller needs (`CKF_ENCRYPT`, `CKF_WRAP`, ...).
+pub fn cipher_init(
+    mech: &Mechanism<'_>,
+    key: Arc<KeyMaterial>,
+    direction: Direction,
+    function: CK_FLAGS,
+) -> Result<CipherOp> {
+    require(mech, function)?;
+    match &*key {
+        KeyMaterial::Aes(_) => aes::AesCipher::new(mech, key, direction).map(CipherOp::Aes),
+        KeyMaterial::RsaPrivate(_) | KeyMaterial::RsaPublic(_) => {
+            rsa::RsaCipher::new(mech, key, direction).map(CipherOp::Rsa)
+        }
+        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }
 }
 
@@ -250,18 +547,28 @@ pub fn digest_init(mech: &Mechanism<'_>) -> Result<digest::DigestOp> {
 /// public and the private object.
 pub struct GeneratedPair {
     /// Attributes to add to the public key.
-    pub public: crate::api::attributes::Attributes,
+    pub public: Attributes,
     /// Attributes to add to the private key.
-    pub private: crate::api::attributes::Attributes,
+    pub private: Attributes,
     /// `CKA_KEY_TYPE` of both.
     pub key_type: CK_KEY_TYPE,
 }
 
+/// The key type a key-pair mechanism makes.
+pub fn pair_key_type(mech: CK_MECHANISM_TYPE) -> Result<CK_KEY_TYPE> {
+    match mech {
+        CKM_EC_EDWARDS_KEY_PAIR_GEN => Ok(CKK_EC_EDWARDS),
+        CKM_EC_KEY_PAIR_GEN => Ok(CKK_EC),
+        CKM_RSA_PKCS_KEY_PAIR_GEN => Ok(CKK_RSA),
+        _ => Err(err(CKR_MECHANISM_INVALID)),
+    }
+}
+
 /// Generates a key pair; `public_template` holds the domain parameters
-/// (e.g. `CKA_EC_PARAMS`).
+/// (`CKA_EC_PARAMS`, `CKA_MODULUS_BITS`, `CKA_PUBLIC_EXPONENT`).
 pub fn generate_key_pair(
     mech: &Mechanism<'_>,
-    public_template: &crate::api::attributes::Attributes,
+    public_template: &Attributes,
 ) -> Result<GeneratedPair> {
     require(mech, CKF_GENERATE_KEY_PAIR)?;
     if mech.param != Param::None {
@@ -269,6 +576,71 @@ pub fn generate_key_pair(
     }
     match mech.ty {
         CKM_EC_EDWARDS_KEY_PAIR_GEN => eddsa::generate(public_template),
+        CKM_EC_KEY_PAIR_GEN => ec::generate(public_template),
+        CKM_RSA_PKCS_KEY_PAIR_GEN => rsa::generate(public_template),
+        _ => Err(err(CKR_MECHANISM_INVALID)),
+    }
+}
+
+/// The default key type of a secret-key generation mechanism, and the key
+/// types it may make.
+pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'static [CK_KEY_TYPE])> {
+    match mech {
+        CKM_AES_KEY_GEN => Ok((CKK_AES, &[CKK_AES])),
+        CKM_GENERIC_SECRET_KEY_GEN => Ok((
+            CKK_GENERIC_SECRET,
+            &[
+                CKK_GENERIC_SECRET,
+                CKK_SHA_1_HMAC,
+                CKK_SHA224_HMAC,
+                CKK_SHA256_HMAC,
+                CKK_SHA384_HMAC,
+                CKK_SHA512_HMAC,
+            ],
+        )),
+        _ => Err(err(CKR_MECHANISM_INVALID)),
+    }
+}
+
+/// Generates a secret key of `value_len` bytes (`CKA_VALUE_LEN`, required
+/// for generic secrets, 16/24/32 for AES).
+pub fn generate_key(mech: &Mechanism<'_>, value_len: Option<usize>) -> Result<Zeroizing<Vec<u8>>> {
+    require(mech, CKF_GENERATE)?;
+    if mech.param != Param::None {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    let len = match mech.ty {
+        CKM_AES_KEY_GEN => {
+            let len = value_len.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+            if !matches!(len, 16 | 24 | 32) {
+                return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
+            }
+            len
+        }
+        CKM_GENERIC_SECRET_KEY_GEN => {
+            let len = value_len.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+            if !(1..=512).contains(&len) {
+                return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
+            }
+            len
+        }
+        _ => return Err(err(CKR_MECHANISM_INVALID)),
+    };
+    let mut value = Zeroizing::new(vec![0u8; len]);
+    random::generate(&mut value)?;
+    Ok(value)
+}
+
+/// Derives secret bytes from `base` (`C_DeriveKey`); `len` is the wanted
+/// length when the template gives one.
+pub fn derive(
+    mech: &Mechanism<'_>,
+    base: &KeyMaterial,
+    len: Option<usize>,
+) -> Result<Zeroizing<Vec<u8>>> {
+    require(mech, CKF_DERIVE)?;
+    match mech.ty {
+        CKM_ECDH1_DERIVE => ec::ecdh_derive(mech, base, len),
         _ => Err(err(CKR_MECHANISM_INVALID)),
     }
 }
