@@ -54,14 +54,14 @@ pub fn curve_of(params: &[u8]) -> Result<Curve> {
         return Ok(Curve::P384);
     }
     // A printable (or UTF-8) string naming the curve.
-    if let [0x13 | 0x0c, len, name @ ..] = params {
-        if *len as usize == name.len() {
-            return match name {
-                b"prime256v1" | b"secp256r1" | b"P-256" | b"nistp256" => Ok(Curve::P256),
-                b"secp384r1" | b"P-384" | b"nistp384" => Ok(Curve::P384),
-                _ => Err(err(CKR_CURVE_NOT_SUPPORTED)),
-            };
-        }
+    if let [0x13 | 0x0c, len, name @ ..] = params
+        && *len as usize == name.len()
+    {
+        return match name {
+            b"prime256v1" | b"secp256r1" | b"P-256" | b"nistp256" => Ok(Curve::P256),
+            b"secp384r1" | b"P-384" | b"nistp384" => Ok(Curve::P384),
+            _ => Err(err(CKR_CURVE_NOT_SUPPORTED)),
+        };
     }
     Err(err(CKR_CURVE_NOT_SUPPORTED))
 }
