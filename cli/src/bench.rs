@@ -30,6 +30,8 @@ pub struct Options {
     pub quiet: bool,
     /// Key description recorded in results.
     pub key: String,
+    /// Give every thread its own keys instead of sharing one set.
+    pub per_thread_keys: bool,
 }
 
 /// What a job runs.
@@ -117,12 +119,15 @@ pub fn jobs(ops: &[OpDef], mix: Option<(Vec<OpDef>, Mix)>, s: &Settings) -> Vec<
 fn unsupported(m: &Module, op: &OpDef, size: u64) -> Option<String> {
     for mech in std::iter::once(op.mechanism).chain(op.also_needs.iter().copied()) {
         if mech != 0 && !m.has_mechanism(mech) {
-            return Some(format!("{} is not in the token's mechanism list", ckm_name(mech)));
+            return Some(format!(
+                "{} is not in the token's mechanism list",
+                ckm_name(mech)
+            ));
         }
     }
     if let (Some(bits), Some(info)) = (op.key_bits, m.mechanisms.get(&op.mechanism))
         && info.ulMaxKeySize > 0
-        && (bits < info.ulMinKeySize as u64 || bits > info.ulMaxKeySize as u64)
+        && (bits < info.ulMinKeySize || bits > info.ulMaxKeySize)
     {
         return Some(format!(
             "{}-bit keys are outside {}'s range {}..{}",
@@ -133,7 +138,7 @@ fn unsupported(m: &Module, op: &OpDef, size: u64) -> Option<String> {
         ));
     }
     if let DataSpec::Variable { align, .. } = op.data
-        && size % align as u64 != 0
+        && !size.is_multiple_of(align as u64)
     {
         return Some(format!("data size must be a multiple of {align} bytes"));
     }
@@ -141,7 +146,14 @@ fn unsupported(m: &Module, op: &OpDef, size: u64) -> Option<String> {
 }
 
 /// A result that was not measured.
-fn not_measured(job: &Job, module: &str, status: Status, reason: String, s: &Settings, opts: &Options) -> BenchResult {
+fn not_measured(
+    job: &Job,
+    module: &str,
+    status: Status,
+    reason: String,
+    s: &Settings,
+    opts: &Options,
+) -> BenchResult {
     BenchResult {
         op: job.id(),
         module: module.to_string(),
@@ -166,7 +178,11 @@ fn not_measured(job: &Job, module: &str, status: Status, reason: String, s: &Set
         outliers_high: None,
         duration_s: 0.0,
         rounds: 0,
-        mode: if s.rate.is_some() { "open".into() } else { "closed".into() },
+        mode: if s.rate.is_some() {
+            "open".into()
+        } else {
+            "closed".into()
+        },
         rate_target: s.rate,
         mix: match &job.kind {
             JobKind::Mix(_, m) => Some(m.spec.clone()),
@@ -178,33 +194,65 @@ fn not_measured(job: &Job, module: &str, status: Status, reason: String, s: &Set
         percentiles: BTreeMap::new(),
         histogram: None,
         samples_ns: None,
+        round_ops_per_sec: None,
     }
 }
 
 /// Build one module's per-thread workers for a job, or the result explaining why not.
-fn prepare(m: &mut Module, keys: &mut KeyStore, job: &Job, s: &Settings, opts: &Options) -> Result<Vec<ThreadWork>, BenchResult> {
+fn prepare(
+    m: &mut Module,
+    keys: &mut KeyStore,
+    job: &Job,
+    s: &Settings,
+    opts: &Options,
+) -> Result<Vec<ThreadWork>, Box<BenchResult>> {
     let ops = job.ops();
     for op in &ops {
-        let size = if matches!(job.kind, JobKind::Mix(..)) { default_size(op) } else { job.data_size };
+        let size = if matches!(job.kind, JobKind::Mix(..)) {
+            default_size(op)
+        } else {
+            job.data_size
+        };
         if let Some(why) = unsupported(m, op, size) {
-            let why = if ops.len() > 1 { format!("{}: {why}", op.id) } else { why };
-            return Err(not_measured(job, &m.name, Status::Unsupported, why, s, opts));
+            let why = if ops.len() > 1 {
+                format!("{}: {why}", op.id)
+            } else {
+                why
+            };
+            return Err(Box::new(not_measured(
+                job,
+                &m.name,
+                Status::Unsupported,
+                why,
+                s,
+                opts,
+            )));
         }
     }
     let name = m.name.clone();
-    let fail = |why: String| not_measured(job, &name, Status::Error, why, s, opts);
+    let fail = |why: String| Box::new(not_measured(job, &name, Status::Error, why, s, opts));
+    // handles[thread][op]: one shared set of keys, or one set per thread.
     let mut handles = Vec::new();
-    for op in &ops {
-        handles.push(match op.key {
-            Some(spec) => Some(
-                keys.get(spec)
-                    .map(Clone::clone)
-                    .map_err(|f| fail(format!("making the {} key failed: {}", spec.name(), f.name())))?,
-            ),
-            None => None,
-        });
+    for t in 0..job.threads as usize {
+        let copy = if opts.per_thread_keys { t } else { 0 };
+        let mut per_op = Vec::new();
+        for op in &ops {
+            per_op.push(match op.key {
+                Some(spec) => Some(keys.get(spec, copy).cloned().map_err(|f| {
+                    fail(format!(
+                        "making the {} key failed: {}",
+                        spec.name(),
+                        f.name()
+                    ))
+                })?),
+                None => None,
+            });
+        }
+        handles.push(per_op);
     }
-    let sessions = m.sessions(job.threads as usize).map_err(|e| fail(e.message))?;
+    let sessions = m
+        .sessions(job.threads as usize)
+        .map_err(|e| fail(e.message))?;
     let setup = m.setup_session().handle();
     let schedule = match &job.kind {
         JobKind::Mix(_, mix) => {
@@ -216,24 +264,36 @@ fn prepare(m: &mut Module, keys: &mut KeyStore, job: &Job, s: &Settings, opts: &
     let mut works = Vec::new();
     for (t, &session) in sessions.iter().enumerate() {
         let mut comps = Vec::new();
-        for (op, key) in ops.iter().zip(&handles) {
+        for (op, key) in ops.iter().zip(&handles[t]) {
             let prep = Prep {
                 raw: &m.raw,
                 setup,
                 session,
                 key: key.as_ref(),
-                data_size: if schedule.is_some() { default_size(op) } else { job.data_size } as usize,
+                data_size: if schedule.is_some() {
+                    default_size(op)
+                } else {
+                    job.data_size
+                } as usize,
                 thread: t,
             };
             let w = build_worker(op, &prep).map_err(|f: Failure| {
                 let why = format!("preparing failed: {}", f.name());
-                fail(if ops.len() > 1 { format!("{}: {why}", op.id) } else { why })
+                fail(if ops.len() > 1 {
+                    format!("{}: {why}", op.id)
+                } else {
+                    why
+                })
             })?;
             comps.push(w);
         }
-        let schedule = schedule
-            .as_ref()
-            .map(|w| Arc::new(runner::mix_schedule(w, 8192, 0x9E37_79B9 ^ ((t as u64) << 32))));
+        let schedule = schedule.as_ref().map(|w| {
+            Arc::new(runner::mix_schedule(
+                w,
+                8192,
+                0x9E37_79B9 ^ ((t as u64) << 32),
+            ))
+        });
         works.push(ThreadWork { comps, schedule });
     }
     Ok(works)
@@ -251,22 +311,34 @@ fn round_mode(mode: Mode, r: u32, rounds: u32) -> Mode {
     }
 }
 
-fn measured(
-    id: String,
-    mechanism: String,
-    module: &str,
-    job: &Job,
-    comp: &CompOutcome,
+/// What a set of results was measured under.
+struct Ctx<'a> {
+    module: &'a str,
+    job: &'a Job,
     wall: Duration,
     rounds: u32,
-    s: &Settings,
-    opts: &Options,
-) -> BenchResult {
+    s: &'a Settings,
+    opts: &'a Options,
+}
+
+fn measured(id: String, mechanism: String, comp: &CompOutcome, c: &Ctx<'_>) -> BenchResult {
+    let Ctx {
+        module,
+        job,
+        wall,
+        rounds,
+        s,
+        opts,
+    } = *c;
     let n = comp.rec.count();
     let errors = comp.error_count();
     let summary = comp.rec.summary(&s.percentiles);
     let us = |ns: f64| ns / 1000.0;
-    let status = if errors > 0 || n == 0 { Status::Error } else { Status::Ok };
+    let status = if errors > 0 || n == 0 {
+        Status::Error
+    } else {
+        Status::Ok
+    };
     let secs = wall.as_secs_f64();
     let mut r = not_measured(job, module, status, String::new(), s, opts);
     r.op = id;
@@ -277,6 +349,9 @@ fn measured(
     r.error_codes = comp.errors.clone();
     r.duration_s = secs;
     r.rounds = rounds;
+    if comp.round_rates.len() > 1 {
+        r.round_ops_per_sec = Some(comp.round_rates.clone());
+    }
     if let Some(sm) = summary {
         r.ops_per_sec = (secs > 0.0).then(|| n as f64 / secs);
         r.mean_us = Some(us(sm.mean_ns));
@@ -301,7 +376,10 @@ fn measured(
                 comp.rec
                     .bins(20)
                     .into_iter()
-                    .map(|(le, count)| HistBin { le_us: us(le as f64), count })
+                    .map(|(le, count)| HistBin {
+                        le_us: us(le as f64),
+                        count,
+                    })
                     .collect(),
             );
         }
@@ -312,17 +390,46 @@ fn measured(
     r
 }
 
-fn results_of(job: &Job, module: &str, o: &Outcome, rounds: u32, s: &Settings, opts: &Options) -> Vec<BenchResult> {
+fn results_of(
+    job: &Job,
+    module: &str,
+    o: &Outcome,
+    rounds: u32,
+    s: &Settings,
+    opts: &Options,
+) -> Vec<BenchResult> {
+    let c = Ctx {
+        module,
+        job,
+        wall: o.wall,
+        rounds,
+        s,
+        opts,
+    };
     match &job.kind {
-        JobKind::Single(op) => vec![measured(op.id.clone(), op.mechanism_name(), module, job, &o.comps[0], o.wall, rounds, s, opts)],
+        JobKind::Single(op) => vec![measured(
+            op.id.clone(),
+            op.mechanism_name(),
+            &o.comps[0],
+            &c,
+        )],
         JobKind::Mix(ops, _) => {
             let mut all = o.comps[0].clone();
-            for c in &o.comps[1..] {
-                all.merge(c);
+            for x in &o.comps[1..] {
+                all.merge(x);
             }
-            let mut v = vec![measured("mix".into(), "mixed".into(), module, job, &all, o.wall, rounds, s, opts)];
-            for (op, c) in ops.iter().zip(&o.comps) {
-                let mut r = measured(format!("mix/{}", op.id), op.mechanism_name(), module, job, c, o.wall, rounds, s, opts);
+            // The mix's rate in a round is the sum of its components' rates.
+            all.round_rates = (0..o.comps[0].round_rates.len())
+                .map(|i| {
+                    o.comps
+                        .iter()
+                        .map(|c| c.round_rates.get(i).copied().unwrap_or(0.0))
+                        .sum()
+                })
+                .collect();
+            let mut v = vec![measured("mix".into(), "mixed".into(), &all, &c)];
+            for (op, x) in ops.iter().zip(&o.comps) {
+                let mut r = measured(format!("mix/{}", op.id), op.mechanism_name(), x, &c);
                 r.data_size = default_size(op);
                 v.push(r);
             }
@@ -337,14 +444,24 @@ fn progress_bar(label: String, mode: Mode, threads: u32) -> ProgressBar {
         Mode::Duration(d) => (d.as_millis() as u64, "{prefix} [{bar:28}] {elapsed} {msg}"),
     };
     let bar = ProgressBar::new(len);
-    bar.set_style(ProgressStyle::with_template(tpl).expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template(tpl)
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     bar.set_prefix(label);
     bar
 }
 
 /// Run every job on every module; returns the results in job order, modules in
 /// command-line order within a job.
-pub fn run(modules: &mut [Module], keys: &mut [KeyStore], jobs: &[Job], s: &Settings, opts: &Options) -> Vec<BenchResult> {
+pub fn run(
+    modules: &mut [Module],
+    keys: &mut [KeyStore],
+    jobs: &[Job],
+    s: &Settings,
+    opts: &Options,
+) -> Vec<BenchResult> {
     let bars = !opts.quiet && std::io::stderr().is_terminal();
     let mut out = Vec::new();
     for job in jobs {
@@ -359,7 +476,7 @@ pub fn run(modules: &mut [Module], keys: &mut [KeyStore], jobs: &[Job], s: &Sett
                 }
                 Err(r) => {
                     works.push(None);
-                    early.push(Some(r));
+                    early.push(Some(*r));
                 }
             }
         }
@@ -379,13 +496,27 @@ pub fn run(modules: &mut [Module], keys: &mut [KeyStore], jobs: &[Job], s: &Sett
                 rate: s.rate,
                 keep_samples: opts.raw_samples,
             };
-            let order: Vec<usize> = if r % 2 == 0 { (0..n).collect() } else { (0..n).rev().collect() };
+            let order: Vec<usize> = if r % 2 == 0 {
+                (0..n).collect()
+            } else {
+                (0..n).rev().collect()
+            };
             for i in order {
                 let Some(w) = works[i].as_mut() else { continue };
                 let bar = bars.then(|| {
-                    let round = if rounds > 1 { format!(" r{}/{rounds}", r + 1) } else { String::new() };
+                    let round = if rounds > 1 {
+                        format!(" r{}/{rounds}", r + 1)
+                    } else {
+                        String::new()
+                    };
                     progress_bar(
-                        format!("{} {} {}t [{}]{round}", job.id(), fmt_size(job.data_size), job.threads, modules[i].name),
+                        format!(
+                            "{} {} {}t [{}]{round}",
+                            job.id(),
+                            fmt_size(job.data_size),
+                            job.threads,
+                            modules[i].name
+                        ),
                         plan.mode,
                         job.threads,
                     )
@@ -406,7 +537,14 @@ pub fn run(modules: &mut [Module], keys: &mut [KeyStore], jobs: &[Job], s: &Sett
             let rs = match (&early[i], &outcomes[i]) {
                 (Some(r), _) => vec![r.clone()],
                 (None, Some(o)) => results_of(job, &m.name, o, rounds, s, opts),
-                (None, None) => vec![not_measured(job, &m.name, Status::Error, "not run".into(), s, opts)],
+                (None, None) => vec![not_measured(
+                    job,
+                    &m.name,
+                    Status::Error,
+                    "not run".into(),
+                    s,
+                    opts,
+                )],
             };
             if !opts.quiet {
                 let r = &rs[0];
@@ -416,11 +554,28 @@ pub fn run(modules: &mut [Module], keys: &mut [KeyStore], jobs: &[Job], s: &Sett
                         fmt_rate(ops),
                         fmt_us(r.p50_us.unwrap_or(f64::NAN)),
                         fmt_us(r.p99_us.unwrap_or(f64::NAN)),
-                        if r.errors > 0 { format!(", {} errors", r.errors) } else { String::new() }
+                        if r.errors > 0 {
+                            format!(", {} errors", r.errors)
+                        } else {
+                            String::new()
+                        }
                     ),
-                    (st, None) => format!("{}{}", st.as_str(), r.reason.as_ref().map(|x| format!(": {x}")).unwrap_or_default()),
+                    (st, None) => format!(
+                        "{}{}",
+                        st.as_str(),
+                        r.reason
+                            .as_ref()
+                            .map(|x| format!(": {x}"))
+                            .unwrap_or_default()
+                    ),
                 };
-                eprintln!("{:<28} {:>5} {:>3}t [{}] {line}", r.op, fmt_size(r.data_size), r.threads, m.name);
+                eprintln!(
+                    "{:<28} {:>5} {:>3}t [{}] {line}",
+                    r.op,
+                    fmt_size(r.data_size),
+                    r.threads,
+                    m.name
+                );
             }
             out.extend(rs);
         }
@@ -441,7 +596,10 @@ mod tests {
             })
             .sum();
         assert_eq!(total, 10);
-        assert_eq!(round_mode(Mode::Duration(Duration::from_secs(3)), 0, 3), Mode::Duration(Duration::from_secs(1)));
+        assert_eq!(
+            round_mode(Mode::Duration(Duration::from_secs(3)), 0, 3),
+            Mode::Duration(Duration::from_secs(1))
+        );
     }
 
     #[test]
@@ -460,7 +618,8 @@ mod tests {
         })
         .unwrap();
         let j = jobs(&ops, None, &s);
-        let keys: Vec<(String, u64, u32)> = j.iter().map(|j| (j.id(), j.data_size, j.threads)).collect();
+        let keys: Vec<(String, u64, u32)> =
+            j.iter().map(|j| (j.id(), j.data_size, j.threads)).collect();
         assert_eq!(
             keys,
             vec![

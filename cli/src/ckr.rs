@@ -61,8 +61,14 @@ mod tests {
     #[test]
     fn names_of_return_values() {
         assert_eq!(ckr_name(cryptoki_sys::CKR_OK), "CKR_OK");
-        assert_eq!(ckr_name(cryptoki_sys::CKR_PIN_INCORRECT), "CKR_PIN_INCORRECT");
-        assert_eq!(ckr_name(cryptoki_sys::CKR_SLOT_ID_INVALID), "CKR_SLOT_ID_INVALID");
+        assert_eq!(
+            ckr_name(cryptoki_sys::CKR_PIN_INCORRECT),
+            "CKR_PIN_INCORRECT"
+        );
+        assert_eq!(
+            ckr_name(cryptoki_sys::CKR_SLOT_ID_INVALID),
+            "CKR_SLOT_ID_INVALID"
+        );
         assert_eq!(
             ckr_name(cryptoki_sys::CKR_MECHANISM_PARAM_INVALID),
             "CKR_MECHANISM_PARAM_INVALID"

@@ -32,7 +32,11 @@ fn write_or_print(text: &str, output: Option<&Path>) -> Result<()> {
 
 /// `hsm-bench run`.
 pub fn run(args: &RunArgs) -> Result<i32> {
-    let specs = if args.modules.is_empty() { vec!["dalek".to_string()] } else { args.modules.clone() };
+    let specs = if args.modules.is_empty() {
+        vec!["dalek".to_string()]
+    } else {
+        args.modules.clone()
+    };
     let flags = Flags {
         profile: args.profile.clone(),
         ops: args.ops.clone(),
@@ -50,7 +54,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     };
     let settings = Settings::resolve(&flags)?;
     if !(args.threshold >= 0.0 && args.threshold.is_finite()) {
-        return Err(CliError::usage("--threshold must be a non-negative percentage"));
+        return Err(CliError::usage(
+            "--threshold must be a non-negative percentage",
+        ));
     }
     let all = catalogue();
     let mix = match &settings.mix {
@@ -62,7 +68,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             let ops: Vec<OpDef> = m
                 .parts
                 .iter()
-                .map(|(id, _)| all.iter().find(|o| &o.id == id).expect("checked by parse_mix").clone())
+                .map(|(id, _)| {
+                    all.iter()
+                        .find(|o| &o.id == id)
+                        .expect("checked by parse_mix")
+                        .clone()
+                })
                 .collect();
             Some((ops, m))
         }
@@ -71,7 +82,11 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let selected: Vec<OpDef> = if mix.is_some() || args.key_label.is_some() {
         Vec::new()
     } else {
-        suite::select(&all, &settings.ops).map_err(CliError::usage)?.into_iter().cloned().collect()
+        suite::select(&all, &settings.ops)
+            .map_err(CliError::usage)?
+            .into_iter()
+            .cloned()
+            .collect()
     };
     let baseline = match &args.compare {
         Some(p) => Some(report::json::load(p)?),
@@ -82,7 +97,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     if let Some(r) = &args.reference
         && !choices.iter().any(|c| &c.name == r)
     {
-        return Err(CliError::usage(format!("--reference {r} is not one of the modules run")));
+        return Err(CliError::usage(format!(
+            "--reference {r} is not one of the modules run"
+        )));
     }
     let token = TokenChoice {
         slot: args.slot,
@@ -110,15 +127,24 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             for (m, k) in modules.iter().zip(keys.iter_mut()) {
                 let objs = m
                     .setup_session()
-                    .find_objects(&[cryptoki::object::Attribute::Label(label.as_bytes().to_vec())])
-                    .map_err(|e| CliError::usage(format!("C_FindObjects failed: {}", cryptoki_error_name(&e))))?;
+                    .find_objects(&[cryptoki::object::Attribute::Label(
+                        label.as_bytes().to_vec(),
+                    )])
+                    .map_err(|e| {
+                        CliError::usage(format!(
+                            "C_FindObjects failed: {}",
+                            cryptoki_error_name(&e)
+                        ))
+                    })?;
                 let handles: Vec<CK_OBJECT_HANDLE> = objs.iter().map(|o| o.handle()).collect();
                 let ex = detect(&m.raw, m.setup_session().handle(), &handles)
                     .map_err(|e| CliError::usage(format!("key '{label}' on {}: {e}", m.name)))?;
                 if let Some(prev) = &found
                     && prev != &ex.kind
                 {
-                    return Err(CliError::usage(format!("key '{label}' has different types on the modules")));
+                    return Err(CliError::usage(format!(
+                        "key '{label}' has different types on the modules"
+                    )));
                 }
                 found = Some(ex.kind.clone());
                 k.insert_existing(ex.handles.clone());
@@ -130,10 +156,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 ops.retain(|o| args.ops.iter().any(|p| suite::glob_match(p, &o.id)));
             }
             if ops.is_empty() {
-                return Err(CliError::usage(format!("key '{label}' allows no operation hsm-bench measures")));
+                return Err(CliError::usage(format!(
+                    "key '{label}' allows no operation hsm-bench measures"
+                )));
             }
             format!("label:{label}")
         }
+        None if args.per_thread_keys => "generated per thread".to_string(),
         None => "generated".to_string(),
     };
     let jobs = bench::jobs(&ops, mix, &settings);
@@ -142,6 +171,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         raw_samples: args.raw_samples,
         quiet: args.quiet,
         key: key_desc,
+        per_thread_keys: args.per_thread_keys && args.key_label.is_none(),
     };
     let results = bench::run(&mut modules, &mut keys, &jobs, &settings, &opts);
     drop(keys);
@@ -149,7 +179,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let metadata = report::Metadata {
         timestamp,
         hsm_bench: report::ToolInfo::current(),
-        command_line: std::env::args().map(|a| redact(&a)).collect(),
+        command_line: redact(std::env::args().collect()),
         profile: settings.profile.clone(),
         modules: modules.iter().map(|m| m.meta.clone()).collect(),
         iterations: settings.iterations(),
@@ -161,7 +191,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         rate: settings.rate,
         mix: settings.mix.clone(),
         percentiles: settings.percentiles.clone(),
-        keys: "shared: one set of session-object keys used by every thread".into(),
+        keys: if opts.per_thread_keys {
+            "per thread: each thread has its own session-object keys".into()
+        } else if args.key_label.is_some() {
+            "existing key, shared by every thread".into()
+        } else {
+            "shared: one set of session-object keys used by every thread".into()
+        },
         reference: args.reference.clone(),
         system,
         timer,
@@ -199,15 +235,32 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     Ok(code)
 }
 
-/// Hide the value of `--pin=...` in the recorded command line.
-fn redact(arg: &str) -> String {
-    if arg.starts_with("--pin=") { "--pin=***".into() } else { arg.to_string() }
+/// Hide the value of `--pin` (as `--pin X` or `--pin=X`) in the recorded command line.
+fn redact(args: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut hide_next = false;
+    for a in args {
+        if hide_next {
+            out.push("***".to_string());
+            hide_next = false;
+        } else if a == "--pin" {
+            hide_next = true;
+            out.push(a);
+        } else if a.starts_with("--pin=") {
+            out.push("--pin=***".to_string());
+        } else {
+            out.push(a);
+        }
+    }
+    out
 }
 
 /// `hsm-bench compare`.
 pub fn compare(args: &CompareArgs) -> Result<i32> {
     if !(args.threshold >= 0.0 && args.threshold.is_finite()) {
-        return Err(CliError::usage("--threshold must be a non-negative percentage"));
+        return Err(CliError::usage(
+            "--threshold must be a non-negative percentage",
+        ));
     }
     let cur = report::json::load(&args.current)?;
     let base = report::json::load(&args.baseline)?;
@@ -244,7 +297,10 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
 
 /// `hsm-bench ops`: the catalogue.
 pub fn ops() -> Result<i32> {
-    let headers: Vec<String> = ["op", "mechanism", "key", "input", "title"].iter().map(|s| s.to_string()).collect();
+    let headers: Vec<String> = ["op", "mechanism", "key", "input", "title"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let rows: Vec<Vec<String>> = catalogue()
         .iter()
         .map(|o| {
@@ -255,7 +311,9 @@ pub fn ops() -> Result<i32> {
                 match o.data {
                     DataSpec::Fixed(0) => "-".into(),
                     DataSpec::Fixed(n) => fmt_size(n as u64),
-                    DataSpec::Variable { default, .. } => format!("{} (--data-sizes)", fmt_size(default as u64)),
+                    DataSpec::Variable { default, .. } => {
+                        format!("{} (--data-sizes)", fmt_size(default as u64))
+                    }
                 },
                 o.title.clone(),
             ]
@@ -296,7 +354,11 @@ fn mech_flags(f: CK_FLAGS) -> String {
 /// `hsm-bench list`: slots, tokens, mechanisms (with flags and key sizes) and which
 /// hsm-bench ops each token supports. Uses the module's normal configuration.
 pub fn list(args: &ListArgs) -> Result<i32> {
-    let specs = if args.modules.is_empty() { vec!["dalek".to_string()] } else { args.modules.clone() };
+    let specs = if args.modules.is_empty() {
+        vec!["dalek".to_string()]
+    } else {
+        args.modules.clone()
+    };
     let choices = ModuleChoice::resolve_all(&specs)?;
     let all = catalogue();
     for c in &choices {
@@ -311,9 +373,9 @@ pub fn list(args: &ListArgs) -> Result<i32> {
             lib.manufacturer,
             module::file_sha256(&c.path)?
         );
-        let slots = ctx
-            .get_all_slots()
-            .map_err(|e| CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e))))?;
+        let slots = ctx.get_all_slots().map_err(|e| {
+            CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
+        })?;
         if slots.is_empty() {
             println!("  no slots");
         }
@@ -322,7 +384,9 @@ pub fn list(args: &ListArgs) -> Result<i32> {
             println!(
                 "  slot {}: {}",
                 slot.id(),
-                info.as_ref().map(|i| i.slot_description().trim().to_string()).unwrap_or_default()
+                info.as_ref()
+                    .map(|i| i.slot_description().trim().to_string())
+                    .unwrap_or_default()
             );
             let Ok(t) = ctx.get_token_info(slot) else {
                 println!("    no token");
@@ -336,8 +400,16 @@ pub fn list(args: &ListArgs) -> Result<i32> {
                 ts.model,
                 ts.serial,
                 ts.firmware,
-                if t.token_initialized() { "initialised" } else { "not initialised" },
-                if t.login_required() { ", login required" } else { "" }
+                if t.token_initialized() {
+                    "initialised"
+                } else {
+                    "not initialised"
+                },
+                if t.login_required() {
+                    ", login required"
+                } else {
+                    ""
+                }
             );
             let mechs = module::mechanisms(&raw, slot)?;
             println!("    mechanisms ({}):", mechs.len());
@@ -355,7 +427,11 @@ pub fn list(args: &ListArgs) -> Result<i32> {
                     ]
                 })
                 .collect();
-            let headers = vec!["      mechanism".to_string(), "key sizes".into(), "flags".into()];
+            let headers = vec![
+                "      mechanism".to_string(),
+                "key sizes".into(),
+                "flags".into(),
+            ];
             print!("{}", report::text::table(&headers, &rows, 1));
             let missing: Vec<&str> = all
                 .iter()
@@ -370,7 +446,11 @@ pub fn list(args: &ListArgs) -> Result<i32> {
                 "    hsm-bench ops: {} of {} supported{}",
                 all.len() - missing.len(),
                 all.len(),
-                if missing.is_empty() { String::new() } else { format!("; unsupported: {}", missing.join(", ")) }
+                if missing.is_empty() {
+                    String::new()
+                } else {
+                    format!("; unsupported: {}", missing.join(", "))
+                }
             );
         }
         if finalize {
@@ -378,4 +458,34 @@ pub fn list(args: &ListArgs) -> Result<i32> {
         }
     }
     Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn pins_are_masked_in_the_recorded_command_line() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            redact(v(&[
+                "hsm-bench",
+                "run",
+                "--pin",
+                "1234",
+                "--pin=5678",
+                "--ops",
+                "sha256"
+            ])),
+            v(&[
+                "hsm-bench",
+                "run",
+                "--pin",
+                "***",
+                "--pin=***",
+                "--ops",
+                "sha256"
+            ])
+        );
+    }
 }

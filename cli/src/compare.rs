@@ -127,7 +127,10 @@ fn settings_diff(a: &BenchResult, b: &BenchResult) -> Option<String> {
         d.push(format!("mechanism {} vs {}", a.mechanism, b.mechanism));
     }
     if a.mode != b.mode || a.rate_target != b.rate_target {
-        d.push(format!("mode {} {:?} vs {} {:?}", a.mode, a.rate_target, b.mode, b.rate_target));
+        d.push(format!(
+            "mode {} {:?} vs {} {:?}",
+            a.mode, a.rate_target, b.mode, b.rate_target
+        ));
     }
     if a.mix != b.mix {
         d.push(format!("mix {:?} vs {:?}", a.mix, b.mix));
@@ -179,6 +182,9 @@ fn compare_result(cur: &BenchResult, base: &BenchResult, threshold: f64) -> Entr
         let d = pct(c, b);
         e.delta_pct = Some(d);
         e.class = classify(d, noise, threshold);
+        if e.class == Class::Unchanged && d.abs() > threshold {
+            e.note = Some("within noise".into());
+        }
     }
     if let (Some(c), Some(b)) = (cur.p95_us, base.p95_us)
         && b > 0.0
@@ -194,6 +200,7 @@ fn compare_result(cur: &BenchResult, base: &BenchResult, threshold: f64) -> Entr
 fn compare_ratio(cur: &Ratio, base: &Ratio, threshold: f64) -> Entry {
     let noise = 100.0 * (cur.noise.powi(2) + base.noise.powi(2)).sqrt();
     let d = pct(cur.ratio, base.ratio);
+    let class = classify(d, noise, threshold);
     Entry {
         module: cur.module.clone(),
         op: cur.op.clone(),
@@ -207,8 +214,8 @@ fn compare_ratio(cur: &Ratio, base: &Ratio, threshold: f64) -> Entry {
         p95_baseline_us: None,
         p95_delta_pct: None,
         p95_class: None,
-        class: classify(d, noise, threshold),
-        note: None,
+        class,
+        note: (class == Class::Unchanged && d.abs() > threshold).then(|| "within noise".into()),
     }
 }
 
@@ -216,7 +223,10 @@ fn metadata_warnings(cur: &Report, base: &Report) -> Vec<String> {
     let mut w = Vec::new();
     let (a, b) = (&cur.metadata, &base.metadata);
     if a.system.cpu_model != b.system.cpu_model {
-        w.push(format!("CPU differs: '{}' vs '{}'", a.system.cpu_model, b.system.cpu_model));
+        w.push(format!(
+            "CPU differs: '{}' vs '{}'",
+            a.system.cpu_model, b.system.cpu_model
+        ));
     }
     if a.system.cpu_cores_logical != b.system.cpu_cores_logical {
         w.push(format!(
@@ -228,7 +238,10 @@ fn metadata_warnings(cur: &Report, base: &Report) -> Vec<String> {
         if let Some(o) = b.modules.iter().find(|o| o.name == m.name)
             && o.sha256 != m.sha256
         {
-            w.push(format!("module {} is a different build (sha256 differs)", m.name));
+            w.push(format!(
+                "module {} is a different build (sha256 differs)",
+                m.name
+            ));
         }
     }
     w
@@ -253,19 +266,24 @@ pub fn compare(cur: &Report, base: &Report, threshold: f64, reference: Option<&s
     let base_keys: BTreeSet<_> = base.results.iter().map(key).collect();
     for r in &base.results {
         if !cur_keys.contains(&key(r)) {
-            c.missing.push(label(&r.module, &r.op, r.data_size, r.threads));
+            c.missing
+                .push(label(&r.module, &r.op, r.data_size, r.threads));
         }
     }
     for r in &cur.results {
         if !base_keys.contains(&key(r)) {
-            c.added.push(label(&r.module, &r.op, r.data_size, r.threads));
+            c.added
+                .push(label(&r.module, &r.op, r.data_size, r.threads));
         }
     }
     for r in &cur.results {
         if let Some(b) = base.results.iter().find(|b| key(b) == key(r))
             && let Some(d) = settings_diff(r, b)
         {
-            c.mismatches.push(format!("{}: {d}", label(&r.module, &r.op, r.data_size, r.threads)));
+            c.mismatches.push(format!(
+                "{}: {d}",
+                label(&r.module, &r.op, r.data_size, r.threads)
+            ));
         }
     }
     match reference {
@@ -281,7 +299,10 @@ pub fn compare(cur: &Report, base: &Report, threshold: f64, reference: Option<&s
             let rb = ratios(&base.results, reference);
             for x in &rc {
                 if let Some(y) = rb.iter().find(|y| {
-                    y.module == x.module && y.op == x.op && y.data_size == x.data_size && y.threads == x.threads
+                    y.module == x.module
+                        && y.op == x.op
+                        && y.data_size == x.data_size
+                        && y.threads == x.threads
                 }) {
                     c.entries.push(compare_ratio(x, y, threshold));
                 }
@@ -294,12 +315,19 @@ pub fn compare(cur: &Report, base: &Report, threshold: f64, reference: Option<&s
 impl Comparison {
     /// Number of regressions.
     pub fn regressions(&self) -> usize {
-        self.entries.iter().filter(|e| e.class == Class::Regressed).count()
+        self.entries
+            .iter()
+            .filter(|e| e.class == Class::Regressed)
+            .count()
     }
 
     /// Whether anything could be compared.
     pub fn conclusive(&self) -> bool {
-        self.mismatches.is_empty() && self.entries.iter().any(|e| e.delta_pct.is_some() || e.note.is_some())
+        self.mismatches.is_empty()
+            && self
+                .entries
+                .iter()
+                .any(|e| e.delta_pct.is_some() || e.class != Class::Unchanged)
     }
 
     /// Exit code: 3 if inconclusive (mismatched settings, nothing comparable), 1 for
@@ -321,9 +349,17 @@ impl Comparison {
             Some(x) => fmt_rate(x),
             None => "-".into(),
         };
-        let mut headers: Vec<String> = ["module", "op", "size", "thr"].iter().map(|s| s.to_string()).collect();
+        let mut headers: Vec<String> = ["module", "op", "size", "thr"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let name = if ratio { "ratio" } else { "ops/s" };
-        headers.extend([format!("{name} now"), format!("{name} base"), "Δ".into(), "noise".into()]);
+        headers.extend([
+            format!("{name} now"),
+            format!("{name} base"),
+            "Δ".into(),
+            "noise".into(),
+        ]);
         if !ratio {
             headers.extend(["p95 now".into(), "p95 base".into(), "Δp95".into()]);
         }
@@ -396,7 +432,10 @@ impl Comparison {
 
     /// Text rendering.
     pub fn render_text(&self) -> String {
-        let mut out = format!("comparison: current {} vs baseline {}\n", self.current, self.baseline);
+        let mut out = format!(
+            "comparison: current {} vs baseline {}\n",
+            self.current, self.baseline
+        );
         let (h, r) = self.rows();
         out.push_str(&table(&h, &r, 2));
         out.push_str(&self.summary_line());
@@ -469,6 +508,7 @@ pub(crate) mod tests {
             percentiles: Default::default(),
             histogram: None,
             samples_ns: None,
+            round_ops_per_sec: None,
         }
     }
 
@@ -555,7 +595,36 @@ pub(crate) mod tests {
         let cur = report(vec![result("m", "sha256", 850.0, 0.15)]);
         let c = compare(&cur, &base, 5.0, None);
         assert_eq!(c.entries[0].class, Class::Unchanged);
+        assert_eq!(c.entries[0].note.as_deref(), Some("within noise"));
         assert!(c.entries[0].noise_pct > 20.0);
+    }
+
+    #[test]
+    fn drift_between_rounds_counts_as_noise() {
+        let base = report(vec![result("m", "sha256", 1000.0, 0.001)]);
+        let mut r = result("m", "sha256", 900.0, 0.001);
+        // Rounds at 800, 900 and 1000 ops/s: the run itself drifted by ±10%.
+        r.round_ops_per_sec = Some(vec![800.0, 900.0, 1000.0]);
+        let c = compare(&report(vec![r.clone()]), &base, 5.0, None);
+        assert_eq!(c.entries[0].class, Class::Unchanged, "{:?}", c.entries[0]);
+        assert!(c.entries[0].noise_pct > 10.0);
+        // Steady rounds: the same drop is a regression.
+        r.round_ops_per_sec = Some(vec![899.0, 900.0, 901.0]);
+        let c = compare(&report(vec![r]), &base, 5.0, None);
+        assert_eq!(c.entries[0].class, Class::Regressed);
+    }
+
+    #[test]
+    fn interleaved_rounds_cancel_drift_in_ratios() {
+        // Both modules drifted by the same ±10% from round to round: the ratio did not.
+        let mut a = result("dalek", "sha256", 2000.0, 0.001);
+        a.round_ops_per_sec = Some(vec![1800.0, 2000.0, 2200.0]);
+        let mut b = result("softhsm", "sha256", 1000.0, 0.001);
+        b.round_ops_per_sec = Some(vec![900.0, 1000.0, 1100.0]);
+        let r = crate::report::ratios(&[a.clone(), b.clone()], "softhsm");
+        assert!((r[0].ratio - 2.0).abs() < 1e-9);
+        assert!(r[0].noise < 0.01, "{}", r[0].noise);
+        assert!(a.rel_noise() > 0.1);
     }
 
     #[test]
@@ -580,33 +649,54 @@ pub(crate) mod tests {
         let mut r = result("m", "sha256", 1000.0, 0.01);
         r.mode = "open".into();
         r.rate_target = Some(100.0);
-        assert_eq!(compare(&report(vec![r]), &base, 5.0, None).exit_code(true), EXIT_INCONCLUSIVE);
+        assert_eq!(
+            compare(&report(vec![r]), &base, 5.0, None).exit_code(true),
+            EXIT_INCONCLUSIVE
+        );
     }
 
     #[test]
     fn missing_and_added_are_reported_and_nothing_matched_is_inconclusive() {
-        let base = report(vec![result("m", "sha256", 1000.0, 0.01), result("m", "sha384", 900.0, 0.01)]);
-        let cur = report(vec![result("m", "sha256", 1000.0, 0.01), result("m", "sha512", 900.0, 0.01)]);
+        let base = report(vec![
+            result("m", "sha256", 1000.0, 0.01),
+            result("m", "sha384", 900.0, 0.01),
+        ]);
+        let cur = report(vec![
+            result("m", "sha256", 1000.0, 0.01),
+            result("m", "sha512", 900.0, 0.01),
+        ]);
         let c = compare(&cur, &base, 5.0, None);
         assert_eq!(c.missing, vec!["m sha384 32B 1t"]);
         assert_eq!(c.added, vec!["m sha512 32B 1t"]);
         assert_eq!(c.exit_code(true), EXIT_OK);
         let other = report(vec![result("x", "sha256", 1000.0, 0.01)]);
-        assert_eq!(compare(&other, &base, 5.0, None).exit_code(false), EXIT_INCONCLUSIVE);
+        assert_eq!(
+            compare(&other, &base, 5.0, None).exit_code(false),
+            EXIT_INCONCLUSIVE
+        );
     }
 
     #[test]
     fn ratio_mode_cancels_machine_speed() {
         // The whole machine got 2x slower, but our module kept its ratio: unchanged.
-        let base = report(vec![result("dalek", "sha256", 2000.0, 0.01), result("softhsm", "sha256", 1000.0, 0.01)]);
-        let slow = report(vec![result("dalek", "sha256", 1000.0, 0.01), result("softhsm", "sha256", 500.0, 0.01)]);
+        let base = report(vec![
+            result("dalek", "sha256", 2000.0, 0.01),
+            result("softhsm", "sha256", 1000.0, 0.01),
+        ]);
+        let slow = report(vec![
+            result("dalek", "sha256", 1000.0, 0.01),
+            result("softhsm", "sha256", 500.0, 0.01),
+        ]);
         let c = compare(&slow, &base, 5.0, Some("softhsm"));
         assert_eq!(c.entries.len(), 1);
         assert_eq!(c.entries[0].module, "dalek");
         assert_eq!(c.entries[0].class, Class::Unchanged);
         assert_eq!(compare(&slow, &base, 5.0, None).regressions(), 2);
         // Our module alone got slower: the ratio drops.
-        let worse = report(vec![result("dalek", "sha256", 1500.0, 0.01), result("softhsm", "sha256", 1000.0, 0.01)]);
+        let worse = report(vec![
+            result("dalek", "sha256", 1500.0, 0.01),
+            result("softhsm", "sha256", 1000.0, 0.01),
+        ]);
         let c = compare(&worse, &base, 5.0, Some("softhsm"));
         assert_eq!(c.entries[0].class, Class::Regressed);
         assert_eq!(c.exit_code(true), EXIT_REGRESSION);

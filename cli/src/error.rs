@@ -70,15 +70,3 @@ impl From<cryptoki::error::Error> for CliError {
 
 /// Result alias used throughout the CLI.
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
-
-/// Extension to add context to any error convertible to [`CliError`].
-pub trait Context<T> {
-    /// Prefix the error message with `what`.
-    fn ctx(self, what: &str) -> Result<T>;
-}
-
-impl<T, E: Into<CliError>> Context<T> for std::result::Result<T, E> {
-    fn ctx(self, what: &str) -> Result<T> {
-        self.map_err(|e| e.into().context(what))
-    }
-}

@@ -39,7 +39,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run a benchmark suite on one or more modules.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Compare two result files (CURRENT against BASELINE).
     Compare(CompareArgs),
     /// List slots, tokens and mechanisms (with flags and key sizes) of modules.
@@ -140,6 +140,9 @@ pub struct RunArgs {
     /// Interleaved rounds per op (default 1, or 3 with several modules).
     #[arg(long, value_name = "N")]
     pub rounds: Option<u32>,
+    /// Give every thread its own keys (default: all threads share one set).
+    #[arg(long)]
+    pub per_thread_keys: bool,
     /// Print an ASCII latency histogram per result (and keep bins in JSON).
     #[arg(long)]
     pub histogram: bool,
@@ -229,7 +232,9 @@ fn main() {
             use clap::error::ErrorKind;
             if matches!(
                 e.kind(),
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             ) {
                 e.exit();
             }
@@ -245,7 +250,9 @@ fn main() {
     };
     let result = match &cli.command {
         None => match Cli::try_parse_from(["hsm-bench", "run", "--profile", "quick"]) {
-            Ok(Cli { command: Some(Command::Run(a)) }) => commands::run(&a),
+            Ok(Cli {
+                command: Some(Command::Run(a)),
+            }) => commands::run(&a),
             _ => unreachable!("the default command line parses"),
         },
         Some(Command::Run(a)) => commands::run(a),

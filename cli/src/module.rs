@@ -45,8 +45,14 @@ impl ModuleChoice {
     /// Resolve `dalek`, `softhsm` or a path.
     pub fn resolve(spec: &str) -> Result<Self> {
         let (kind, path) = match spec {
-            "dalek" => (ModuleKind::Dalek, locate::find_dalek().map_err(CliError::usage)?),
-            "softhsm" => (ModuleKind::Softhsm, locate::find_softhsm().map_err(CliError::usage)?),
+            "dalek" => (
+                ModuleKind::Dalek,
+                locate::find_dalek().map_err(CliError::usage)?,
+            ),
+            "softhsm" => (
+                ModuleKind::Softhsm,
+                locate::find_softhsm().map_err(CliError::usage)?,
+            ),
             p => {
                 let path = PathBuf::from(p);
                 if !path.is_file() {
@@ -115,14 +121,7 @@ impl TokenChoice {
 /// A temporary token directory, deleted on drop.
 #[derive(Debug)]
 pub struct TempToken {
-    dir: tempfile::TempDir,
-}
-
-impl TempToken {
-    /// The directory holding the token files.
-    pub fn path(&self) -> &Path {
-        self.dir.path()
-    }
+    _dir: tempfile::TempDir,
 }
 
 /// Built-in SoftHSM2 configuration template (used when the repository has no
@@ -191,7 +190,7 @@ pub fn prepare_environment(
             }
             ModuleKind::Path => unreachable!("handled above"),
         }
-        out.push(Some(TempToken { dir }));
+        out.push(Some(TempToken { _dir: dir }));
     }
     Ok(out)
 }
@@ -333,7 +332,10 @@ pub fn library_info(ctx: &Pkcs11) -> Result<LibraryInfo> {
 /// Token info summary of a slot.
 pub fn token_summary(ctx: &Pkcs11, slot: Slot) -> Result<TokenSummary> {
     let t = ctx.get_token_info(slot).map_err(|e| {
-        CliError::usage(format!("C_GetTokenInfo failed: {}", cryptoki_error_name(&e)))
+        CliError::usage(format!(
+            "C_GetTokenInfo failed: {}",
+            cryptoki_error_name(&e)
+        ))
     })?;
     Ok(TokenSummary {
         label: t.label().trim().to_string(),
@@ -351,9 +353,9 @@ pub fn mechanisms(
     slot: Slot,
 ) -> Result<BTreeMap<CK_MECHANISM_TYPE, CK_MECHANISM_INFO>> {
     let id = slot.id();
-    let list = raw.mechanism_list(id).map_err(|rv| {
-        CliError::usage(format!("C_GetMechanismList failed: {}", ckr_name(rv)))
-    })?;
+    let list = raw
+        .mechanism_list(id)
+        .map_err(|rv| CliError::usage(format!("C_GetMechanismList failed: {}", ckr_name(rv))))?;
     let mut out = BTreeMap::new();
     for m in list {
         if let Ok(info) = raw.mechanism_info(id, m) {
@@ -365,7 +367,11 @@ pub fn mechanisms(
 
 impl Module {
     /// Load `choice`, select (or create) its token and log in.
-    pub fn open(choice: &ModuleChoice, temp: Option<TempToken>, token: &TokenChoice) -> Result<Self> {
+    pub fn open(
+        choice: &ModuleChoice,
+        temp: Option<TempToken>,
+        token: &TokenChoice,
+    ) -> Result<Self> {
         let sha256 = file_sha256(&choice.path)?;
         let (ctx, raw, finalize) = load_context(choice)?;
         let library = library_info(&ctx)?;
@@ -497,7 +503,11 @@ fn select_slot(ctx: &Pkcs11, token: &TokenChoice) -> Result<Slot> {
     }
     Err(CliError::usage(format!(
         "no token labelled '{want}' (tokens: {})",
-        if labels.is_empty() { "none".to_string() } else { labels.join(", ") }
+        if labels.is_empty() {
+            "none".to_string()
+        } else {
+            labels.join(", ")
+        }
     )))
 }
 
@@ -505,21 +515,36 @@ fn select_slot(ctx: &Pkcs11, token: &TokenChoice) -> Result<Slot> {
 /// return its slot (SoftHSM2 moves an initialised token to a new slot id).
 fn init_temporary_token(ctx: &Pkcs11, pin: &str, so_pin: &str) -> Result<Slot> {
     let fail = |what: &str, e: cryptoki::error::Error| {
-        CliError::usage(format!("temporary token: {what} failed: {}", cryptoki_error_name(&e)))
+        CliError::usage(format!(
+            "temporary token: {what} failed: {}",
+            cryptoki_error_name(&e)
+        ))
     };
-    let slots = ctx.get_slots_with_token().map_err(|e| fail("C_GetSlotList", e))?;
+    let slots = ctx
+        .get_slots_with_token()
+        .map_err(|e| fail("C_GetSlotList", e))?;
     let free = slots
         .into_iter()
-        .find(|s| ctx.get_token_info(*s).map(|t| !t.token_initialized()).unwrap_or(false))
-        .ok_or_else(|| CliError::usage("temporary token: the module shows no uninitialised token"))?;
+        .find(|s| {
+            ctx.get_token_info(*s)
+                .map(|t| !t.token_initialized())
+                .unwrap_or(false)
+        })
+        .ok_or_else(|| {
+            CliError::usage("temporary token: the module shows no uninitialised token")
+        })?;
     let mut suffix = [0u8; 4];
     getrandom::fill(&mut suffix).map_err(|e| CliError::usage(e.to_string()))?;
     let label = format!(
         "hsm-bench-{}",
-        suffix.iter().map(|x| format!("{x:02x}")).collect::<String>()
+        suffix
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect::<String>()
     );
     let so = AuthPin::from(so_pin.to_string());
-    ctx.init_token(free, &so, &label).map_err(|e| fail("C_InitToken", e))?;
+    ctx.init_token(free, &so, &label)
+        .map_err(|e| fail("C_InitToken", e))?;
     let slot = ctx
         .get_slots_with_token()
         .map_err(|e| fail("C_GetSlotList", e))?
@@ -530,7 +555,9 @@ fn init_temporary_token(ctx: &Pkcs11, pin: &str, so_pin: &str) -> Result<Slot> {
                 .unwrap_or(false)
         })
         .ok_or_else(|| CliError::usage("temporary token: initialised token not found"))?;
-    let session = ctx.open_rw_session(slot).map_err(|e| fail("C_OpenSession", e))?;
+    let session = ctx
+        .open_rw_session(slot)
+        .map_err(|e| fail("C_OpenSession", e))?;
     session
         .login(UserType::So, Some(&so))
         .map_err(|e| fail("SO login", e))?;

@@ -123,7 +123,10 @@ pub fn load(name: &str) -> Result<(String, Profile)> {
             .map_err(|e| CliError::usage(format!("cannot read profile {name}: {e}")))?;
         return parse(name.to_string(), &text);
     }
-    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
         return Err(CliError::usage(format!("bad profile name '{name}'")));
     }
     let rel = format!("bench-profiles/{name}.toml");
@@ -171,7 +174,11 @@ mod tests {
     fn quick_leaves_out_slow_rsa_and_full_has_everything() {
         let all = catalogue();
         let quick = Profile::parse(EMBEDDED[0].1).unwrap();
-        let ids: Vec<&str> = select(&all, &quick.ops).unwrap().iter().map(|o| o.id.as_str()).collect();
+        let ids: Vec<&str> = select(&all, &quick.ops)
+            .unwrap()
+            .iter()
+            .map(|o| o.id.as_str())
+            .collect();
         assert!(!ids.contains(&"rsa4096-sign") && !ids.contains(&"rsa3072-sign"));
         assert!(ids.contains(&"ed25519-sign"));
         let full = Profile::parse(EMBEDDED[1].1).unwrap();
@@ -185,12 +192,18 @@ mod tests {
             "ops = [\"*\"]\niterations = 100\n[[override]]\nops = [\"rsa*-keygen\"]\niterations = 3\n",
         )
         .unwrap();
-        assert_eq!(p.override_for("rsa2048-keygen").unwrap().iterations, Some(3));
+        assert_eq!(
+            p.override_for("rsa2048-keygen").unwrap().iterations,
+            Some(3)
+        );
         assert!(p.override_for("sha256").is_none());
         assert!(Profile::parse("iterations = 1\nduration = 1.0\n").is_err());
         assert!(Profile::parse("nonsense = 1\n").is_err());
         assert!(load("no-such-profile").is_err());
         assert!(load("../etc").is_err());
-        assert_eq!(load("quick").unwrap().1, Profile::parse(EMBEDDED[0].1).unwrap());
+        assert_eq!(
+            load("quick").unwrap().1,
+            Profile::parse(EMBEDDED[0].1).unwrap()
+        );
     }
 }

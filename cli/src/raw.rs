@@ -36,28 +36,34 @@ impl RawModule {
         // SAFETY: loading a PKCS#11 module runs its initialisers; the user chose this
         // module to be benchmarked, and cryptoki has already loaded the same file.
         let lib = unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())?;
-        // SAFETY: the symbol has the C_GetFunctionList signature defined by PKCS#11.
-        let get: libloading::Symbol<'_, unsafe extern "C" fn(*mut CK_FUNCTION_LIST_PTR) -> CK_RV> =
-            unsafe { lib.get(b"C_GetFunctionList\0") }.map_err(|e| e.to_string())?;
-        let mut list_ptr: CK_FUNCTION_LIST_PTR = ptr::null_mut();
-        // SAFETY: we pass a valid pointer to a pointer-sized out variable.
-        let rv = unsafe { get(&mut list_ptr) };
-        if rv != CKR_OK || list_ptr.is_null() {
-            return Err(format!(
-                "C_GetFunctionList failed: {}",
-                crate::ckr::ckr_name(rv)
-            ));
-        }
-        // SAFETY: on CKR_OK the module returned a pointer to its (static) function list;
-        // we copy it, and keep the library loaded for as long as the copy lives.
-        let list = unsafe { *list_ptr };
-        drop(get);
+        let list = {
+            // SAFETY: the symbol has the C_GetFunctionList signature defined by PKCS#11.
+            let get: libloading::Symbol<
+                '_,
+                unsafe extern "C" fn(*mut CK_FUNCTION_LIST_PTR) -> CK_RV,
+            > = unsafe { lib.get(b"C_GetFunctionList\0") }.map_err(|e| e.to_string())?;
+            let mut list_ptr: CK_FUNCTION_LIST_PTR = ptr::null_mut();
+            // SAFETY: we pass a valid pointer to a pointer-sized out variable.
+            let rv = unsafe { get(&mut list_ptr) };
+            if rv != CKR_OK || list_ptr.is_null() {
+                return Err(format!(
+                    "C_GetFunctionList failed: {}",
+                    crate::ckr::ckr_name(rv)
+                ));
+            }
+            // SAFETY: on CKR_OK the module returned a pointer to its (static) function
+            // list; we copy it, and keep the library loaded as long as the copy lives.
+            unsafe { *list_ptr }
+        };
         Ok(RawModule { list, _lib: lib })
     }
 
     /// `C_GetMechanismList` of a slot.
     pub fn mechanism_list(&self, slot: CK_SLOT_ID) -> Result<Vec<CK_MECHANISM_TYPE>, CK_RV> {
-        let f = self.list.C_GetMechanismList.ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+        let f = self
+            .list
+            .C_GetMechanismList
+            .ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
         let mut n: CK_ULONG = 0;
         // SAFETY: a null list pointer asks for the count, written to `n`.
         let rv = unsafe { f(slot, ptr::null_mut(), &mut n) };
@@ -80,7 +86,10 @@ impl RawModule {
         slot: CK_SLOT_ID,
         m: CK_MECHANISM_TYPE,
     ) -> Result<CK_MECHANISM_INFO, CK_RV> {
-        let f = self.list.C_GetMechanismInfo.ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+        let f = self
+            .list
+            .C_GetMechanismInfo
+            .ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
         let mut info = CK_MECHANISM_INFO {
             ulMinKeySize: 0,
             ulMaxKeySize: 0,
@@ -98,7 +107,10 @@ impl RawModule {
         obj: CK_OBJECT_HANDLE,
         t: CK_ATTRIBUTE_TYPE,
     ) -> Result<Vec<u8>, CK_RV> {
-        let f = self.list.C_GetAttributeValue.ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+        let f = self
+            .list
+            .C_GetAttributeValue
+            .ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
         let mut a = CK_ATTRIBUTE {
             type_: t,
             pValue: ptr::null_mut(),
@@ -166,12 +178,7 @@ impl RawModule {
 
     /// `C_VerifyInit`.
     #[inline]
-    pub fn verify_init(
-        &self,
-        s: CK_SESSION_HANDLE,
-        m: &mut Mech,
-        key: CK_OBJECT_HANDLE,
-    ) -> CK_RV {
+    pub fn verify_init(&self, s: CK_SESSION_HANDLE, m: &mut Mech, key: CK_OBJECT_HANDLE) -> CK_RV {
         let Some(f) = self.list.C_VerifyInit else {
             return CKR_FUNCTION_NOT_SUPPORTED;
         };
@@ -199,12 +206,7 @@ impl RawModule {
 
     /// `C_EncryptInit`.
     #[inline]
-    pub fn encrypt_init(
-        &self,
-        s: CK_SESSION_HANDLE,
-        m: &mut Mech,
-        key: CK_OBJECT_HANDLE,
-    ) -> CK_RV {
+    pub fn encrypt_init(&self, s: CK_SESSION_HANDLE, m: &mut Mech, key: CK_OBJECT_HANDLE) -> CK_RV {
         let Some(f) = self.list.C_EncryptInit else {
             return CKR_FUNCTION_NOT_SUPPORTED;
         };
@@ -234,12 +236,7 @@ impl RawModule {
 
     /// `C_DecryptInit`.
     #[inline]
-    pub fn decrypt_init(
-        &self,
-        s: CK_SESSION_HANDLE,
-        m: &mut Mech,
-        key: CK_OBJECT_HANDLE,
-    ) -> CK_RV {
+    pub fn decrypt_init(&self, s: CK_SESSION_HANDLE, m: &mut Mech, key: CK_OBJECT_HANDLE) -> CK_RV {
         let Some(f) = self.list.C_DecryptInit else {
             return CKR_FUNCTION_NOT_SUPPORTED;
         };
@@ -354,7 +351,11 @@ impl RawModule {
     }
 
     /// `C_CreateObject`.
-    pub fn create_object(&self, s: CK_SESSION_HANDLE, t: &mut Template) -> (CK_RV, CK_OBJECT_HANDLE) {
+    pub fn create_object(
+        &self,
+        s: CK_SESSION_HANDLE,
+        t: &mut Template,
+    ) -> (CK_RV, CK_OBJECT_HANDLE) {
         let Some(f) = self.list.C_CreateObject else {
             return (CKR_FUNCTION_NOT_SUPPORTED, 0);
         };
@@ -386,7 +387,11 @@ impl RawModule {
 
     /// `C_FindObjects` into `out`; returns (rv, count).
     #[inline]
-    pub fn find_objects(&self, s: CK_SESSION_HANDLE, out: &mut [CK_OBJECT_HANDLE]) -> (CK_RV, usize) {
+    pub fn find_objects(
+        &self,
+        s: CK_SESSION_HANDLE,
+        out: &mut [CK_OBJECT_HANDLE],
+    ) -> (CK_RV, usize) {
         let Some(f) = self.list.C_FindObjects else {
             return (CKR_FUNCTION_NOT_SUPPORTED, 0);
         };
@@ -449,11 +454,6 @@ impl Mech {
         }
     }
 
-    /// The mechanism type.
-    pub fn mechanism(&self) -> CK_MECHANISM_TYPE {
-        self.raw.mechanism
-    }
-
     /// AES-GCM with a 96-bit IV, no AAD and a 128-bit tag.
     pub fn aes_gcm(iv: [u8; 12]) -> Self {
         let mut m = Mech {
@@ -509,7 +509,12 @@ impl Mech {
     }
 
     /// RSA-PSS (`mech` is e.g. CKM_SHA256_RSA_PKCS_PSS) with the given hash, MGF and salt.
-    pub fn rsa_pss(mech: CK_MECHANISM_TYPE, hash: CK_MECHANISM_TYPE, mgf: CK_ULONG, salt: CK_ULONG) -> Self {
+    pub fn rsa_pss(
+        mech: CK_MECHANISM_TYPE,
+        hash: CK_MECHANISM_TYPE,
+        mgf: CK_ULONG,
+        salt: CK_ULONG,
+    ) -> Self {
         let mut m = Mech {
             raw: CK_MECHANISM {
                 mechanism: mech,

@@ -54,6 +54,8 @@ pub struct CompOutcome {
     pub rec: Recorder,
     /// Failed operations by error name.
     pub errors: BTreeMap<String, u64>,
+    /// Successful ops/s of each measurement merged into this one (one per round).
+    pub round_rates: Vec<f64>,
 }
 
 impl CompOutcome {
@@ -61,6 +63,7 @@ impl CompOutcome {
         CompOutcome {
             rec: Recorder::new(keep, cap),
             errors: BTreeMap::new(),
+            round_rates: Vec::new(),
         }
     }
 
@@ -70,6 +73,7 @@ impl CompOutcome {
         for (k, v) in &o.errors {
             *self.errors.entry(k.clone()).or_default() += v;
         }
+        self.round_rates.extend_from_slice(&o.round_rates);
     }
 
     /// Number of failed operations.
@@ -155,7 +159,9 @@ fn run_thread(
         _ if plan.keep_samples => 4096,
         _ => 0,
     };
-    let mut comps: Vec<CompOutcome> = (0..n).map(|_| CompOutcome::new(plan.keep_samples, cap)).collect();
+    let mut comps: Vec<CompOutcome> = (0..n)
+        .map(|_| CompOutcome::new(plan.keep_samples, cap))
+        .collect();
     let interval = plan
         .rate
         .map(|r| Duration::from_secs_f64(threads as f64 / r));
@@ -245,10 +251,17 @@ pub fn run(work: &mut [ThreadWork], plan: &Plan, bar: Option<&ProgressBar>) -> O
         (Some(s), Some(e)) if e > s => e - s,
         _ => Duration::ZERO,
     };
-    let mut comps: Vec<CompOutcome> = (0..ncomp).map(|_| CompOutcome::new(plan.keep_samples, 0)).collect();
+    let mut comps: Vec<CompOutcome> = (0..ncomp)
+        .map(|_| CompOutcome::new(plan.keep_samples, 0))
+        .collect();
     for r in &results {
         for (a, b) in comps.iter_mut().zip(&r.comps) {
             a.merge(b);
+        }
+    }
+    if wall > Duration::ZERO {
+        for c in &mut comps {
+            c.round_rates = vec![c.rec.count() as f64 / wall.as_secs_f64()];
         }
     }
     Outcome { comps, wall }
@@ -316,7 +329,7 @@ mod tests {
                 std::hint::spin_loop();
             }
             self.calls += 1;
-            if self.fail_every > 0 && self.calls % self.fail_every == 0 {
+            if self.fail_every > 0 && self.calls.is_multiple_of(self.fail_every) {
                 CKR_SIGNATURE_INVALID
             } else {
                 CKR_OK
@@ -329,7 +342,11 @@ mod tests {
 
     fn work(ns: u64, fail_every: u64) -> ThreadWork {
         ThreadWork {
-            comps: vec![Box::new(Spin { ns, calls: 0, fail_every })],
+            comps: vec![Box::new(Spin {
+                ns,
+                calls: 0,
+                fail_every,
+            })],
             schedule: None,
         }
     }
@@ -337,7 +354,12 @@ mod tests {
     #[test]
     fn iterations_are_counted_and_latency_measured() {
         let mut w = vec![work(20_000, 0)];
-        let plan = Plan { mode: Mode::Iterations(200), warmup: 5, rate: None, keep_samples: true };
+        let plan = Plan {
+            mode: Mode::Iterations(200),
+            warmup: 5,
+            rate: None,
+            keep_samples: true,
+        };
         let o = run(&mut w, &plan, None);
         let s = o.comps[0].rec.summary(&[]).unwrap();
         assert_eq!(s.count, 200);
@@ -350,7 +372,12 @@ mod tests {
     #[test]
     fn errors_are_counted_by_name_and_not_recorded() {
         let mut w = vec![work(0, 4)];
-        let plan = Plan { mode: Mode::Iterations(100), warmup: 0, rate: None, keep_samples: false };
+        let plan = Plan {
+            mode: Mode::Iterations(100),
+            warmup: 0,
+            rate: None,
+            keep_samples: false,
+        };
         let o = run(&mut w, &plan, None);
         assert_eq!(o.comps[0].errors.get("CKR_SIGNATURE_INVALID"), Some(&25));
         assert_eq!(o.comps[0].rec.count(), 75);
@@ -359,7 +386,12 @@ mod tests {
     #[test]
     fn threads_each_run_their_iterations() {
         let mut w = vec![work(1_000, 0), work(1_000, 0)];
-        let plan = Plan { mode: Mode::Iterations(50), warmup: 0, rate: None, keep_samples: false };
+        let plan = Plan {
+            mode: Mode::Iterations(50),
+            warmup: 0,
+            rate: None,
+            keep_samples: false,
+        };
         let o = run(&mut w, &plan, None);
         assert_eq!(o.comps[0].rec.count(), 100);
     }
@@ -399,10 +431,19 @@ mod tests {
         // 2 ms operations offered at 1000/s: the queue grows, and latency measured
         // from the intended start must grow far beyond the 2 ms service time.
         let mut w = vec![work(2_000_000, 0)];
-        let plan = Plan { mode: Mode::Iterations(50), warmup: 0, rate: Some(1000.0), keep_samples: false };
+        let plan = Plan {
+            mode: Mode::Iterations(50),
+            warmup: 0,
+            rate: Some(1000.0),
+            keep_samples: false,
+        };
         let o = run(&mut w, &plan, None);
         let s = o.comps[0].rec.summary(&[]).unwrap();
-        assert!(s.max_ns > 40_000_000, "max {} ns should include ~50 ms of backlog", s.max_ns);
+        assert!(
+            s.max_ns > 40_000_000,
+            "max {} ns should include ~50 ms of backlog",
+            s.max_ns
+        );
     }
 
     #[test]
@@ -433,17 +474,33 @@ mod tests {
     fn mixed_components_are_recorded_separately() {
         let mut w = vec![ThreadWork {
             comps: vec![
-                Box::new(Spin { ns: 1_000, calls: 0, fail_every: 0 }),
-                Box::new(Spin { ns: 50_000, calls: 0, fail_every: 0 }),
+                Box::new(Spin {
+                    ns: 1_000,
+                    calls: 0,
+                    fail_every: 0,
+                }),
+                Box::new(Spin {
+                    ns: 50_000,
+                    calls: 0,
+                    fail_every: 0,
+                }),
             ],
             schedule: Some(Arc::new(mix_schedule(&[90, 10], 1000, 7))),
         }];
-        let plan = Plan { mode: Mode::Iterations(300), warmup: 0, rate: None, keep_samples: false };
+        let plan = Plan {
+            mode: Mode::Iterations(300),
+            warmup: 0,
+            rate: None,
+            keep_samples: false,
+        };
         let o = run(&mut w, &plan, None);
         let (a, b) = (o.comps[0].rec.count(), o.comps[1].rec.count());
         assert_eq!(a + b, 300);
         assert!(a > b * 4);
-        let (sa, sb) = (o.comps[0].rec.summary(&[]).unwrap(), o.comps[1].rec.summary(&[]).unwrap());
+        let (sa, sb) = (
+            o.comps[0].rec.summary(&[]).unwrap(),
+            o.comps[1].rec.summary(&[]).unwrap(),
+        );
         assert!(sb.p50_ns > sa.p50_ns * 5);
     }
 }

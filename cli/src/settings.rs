@@ -191,7 +191,10 @@ impl Settings {
         };
         let percentiles = match &f.percentiles {
             Some(s) => parse_percentiles(s).map_err(bad)?,
-            None => p.percentiles.clone().unwrap_or_else(|| DEFAULT_PERCENTILES.to_vec()),
+            None => p
+                .percentiles
+                .clone()
+                .unwrap_or_else(|| DEFAULT_PERCENTILES.to_vec()),
         };
         if percentiles.iter().any(|&x| !(x > 0.0 && x <= 100.0)) {
             return Err(bad("percentiles must be in (0, 100]"));
@@ -214,7 +217,11 @@ impl Settings {
         } else {
             p.ops.clone()
         };
-        let mix = f.mix.clone().or(if f.ops.is_empty() { p.mix.clone() } else { None });
+        let mix = f.mix.clone().or(if f.ops.is_empty() {
+            p.mix.clone()
+        } else {
+            None
+        });
         Ok(Settings {
             profile: source,
             ops,
@@ -284,7 +291,13 @@ mod tests {
                 ("aes256-gcm-encrypt".to_string(), 5)
             ]
         );
-        assert_eq!(parse_mix("p256-sign=1, sha256=3", &all).unwrap().parts.len(), 2);
+        assert_eq!(
+            parse_mix("p256-sign=1, sha256=3", &all)
+                .unwrap()
+                .parts
+                .len(),
+            2
+        );
         assert!(parse_mix("verify", &all).is_err());
         assert!(parse_mix("verify=x", &all).is_err());
         assert!(parse_mix("verify=0", &all).is_err());
@@ -309,7 +322,12 @@ mod tests {
         assert_eq!(s.plan_for("p256-keygen").0, Mode::Iterations(7));
         // But the profile's warmup override applies when --warmup is not given.
         assert_eq!(s.plan_for("p256-keygen").1, 2);
-        let plain = Settings::resolve(&Flags { ops: vec!["sha256".into()], modules: 1, ..Default::default() }).unwrap();
+        let plain = Settings::resolve(&Flags {
+            ops: vec!["sha256".into()],
+            modules: 1,
+            ..Default::default()
+        })
+        .unwrap();
         assert_eq!(plain.mode, Mode::Iterations(DEFAULT_ITERATIONS));
         assert_eq!(plain.rounds, 1);
         assert_eq!(plain.percentiles, DEFAULT_PERCENTILES.to_vec());
@@ -317,14 +335,63 @@ mod tests {
 
     #[test]
     fn bad_flag_values_are_usage_errors() {
-        let bad = |f: Flags| Settings::resolve(&Flags { ops: vec!["sha256".into()], ..f }).unwrap_err().code;
-        assert_eq!(bad(Flags { iterations: Some(0), ..Default::default() }), 2);
-        assert_eq!(bad(Flags { duration: Some(-1.0), ..Default::default() }), 2);
-        assert_eq!(bad(Flags { threads: vec![0], ..Default::default() }), 2);
-        assert_eq!(bad(Flags { rate: Some(0.0), ..Default::default() }), 2);
-        assert_eq!(bad(Flags { data_sizes: Some("x".into()), ..Default::default() }), 2);
-        assert_eq!(bad(Flags { percentiles: Some("200".into()), ..Default::default() }), 2);
-        assert_eq!(bad(Flags { rounds: Some(0), ..Default::default() }), 2);
+        let bad = |f: Flags| {
+            Settings::resolve(&Flags {
+                ops: vec!["sha256".into()],
+                ..f
+            })
+            .unwrap_err()
+            .code
+        };
+        assert_eq!(
+            bad(Flags {
+                iterations: Some(0),
+                ..Default::default()
+            }),
+            2
+        );
+        assert_eq!(
+            bad(Flags {
+                duration: Some(-1.0),
+                ..Default::default()
+            }),
+            2
+        );
+        assert_eq!(
+            bad(Flags {
+                threads: vec![0],
+                ..Default::default()
+            }),
+            2
+        );
+        assert_eq!(
+            bad(Flags {
+                rate: Some(0.0),
+                ..Default::default()
+            }),
+            2
+        );
+        assert_eq!(
+            bad(Flags {
+                data_sizes: Some("x".into()),
+                ..Default::default()
+            }),
+            2
+        );
+        assert_eq!(
+            bad(Flags {
+                percentiles: Some("200".into()),
+                ..Default::default()
+            }),
+            2
+        );
+        assert_eq!(
+            bad(Flags {
+                rounds: Some(0),
+                ..Default::default()
+            }),
+            2
+        );
     }
 
     #[test]

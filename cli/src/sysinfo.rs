@@ -70,7 +70,9 @@ pub fn system() -> SystemInfo {
         cpu_cores_logical: if logical > 0 {
             logical
         } else {
-            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
         },
         cpu_cores_physical: sysinfo::System::physical_core_count().ok(),
         memory_total_mb: sys.as_ref().map(|s| s.total_memory()).unwrap_or(0) / (1024 * 1024),
@@ -112,7 +114,11 @@ mod tests {
     fn timer_is_fine_grained() {
         let t = timer();
         assert!(t.resolution_ns > 0.0);
-        assert!(t.resolution_ns < 100_000.0, "resolution {} ns", t.resolution_ns);
+        assert!(
+            t.resolution_ns < 100_000.0,
+            "resolution {} ns",
+            t.resolution_ns
+        );
         assert!(t.overhead_ns > 0.0 && t.overhead_ns < 100_000.0);
     }
 

@@ -1,1 +1,409 @@
+//! `p11-delay-shim`: a PKCS#11 module that wraps another one and slows chosen calls
+//! down, so tests can check that a slower module is measured as slower (and that a
+//! regression gate trips).
+//!
+//! Configuration (read on the first `C_GetFunctionList`):
+//! - `P11_DELAY_SHIM_MODULE`: path of the real module (required).
+//! - `P11_DELAY_SHIM_DELAY`: comma-separated `C_Function=DURATION` entries, e.g.
+//!   `C_Sign=200us,C_Digest=1ms` (units ns, us, ms, s). The delay is a busy wait
+//!   before the call is forwarded, so it is precise and independent of the
+//!   scheduler.
+//! - `P11_DELAY_SHIM_HIDE`: comma-separated mechanisms (`CKM_EDDSA` or `0x1057`) to
+//!   remove from `C_GetMechanismList` (and to refuse in `C_GetMechanismInfo`), to
+//!   simulate a token without them.
+//!
+//! Only `C_GetFunctionList` is exported (a 2.40 function list), which is what
+//! cryptoki falls back to when a module has no `C_GetInterface`. Every entry of the
+//! real list is copied; the chosen entries are replaced by wrappers.
 
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use cryptoki_sys::*;
+
+/// Parse a duration such as `200us`, `1.5ms`, `300ns`, `2s`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("'{s}' has no unit (ns, us, ms, s)"))?;
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num.parse().map_err(|_| format!("bad number in '{s}'"))?;
+    let ns = match unit {
+        "ns" => v,
+        "us" | "µs" => v * 1e3,
+        "ms" => v * 1e6,
+        "s" => v * 1e9,
+        _ => return Err(format!("unknown unit '{unit}' in '{s}'")),
+    };
+    if !(0.0..=60e9).contains(&ns) {
+        return Err(format!("delay '{s}' out of range"));
+    }
+    Ok(Duration::from_nanos(ns as u64))
+}
+
+/// Parse `C_Sign=200us,C_Digest=1ms` into (function, delay) pairs, checking the
+/// function names against the ones the shim can delay.
+pub fn parse_delays(spec: &str) -> Result<Vec<(String, Duration)>, String> {
+    let mut out = Vec::new();
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (name, d) = item
+            .split_once('=')
+            .ok_or_else(|| format!("'{item}' is not C_Function=DURATION"))?;
+        let name = name.trim();
+        if hook_index(name).is_none() {
+            return Err(format!(
+                "cannot delay '{name}' (can delay: {})",
+                HOOKABLE.join(", ")
+            ));
+        }
+        out.push((name.to_string(), parse_duration(d)?));
+    }
+    Ok(out)
+}
+
+/// Mechanism names the shim knows for `P11_DELAY_SHIM_HIDE` (numbers work for all).
+const MECH_NAMES: &[(&str, CK_MECHANISM_TYPE)] = &[
+    ("CKM_EDDSA", CKM_EDDSA),
+    ("CKM_EC_EDWARDS_KEY_PAIR_GEN", CKM_EC_EDWARDS_KEY_PAIR_GEN),
+    ("CKM_ECDSA", CKM_ECDSA),
+    ("CKM_EC_KEY_PAIR_GEN", CKM_EC_KEY_PAIR_GEN),
+    ("CKM_RSA_PKCS_KEY_PAIR_GEN", CKM_RSA_PKCS_KEY_PAIR_GEN),
+    ("CKM_SHA256_RSA_PKCS", CKM_SHA256_RSA_PKCS),
+    ("CKM_SHA256_RSA_PKCS_PSS", CKM_SHA256_RSA_PKCS_PSS),
+    ("CKM_RSA_PKCS_OAEP", CKM_RSA_PKCS_OAEP),
+    ("CKM_AES_KEY_GEN", CKM_AES_KEY_GEN),
+    ("CKM_AES_GCM", CKM_AES_GCM),
+    ("CKM_AES_CBC", CKM_AES_CBC),
+    ("CKM_AES_CMAC", CKM_AES_CMAC),
+    ("CKM_SHA256", CKM_SHA256),
+    ("CKM_SHA384", CKM_SHA384),
+    ("CKM_SHA512", CKM_SHA512),
+    ("CKM_SHA256_HMAC", CKM_SHA256_HMAC),
+    ("CKM_SHA512_HMAC", CKM_SHA512_HMAC),
+];
+
+/// Parse `CKM_EDDSA,0x1057` into mechanism numbers.
+pub fn parse_mechanisms(spec: &str) -> Result<Vec<CK_MECHANISM_TYPE>, String> {
+    spec.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                CK_MECHANISM_TYPE::from_str_radix(h, 16).map_err(|_| format!("bad mechanism '{s}'"))
+            } else if let Ok(n) = s.parse::<CK_MECHANISM_TYPE>() {
+                Ok(n)
+            } else {
+                MECH_NAMES
+                    .iter()
+                    .find(|(n, _)| *n == s)
+                    .map(|(_, v)| *v)
+                    .ok_or_else(|| format!("unknown mechanism '{s}' (use its number)"))
+            }
+        })
+        .collect()
+}
+
+struct Shim {
+    /// The list handed to the application.
+    list: CK_FUNCTION_LIST,
+    /// The real module's list.
+    real: CK_FUNCTION_LIST,
+    hidden: Vec<CK_MECHANISM_TYPE>,
+    _lib: libloading::Library,
+}
+
+static SHIM: OnceLock<Result<Shim, String>> = OnceLock::new();
+
+fn shim() -> Option<&'static Shim> {
+    SHIM.get().and_then(|r| r.as_ref().ok())
+}
+
+/// Busy-wait for `ns` nanoseconds.
+#[inline]
+fn spin(ns: u64) {
+    if ns == 0 {
+        return;
+    }
+    let t = Instant::now();
+    let d = Duration::from_nanos(ns);
+    while t.elapsed() < d {
+        std::hint::spin_loop();
+    }
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const fn const_index(name: &str) -> usize {
+    let mut i = 0;
+    while i < HOOKABLE.len() {
+        if str_eq(HOOKABLE[i], name) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("not a hookable function");
+}
+
+fn hook_index(name: &str) -> Option<usize> {
+    HOOKABLE.iter().position(|h| *h == name)
+}
+
+/// Generates, for each listed function, a wrapper that waits for its configured
+/// delay and then forwards to the real module, plus the table of names and the
+/// installer that puts the wrapper into the function list.
+macro_rules! hooks {
+    ($( $name:ident ( $($arg:ident : $ty:ty),* ); )*) => {
+        /// Functions the shim can delay.
+        pub const HOOKABLE: &[&str] = &[$(stringify!($name)),*];
+
+        static DELAYS: [AtomicU64; HOOKABLE.len()] = [const { AtomicU64::new(0) }; HOOKABLE.len()];
+
+        $(
+            #[allow(non_snake_case)]
+            unsafe extern "C" fn $name($($arg: $ty),*) -> CK_RV {
+                const I: usize = const_index(stringify!($name));
+                spin(DELAYS[I].load(Ordering::Relaxed));
+                match shim().and_then(|s| s.real.$name) {
+                    // SAFETY: forwarding the caller's arguments unchanged to the real
+                    // module's implementation of the same function; the caller's
+                    // obligations towards the arguments are the same.
+                    Some(f) => unsafe { f($($arg),*) },
+                    None => CKR_FUNCTION_NOT_SUPPORTED,
+                }
+            }
+        )*
+
+        fn install(list: &mut CK_FUNCTION_LIST, name: &str) -> bool {
+            match name {
+                $( stringify!($name) => { list.$name = Some($name); true } )*
+                _ => false,
+            }
+        }
+    };
+}
+
+hooks! {
+    C_SignInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, k: CK_OBJECT_HANDLE);
+    C_Sign(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG);
+    C_VerifyInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, k: CK_OBJECT_HANDLE);
+    C_Verify(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, g: *mut CK_BYTE, gl: CK_ULONG);
+    C_EncryptInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, k: CK_OBJECT_HANDLE);
+    C_Encrypt(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG);
+    C_DecryptInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, k: CK_OBJECT_HANDLE);
+    C_Decrypt(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG);
+    C_DigestInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM);
+    C_Digest(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG);
+    C_GenerateRandom(s: CK_SESSION_HANDLE, o: *mut CK_BYTE, ol: CK_ULONG);
+    C_GenerateKey(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, t: *mut CK_ATTRIBUTE, n: CK_ULONG, k: *mut CK_OBJECT_HANDLE);
+    C_GenerateKeyPair(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, pt: *mut CK_ATTRIBUTE, pn: CK_ULONG, st: *mut CK_ATTRIBUTE, sn: CK_ULONG, pk: *mut CK_OBJECT_HANDLE, sk: *mut CK_OBJECT_HANDLE);
+    C_FindObjectsInit(s: CK_SESSION_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG);
+    C_GetSessionInfo(s: CK_SESSION_HANDLE, i: *mut CK_SESSION_INFO);
+}
+
+/// `C_GetMechanismList` without the hidden mechanisms.
+unsafe extern "C" fn shim_get_mechanism_list(
+    slot: CK_SLOT_ID,
+    list: *mut CK_MECHANISM_TYPE,
+    count: *mut CK_ULONG,
+) -> CK_RV {
+    let Some(s) = shim() else {
+        return CKR_GENERAL_ERROR;
+    };
+    let Some(real) = s.real.C_GetMechanismList else {
+        return CKR_FUNCTION_NOT_SUPPORTED;
+    };
+    if count.is_null() {
+        return CKR_ARGUMENTS_BAD;
+    }
+    let mut n: CK_ULONG = 0;
+    // SAFETY: a null list asks the real module for the count only.
+    let rv = unsafe { real(slot, std::ptr::null_mut(), &mut n) };
+    if rv != CKR_OK {
+        return rv;
+    }
+    let mut all = vec![0 as CK_MECHANISM_TYPE; n as usize];
+    // SAFETY: `all` has room for `n` entries, as the real module was told.
+    let rv = unsafe { real(slot, all.as_mut_ptr(), &mut n) };
+    if rv != CKR_OK {
+        return rv;
+    }
+    all.truncate(n as usize);
+    all.retain(|m| !s.hidden.contains(m));
+    // SAFETY: `count` was checked non-null; the caller provides a valid CK_ULONG.
+    let want = unsafe { *count };
+    // SAFETY: as above.
+    unsafe { *count = all.len() as CK_ULONG };
+    if list.is_null() {
+        return CKR_OK;
+    }
+    if (want as usize) < all.len() {
+        return CKR_BUFFER_TOO_SMALL;
+    }
+    // SAFETY: the caller said `list` holds `want` >= all.len() entries.
+    unsafe { std::ptr::copy_nonoverlapping(all.as_ptr(), list, all.len()) };
+    CKR_OK
+}
+
+/// `C_GetMechanismInfo` refusing hidden mechanisms.
+unsafe extern "C" fn shim_get_mechanism_info(
+    slot: CK_SLOT_ID,
+    m: CK_MECHANISM_TYPE,
+    info: *mut CK_MECHANISM_INFO,
+) -> CK_RV {
+    let Some(s) = shim() else {
+        return CKR_GENERAL_ERROR;
+    };
+    if s.hidden.contains(&m) {
+        return CKR_MECHANISM_INVALID;
+    }
+    match s.real.C_GetMechanismInfo {
+        // SAFETY: forwarding the caller's arguments unchanged.
+        Some(f) => unsafe { f(slot, m, info) },
+        None => CKR_FUNCTION_NOT_SUPPORTED,
+    }
+}
+
+fn load() -> Result<Shim, String> {
+    let path =
+        std::env::var_os("P11_DELAY_SHIM_MODULE").ok_or("P11_DELAY_SHIM_MODULE is not set")?;
+    let delays = parse_delays(&std::env::var("P11_DELAY_SHIM_DELAY").unwrap_or_default())?;
+    let hidden = parse_mechanisms(&std::env::var("P11_DELAY_SHIM_HIDE").unwrap_or_default())?;
+    // SAFETY: loading the module the user named; its initialisers run as they would
+    // if the application loaded it directly.
+    let lib = unsafe { libloading::Library::new(&path) }
+        .map_err(|e| format!("cannot load {}: {e}", path.to_string_lossy()))?;
+    let real = {
+        // SAFETY: C_GetFunctionList has this signature in every PKCS#11 module.
+        let get: libloading::Symbol<'_, unsafe extern "C" fn(*mut CK_FUNCTION_LIST_PTR) -> CK_RV> =
+            unsafe { lib.get(b"C_GetFunctionList\0") }.map_err(|e| e.to_string())?;
+        let mut p: CK_FUNCTION_LIST_PTR = std::ptr::null_mut();
+        // SAFETY: `p` is a valid out pointer.
+        let rv = unsafe { get(&mut p) };
+        if rv != CKR_OK || p.is_null() {
+            return Err(format!(
+                "C_GetFunctionList of the real module returned 0x{rv:x}"
+            ));
+        }
+        // SAFETY: on CKR_OK the module returned a pointer to its function list, which
+        // we copy; the library stays loaded for as long as the shim exists.
+        unsafe { *p }
+    };
+    let mut list = real;
+    list.C_GetFunctionList = Some(C_GetFunctionList);
+    for (name, d) in &delays {
+        install(&mut list, name);
+        let i = hook_index(name).expect("checked by parse_delays");
+        DELAYS[i].store(d.as_nanos() as u64, Ordering::Relaxed);
+    }
+    if !hidden.is_empty() {
+        list.C_GetMechanismList = Some(shim_get_mechanism_list);
+        list.C_GetMechanismInfo = Some(shim_get_mechanism_info);
+    }
+    Ok(Shim {
+        list,
+        real,
+        hidden,
+        _lib: lib,
+    })
+}
+
+/// The module's entry point: the real module's function list with the configured
+/// entries replaced.
+///
+/// # Safety
+/// `pp` must be a valid pointer to a `CK_FUNCTION_LIST_PTR` (PKCS#11 contract).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_GetFunctionList(pp: *mut CK_FUNCTION_LIST_PTR) -> CK_RV {
+    if pp.is_null() {
+        return CKR_ARGUMENTS_BAD;
+    }
+    match SHIM.get_or_init(load) {
+        Ok(s) => {
+            // SAFETY: `pp` is non-null and valid per the PKCS#11 contract; the list
+            // lives in a static for the rest of the process.
+            unsafe { *pp = &s.list as *const CK_FUNCTION_LIST as *mut CK_FUNCTION_LIST };
+            CKR_OK
+        }
+        Err(e) => {
+            eprintln!("p11-delay-shim: {e}");
+            CKR_GENERAL_ERROR
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("200us").unwrap(), Duration::from_micros(200));
+        assert_eq!(
+            parse_duration("1.5ms").unwrap(),
+            Duration::from_micros(1500)
+        );
+        assert_eq!(parse_duration("300ns").unwrap(), Duration::from_nanos(300));
+        assert_eq!(parse_duration("2s").unwrap(), Duration::from_secs(2));
+        assert!(parse_duration("200").is_err());
+        assert!(parse_duration("5h").is_err());
+        assert!(parse_duration("x ms").is_err());
+    }
+
+    #[test]
+    fn delay_specs_parse_and_reject_unknown_functions() {
+        let d = parse_delays("C_Sign=200us, C_Digest=1ms").unwrap();
+        assert_eq!(d[0], ("C_Sign".to_string(), Duration::from_micros(200)));
+        assert_eq!(d[1], ("C_Digest".to_string(), Duration::from_millis(1)));
+        assert!(parse_delays("C_Nope=1ms").is_err());
+        assert!(parse_delays("C_Sign").is_err());
+        assert!(parse_delays("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn mechanisms_parse() {
+        assert_eq!(
+            parse_mechanisms("CKM_EDDSA,0x1087,4226").unwrap(),
+            vec![CKM_EDDSA, 0x1087, 4226]
+        );
+        assert!(parse_mechanisms("CKM_NOPE").is_err());
+    }
+
+    #[test]
+    fn every_hook_has_an_index_and_installs() {
+        let mut list: CK_FUNCTION_LIST = unsafe_zeroed_list();
+        for (i, h) in HOOKABLE.iter().enumerate() {
+            assert_eq!(hook_index(h), Some(i));
+            assert!(install(&mut list, h));
+        }
+        assert!(list.C_Sign.is_some() && list.C_GetSessionInfo.is_some());
+        assert!(!install(&mut list, "C_Login"));
+    }
+
+    fn unsafe_zeroed_list() -> CK_FUNCTION_LIST {
+        // SAFETY: CK_FUNCTION_LIST is a C struct of a version and nullable function
+        // pointers (Option<fn>), for which all-zero bytes are a valid value (None).
+        unsafe { std::mem::zeroed() }
+    }
+
+    #[test]
+    fn spin_waits_at_least_the_delay() {
+        let t = Instant::now();
+        spin(200_000);
+        assert!(t.elapsed() >= Duration::from_micros(200));
+    }
+}

@@ -23,7 +23,13 @@ pub fn to_string(r: &Report) -> String {
         Some(ratios) if !ratios.is_empty() => ratios
             .iter()
             .map(|x| Entry {
-                name: format!("{} {} {} {}t", x.module, x.op, fmt_size(x.data_size), x.threads),
+                name: format!(
+                    "{} {} {} {}t",
+                    x.module,
+                    x.op,
+                    fmt_size(x.data_size),
+                    x.threads
+                ),
                 unit: format!("x {}", x.reference),
                 value: x.ratio,
                 range: Some(format!("± {:.4}", x.ratio * x.noise)),
@@ -36,7 +42,13 @@ pub fn to_string(r: &Report) -> String {
             .filter(|x| x.status == Status::Ok)
             .filter_map(|x| {
                 Some(Entry {
-                    name: format!("{} {} {} {}t", x.module, x.op, fmt_size(x.data_size), x.threads),
+                    name: format!(
+                        "{} {} {} {}t",
+                        x.module,
+                        x.op,
+                        fmt_size(x.data_size),
+                        x.threads
+                    ),
                     unit: "ops/s".into(),
                     value: x.ops_per_sec?,
                     range: Some(format!("± {:.1}", x.ops_per_sec? * x.rel_noise())),

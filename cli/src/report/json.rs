@@ -28,7 +28,11 @@ pub fn parse(text: &str) -> Result<Report> {
                 "schema '{other}' is not supported (this hsm-bench reads {SCHEMA})"
             )));
         }
-        None => return Err(CliError::usage("not an hsm-bench result file (no \"schema\")")),
+        None => {
+            return Err(CliError::usage(
+                "not an hsm-bench result file (no \"schema\")",
+            ));
+        }
     }
     serde_json::from_value(v).map_err(|e| CliError::usage(format!("invalid {SCHEMA} file: {e}")))
 }

@@ -124,11 +124,22 @@ pub struct BenchResult {
     /// Every sample in ns, in per-thread recording order (with `--raw-samples`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples_ns: Option<Vec<u64>>,
+    /// Successful ops/s of each interleaved round (with two rounds or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_ops_per_sec: Option<Vec<f64>>,
 }
 
 impl BenchResult {
-    /// Relative half-width of the mean's 95% CI (noise estimate), or 0 if unknown.
+    /// Relative noise of the result as a fraction: the larger of the half-width of
+    /// the mean latency's 95% CI (sampling noise) and, with two rounds or more, the
+    /// half-width of the 95% CI of the per-round ops/s (drift during the run).
     pub fn rel_noise(&self) -> f64 {
+        let drift = self.round_ops_per_sec.as_deref().map_or(0.0, rel_ci95);
+        self.sampling_noise().max(drift)
+    }
+
+    /// Relative half-width of the mean latency's 95% CI, or 0 if unknown.
+    pub fn sampling_noise(&self) -> f64 {
         match (self.ci95_us, self.mean_us) {
             (Some(c), Some(m)) if m > 0.0 && c.is_finite() => c / m,
             _ => 0.0,
@@ -137,7 +148,12 @@ impl BenchResult {
 
     /// Key matching results across files.
     pub fn key(&self) -> (String, String, u64, u32) {
-        (self.module.clone(), self.op.clone(), self.data_size, self.threads)
+        (
+            self.module.clone(),
+            self.op.clone(),
+            self.data_size,
+            self.threads,
+        )
     }
 }
 
@@ -235,12 +251,34 @@ pub struct Report {
     pub ratios: Option<Vec<Ratio>>,
 }
 
+/// Relative half-width of the 95% CI of the mean of `v` (0 for fewer than 2 values).
+pub fn rel_ci95(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    if mean > 0.0 {
+        crate::stats::t_critical_95(v.len() as u64 - 1) * var.sqrt() / n.sqrt() / mean
+    } else {
+        0.0
+    }
+}
+
 /// Compute ratios of every module to `reference` for results present in both.
+///
+/// The noise of a ratio combines both results' sampling noise with the spread of
+/// the per-round ratios: rounds interleave the modules, so drift of the machine
+/// moves both and largely cancels out of the ratio.
 pub fn ratios(results: &[BenchResult], reference: &str) -> Vec<Ratio> {
     let mut out = Vec::new();
     for r in results.iter().filter(|r| r.module != reference) {
         let Some(base) = results.iter().find(|b| {
-            b.module == reference && b.op == r.op && b.data_size == r.data_size && b.threads == r.threads
+            b.module == reference
+                && b.op == r.op
+                && b.data_size == r.data_size
+                && b.threads == r.threads
         }) else {
             continue;
         };
@@ -256,7 +294,21 @@ pub fn ratios(results: &[BenchResult], reference: &str) -> Vec<Ratio> {
                 data_size: r.data_size,
                 threads: r.threads,
                 ratio: a / b,
-                noise: (r.rel_noise().powi(2) + base.rel_noise().powi(2)).sqrt(),
+                noise: {
+                    let sampling =
+                        (r.sampling_noise().powi(2) + base.sampling_noise().powi(2)).sqrt();
+                    let per_round: Vec<f64> = match (&r.round_ops_per_sec, &base.round_ops_per_sec)
+                    {
+                        (Some(x), Some(y)) if x.len() == y.len() => x
+                            .iter()
+                            .zip(y)
+                            .filter(|p| *p.1 > 0.0)
+                            .map(|(p, q)| p / q)
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    sampling.max(rel_ci95(&per_round))
+                },
             });
         }
     }
@@ -275,7 +327,9 @@ pub fn fmt_rate(r: f64) -> String {
     } else {
         format!("{r:.2}")
     };
-    let (int, frac) = s.split_once('.').map_or((s.as_str(), None), |(a, b)| (a, Some(b)));
+    let (int, frac) = s
+        .split_once('.')
+        .map_or((s.as_str(), None), |(a, b)| (a, Some(b)));
     let mut grouped = String::new();
     for (i, c) in int.chars().enumerate() {
         if i > 0 && (int.len() - i) % 3 == 0 {
@@ -308,9 +362,9 @@ pub fn fmt_us(us: f64) -> String {
 
 /// Bytes as `64B`, `1K`, `10K`, `1M` (binary multiples).
 pub fn fmt_size(n: u64) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{}M", n >> 20)
-    } else if n >= 1024 && n % 1024 == 0 {
+    } else if n >= 1024 && n.is_multiple_of(1024) {
         format!("{}K", n >> 10)
     } else {
         format!("{n}B")
@@ -321,9 +375,17 @@ pub fn fmt_size(n: u64) -> String {
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let upper = t.to_ascii_uppercase();
-    let (num, mult) = if let Some(n) = upper.strip_suffix("KIB").or(upper.strip_suffix("KB")).or(upper.strip_suffix('K')) {
+    let (num, mult) = if let Some(n) = upper
+        .strip_suffix("KIB")
+        .or(upper.strip_suffix("KB"))
+        .or(upper.strip_suffix('K'))
+    {
         (n, 1024)
-    } else if let Some(n) = upper.strip_suffix("MIB").or(upper.strip_suffix("MB")).or(upper.strip_suffix('M')) {
+    } else if let Some(n) = upper
+        .strip_suffix("MIB")
+        .or(upper.strip_suffix("MB"))
+        .or(upper.strip_suffix('M'))
+    {
         (n, 1024 * 1024)
     } else if let Some(n) = upper.strip_suffix('B') {
         (n, 1)
@@ -334,7 +396,9 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("bad data size '{t}' (examples: 64, 4K, 1M)"))?;
-    let bytes = v.checked_mul(mult).ok_or_else(|| format!("data size '{t}' too large"))?;
+    let bytes = v
+        .checked_mul(mult)
+        .ok_or_else(|| format!("data size '{t}' too large"))?;
     if bytes == 0 || bytes > 64 * 1024 * 1024 {
         return Err(format!("data size '{t}' must be between 1 byte and 64M"));
     }
@@ -405,7 +469,10 @@ mod tests {
         assert!(parse_size("1G").is_err());
         assert!(parse_size("100M").is_err());
         assert_eq!(parse_sizes("64,4K,1M").unwrap(), vec![64, 4096, 1 << 20]);
-        assert_eq!(parse_sizes("1KB,10KB,100KB,1MB").unwrap(), DEFAULT_SIZES.to_vec());
+        assert_eq!(
+            parse_sizes("1KB,10KB,100KB,1MB").unwrap(),
+            DEFAULT_SIZES.to_vec()
+        );
         assert!(parse_sizes(",").is_err());
     }
 

@@ -81,7 +81,11 @@ pub fn render(r: &Report) -> String {
             md.library.version,
             md.path,
             md.token.label,
-            if md.temporary_token { " (temporary)" } else { "" }
+            if md.temporary_token {
+                " (temporary)"
+            } else {
+                ""
+            }
         );
     }
     let mode = match (m.iterations, m.duration_s) {
@@ -96,12 +100,18 @@ pub fn render(r: &Report) -> String {
         m.threads,
         m.rounds,
         m.keys,
-        m.rate.map(|x| format!(", open loop {x} ops/s")).unwrap_or_default()
+        m.rate
+            .map(|x| format!(", open loop {x} ops/s"))
+            .unwrap_or_default()
     );
     let _ = writeln!(
         out,
         "system: {} {} on {} ({} cores), timer resolution {:.0} ns\n",
-        m.system.os, m.system.kernel, m.system.cpu_model, m.system.cpu_cores_logical, m.timer.resolution_ns
+        m.system.os,
+        m.system.kernel,
+        m.system.cpu_model,
+        m.system.cpu_cores_logical,
+        m.timer.resolution_ns
     );
 
     // Groups of (op, size, threads) in first-seen order.
@@ -135,7 +145,7 @@ pub fn render(r: &Report) -> String {
             .map(|s| s.to_string())
             .collect();
         headers.extend(m.percentiles.iter().map(|p| percentile_label(*p)));
-        headers.extend(["max", "outliers", "errors"].iter().map(|s| s.to_string()));
+        headers.extend(["max", "outl", "errors"].iter().map(|s| s.to_string()));
         let rows: Vec<Vec<String>> = groups
             .iter()
             .filter_map(|g| find(g, modules.first().map(String::as_str).unwrap_or("")))
@@ -148,13 +158,22 @@ pub fn render(r: &Report) -> String {
                 ];
                 let f = |v: Option<f64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
                 row.push(f(x.mean_us));
-                row.push(x.ci95_us.map(|c| format!("±{}", fmt_us(c))).unwrap_or_else(|| "-".into()));
+                row.push(
+                    x.ci95_us
+                        .map(|c| format!("±{}", fmt_us(c)))
+                        .unwrap_or_else(|| "-".into()),
+                );
                 for p in &m.percentiles {
                     row.push(f(pct_value(x, *p)));
                 }
                 row.push(f(x.max_us));
                 row.push(match (x.outliers_low, x.outliers_high) {
-                    (Some(l), Some(h)) => (l + h).to_string(),
+                    (Some(l), Some(h)) if x.iterations > x.errors => {
+                        format!(
+                            "{:.1}%",
+                            100.0 * (l + h) as f64 / (x.iterations - x.errors) as f64
+                        )
+                    }
                     _ => "-".into(),
                 });
                 row.push(x.errors.to_string());
@@ -228,7 +247,10 @@ pub fn render(r: &Report) -> String {
                 fmt_size(x.data_size),
                 x.module,
                 x.status.as_str(),
-                x.reason.as_ref().map(|s| format!(": {s}")).unwrap_or_default(),
+                x.reason
+                    .as_ref()
+                    .map(|s| format!(": {s}"))
+                    .unwrap_or_default(),
                 if codes.is_empty() {
                     String::new()
                 } else {
@@ -261,7 +283,11 @@ pub fn histogram(bins: impl Iterator<Item = (f64, u64)>, width: usize) -> String
     let mut out = String::new();
     for (le, n) in &bins {
         let len = ((*n as f64 / max as f64) * width as f64).round() as usize;
-        let bar = if *n > 0 && len == 0 { "▏".to_string() } else { "█".repeat(len) };
+        let bar = if *n > 0 && len == 0 {
+            "▏".to_string()
+        } else {
+            "█".repeat(len)
+        };
         let _ = writeln!(
             out,
             "  ≤ {:>10} {:>8} {:>5.1}% {}",
@@ -282,7 +308,10 @@ mod tests {
     fn tables_align() {
         let t = table(
             &["op".into(), "ops/s".into()],
-            &[vec!["sha256".into(), "1,000".into()], vec!["x".into(), "5".into()]],
+            &[
+                vec!["sha256".into(), "1,000".into()],
+                vec!["x".into(), "5".into()],
+            ],
             1,
         );
         let lines: Vec<&str> = t.lines().collect();

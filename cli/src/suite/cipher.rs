@@ -8,7 +8,9 @@ use std::sync::Arc;
 use cryptoki_sys::*;
 
 use super::keys::KeySpec;
-use super::{CipherAlg, DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck, random_bytes, test_data};
+use super::{
+    CipherAlg, DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck, random_bytes, test_data,
+};
 use crate::raw::{Mech, RawModule};
 
 impl CipherAlg {
@@ -58,8 +60,14 @@ impl CipherAlg {
 
     fn data(&self) -> DataSpec {
         match self {
-            CipherAlg::AesGcm => DataSpec::Variable { default: 1024, align: 1 },
-            CipherAlg::AesCbc => DataSpec::Variable { default: 1024, align: 16 },
+            CipherAlg::AesGcm => DataSpec::Variable {
+                default: 1024,
+                align: 1,
+            },
+            CipherAlg::AesCbc => DataSpec::Variable {
+                default: 1024,
+                align: 16,
+            },
             _ => DataSpec::Fixed(32),
         }
     }
@@ -100,7 +108,11 @@ fn op(c: CipherAlg, encrypt: bool, key: KeySpec) -> OpDef {
     OpDef {
         id: format!("{}-{dir}", c.stem()),
         title: format!("{} {dir}", c.title()),
-        kind: if encrypt { OpKind::Encrypt(c) } else { OpKind::Decrypt(c) },
+        kind: if encrypt {
+            OpKind::Encrypt(c)
+        } else {
+            OpKind::Decrypt(c)
+        },
         mechanism: c.mechanism(),
         also_needs: key.gen_mechanism().into_iter().collect(),
         key: Some(key),
@@ -123,12 +135,12 @@ pub fn decrypt_op(c: CipherAlg, key: KeySpec) -> OpDef {
 pub fn ops() -> Vec<OpDef> {
     use CipherAlg::*;
     vec![
-        encrypt_op(RsaOaepSha1(2048), KeySpec::Rsa(2048)),
-        encrypt_op(RsaOaepSha256(2048), KeySpec::Rsa(2048)),
-        decrypt_op(RsaOaepSha256(2048), KeySpec::Rsa(2048)),
-        encrypt_op(AesGcm, KeySpec::Aes(32)),
-        decrypt_op(AesGcm, KeySpec::Aes(32)),
-        encrypt_op(AesCbc, KeySpec::Aes(32)),
+        encrypt_op(RsaOaepSha1(2048), RsaOaepSha1(2048).key()),
+        encrypt_op(RsaOaepSha256(2048), RsaOaepSha256(2048).key()),
+        decrypt_op(RsaOaepSha256(2048), RsaOaepSha256(2048).key()),
+        encrypt_op(AesGcm, AesGcm.key()),
+        decrypt_op(AesGcm, AesGcm.key()),
+        encrypt_op(AesCbc, AesCbc.key()),
     ]
 }
 
@@ -188,7 +200,10 @@ impl Worker for EncryptWorker {
         ck(rv)?;
         let want = self.alg.ct_len(self.data.len());
         if self.len != want {
-            return Err(Failure::Check(format!("ciphertext length {} != {want}", self.len)));
+            return Err(Failure::Check(format!(
+                "ciphertext length {} != {want}",
+                self.len
+            )));
         }
         Ok(())
     }
@@ -197,9 +212,11 @@ impl Worker for EncryptWorker {
 /// Worker encrypting `data_size` bytes; a fresh IV for every GCM/CBC call.
 pub fn encrypt_worker(c: CipherAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     if let DataSpec::Variable { align, .. } = c.data()
-        && p.data_size % align != 0
+        && !p.data_size.is_multiple_of(align)
     {
-        return Err(Failure::Check(format!("data size must be a multiple of {align}")));
+        return Err(Failure::Check(format!(
+            "data size must be a multiple of {align}"
+        )));
     }
     let mut prefix = random_bytes::<4>();
     prefix[0] = p.thread as u8;
@@ -243,7 +260,9 @@ impl Worker for DecryptWorker {
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
         ck(rv)?;
         if self.out[..self.len] != self.plain[..] {
-            return Err(Failure::Check("decrypted data differs from the plaintext".into()));
+            return Err(Failure::Check(
+                "decrypted data differs from the plaintext".into(),
+            ));
         }
         Ok(())
     }
@@ -253,9 +272,11 @@ impl Worker for DecryptWorker {
 /// is compared with the plaintext.
 pub fn decrypt_worker(c: CipherAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     if let DataSpec::Variable { align, .. } = c.data()
-        && p.data_size % align != 0
+        && !p.data_size.is_multiple_of(align)
     {
-        return Err(Failure::Check(format!("data size must be a multiple of {align}")));
+        return Err(Failure::Check(format!(
+            "data size must be a multiple of {align}"
+        )));
     }
     let prefix = random_bytes::<4>();
     let plain = test_data(p.data_size, 4);

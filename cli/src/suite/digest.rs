@@ -48,7 +48,10 @@ pub fn ops() -> Vec<OpDef> {
             also_needs: vec![],
             key: None,
             key_bits: None,
-            data: DataSpec::Variable { default: 1024, align: 1 },
+            data: DataSpec::Variable {
+                default: 1024,
+                align: 1,
+            },
         })
         .collect()
 }

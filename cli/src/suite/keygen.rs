@@ -31,10 +31,15 @@ pub fn keygen_op(k: KeySpec) -> OpDef {
 
 /// Key generation ops of the catalogue.
 pub fn ops() -> Vec<OpDef> {
-    [KeySpec::P256, KeySpec::Ed25519, KeySpec::Rsa(2048), KeySpec::Aes(32)]
-        .into_iter()
-        .map(keygen_op)
-        .collect()
+    [
+        KeySpec::P256,
+        KeySpec::Ed25519,
+        KeySpec::Rsa(2048),
+        KeySpec::Aes(32),
+    ]
+    .into_iter()
+    .map(keygen_op)
+    .collect()
 }
 
 enum Kind {

@@ -77,7 +77,11 @@ pub struct KeyHandles {
 }
 
 /// Templates to generate a key pair: mechanism, public template, private template.
-pub fn pair_templates(spec: KeySpec, label: &[u8], variant: usize) -> Option<(Mech, Template, Template)> {
+pub fn pair_templates(
+    spec: KeySpec,
+    label: &[u8],
+    variant: usize,
+) -> Option<(Mech, Template, Template)> {
     let common = |t: Template| t.bool(CKA_TOKEN, false).bytes(CKA_LABEL, label);
     let private = common(Template::new())
         .bool(CKA_PRIVATE, true)
@@ -85,18 +89,30 @@ pub fn pair_templates(spec: KeySpec, label: &[u8], variant: usize) -> Option<(Me
         .bool(CKA_SIGN, true);
     match spec {
         KeySpec::Ed25519 => {
-            let params = if variant == 0 { ED25519_PRINTABLE } else { ED25519_OID };
+            let params = if variant == 0 {
+                ED25519_PRINTABLE
+            } else {
+                ED25519_OID
+            };
             Some((
                 Mech::plain(CKM_EC_EDWARDS_KEY_PAIR_GEN),
-                common(Template::new()).bool(CKA_VERIFY, true).bytes(CKA_EC_PARAMS, params),
+                common(Template::new())
+                    .bool(CKA_VERIFY, true)
+                    .bytes(CKA_EC_PARAMS, params),
                 private,
             ))
         }
         KeySpec::P256 | KeySpec::P384 => {
-            let oid = if spec == KeySpec::P256 { P256_OID } else { P384_OID };
+            let oid = if spec == KeySpec::P256 {
+                P256_OID
+            } else {
+                P384_OID
+            };
             Some((
                 Mech::plain(CKM_EC_KEY_PAIR_GEN),
-                common(Template::new()).bool(CKA_VERIFY, true).bytes(CKA_EC_PARAMS, oid),
+                common(Template::new())
+                    .bool(CKA_VERIFY, true)
+                    .bytes(CKA_EC_PARAMS, oid),
                 private,
             ))
         }
@@ -137,7 +153,11 @@ pub fn aes_template(bytes: u32, label: &[u8]) -> (Mech, Template) {
 }
 
 /// Generate a key for `spec` in session `s` (untimed set-up).
-pub fn generate(raw: &RawModule, s: CK_SESSION_HANDLE, spec: KeySpec) -> Result<KeyHandles, Failure> {
+pub fn generate(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    spec: KeySpec,
+) -> Result<KeyHandles, Failure> {
     let label = format!("hsm-bench-{}", spec.name());
     match spec {
         KeySpec::Aes(n) => {
@@ -151,7 +171,9 @@ pub fn generate(raw: &RawModule, s: CK_SESSION_HANDLE, spec: KeySpec) -> Result<
             })
         }
         KeySpec::GenericSecret(n) => {
-            let value = (0..n).map(|i| random_bytes::<1>()[0] ^ i as u8).collect::<Vec<u8>>();
+            let value = (0..n)
+                .map(|i| random_bytes::<1>()[0] ^ i as u8)
+                .collect::<Vec<u8>>();
             let mut t = Template::new()
                 .ulong(CKA_CLASS, CKO_SECRET_KEY)
                 .ulong(CKA_KEY_TYPE, CKK_GENERIC_SECRET)
@@ -196,7 +218,7 @@ pub fn generate(raw: &RawModule, s: CK_SESSION_HANDLE, spec: KeySpec) -> Result<
 pub struct KeyStore {
     raw: Arc<RawModule>,
     session: CK_SESSION_HANDLE,
-    keys: HashMap<KeySpec, Result<KeyHandles, Failure>>,
+    keys: HashMap<(KeySpec, usize), Result<KeyHandles, Failure>>,
 }
 
 impl KeyStore {
@@ -211,17 +233,19 @@ impl KeyStore {
 
     /// Register an existing key found by label.
     pub fn insert_existing(&mut self, handles: KeyHandles) {
-        self.keys.insert(KeySpec::Existing, Ok(handles));
+        self.keys.insert((KeySpec::Existing, 0), Ok(handles));
     }
 
-    /// The key for `spec`, generating it on first use. A failure is remembered so
-    /// that a module that cannot make a key is not asked again for every op.
-    pub fn get(&mut self, spec: KeySpec) -> Result<&KeyHandles, Failure> {
-        if !self.keys.contains_key(&spec) {
+    /// Copy `copy` of the key for `spec` (copies give threads their own keys),
+    /// generated on first use. A failure is remembered so that a module that cannot
+    /// make a key is not asked again for every op. There is one existing key only.
+    pub fn get(&mut self, spec: KeySpec, copy: usize) -> Result<&KeyHandles, Failure> {
+        let k = (spec, if spec == KeySpec::Existing { 0 } else { copy });
+        if !self.keys.contains_key(&k) {
             let made = generate(&self.raw, self.session, spec);
-            self.keys.insert(spec, made);
+            self.keys.insert(k, made);
         }
-        self.keys[&spec].as_ref().map_err(Clone::clone)
+        self.keys[&k].as_ref().map_err(Clone::clone)
     }
 }
 
@@ -271,24 +295,44 @@ pub struct ExistingKey {
     pub can_decrypt: bool,
 }
 
-fn attr_ulong(raw: &RawModule, s: CK_SESSION_HANDLE, h: CK_OBJECT_HANDLE, t: CK_ATTRIBUTE_TYPE) -> Option<CK_ULONG> {
+fn attr_ulong(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    h: CK_OBJECT_HANDLE,
+    t: CK_ATTRIBUTE_TYPE,
+) -> Option<CK_ULONG> {
     let v = raw.attribute(s, h, t).ok()?;
     let b: [u8; std::mem::size_of::<CK_ULONG>()] = v.as_slice().try_into().ok()?;
     Some(CK_ULONG::from_ne_bytes(b))
 }
 
-fn attr_bool(raw: &RawModule, s: CK_SESSION_HANDLE, h: CK_OBJECT_HANDLE, t: CK_ATTRIBUTE_TYPE) -> bool {
-    raw.attribute(s, h, t).map(|v| v.first() == Some(&CK_TRUE)).unwrap_or(false)
+fn attr_bool(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    h: CK_OBJECT_HANDLE,
+    t: CK_ATTRIBUTE_TYPE,
+) -> bool {
+    raw.attribute(s, h, t)
+        .map(|v| v.first() == Some(&CK_TRUE))
+        .unwrap_or(false)
 }
 
 /// Detect the type and flags of the key objects `handles` (all with one label).
-pub fn detect(raw: &RawModule, s: CK_SESSION_HANDLE, handles: &[CK_OBJECT_HANDLE]) -> Result<ExistingKey, String> {
+pub fn detect(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    handles: &[CK_OBJECT_HANDLE],
+) -> Result<ExistingKey, String> {
     let mut kh = KeyHandles::default();
     let mut kind = None;
     let (mut sign, mut verify, mut enc, mut dec) = (false, false, false, false);
     for &h in handles {
-        let Some(class) = attr_ulong(raw, s, h, CKA_CLASS) else { continue };
-        let Some(kt) = attr_ulong(raw, s, h, CKA_KEY_TYPE) else { continue };
+        let Some(class) = attr_ulong(raw, s, h, CKA_CLASS) else {
+            continue;
+        };
+        let Some(kt) = attr_ulong(raw, s, h, CKA_KEY_TYPE) else {
+            continue;
+        };
         match class {
             CKO_PUBLIC_KEY => kh.public = Some(h),
             CKO_PRIVATE_KEY => kh.private = Some(h),
@@ -304,15 +348,28 @@ pub fn detect(raw: &RawModule, s: CK_SESSION_HANDLE, handles: &[CK_OBJECT_HANDLE
             CKK_EC => match raw.attribute(s, h, CKA_EC_PARAMS) {
                 Ok(p) if p == P256_OID => Some(Detected::P256),
                 Ok(p) if p == P384_OID => Some(Detected::P384),
-                Ok(_) => return Err("EC key on a curve hsm-bench does not benchmark (P-256 and P-384 only)".into()),
+                Ok(_) => {
+                    return Err(
+                        "EC key on a curve hsm-bench does not benchmark (P-256 and P-384 only)"
+                            .into(),
+                    );
+                }
                 Err(_) => None,
             },
             CKK_RSA => attr_ulong(raw, s, h, CKA_MODULUS_BITS)
-                .or_else(|| raw.attribute(s, h, CKA_MODULUS).ok().map(|m| (m.len() * 8) as CK_ULONG))
+                .or_else(|| {
+                    raw.attribute(s, h, CKA_MODULUS)
+                        .ok()
+                        .map(|m| (m.len() * 8) as CK_ULONG)
+                })
                 .map(|b| Detected::Rsa(b as u32)),
             CKK_AES => attr_ulong(raw, s, h, CKA_VALUE_LEN).map(|n| Detected::Aes(n as u32)),
             CKK_GENERIC_SECRET | CKK_SHA256_HMAC | CKK_SHA512_HMAC => Some(Detected::Hmac),
-            other => return Err(format!("key type 0x{other:x} is not benchmarked by hsm-bench")),
+            other => {
+                return Err(format!(
+                    "key type 0x{other:x} is not benchmarked by hsm-bench"
+                ));
+            }
         };
         if kind.is_none() {
             kind = k;

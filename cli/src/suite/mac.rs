@@ -47,16 +47,34 @@ pub fn mac_op(m: MacAlg, id: &str, title: &str, key: KeySpec) -> OpDef {
         also_needs: key.gen_mechanism().into_iter().collect(),
         key: Some(key),
         key_bits: None,
-        data: DataSpec::Variable { default: 32, align: 1 },
+        data: DataSpec::Variable {
+            default: 32,
+            align: 1,
+        },
     }
 }
 
 /// MAC ops of the catalogue.
 pub fn ops() -> Vec<OpDef> {
     vec![
-        mac_op(MacAlg::HmacSha256, "hmac-sha256", "HMAC-SHA256", MacAlg::HmacSha256.key()),
-        mac_op(MacAlg::HmacSha512, "hmac-sha512", "HMAC-SHA512", MacAlg::HmacSha512.key()),
-        mac_op(MacAlg::AesCmac, "aes256-cmac", "AES-256-CMAC", MacAlg::AesCmac.key()),
+        mac_op(
+            MacAlg::HmacSha256,
+            "hmac-sha256",
+            "HMAC-SHA256",
+            MacAlg::HmacSha256.key(),
+        ),
+        mac_op(
+            MacAlg::HmacSha512,
+            "hmac-sha512",
+            "HMAC-SHA512",
+            MacAlg::HmacSha512.key(),
+        ),
+        mac_op(
+            MacAlg::AesCmac,
+            "aes256-cmac",
+            "AES-256-CMAC",
+            MacAlg::AesCmac.key(),
+        ),
     ]
 }
 
@@ -87,7 +105,10 @@ impl Worker for MacWorker {
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
         ck(rv)?;
         if self.len != self.expect_len {
-            return Err(Failure::Check(format!("MAC length {} != {}", self.len, self.expect_len)));
+            return Err(Failure::Check(format!(
+                "MAC length {} != {}",
+                self.len, self.expect_len
+            )));
         }
         match &self.reference {
             Some(r) if r[..] != self.out[..self.len] => {
@@ -105,7 +126,9 @@ impl Worker for MacWorker {
 /// Worker MACing `data_size` bytes.
 pub fn worker(m: MacAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let k = p.key()?;
-    let key = k.secret.ok_or_else(|| Failure::Check("no secret key".into()))?;
+    let key = k
+        .secret
+        .ok_or_else(|| Failure::Check("no secret key".into()))?;
     Ok(Box::new(MacWorker {
         raw: p.raw.clone(),
         s: p.session,

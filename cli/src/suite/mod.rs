@@ -303,76 +303,6 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
     b
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match("ed25519-*", "ed25519-sign"));
-        assert!(glob_match("sha*", "sha512"));
-        assert!(glob_match("*", "anything"));
-        assert!(glob_match("p?56-sign", "p256-sign"));
-        assert!(!glob_match("sha*", "hmac-sha256"));
-        assert!(glob_match("*sha256*", "hmac-sha256"));
-        assert!(!glob_match("rsa2048-sign", "rsa2048-sign-x"));
-    }
-
-    #[test]
-    fn catalogue_has_the_contract_ids_once() {
-        let all = catalogue();
-        let ids: Vec<&str> = all.iter().map(|o| o.id.as_str()).collect();
-        for id in [
-            "ed25519-sign", "ed25519-verify", "p256-sign", "p256-verify", "p384-sign",
-            "p384-verify", "rsa2048-sign", "rsa3072-sign", "rsa4096-sign", "rsa2048-verify",
-            "rsa2048-pss-sign", "rsa2048-oaep-sha1-encrypt", "rsa2048-oaep-sha256-encrypt",
-            "rsa2048-oaep-sha256-decrypt", "aes256-gcm-encrypt", "aes256-gcm-decrypt",
-            "aes256-cbc-encrypt", "sha256", "sha384", "sha512", "hmac-sha256", "hmac-sha512",
-            "aes256-cmac", "random32", "p256-keygen", "ed25519-keygen", "rsa2048-keygen",
-            "aes256-keygen", "find-object",
-        ] {
-            assert_eq!(ids.iter().filter(|x| **x == id).count(), 1, "{id}");
-        }
-        let mut sorted = ids.clone();
-        sorted.sort();
-        sorted.dedup();
-        assert_eq!(sorted.len(), ids.len(), "ids are unique");
-    }
-
-    #[test]
-    fn selection_keeps_catalogue_order_and_rejects_unknown() {
-        let all = catalogue();
-        let sel = select(&all, &["sha*".into(), "ed25519-*".into()]).unwrap();
-        let ids: Vec<&str> = sel.iter().map(|o| o.id.as_str()).collect();
-        assert_eq!(
-            ids,
-            ["ed25519-sign", "ed25519-verify", "ed25519-keygen", "sha256", "sha384", "sha512"]
-                .iter()
-                .copied()
-                .filter(|i| ids.contains(i))
-                .collect::<Vec<_>>()
-        );
-        assert!(ids.contains(&"sha256") && ids.contains(&"ed25519-verify"));
-        assert!(ids.iter().position(|i| *i == "ed25519-sign") < ids.iter().position(|i| *i == "sha256"));
-        assert!(select(&all, &["nope-*".into()]).is_err());
-    }
-
-    #[test]
-    fn data_ops_are_the_documented_ones() {
-        let all = catalogue();
-        let data_ops: Vec<&str> = all
-            .iter()
-            .filter(|o| o.takes_data())
-            .map(|o| o.id.as_str())
-            .collect();
-        for id in ["aes256-gcm-encrypt", "aes256-cbc-encrypt", "sha256", "hmac-sha256", "aes256-cmac", "ed25519-sign"] {
-            assert!(data_ops.contains(&id), "{id}");
-        }
-        assert!(!data_ops.contains(&"p256-sign"));
-        assert!(!data_ops.contains(&"random32"));
-    }
-}
-
 /// The ops an existing key allows (`--key-label`), by its type and usage flags.
 pub fn ops_for_existing(k: &keys::ExistingKey) -> Vec<OpDef> {
     use keys::Detected;
@@ -420,15 +350,130 @@ pub fn ops_for_existing(k: &keys::ExistingKey) -> Vec<OpDef> {
                 }
             }
             if h.secret.is_some() && k.can_sign {
-                v.push(rename(mac::mac_op(MacAlg::AesCmac, "aes256-cmac", "AES-256-CMAC", ex)));
+                v.push(rename(mac::mac_op(
+                    MacAlg::AesCmac,
+                    "aes256-cmac",
+                    "AES-256-CMAC",
+                    ex,
+                )));
             }
         }
         Detected::Hmac => {
             if h.secret.is_some() && k.can_sign {
-                v.push(mac::mac_op(MacAlg::HmacSha256, "hmac-sha256", "HMAC-SHA256", ex));
-                v.push(mac::mac_op(MacAlg::HmacSha512, "hmac-sha512", "HMAC-SHA512", ex));
+                v.push(mac::mac_op(
+                    MacAlg::HmacSha256,
+                    "hmac-sha256",
+                    "HMAC-SHA256",
+                    ex,
+                ));
+                v.push(mac::mac_op(
+                    MacAlg::HmacSha512,
+                    "hmac-sha512",
+                    "HMAC-SHA512",
+                    ex,
+                ));
             }
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("ed25519-*", "ed25519-sign"));
+        assert!(glob_match("sha*", "sha512"));
+        assert!(glob_match("*", "anything"));
+        assert!(glob_match("p?56-sign", "p256-sign"));
+        assert!(!glob_match("sha*", "hmac-sha256"));
+        assert!(glob_match("*sha256*", "hmac-sha256"));
+        assert!(!glob_match("rsa2048-sign", "rsa2048-sign-x"));
+    }
+
+    #[test]
+    fn catalogue_has_the_contract_ids_once() {
+        let all = catalogue();
+        let ids: Vec<&str> = all.iter().map(|o| o.id.as_str()).collect();
+        for id in [
+            "ed25519-sign",
+            "ed25519-verify",
+            "p256-sign",
+            "p256-verify",
+            "p384-sign",
+            "p384-verify",
+            "rsa2048-sign",
+            "rsa3072-sign",
+            "rsa4096-sign",
+            "rsa2048-verify",
+            "rsa2048-pss-sign",
+            "rsa2048-oaep-sha1-encrypt",
+            "rsa2048-oaep-sha256-encrypt",
+            "rsa2048-oaep-sha256-decrypt",
+            "aes256-gcm-encrypt",
+            "aes256-gcm-decrypt",
+            "aes256-cbc-encrypt",
+            "sha256",
+            "sha384",
+            "sha512",
+            "hmac-sha256",
+            "hmac-sha512",
+            "aes256-cmac",
+            "random32",
+            "p256-keygen",
+            "ed25519-keygen",
+            "rsa2048-keygen",
+            "aes256-keygen",
+            "find-object",
+        ] {
+            assert_eq!(ids.iter().filter(|x| **x == id).count(), 1, "{id}");
+        }
+        let mut sorted = ids.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len(), "ids are unique");
+    }
+
+    #[test]
+    fn selection_keeps_catalogue_order_and_rejects_unknown() {
+        let all = catalogue();
+        let sel = select(&all, &["sha*".into(), "ed25519-*".into()]).unwrap();
+        let ids: Vec<&str> = sel.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "ed25519-sign",
+                "ed25519-verify",
+                "sha256",
+                "sha384",
+                "sha512",
+                "ed25519-keygen"
+            ]
+        );
+        assert!(select(&all, &["nope-*".into()]).is_err());
+    }
+
+    #[test]
+    fn data_ops_are_the_documented_ones() {
+        let all = catalogue();
+        let data_ops: Vec<&str> = all
+            .iter()
+            .filter(|o| o.takes_data())
+            .map(|o| o.id.as_str())
+            .collect();
+        for id in [
+            "aes256-gcm-encrypt",
+            "aes256-cbc-encrypt",
+            "sha256",
+            "hmac-sha256",
+            "aes256-cmac",
+            "ed25519-sign",
+        ] {
+            assert!(data_ops.contains(&id), "{id}");
+        }
+        assert!(!data_ops.contains(&"p256-sign"));
+        assert!(!data_ops.contains(&"random32"));
+    }
 }

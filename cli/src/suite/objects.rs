@@ -11,7 +11,11 @@ use crate::raw::{RawModule, Template};
 /// A find op among `n` objects (`find-object` for one object).
 pub fn find_op(n: usize) -> OpDef {
     OpDef {
-        id: if n == 1 { "find-object".into() } else { format!("find-object-{n}") },
+        id: if n == 1 {
+            "find-object".into()
+        } else {
+            format!("find-object-{n}")
+        },
         title: format!("Find object ({n} on token)"),
         kind: OpKind::FindObject(n),
         mechanism: 0,
@@ -65,7 +69,10 @@ impl Worker for FindWorker {
         ck(rv)?;
         ck(self.rv_final)?;
         if self.n != 1 || self.found[0] != self.target {
-            return Err(Failure::Check(format!("found {} objects, expected the one", self.n)));
+            return Err(Failure::Check(format!(
+                "found {} objects, expected the one",
+                self.n
+            )));
         }
         Ok(())
     }
@@ -81,7 +88,10 @@ impl Drop for FindWorker {
 
 /// Worker finding its own target object among `n` objects it created.
 pub fn find_worker(n: usize, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
-    let tag: String = random_bytes::<4>().iter().map(|b| format!("{b:02x}")).collect();
+    let tag: String = random_bytes::<4>()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let mut w = FindWorker {
         raw: p.raw.clone(),
         s: p.session,
@@ -95,13 +105,16 @@ pub fn find_worker(n: usize, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     };
     let target_label = format!("hsm-bench-find-{tag}-{}-target", p.thread);
     for i in 1..n {
-        let (rv, h) = p
-            .raw
-            .create_object(p.setup, &mut data_object(&format!("hsm-bench-find-{tag}-{}-{i}", p.thread)));
+        let (rv, h) = p.raw.create_object(
+            p.setup,
+            &mut data_object(&format!("hsm-bench-find-{tag}-{}-{i}", p.thread)),
+        );
         ck(rv)?;
         w.created.push(h);
     }
-    let (rv, h) = p.raw.create_object(p.setup, &mut data_object(&target_label));
+    let (rv, h) = p
+        .raw
+        .create_object(p.setup, &mut data_object(&target_label));
     ck(rv)?;
     w.created.push(h);
     w.target = h;

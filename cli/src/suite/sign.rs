@@ -43,7 +43,9 @@ impl SigAlg {
 
     fn mech(&self) -> Mech {
         match self {
-            SigAlg::RsaPss(_) => Mech::rsa_pss(CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, CKG_MGF1_SHA256, 32),
+            SigAlg::RsaPss(_) => {
+                Mech::rsa_pss(CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, CKG_MGF1_SHA256, 32)
+            }
             other => Mech::plain(other.mechanism()),
         }
     }
@@ -85,7 +87,10 @@ impl SigAlg {
     /// signing takes any message size.
     fn data(&self, sign: bool) -> DataSpec {
         match self {
-            SigAlg::Ed25519 if sign => DataSpec::Variable { default: 32, align: 1 },
+            SigAlg::Ed25519 if sign => DataSpec::Variable {
+                default: 32,
+                align: 1,
+            },
             SigAlg::EcdsaP384 => DataSpec::Fixed(48),
             _ => DataSpec::Fixed(32),
         }
@@ -138,7 +143,13 @@ pub fn ops() -> Vec<OpDef> {
 }
 
 /// Sign once outside the timer (preparation of verify inputs and self-checks).
-fn sign_once(raw: &RawModule, s: CK_SESSION_HANDLE, a: SigAlg, key: CK_OBJECT_HANDLE, data: &[u8]) -> Result<Vec<u8>, Failure> {
+fn sign_once(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    a: SigAlg,
+    key: CK_OBJECT_HANDLE,
+    data: &[u8],
+) -> Result<Vec<u8>, Failure> {
     let mut m = a.mech();
     ck(raw.sign_init(s, &mut m, key))?;
     let mut out = vec![0u8; 1024];
@@ -175,7 +186,10 @@ impl Worker for SignWorker {
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
         ck(rv)?;
         if self.len != self.expect_len {
-            return Err(Failure::Check(format!("signature length {} != {}", self.len, self.expect_len)));
+            return Err(Failure::Check(format!(
+                "signature length {} != {}",
+                self.len, self.expect_len
+            )));
         }
         if let Some(r) = &self.reference
             && r[..] != self.out[..self.len]
@@ -190,14 +204,18 @@ impl Worker for SignWorker {
 /// exact bytes for deterministic schemes, and verifies one signature while preparing.
 pub fn sign_worker(a: SigAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let k = p.key()?;
-    let key = k.private.ok_or_else(|| Failure::Check("no private key".into()))?;
+    let key = k
+        .private
+        .ok_or_else(|| Failure::Check("no private key".into()))?;
     let data = test_data(p.data_size, 1);
     let sig = sign_once(p.raw, p.session, a, key, &data)?;
     if let Some(public) = k.public {
         let mut m = a.mech();
         ck(p.raw.verify_init(p.session, &mut m, public))?;
         if p.raw.verify(p.session, &data, &sig) != CKR_OK {
-            return Err(Failure::Check("self-check: signature does not verify".into()));
+            return Err(Failure::Check(
+                "self-check: signature does not verify".into(),
+            ));
         }
     }
     Ok(Box::new(SignWorker {
@@ -241,7 +259,9 @@ impl Worker for VerifyWorker {
 /// must return CKR_OK. A wrong signature is also checked once to be rejected.
 pub fn verify_worker(a: SigAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let k = p.key()?;
-    let public = k.public.ok_or_else(|| Failure::Check("no public key".into()))?;
+    let public = k
+        .public
+        .ok_or_else(|| Failure::Check("no public key".into()))?;
     let private = k
         .private
         .ok_or_else(|| Failure::Check("no private key to make a signature to verify".into()))?;
@@ -253,7 +273,9 @@ pub fn verify_worker(a: SigAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure
     let mut m = a.mech();
     ck(p.raw.verify_init(p.session, &mut m, public))?;
     if p.raw.verify(p.session, &data, &bad) == CKR_OK {
-        return Err(Failure::Check("self-check: corrupted signature verified".into()));
+        return Err(Failure::Check(
+            "self-check: corrupted signature verified".into(),
+        ));
     }
     Ok(Box::new(VerifyWorker {
         raw: p.raw.clone(),

@@ -1,0 +1,219 @@
+//! Helpers for the integration tests: running the built binary, SoftHSM2 tokens
+//! made with softhsm2-util, the delay shim, schema validation.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// The hsm-bench binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_hsm-bench")
+}
+
+/// A command for the binary with a clean environment for our variables.
+pub fn cmd() -> Command {
+    let mut c = Command::new(bin());
+    for v in [
+        "HSM_BENCH_PIN",
+        "SOFTHSM2_CONF",
+        "P11_DELAY_SHIM_DELAY",
+        "P11_DELAY_SHIM_HIDE",
+        "DALEK_PKCS11_CONFIG",
+    ] {
+        c.env_remove(v);
+    }
+    c
+}
+
+/// Run and return the output, printing stderr on failure to help debugging.
+pub fn run(c: &mut Command) -> Output {
+    let out = c.output().expect("hsm-bench runs");
+    if !out.status.success() {
+        eprintln!(
+            "stderr of {:?}:\n{}",
+            c,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out
+}
+
+/// Exit code of an output.
+pub fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited normally, not by a signal")
+}
+
+/// The system SoftHSM2 module.
+pub fn softhsm() -> PathBuf {
+    [
+        "/usr/lib/softhsm/libsofthsm2.so",
+        "/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so",
+        "/usr/lib64/pkcs11/libsofthsm2.so",
+        "/usr/local/lib/softhsm/libsofthsm2.so",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.is_file())
+    .expect("SoftHSM2 is installed (apt-get install softhsm2)")
+}
+
+/// A SoftHSM2 token in a temporary directory, made with softhsm2-util.
+pub struct SoftToken {
+    pub dir: tempfile::TempDir,
+    pub conf: PathBuf,
+    pub label: String,
+    pub pin: String,
+}
+
+impl SoftToken {
+    pub fn new(label: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let tokens = dir.path().join("tokens");
+        std::fs::create_dir_all(&tokens).unwrap();
+        let conf = dir.path().join("softhsm2.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "directories.tokendir = {}\nobjectstore.backend = file\nlog.level = ERROR\n",
+                tokens.display()
+            ),
+        )
+        .unwrap();
+        let pin = "4711-test".to_string();
+        let out = Command::new("softhsm2-util")
+            .env("SOFTHSM2_CONF", &conf)
+            .args([
+                "--init-token",
+                "--free",
+                "--label",
+                label,
+                "--so-pin",
+                "12345678",
+                "--pin",
+                &pin,
+            ])
+            .output()
+            .expect("softhsm2-util runs");
+        assert!(
+            out.status.success(),
+            "softhsm2-util: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        SoftToken {
+            dir,
+            conf,
+            label: label.into(),
+            pin,
+        }
+    }
+
+    /// `hsm-bench` with SOFTHSM2_CONF pointing at this token's configuration.
+    pub fn cmd(&self) -> Command {
+        let mut c = cmd();
+        c.env("SOFTHSM2_CONF", &self.conf);
+        c
+    }
+}
+
+/// The delay shim cdylib: `$HSM_BENCH_DELAY_SHIM`, or built here with cargo into a
+/// separate target directory (cargo cannot depend on a cdylib yet).
+pub fn shim() -> PathBuf {
+    static SHIM: OnceLock<PathBuf> = OnceLock::new();
+    SHIM.get_or_init(|| {
+        if let Some(p) = std::env::var_os("HSM_BENCH_DELAY_SHIM") {
+            return PathBuf::from(p);
+        }
+        let exe = Path::new(bin());
+        let target = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target dir")
+            .join("delay-shim");
+        let out = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "p11-delay-shim", "--target-dir"])
+            .arg(&target)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "building the shim: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let p = target.join("debug/libp11_delay_shim.so");
+        assert!(p.is_file(), "{} exists", p.display());
+        p
+    })
+    .clone()
+}
+
+/// Load JSON from a file.
+pub fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Validate a result file against cli/schema/hsm-bench-1.schema.json.
+pub fn assert_valid(v: &Value) {
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/hsm-bench-1.schema.json");
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "schema violations:\n{}",
+        errors.join("\n")
+    );
+}
+
+/// The results array.
+pub fn results(v: &Value) -> &Vec<Value> {
+    v["results"].as_array().expect("results array")
+}
+
+/// The result for (module, op, size).
+pub fn find<'a>(v: &'a Value, module: &str, op: &str) -> &'a Value {
+    results(v)
+        .iter()
+        .find(|r| r["module"] == module && r["op"] == op)
+        .unwrap_or_else(|| panic!("no result {module} {op}"))
+}
+
+/// Check the internal consistency of a measured result.
+pub fn assert_sane(r: &Value) {
+    let f = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} of {r}"));
+    assert!(f("ops_per_sec") > 0.0);
+    assert!(f("min_us") <= f("p50_us") + 1e-9, "{r}");
+    assert!(f("p50_us") <= f("p90_us") + 1e-9);
+    assert!(f("p90_us") <= f("p95_us") + 1e-9);
+    assert!(f("p95_us") <= f("p99_us") + 1e-9);
+    assert!(f("p99_us") <= f("p999_us") + 1e-9);
+    assert!(f("p999_us") <= f("max_us") + 1e-9);
+    assert!(f("min_us") <= f("mean_us") && f("mean_us") <= f("max_us"));
+    assert!(f("ci95_us") >= 0.0 && f("stddev_us") >= 0.0);
+    // Closed loop: n threads cannot complete more than n / mean-latency ops per second.
+    if r["mode"] == "closed" {
+        let threads = r["threads"].as_f64().unwrap();
+        assert!(
+            f("ops_per_sec") <= threads * 1e6 / f("mean_us") * 1.05,
+            "{r}"
+        );
+    }
+}
+
+/// stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// stdout as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}

@@ -1,0 +1,197 @@
+//! End-to-end tests against our own module, `libdalek_pkcs11.so`.
+//!
+//! The module is looked for in `$HSM_BENCH_DALEK_MODULE`, then in the workspace's
+//! `target/release` and `target/debug` (and `$CARGO_TARGET_DIR`). When it is not
+//! built these tests print a notice and pass, unless `HSM_BENCH_REQUIRE_DALEK=1`
+//! is set (CI sets it after building the provider), in which case they fail.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::*;
+
+fn dalek() -> Option<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(p) = std::env::var_os("HSM_BENCH_DALEK_MODULE") {
+        candidates.push(PathBuf::from(p));
+    }
+    let ws = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut targets = vec![ws.join("target")];
+    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
+        targets.insert(0, PathBuf::from(t));
+    }
+    for t in targets {
+        for profile in ["release", "debug"] {
+            candidates.push(t.join(profile).join("libdalek_pkcs11.so"));
+        }
+    }
+    let found = candidates.into_iter().find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var("HSM_BENCH_REQUIRE_DALEK").as_deref() != Ok("1"),
+            "HSM_BENCH_REQUIRE_DALEK=1 but libdalek_pkcs11.so was not found"
+        );
+        eprintln!("NOTICE: libdalek_pkcs11.so not built; skipping a test of our module");
+    }
+    found
+}
+
+/// hsm-bench with our module named explicitly and a private TMPDIR, so the test can
+/// check that the temporary token is removed.
+fn dcmd(module: &PathBuf, tmp: &std::path::Path) -> std::process::Command {
+    let mut c = cmd();
+    c.env("HSM_BENCH_DALEK_MODULE", module).env("TMPDIR", tmp);
+    c
+}
+
+fn leftovers(tmp: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("hsm-bench-token-"))
+        .collect()
+}
+
+const QUICK_OPS: &str = "ed25519-sign,ed25519-verify,p256-sign,p256-verify,rsa2048-sign,rsa2048-verify,aes256-gcm-encrypt,aes256-gcm-decrypt,sha256,hmac-sha256,aes256-cmac,random32,ed25519-keygen,p256-keygen,aes256-keygen,find-object";
+
+#[test]
+fn our_module_runs_the_common_ops_on_a_temporary_token() {
+    let Some(m) = dalek() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r.json");
+    // A user configuration must not redirect the temporary token.
+    let bogus = tmp.path().join("bogus.toml");
+    std::fs::write(&bogus, "this is not toml = = =").unwrap();
+    let o = run(dcmd(&m, tmp.path())
+        .env("DALEK_PKCS11_CONFIG", &bogus)
+        .args([
+            "run",
+            "--quiet",
+            "--module",
+            "dalek",
+            "--ops",
+            QUICK_OPS,
+            "--iterations",
+            "30",
+            "--warmup",
+            "2",
+            "--format",
+            "json",
+            "-o",
+        ])
+        .arg(&out));
+    assert_eq!(code(&o), 0);
+    let v = json(&out);
+    assert_valid(&v);
+    assert_eq!(v["metadata"]["modules"][0]["name"], "dalek");
+    assert_eq!(v["metadata"]["modules"][0]["temporary_token"], true);
+    assert_eq!(results(&v).len(), 16);
+    // Mechanisms the module does not list yet are `unsupported`; everything it
+    // lists must work, every call checked.
+    for r in results(&v) {
+        match r["status"].as_str().unwrap() {
+            "ok" => {
+                assert_eq!(r["iterations"], 30);
+                assert_sane(r);
+            }
+            "unsupported" => assert!(
+                r["reason"].as_str().unwrap().contains("mechanism list"),
+                "{r}"
+            ),
+            _ => panic!("our module failed an op it lists: {r}"),
+        }
+    }
+    for op in ["ed25519-sign", "ed25519-verify", "sha256", "random32"] {
+        assert_eq!(find(&v, "dalek", op)["status"], "ok", "{op}");
+    }
+    assert!(
+        leftovers(tmp.path()).is_empty(),
+        "temporary token left behind"
+    );
+}
+
+#[test]
+fn our_module_side_by_side_with_softhsm() {
+    let Some(m) = dalek() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r.json");
+    let o = run(dcmd(&m, tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--module",
+            "dalek",
+            "--module",
+            "softhsm",
+            "--ops",
+            "ed25519-sign,ed25519-verify,sha256",
+        ])
+        .args([
+            "--iterations",
+            "60",
+            "--reference",
+            "softhsm",
+            "--format",
+            "json",
+            "-o",
+        ])
+        .arg(&out));
+    assert_eq!(code(&o), 0);
+    let v = json(&out);
+    assert_valid(&v);
+    for op in ["ed25519-sign", "ed25519-verify", "sha256"] {
+        for module in ["dalek", "softhsm"] {
+            let r = find(&v, module, op);
+            assert_eq!(r["status"], "ok", "{r}");
+            assert_eq!(r["rounds"], 3);
+        }
+    }
+    assert_eq!(v["ratios"].as_array().unwrap().len(), 3);
+    let text = stdout(&run(cmd().arg("report").arg(&out)));
+    assert!(text.contains("dalek/softhsm"), "{text}");
+    assert!(leftovers(tmp.path()).is_empty());
+}
+
+#[test]
+fn our_module_is_listed() {
+    let Some(m) = dalek() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(dcmd(&m, tmp.path())
+        .env("DALEK_PKCS11_TOKEN_DIR", tmp.path())
+        .env_remove("DALEK_PKCS11_CONFIG")
+        .args(["list", "--module", "dalek"]));
+    assert_eq!(code(&o), 0);
+    let text = stdout(&o);
+    assert!(text.contains("CKM_EDDSA"), "{text}");
+}
+
+#[test]
+fn bare_hsm_bench_runs_the_quick_profile_on_our_module() {
+    let Some(m) = dalek() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = std::time::Instant::now();
+    let o = run(dcmd(&m, tmp.path()).env("DALEK_PKCS11_CONFIG", "/nonexistent"));
+    assert_eq!(code(&o), 0);
+    let text = stdout(&o);
+    assert!(text.contains("module dalek"), "{text}");
+    for op in [
+        "ed25519-sign",
+        "p256-verify",
+        "aes256-gcm-decrypt",
+        "find-object",
+    ] {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(op))
+            .unwrap_or_else(|| panic!("{op} row"));
+        assert!(!row.contains("error"), "{row}");
+    }
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("ed25519-sign"))
+        .unwrap();
+    assert!(!row.contains("unsupported"), "{row}");
+    assert!(t.elapsed().as_secs() < 90, "quick took {:?}", t.elapsed());
+}
