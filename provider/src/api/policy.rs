@@ -218,14 +218,17 @@ const PRIVATE_KEY: &[Rule] = &[
     r(CKA_PUBLIC_KEY_INFO, K::Bytes, MODIFIABLE, D::None),
 ];
 
-/// §4.10 Secret key objects.
+/// §4.10 Secret key objects. `CKA_SENSITIVE` defaults to false as in
+/// SoftHSM2 (so `pkcs11-tool --keygen --extractable` yields a readable
+/// key); `CKA_EXTRACTABLE` defaults to false, so by default the value still
+/// never leaves the token.
 const SECRET_KEY: &[Rule] = &[
     r(CKA_PRIVATE, K::Bool, COPY_MAY_CHANGE, D::Bool(true)),
     r(
         CKA_SENSITIVE,
         K::Bool,
         MODIFIABLE | STICKY_TRUE,
-        D::Bool(true),
+        D::Bool(false),
     ),
     r(CKA_ENCRYPT, K::Bool, MODIFIABLE, D::Bool(true)),
     r(CKA_DECRYPT, K::Bool, MODIFIABLE, D::Bool(true)),
