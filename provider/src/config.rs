@@ -51,6 +51,18 @@ impl StorageKind {
     }
 }
 
+/// When SQLite waits for the disk (`PRAGMA synchronous` in WAL mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    /// Commits are atomic and survive a crash of the process at any
+    /// moment; a power loss may undo the last commits, never corrupt.
+    Normal,
+    /// Every commit waits for the disk (fsync): survives power loss too,
+    /// at about a millisecond or more per change.
+    Full,
+}
+
 /// The file format; every key is optional.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +72,7 @@ struct FileConfig {
     log_level: Option<String>,
     log_file: Option<PathBuf>,
     pin_kdf_iterations: Option<u32>,
+    durability: Option<Durability>,
 }
 
 /// The effective configuration.
@@ -76,6 +89,8 @@ pub struct Config {
     /// PBKDF2 iterations for PINs set from now on (existing tokens keep theirs
     /// until the PIN is changed).
     pub pin_kdf_iterations: u32,
+    /// SQLite commit durability.
+    pub durability: Durability,
 }
 
 impl Config {
@@ -116,6 +131,7 @@ impl Config {
             log_level: Level::Off,
             log_file: None,
             pin_kdf_iterations: MIN_PIN_KDF_ITERATIONS,
+            durability: Durability::Normal,
         }
     }
 
@@ -136,6 +152,9 @@ impl Config {
         }
         if let Some(f) = file.log_file {
             self.log_file = Some(f);
+        }
+        if let Some(d) = file.durability {
+            self.durability = d;
         }
         if let Some(n) = file.pin_kdf_iterations {
             if n < MIN_PIN_KDF_ITERATIONS {
@@ -189,7 +208,7 @@ mod tests {
         let path = dir.path().join("c.toml");
         std::fs::write(
             &path,
-            "token_dir = \"/x/y\"\nstorage = \"memory\"\nlog_level = \"debug\"\npin_kdf_iterations = 700000\n",
+            "token_dir = \"/x/y\"\nstorage = \"memory\"\nlog_level = \"debug\"\npin_kdf_iterations = 700000\ndurability = \"full\"\n",
         )
         .unwrap();
         let mut c = Config::defaults();
@@ -198,6 +217,7 @@ mod tests {
         assert_eq!(c.storage, StorageKind::Memory);
         assert_eq!(c.log_level, Level::Debug);
         assert_eq!(c.pin_kdf_iterations, 700_000);
+        assert_eq!(c.durability, Durability::Full);
     }
 
     #[test]

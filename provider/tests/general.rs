@@ -229,8 +229,12 @@ fn legacy_and_unsupported_functions() {
             CKR_SESSION_HANDLE_INVALID
         );
         assert_eq!(
-            l.C_EncryptInit.unwrap()(h, null_mut(), 0),
+            l.C_SignRecoverInit.unwrap()(h, null_mut(), 0),
             CKR_FUNCTION_NOT_SUPPORTED
+        );
+        assert_eq!(
+            l.C_EncryptInit.unwrap()(h, null_mut(), 0),
+            CKR_ARGUMENTS_BAD
         );
         assert_eq!(
             l.C_SeedRandom.unwrap()(h, [1u8; 4].as_mut_ptr(), 4),

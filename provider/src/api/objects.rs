@@ -178,14 +178,6 @@ pub fn set_attributes(
     token.update(&obj, next)
 }
 
-fn matches(obj: &Object, template: &[Attr]) -> bool {
-    obj.with_attrs(|a| {
-        template
-            .iter()
-            .all(|t| a.bytes(t.ty) == Some(t.value.as_slice()))
-    })
-}
-
 /// `C_FindObjectsInit`: collects the matching visible objects now (a
 /// consistent snapshot; objects created later are not returned).
 pub fn find_init(session: &Session, template: &[Attr]) -> Result<()> {
@@ -194,13 +186,7 @@ pub fn find_init(session: &Session, template: &[Attr]) -> Result<()> {
         return Err(err(CKR_OPERATION_ACTIVE));
     }
     session.token.refresh()?;
-    let handles = session
-        .token
-        .visible_objects()
-        .iter()
-        .filter(|o| matches(o, template))
-        .map(|o| o.handle)
-        .collect();
+    let handles = session.token.find(template);
     ops.find = Some(Find { handles, next: 0 });
     Ok(())
 }

@@ -7,7 +7,7 @@
 //! object table's lock, never after. Signing and other operations on
 //! already-found objects touch neither.
 
-use super::attributes::Attributes;
+use super::attributes::{Attr, Attributes};
 use super::object::Object;
 use crate::config::Config;
 use crate::error::{Result, err};
@@ -15,7 +15,7 @@ use crate::storage::seal::{TokenKey, hex, random_bytes};
 use crate::storage::{self, TokenMeta, TokenStore, Uid};
 use cryptoki_sys::*;
 use parking_lot::{Mutex, RwLock};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -42,11 +42,115 @@ struct Login {
     key: Option<Arc<TokenKey>>,
 }
 
+/// The objects of a token in this process, indexed by handle, unique id,
+/// `CKA_LABEL` and `CKA_ID` (so `C_FindObjectsInit` by label or id does not
+/// look at every object).
+#[derive(Default)]
 struct ObjectTable {
     by_handle: HashMap<CK_OBJECT_HANDLE, Arc<Object>>,
     by_uid: HashMap<Uid, CK_OBJECT_HANDLE>,
+    by_label: HashMap<Vec<u8>, BTreeSet<CK_OBJECT_HANDLE>>,
+    by_id: HashMap<Vec<u8>, BTreeSet<CK_OBJECT_HANDLE>>,
     epoch: String,
     generation: u64,
+}
+
+/// `CKA_LABEL` and `CKA_ID` of an object, as indexed.
+fn index_keys(obj: &Object) -> (Vec<u8>, Vec<u8>) {
+    obj.with_attrs(|a| {
+        (
+            a.bytes(CKA_LABEL).unwrap_or_default().to_vec(),
+            a.bytes(CKA_ID).unwrap_or_default().to_vec(),
+        )
+    })
+}
+
+fn unindex(
+    map: &mut HashMap<Vec<u8>, BTreeSet<CK_OBJECT_HANDLE>>,
+    key: &[u8],
+    handle: CK_OBJECT_HANDLE,
+) {
+    if let Some(set) = map.get_mut(key) {
+        set.remove(&handle);
+        if set.is_empty() {
+            map.remove(key);
+        }
+    }
+}
+
+impl ObjectTable {
+    /// Adds (or replaces) an object.
+    fn add(&mut self, obj: Arc<Object>) {
+        if let Some(old) = self.by_handle.get(&obj.handle).cloned() {
+            self.take(old.handle);
+        }
+        let (label, id) = index_keys(&obj);
+        self.by_label.entry(label).or_default().insert(obj.handle);
+        self.by_id.entry(id).or_default().insert(obj.handle);
+        if obj.token {
+            self.by_uid.insert(obj.uid, obj.handle);
+        }
+        self.by_handle.insert(obj.handle, obj);
+    }
+
+    /// Removes an object; its cached key is dropped.
+    fn take(&mut self, handle: CK_OBJECT_HANDLE) -> Option<Arc<Object>> {
+        let obj = self.by_handle.remove(&handle)?;
+        let (label, id) = index_keys(&obj);
+        unindex(&mut self.by_label, &label, handle);
+        unindex(&mut self.by_id, &id, handle);
+        if obj.token && self.by_uid.get(&obj.uid) == Some(&handle) {
+            self.by_uid.remove(&obj.uid);
+        }
+        obj.forget_key();
+        Some(obj)
+    }
+
+    /// Removes every object matching `doomed`.
+    fn take_where(&mut self, doomed: impl Fn(&Object) -> bool) {
+        let handles: Vec<_> = self
+            .by_handle
+            .values()
+            .filter(|o| doomed(o))
+            .map(|o| o.handle)
+            .collect();
+        for h in handles {
+            self.take(h);
+        }
+    }
+
+    /// Handles of visible objects matching `template`, ascending.
+    fn find(&self, template: &[Attr], user: bool) -> Vec<CK_OBJECT_HANDLE> {
+        let matches = |o: &Object| {
+            (!o.private || user)
+                && o.with_attrs(|a| {
+                    template
+                        .iter()
+                        .all(|t| a.bytes(t.ty) == Some(t.value.as_slice()))
+                })
+        };
+        let indexed = template.iter().find_map(|t| match t.ty {
+            CKA_LABEL => Some(self.by_label.get(t.value.as_slice())),
+            CKA_ID => Some(self.by_id.get(t.value.as_slice())),
+            _ => None,
+        });
+        let mut found: Vec<_> = match indexed {
+            Some(None) => Vec::new(),
+            Some(Some(set)) => set
+                .iter()
+                .filter(|h| self.by_handle.get(h).is_some_and(|o| matches(o)))
+                .copied()
+                .collect(),
+            None => self
+                .by_handle
+                .values()
+                .filter(|o| matches(o))
+                .map(|o| o.handle)
+                .collect(),
+        };
+        found.sort_unstable();
+        found
+    }
 }
 
 /// One token (or the uninitialised token of the free slot).
@@ -101,12 +205,7 @@ impl Token {
                 user: None,
                 key: None,
             }),
-            objects: RwLock::new(ObjectTable {
-                by_handle: HashMap::new(),
-                by_uid: HashMap::new(),
-                epoch: String::new(),
-                generation: 0,
-            }),
+            objects: RwLock::new(ObjectTable::default()),
             sessions: AtomicUsize::new(0),
             rw_sessions: AtomicUsize::new(0),
         };
@@ -183,8 +282,7 @@ impl Token {
                 login.user = None;
                 login.key = None;
             }
-            t.by_handle.retain(|_, o| !o.token);
-            t.by_uid.clear();
+            t.take_where(|o| o.token);
             t.epoch = e;
         }
         for rec in &changes.upserts {
@@ -198,10 +296,7 @@ impl Token {
             }
             let handle = existing.unwrap_or_else(|| self.handles.next());
             match Object::from_record(handle, rec) {
-                Ok(o) => {
-                    t.by_handle.insert(handle, Arc::new(o));
-                    t.by_uid.insert(rec.uid, handle);
-                }
+                Ok(o) => t.add(Arc::new(o)),
                 Err(e) => crate::log::error(format_args!(
                     "skipping unreadable object {}: {e}",
                     hex(&rec.uid)
@@ -209,10 +304,8 @@ impl Token {
             }
         }
         for uid in &changes.deletes {
-            if let Some(h) = t.by_uid.remove(uid)
-                && let Some(o) = t.by_handle.remove(&h)
-            {
-                o.forget_key();
+            if let Some(h) = t.by_uid.get(uid).copied() {
+                t.take(h);
             }
         }
         t.generation = t.generation.max(changes.generation);
@@ -247,19 +340,11 @@ impl Token {
         }
     }
 
-    /// Every visible object, for `C_FindObjectsInit`.
-    pub fn visible_objects(&self) -> Vec<Arc<Object>> {
+    /// Handles of the visible objects matching `template` (all of its
+    /// attributes equal; sealed values never match), ascending.
+    pub fn find(&self, template: &[Attr]) -> Vec<CK_OBJECT_HANDLE> {
         let user = self.user_logged_in();
-        let mut v: Vec<_> = self
-            .objects
-            .read()
-            .by_handle
-            .values()
-            .filter(|o| !o.private || user)
-            .cloned()
-            .collect();
-        v.sort_by_key(|o| o.handle);
-        v
+        self.objects.read().find(template, user)
     }
 
     /// A fresh handle.
@@ -298,18 +383,21 @@ impl Token {
         let mut t = self.objects.write();
         let handles = objects.iter().map(|o| o.handle).collect();
         for o in objects {
-            if o.token {
-                t.by_uid.insert(o.uid, o.handle);
-            }
-            t.by_handle.insert(o.handle, Arc::new(o));
+            t.add(Arc::new(o));
         }
         Ok(handles)
     }
 
     /// Stores changed attributes of an object.
-    pub fn update(&self, obj: &Object, attrs: Attributes) -> Result<()> {
+    pub fn update(&self, obj: &Arc<Object>, attrs: Attributes) -> Result<()> {
         let mut store = self.store.lock();
-        obj.replace_attrs(attrs);
+        {
+            // Re-index under the new label and id.
+            let mut t = self.objects.write();
+            t.take(obj.handle);
+            obj.replace_attrs(attrs);
+            t.add(obj.clone());
+        }
         if obj.token {
             if obj.private {
                 obj.seal_sensitive(&*self.token_key().ok_or(err(CKR_USER_NOT_LOGGED_IN))?)?;
@@ -335,23 +423,16 @@ impl Token {
             if t.generation + 1 == g {
                 t.generation = g;
             }
-            t.by_uid.remove(&obj.uid);
         }
-        self.objects.write().by_handle.remove(&obj.handle);
-        obj.forget_key();
+        self.objects.write().take(obj.handle);
         Ok(())
     }
 
     /// Removes the session objects of `session` (all sessions if `None`)
     /// and, with `private_only`, only the private ones.
     pub fn drop_session_objects(&self, session: Option<CK_SESSION_HANDLE>, private_only: bool) {
-        self.objects.write().by_handle.retain(|_, o| {
-            let doomed =
-                !o.token && session.is_none_or(|s| o.session == s) && (!private_only || o.private);
-            if doomed {
-                o.forget_key();
-            }
-            !doomed
+        self.objects.write().take_where(|o| {
+            !o.token && session.is_none_or(|s| o.session == s) && (!private_only || o.private)
         });
     }
 
@@ -511,11 +592,7 @@ impl Token {
         drop(login);
         {
             let mut t = self.objects.write();
-            for o in t.by_handle.values() {
-                o.forget_key();
-            }
-            t.by_handle.clear();
-            t.by_uid.clear();
+            t.take_where(|_| true);
             t.epoch.clear();
         }
         self.refresh()
@@ -572,11 +649,6 @@ impl Token {
         let mut login = self.login.write();
         login.user = None;
         login.key = None;
-        let mut t = self.objects.write();
-        for o in t.by_handle.values() {
-            o.forget_key();
-        }
-        t.by_handle.clear();
-        t.by_uid.clear();
+        self.objects.write().take_where(|_| true);
     }
 }

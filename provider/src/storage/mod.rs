@@ -97,7 +97,7 @@ pub trait TokenStore: Send {
 /// Opens the stores of every token that exists for `config`.
 pub fn discover(config: &Config) -> Result<Vec<Box<dyn TokenStore>>> {
     match config.storage {
-        StorageKind::Sqlite => sqlite::discover(&config.token_dir),
+        StorageKind::Sqlite => sqlite::discover(&config.token_dir, config.durability),
         StorageKind::Memory => Ok(Vec::new()),
     }
 }
@@ -117,6 +117,7 @@ pub fn open(config: &Config, serial: &str) -> Result<Box<dyn TokenStore>> {
         StorageKind::Sqlite => Ok(Box::new(sqlite::SqliteStore::open(
             &config.token_dir,
             serial,
+            config.durability,
         )?)),
         StorageKind::Memory => Err(crate::error::err(cryptoki_sys::CKR_TOKEN_NOT_PRESENT)),
     }
@@ -128,6 +129,7 @@ pub fn create(config: &Config, meta: &TokenMeta) -> Result<Box<dyn TokenStore>> 
         StorageKind::Sqlite => Ok(Box::new(sqlite::SqliteStore::create(
             &config.token_dir,
             meta,
+            config.durability,
         )?)),
         StorageKind::Memory => Ok(Box::new(memory::MemoryStore::new(meta.clone()))),
     }

@@ -1,8 +1,9 @@
 //! The SQLite store: one database file per token, `<serial>.sqlite` in the
 //! token directory.
 //!
-//! WAL journal with `synchronous=FULL` (a committed change survives a crash
-//! or power loss), a busy timeout so concurrent processes wait for each other
+//! WAL journal (`synchronous=NORMAL` by default: a commit survives a crash
+//! of the process at any moment, and a power loss can only undo the last
+//! commits; `durability = "full"` adds an fsync per commit), a busy timeout so concurrent processes wait for each other
 //! instead of failing, every write one `BEGIN IMMEDIATE` transaction, and a
 //! generation counter bumped by each write. Destroyed objects leave a
 //! tombstone so other processes learn of the deletion. `PRAGMA data_version`
@@ -11,6 +12,7 @@
 //! process ever sees a half-created token.
 
 use super::{Changes, ObjectRecord, TokenMeta, TokenStore, UID_LEN, Uid};
+use crate::config::Durability;
 use crate::error::{Result, err};
 use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_NOT_RECOGNIZED};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
@@ -70,10 +72,10 @@ pub fn list_serials(dir: &Path) -> Vec<String> {
 
 /// Opens every token in `dir`. A file that cannot be opened is logged and
 /// skipped, so one damaged token does not hide the others.
-pub fn discover(dir: &Path) -> Result<Vec<Box<dyn TokenStore>>> {
+pub fn discover(dir: &Path, durability: Durability) -> Result<Vec<Box<dyn TokenStore>>> {
     let mut stores: Vec<Box<dyn TokenStore>> = Vec::new();
     for serial in list_serials(dir) {
-        match SqliteStore::open(dir, &serial) {
+        match SqliteStore::open(dir, &serial, durability) {
             Ok(s) => stores.push(Box::new(s)),
             Err(e) => crate::log::error(format_args!("skipping token {serial}: {e}")),
         }
@@ -81,7 +83,7 @@ pub fn discover(dir: &Path) -> Result<Vec<Box<dyn TokenStore>>> {
     Ok(stores)
 }
 
-fn connect(path: &Path, create: bool) -> Result<Connection> {
+fn connect(path: &Path, create: bool, durability: Durability) -> Result<Connection> {
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     if create {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
@@ -89,7 +91,11 @@ fn connect(path: &Path, create: bool) -> Result<Connection> {
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "FULL")?;
+    let sync = match durability {
+        Durability::Normal => "NORMAL",
+        Durability::Full => "FULL",
+    };
+    conn.pragma_update(None, "synchronous", sync)?;
     conn.pragma_update(None, "foreign_keys", "OFF")?;
     Ok(conn)
 }
@@ -143,8 +149,8 @@ fn uid_from(v: Vec<u8>) -> rusqlite::Result<Uid> {
 
 impl SqliteStore {
     /// Opens the existing token `serial` in `dir`.
-    pub fn open(dir: &Path, serial: &str) -> Result<SqliteStore> {
-        let conn = connect(&token_path(dir, serial), false)?;
+    pub fn open(dir: &Path, serial: &str, durability: Durability) -> Result<SqliteStore> {
+        let conn = connect(&token_path(dir, serial), false, durability)?;
         let version: Option<i64> = conn
             .query_row("SELECT value FROM meta WHERE name = 'schema'", [], |r| {
                 r.get(0)
@@ -164,7 +170,7 @@ impl SqliteStore {
     }
 
     /// Creates a token file for `meta.serial` in `dir` (created if missing).
-    pub fn create(dir: &Path, meta: &TokenMeta) -> Result<SqliteStore> {
+    pub fn create(dir: &Path, meta: &TokenMeta, durability: Durability) -> Result<SqliteStore> {
         std::fs::create_dir_all(dir).map_err(|e| {
             crate::log::error(format_args!("cannot create {}: {e}", dir.display()));
             err(CKR_DEVICE_ERROR)
@@ -172,7 +178,7 @@ impl SqliteStore {
         let tmp = dir.join(format!(".{}{SUFFIX}.new", meta.serial));
         let _ = std::fs::remove_file(&tmp);
         {
-            let mut conn = connect(&tmp, true)?;
+            let mut conn = connect(&tmp, true, Durability::Full)?;
             let tx = conn.transaction()?;
             tx.execute_batch(SCHEMA)?;
             tx.execute(
@@ -188,7 +194,7 @@ impl SqliteStore {
             crate::log::error(format_args!("cannot create token file: {e}"));
             err(CKR_DEVICE_ERROR)
         })?;
-        Self::open(dir, &meta.serial)
+        Self::open(dir, &meta.serial, durability)
     }
 
     fn current_data_version(&self) -> Result<i64> {
@@ -357,8 +363,8 @@ mod tests {
     #[test]
     fn second_connection_sees_changes() {
         let dir = tempfile::tempdir().unwrap();
-        let mut a = SqliteStore::create(dir.path(), &meta("abc")).unwrap();
-        let mut b = SqliteStore::open(dir.path(), "abc").unwrap();
+        let mut a = SqliteStore::create(dir.path(), &meta("abc"), Durability::Normal).unwrap();
+        let mut b = SqliteStore::open(dir.path(), "abc", Durability::Full).unwrap();
         assert!(
             b.changes_since("e1", 0).unwrap().is_none(),
             "nothing written yet"
@@ -384,8 +390,8 @@ mod tests {
     #[test]
     fn meta_updates_are_read_modify_write() {
         let dir = tempfile::tempdir().unwrap();
-        let mut a = SqliteStore::create(dir.path(), &meta("s1")).unwrap();
-        let mut b = SqliteStore::open(dir.path(), "s1").unwrap();
+        let mut a = SqliteStore::create(dir.path(), &meta("s1"), Durability::Normal).unwrap();
+        let mut b = SqliteStore::open(dir.path(), "s1", Durability::Normal).unwrap();
         a.update_meta(&mut |m| {
             m.user_failures += 1;
             Ok(())
@@ -405,6 +411,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("junk.sqlite"), b"not a database").unwrap();
         std::fs::write(dir.path().join("notes.txt"), b"x").unwrap();
-        assert!(discover(dir.path()).unwrap().is_empty());
+        assert!(discover(dir.path(), Durability::Normal).unwrap().is_empty());
     }
 }
