@@ -15,7 +15,9 @@ use zeroize::Zeroizing;
 pub type ValueOf<'a> = &'a dyn Fn(CK_ATTRIBUTE_TYPE) -> Result<Option<Zeroizing<Vec<u8>>>>;
 
 /// A key ready for use. Private and secret variants zeroize themselves
-/// when dropped.
+/// when dropped. Always held behind an `Arc` (one per object), so the size
+/// of the largest variant (an expanded AES key) costs nothing per use.
+#[allow(clippy::large_enum_variant)]
 pub enum KeyMaterial {
     /// Ed25519 private key.
     Ed25519Private(ed25519_dalek::SigningKey),
