@@ -534,3 +534,93 @@ fn digests_and_random() {
     assert_eq!(a.len(), 64);
     assert_ne!(a, b);
 }
+
+/// The vendor interface's batch verification (`ffi/vendor.rs`).
+#[test]
+fn vendor_batch_verification() {
+    let f = Fixture::new();
+    let slot = f.token("batch");
+    let s = f.user(slot);
+    let pairs: Vec<_> = (0..16).map(|_| generate(&s, false)).collect();
+    let messages: Vec<Vec<u8>> = (0..16u8).map(|i| vec![i; 32 + i as usize]).collect();
+    let mut sigs: Vec<Vec<u8>> = pairs
+        .iter()
+        .zip(&messages)
+        .map(|((_, k), m)| s.sign(&eddsa(), *k, m).unwrap())
+        .collect();
+    // SAFETY: loading the module under test; calls with live arrays of ulCount elements.
+    unsafe {
+        let lib = cryptoki_sys::Pkcs11::new(module_path()).unwrap();
+        let mut iface: *mut CK_INTERFACE = std::ptr::null_mut();
+        let mut name = *b"Vendor dalek-pkcs11\0";
+        assert_eq!(
+            lib.C_GetInterface(name.as_mut_ptr(), std::ptr::null_mut(), &mut iface, 0),
+            CKR_OK
+        );
+        #[repr(C)]
+        struct VendorList {
+            version: CK_VERSION,
+            verify_batch: Option<
+                unsafe extern "C" fn(
+                    CK_SESSION_HANDLE,
+                    CK_ULONG,
+                    *const CK_OBJECT_HANDLE,
+                    *const *const CK_BYTE,
+                    *const CK_ULONG,
+                    *const *const CK_BYTE,
+                ) -> CK_RV,
+            >,
+        }
+        let list = &*((*iface).pFunctionList as *const VendorList);
+        assert_eq!((list.version.major, list.version.minor), (1, 0));
+        let batch = list.verify_batch.unwrap();
+        let keys: Vec<CK_OBJECT_HANDLE> = pairs.iter().map(|(p, _)| p.handle()).collect();
+        let lens: Vec<CK_ULONG> = messages.iter().map(|m| m.len() as CK_ULONG).collect();
+        let run = |sigs: &Vec<Vec<u8>>, keys: &[CK_OBJECT_HANDLE]| {
+            let data: Vec<*const u8> = messages.iter().map(|m| m.as_ptr()).collect();
+            let sig_ptrs: Vec<*const u8> = sigs.iter().map(|x| x.as_ptr()).collect();
+            batch(
+                s.handle(),
+                keys.len() as CK_ULONG,
+                keys.as_ptr(),
+                data.as_ptr(),
+                lens.as_ptr(),
+                sig_ptrs.as_ptr(),
+            )
+        };
+        assert_eq!(run(&sigs, &keys), CKR_OK);
+        sigs[9][0] ^= 1;
+        assert_eq!(run(&sigs, &keys), CKR_SIGNATURE_INVALID);
+        sigs[9][0] ^= 1;
+        let mut private_keys = keys.clone();
+        private_keys[3] = pairs[3].1.handle();
+        assert_eq!(
+            run(&sigs, &private_keys),
+            CKR_KEY_FUNCTION_NOT_PERMITTED,
+            "private keys have no CKA_VERIFY"
+        );
+        assert_eq!(
+            batch(
+                s.handle(),
+                0,
+                keys.as_ptr(),
+                std::ptr::null(),
+                lens.as_ptr(),
+                std::ptr::null()
+            ),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            batch(
+                s.handle(),
+                2,
+                keys.as_ptr(),
+                std::ptr::null(),
+                lens.as_ptr(),
+                std::ptr::null()
+            ),
+            CKR_ARGUMENTS_BAD
+        );
+        std::mem::forget(lib);
+    }
+}

@@ -19,26 +19,32 @@ fn function_list_and_interfaces() {
         let lib = cryptoki_sys::Pkcs11::new(module_path()).unwrap();
         let mut count: CK_ULONG = 0;
         assert_eq!(lib.C_GetInterfaceList(null_mut(), &mut count), CKR_OK);
-        assert_eq!(count, 2);
+        assert_eq!(count, 3);
         let mut small = [std::mem::zeroed::<CK_INTERFACE>(); 1];
         let mut one: CK_ULONG = 1;
         assert_eq!(
             lib.C_GetInterfaceList(small.as_mut_ptr(), &mut one),
             CKR_BUFFER_TOO_SMALL
         );
-        assert_eq!(one, 2);
-        let mut all = [std::mem::zeroed::<CK_INTERFACE>(); 2];
+        assert_eq!(one, 3);
+        let mut all = [std::mem::zeroed::<CK_INTERFACE>(); 3];
         assert_eq!(lib.C_GetInterfaceList(all.as_mut_ptr(), &mut count), CKR_OK);
-        let versions: Vec<(u8, u8)> = all
+        let listed: Vec<(String, u8, u8)> = all
             .iter()
             .map(|i| {
                 let v = *(i.pFunctionList as *const CK_VERSION);
                 let name = std::ffi::CStr::from_ptr(i.pInterfaceName as *const std::ffi::c_char);
-                assert_eq!(name.to_str().unwrap(), "PKCS 11");
-                (v.major, v.minor)
+                (name.to_str().unwrap().to_string(), v.major, v.minor)
             })
             .collect();
-        assert_eq!(versions, vec![(3, 0), (2, 40)]);
+        assert_eq!(
+            listed,
+            vec![
+                ("PKCS 11".to_string(), 3, 0),
+                ("PKCS 11".to_string(), 2, 40),
+                ("Vendor dalek-pkcs11".to_string(), 1, 0)
+            ]
+        );
 
         let mut iface: *mut CK_INTERFACE = null_mut();
         assert_eq!(

@@ -697,3 +697,32 @@ pub fn derive_key(
     );
     Ok(session.token.insert(vec![obj])?[0])
 }
+
+/// Most signatures one batch may hold (bounds the memory a caller can make
+/// the module allocate).
+pub const MAX_BATCH: usize = 1 << 16;
+
+/// Vendor extension: verifies `signatures[i]` over `messages[i]` with the
+/// Ed25519 public key `keys[i]`, all at once (see `docs/mechanisms.md`,
+/// "Batch verification"). Each key needs `CKA_VERIFY` and must allow
+/// `CKM_EDDSA`.
+pub fn verify_batch_ed25519(
+    session: &Session,
+    keys: &[CK_OBJECT_HANDLE],
+    messages: &[&[u8]],
+    signatures: &[&[u8]],
+) -> Result<()> {
+    if keys.is_empty()
+        || keys.len() > MAX_BATCH
+        || keys.len() != messages.len()
+        || keys.len() != signatures.len()
+    {
+        return Err(err(CKR_ARGUMENTS_BAD));
+    }
+    let mech = Mechanism::plain(CKM_EDDSA);
+    let publics = keys
+        .iter()
+        .map(|&h| mechanisms::eddsa::verifying_key(&*usable_key(session, h, &mech, CKA_VERIFY)?))
+        .collect::<Result<Vec<_>>>()?;
+    mechanisms::eddsa::verify_batch(&publics, messages, signatures)
+}

@@ -19,6 +19,7 @@ pub mod sign;
 pub mod slot_token;
 pub mod unsupported;
 pub mod util;
+pub mod vendor;
 
 use crate::error::err;
 use cryptoki_sys::*;
@@ -138,11 +139,12 @@ pub const INTERFACE_NAME: &CStr = c"PKCS 11";
 
 /// Immutable interface table. The raw pointers point at statics, so sharing
 /// between threads is sound.
-pub struct Interfaces(pub [CK_INTERFACE; 2]);
+pub struct Interfaces(pub [CK_INTERFACE; 3]);
 // SAFETY: the table and everything it points to are immutable statics.
 unsafe impl Sync for Interfaces {}
 
-/// Interfaces in order of preference: 3.0 first.
+/// Interfaces in order of preference: 3.0 first, then 2.40, then the
+/// vendor interface (`vendor.rs`).
 pub static INTERFACES: Interfaces = Interfaces([
     CK_INTERFACE {
         pInterfaceName: INTERFACE_NAME.as_ptr() as *mut CK_UTF8CHAR,
@@ -152,6 +154,12 @@ pub static INTERFACES: Interfaces = Interfaces([
     CK_INTERFACE {
         pInterfaceName: INTERFACE_NAME.as_ptr() as *mut CK_UTF8CHAR,
         pFunctionList: &FUNCTION_LIST_2_40 as *const CK_FUNCTION_LIST as *mut c_void,
+        flags: 0,
+    },
+    CK_INTERFACE {
+        pInterfaceName: vendor::VENDOR_INTERFACE_NAME.as_ptr() as *mut CK_UTF8CHAR,
+        pFunctionList: &vendor::VENDOR_FUNCTION_LIST as *const vendor::CK_DALEK_FUNCTION_LIST
+            as *mut c_void,
         flags: 0,
     },
 ]);

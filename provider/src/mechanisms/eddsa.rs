@@ -172,6 +172,31 @@ pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
     })
 }
 
+/// The public key of an Ed25519 key object's material (public keys only,
+/// as `CKA_VERIFY` exists only on public keys).
+pub fn verifying_key(key: &KeyMaterial) -> Result<VerifyingKey> {
+    match key {
+        KeyMaterial::Ed25519Public(k) => Ok(*k),
+        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+    }
+}
+
+/// Verifies many Ed25519 signatures at once (ed25519-dalek's batch
+/// verification: one multi-scalar multiplication for the whole batch).
+/// `CKR_OK` only if every signature is valid; `CKR_SIGNATURE_INVALID` if
+/// any is not (the batch does not say which: verify one by one to find it).
+pub fn verify_batch(keys: &[VerifyingKey], messages: &[&[u8]], signatures: &[&[u8]]) -> Result<()> {
+    let sigs: Vec<Signature> = signatures
+        .iter()
+        .map(|s| {
+            <&[u8; SIG_LEN]>::try_from(*s)
+                .map(Signature::from_bytes)
+                .map_err(|_| err(CKR_SIGNATURE_LEN_RANGE))
+        })
+        .collect::<Result<_>>()?;
+    ed25519_dalek::verify_batch(messages, &sigs, keys).map_err(|_| err(CKR_SIGNATURE_INVALID))
+}
+
 /// Only pure Ed25519 is supported: no pre-hash, no context.
 fn check_param(mech: &Mechanism<'_>) -> Result<()> {
     match mech.param {
@@ -310,6 +335,32 @@ mod tests {
         assert_eq!(
             v.verify(&[0x72], &out[..63]).unwrap_err().rv(),
             CKR_SIGNATURE_LEN_RANGE
+        );
+    }
+
+    #[test]
+    fn batch_verification_accepts_good_and_rejects_one_bad() {
+        let keys: Vec<SigningKey> = (0..8u8).map(|i| SigningKey::from_bytes(&[i; 32])).collect();
+        let messages: Vec<Vec<u8>> = (0..8u8).map(|i| vec![i; 10 + i as usize]).collect();
+        let mut sigs: Vec<[u8; 64]> = keys
+            .iter()
+            .zip(&messages)
+            .map(|(k, m)| k.sign(m).to_bytes())
+            .collect();
+        let publics: Vec<VerifyingKey> = keys.iter().map(|k| k.verifying_key()).collect();
+        let msgs: Vec<&[u8]> = messages.iter().map(|m| m.as_slice()).collect();
+        let refs: Vec<&[u8]> = sigs.iter().map(|s| s.as_slice()).collect();
+        verify_batch(&publics, &msgs, &refs).unwrap();
+        sigs[5][3] ^= 1;
+        let refs: Vec<&[u8]> = sigs.iter().map(|s| s.as_slice()).collect();
+        assert_eq!(
+            verify_batch(&publics, &msgs, &refs).unwrap_err().rv(),
+            CKR_SIGNATURE_INVALID
+        );
+        assert_eq!(
+            verify_batch(&publics, &msgs, &refs[..7]).unwrap_err().rv(),
+            CKR_SIGNATURE_INVALID,
+            "length mismatch"
         );
     }
 

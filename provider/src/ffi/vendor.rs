@@ -1,0 +1,108 @@
+//! The vendor interface "Vendor dalek-pkcs11" (version 1.0), returned by
+//! `C_GetInterface` / `C_GetInterfaceList` next to the standard ones. Its
+//! function list holds functions the PKCS#11 API has no place for:
+//!
+//! ```c
+//! typedef struct CK_DALEK_FUNCTION_LIST {
+//!     CK_VERSION version;                       /* 1.0 */
+//!     CK_RV (*C_DalekVerifyEd25519Batch)(
+//!         CK_SESSION_HANDLE hSession,
+//!         CK_ULONG ulCount,                     /* 1 .. 65536 */
+//!         CK_OBJECT_HANDLE_PTR phKeys,          /* Ed25519 public keys */
+//!         CK_BYTE_PTR *ppData, CK_ULONG_PTR pulDataLen,
+//!         CK_BYTE_PTR *ppSignature);            /* 64 bytes each */
+//! } CK_DALEK_FUNCTION_LIST;
+//! ```
+//!
+//! `C_DalekVerifyEd25519Batch` returns `CKR_OK` when every signature is
+//! valid and `CKR_SIGNATURE_INVALID` when at least one is not.
+
+use super::util::{bytes, guard};
+use crate::api::{crypto, module};
+use crate::error::err;
+use cryptoki_sys::*;
+
+/// Signature of `C_DalekVerifyEd25519Batch`.
+pub type VerifyBatchFn = unsafe extern "C" fn(
+    CK_SESSION_HANDLE,
+    CK_ULONG,
+    *const CK_OBJECT_HANDLE,
+    *const *const CK_BYTE,
+    *const CK_ULONG,
+    *const *const CK_BYTE,
+) -> CK_RV;
+
+/// The vendor function list.
+#[repr(C)]
+pub struct CK_DALEK_FUNCTION_LIST {
+    /// 1.0.
+    pub version: CK_VERSION,
+    /// Batch Ed25519 verification.
+    pub C_DalekVerifyEd25519Batch: Option<VerifyBatchFn>,
+}
+
+/// The vendor interface's name.
+pub const VENDOR_INTERFACE_NAME: &std::ffi::CStr = c"Vendor dalek-pkcs11";
+
+/// The vendor function list instance.
+pub static VENDOR_FUNCTION_LIST: CK_DALEK_FUNCTION_LIST = CK_DALEK_FUNCTION_LIST {
+    version: CK_VERSION { major: 1, minor: 0 },
+    C_DalekVerifyEd25519Batch: Some(C_DalekVerifyEd25519Batch),
+};
+
+/// Reads `count` elements of a caller array (`CKR_ARGUMENTS_BAD` if null).
+///
+/// # Safety
+/// `ptr` null or valid for `count` elements.
+unsafe fn array<'a, T>(ptr: *const T, count: usize) -> crate::error::Result<&'a [T]> {
+    if ptr.is_null() {
+        return Err(err(CKR_ARGUMENTS_BAD));
+    }
+    // SAFETY: non-null; the caller guarantees `count` elements.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
+}
+
+/// Batch verification of Ed25519 signatures (see the module docs).
+///
+/// # Safety
+/// Every array valid for `ulCount` elements; `ppData[i]` valid for
+/// `pulDataLen[i]` bytes; `ppSignature[i]` valid for 64 bytes.
+pub unsafe extern "C" fn C_DalekVerifyEd25519Batch(
+    hSession: CK_SESSION_HANDLE,
+    ulCount: CK_ULONG,
+    phKeys: *const CK_OBJECT_HANDLE,
+    ppData: *const *const CK_BYTE,
+    pulDataLen: *const CK_ULONG,
+    ppSignature: *const *const CK_BYTE,
+) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            let count = usize::try_from(ulCount).map_err(|_| err(CKR_ARGUMENTS_BAD))?;
+            if count == 0 || count > crypto::MAX_BATCH {
+                return Err(err(CKR_ARGUMENTS_BAD));
+            }
+            // SAFETY: the caller guarantees the arrays hold ulCount elements.
+            let (keys, data, lens, sigs) = unsafe {
+                (
+                    array(phKeys, count)?,
+                    array(ppData, count)?,
+                    array(pulDataLen, count)?,
+                    array(ppSignature, count)?,
+                )
+            };
+            let messages = data
+                .iter()
+                .zip(lens)
+                // SAFETY: the caller guarantees ppData[i] holds pulDataLen[i] bytes.
+                .map(|(&p, &len)| unsafe { bytes(p, len) })
+                .collect::<crate::error::Result<Vec<_>>>()?;
+            let signatures = sigs
+                .iter()
+                // SAFETY: the caller guarantees 64 bytes at each signature pointer.
+                .map(|&p| unsafe { bytes(p, 64) })
+                .collect::<crate::error::Result<Vec<_>>>()?;
+            crypto::verify_batch_ed25519(&s, keys, &messages, &signatures)
+        })
+    })
+}
