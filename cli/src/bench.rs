@@ -117,6 +117,9 @@ pub fn jobs(ops: &[OpDef], mix: Option<(Vec<OpDef>, Mix)>, s: &Settings) -> Vec<
 
 /// Why `op` cannot run on `m` at `size`, if it cannot.
 fn unsupported(m: &Module, op: &OpDef, size: u64) -> Option<String> {
+    if matches!(op.kind, crate::suite::OpKind::VerifyBatch(_)) && !m.raw.has_verify_batch() {
+        return Some("the module has no \"Vendor dalek-pkcs11\" batch-verify interface".into());
+    }
     for mech in std::iter::once(op.mechanism).chain(op.also_needs.iter().copied()) {
         if mech != 0 && !m.has_mechanism(mech) {
             return Some(format!(

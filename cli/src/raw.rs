@@ -18,7 +18,51 @@ use cryptoki_sys::*;
 /// keeps the function pointers valid.
 pub struct RawModule {
     list: CK_FUNCTION_LIST,
+    verify_batch: Option<VerifyBatchFn>,
     _lib: libloading::Library,
+}
+
+/// `C_DalekVerifyEd25519Batch` of the "Vendor dalek-pkcs11" interface (see the
+/// provider's `docs/mechanisms.md`).
+pub type VerifyBatchFn = unsafe extern "C" fn(
+    CK_SESSION_HANDLE,
+    CK_ULONG,
+    *const CK_OBJECT_HANDLE,
+    *const *const CK_BYTE,
+    *const CK_ULONG,
+    *const *const CK_BYTE,
+) -> CK_RV;
+
+/// Layout of the vendor interface's function list.
+#[repr(C)]
+struct VendorList {
+    version: CK_VERSION,
+    verify_batch: Option<VerifyBatchFn>,
+}
+
+/// The batch-verify function of a module's vendor interface, if it has one.
+fn vendor_verify_batch(lib: &libloading::Library) -> Option<VerifyBatchFn> {
+    type GetInterface = unsafe extern "C" fn(
+        *mut CK_UTF8CHAR,
+        *mut CK_VERSION,
+        *mut *mut CK_INTERFACE,
+        CK_FLAGS,
+    ) -> CK_RV;
+    // SAFETY: the symbol, when present, has the PKCS#11 3.0 C_GetInterface signature.
+    let get: libloading::Symbol<'_, GetInterface> = unsafe { lib.get(b"C_GetInterface\0") }.ok()?;
+    let mut name = *b"Vendor dalek-pkcs11\0";
+    let mut iface: *mut CK_INTERFACE = ptr::null_mut();
+    // SAFETY: a NUL-terminated name and a valid out-pointer.
+    let rv = unsafe { get(name.as_mut_ptr(), ptr::null_mut(), &mut iface, 0) };
+    if rv != CKR_OK || iface.is_null() {
+        return None;
+    }
+    // SAFETY: on CKR_OK the module returned its static interface, whose function
+    // list has the layout of `VendorList` at version 1.x.
+    let list = unsafe { &*((*iface).pFunctionList as *const VendorList) };
+    (list.version.major == 1)
+        .then_some(list.verify_batch)
+        .flatten()
 }
 
 impl std::fmt::Debug for RawModule {
@@ -55,10 +99,47 @@ impl RawModule {
             // list; we copy it, and keep the library loaded as long as the copy lives.
             unsafe { *list_ptr }
         };
-        Ok(RawModule { list, _lib: lib })
+        let verify_batch = vendor_verify_batch(&lib);
+        Ok(RawModule {
+            list,
+            verify_batch,
+            _lib: lib,
+        })
     }
 
     /// `C_GetMechanismList` of a slot.
+    /// Whether the module offers batch Ed25519 verification.
+    pub fn has_verify_batch(&self) -> bool {
+        self.verify_batch.is_some()
+    }
+
+    /// `C_DalekVerifyEd25519Batch` (CKR_FUNCTION_NOT_SUPPORTED without the
+    /// vendor interface).
+    pub fn verify_batch(
+        &self,
+        s: CK_SESSION_HANDLE,
+        keys: &[CK_OBJECT_HANDLE],
+        data: &[*const u8],
+        lens: &[CK_ULONG],
+        sigs: &[*const u8],
+    ) -> CK_RV {
+        let Some(f) = self.verify_batch else {
+            return CKR_FUNCTION_NOT_SUPPORTED;
+        };
+        // SAFETY: the four arrays have keys.len() elements (checked by the caller),
+        // and the pointers point at live buffers of the stated lengths.
+        unsafe {
+            f(
+                s,
+                keys.len() as CK_ULONG,
+                keys.as_ptr(),
+                data.as_ptr(),
+                lens.as_ptr(),
+                sigs.as_ptr(),
+            )
+        }
+    }
+
     pub fn mechanism_list(&self, slot: CK_SLOT_ID) -> Result<Vec<CK_MECHANISM_TYPE>, CK_RV> {
         let f = self
             .list

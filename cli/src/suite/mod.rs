@@ -15,6 +15,7 @@ pub mod mac;
 pub mod objects;
 pub mod random;
 pub mod sign;
+pub mod vendor;
 
 use std::sync::Arc;
 
@@ -153,6 +154,8 @@ pub enum OpKind {
     KeyGen(KeySpec),
     /// Find one object among n objects.
     FindObject(usize),
+    /// Verify a batch of n Ed25519 signatures through the vendor interface.
+    VerifyBatch(usize),
 }
 
 /// An operation of the catalogue.
@@ -179,7 +182,10 @@ pub struct OpDef {
 impl OpDef {
     /// `CKM_*` name of the timed mechanism ("none" when there is none).
     pub fn mechanism_name(&self) -> String {
-        if self.kind == OpKind::SessionInfo || matches!(self.kind, OpKind::FindObject(_)) {
+        if matches!(
+            self.kind,
+            OpKind::SessionInfo | OpKind::FindObject(_) | OpKind::Random(_)
+        ) {
             "none".to_string()
         } else {
             ckm_name(self.mechanism)
@@ -196,6 +202,7 @@ impl OpDef {
 pub fn catalogue() -> Vec<OpDef> {
     let mut v = Vec::new();
     v.extend(sign::ops());
+    v.extend(vendor::ops());
     v.extend(cipher::ops());
     v.extend(digest::ops());
     v.extend(mac::ops());
@@ -285,6 +292,7 @@ pub fn build_worker(op: &OpDef, prep: &Prep<'_>) -> Result<Box<dyn Worker>, Fail
         OpKind::SessionInfo => random::session_info_worker(prep),
         OpKind::KeyGen(k) => keygen::worker(k, prep),
         OpKind::FindObject(n) => objects::find_worker(n, prep),
+        OpKind::VerifyBatch(n) => vendor::verify_batch_worker(n, prep),
     }
 }
 
@@ -446,6 +454,7 @@ mod tests {
             [
                 "ed25519-sign",
                 "ed25519-verify",
+                "ed25519-verify-batch",
                 "sha256",
                 "sha384",
                 "sha512",

@@ -143,7 +143,7 @@ pub fn ops() -> Vec<OpDef> {
 }
 
 /// Sign once outside the timer (preparation of verify inputs and self-checks).
-fn sign_once(
+pub(crate) fn sign_once(
     raw: &RawModule,
     s: CK_SESSION_HANDLE,
     a: SigAlg,

@@ -15,7 +15,8 @@ pubkey() { p11 --token-label "$T" --read-object --type pubkey --id "$1" -o "$WOR
 # (pkcs11-tool 0.23 cannot export P-384 keys itself, from any token).
 ec_pubkey() {
   local id=$1 point prefix
-  point=$(p11 --token-label "$T" --list-objects --type pubkey --id "$id" 2>/dev/null | awk '/EC_POINT:/ {print $2; exit}')
+  # --list-objects lists every public key: take the point of the one with this ID.
+  point=$(p11 --token-label "$T" --list-objects --type pubkey 2>/dev/null | awk -v id="$id" '/EC_POINT:/ {p = $2} /^ *ID:/ && $2 == id {print p; exit}')
   case "$point" in
     0441*) prefix=3059301306072a8648ce3d020106082a8648ce3d030107034200; point=${point#0441} ;;
     0461*) prefix=3076301006072a8648ce3d020106052b81040022036200; point=${point#0461} ;;
@@ -43,9 +44,11 @@ check "keypairgen RSA:2048" p11 "${P[@]}" --keypairgen --key-type RSA:2048 --id 
 check "public key of RSA reads back" pubkey 10
 for mech in SHA256-RSA-PKCS:sha256:pkcs1 RSA-PKCS-PSS:sha256:pss SHA256-RSA-PKCS-PSS:sha256:pss; do
   m=${mech%%:*}; rest=${mech#*:}; pad=${rest#*:}
-  input="$WORK/data"; [ "$m" = RSA-PKCS-PSS ] && input="$WORK/data.sha256"
+  input="$WORK/data"; opts=""
+  # pkcs11-tool takes hash and MGF options only for the raw PSS mechanism.
+  [ "$m" = RSA-PKCS-PSS ] && { input="$WORK/data.sha256"; opts="--hash-algorithm SHA256 --mgf MGF1-SHA256"; }
   check "sign $m, verified by openssl" bash -c "
-    pkcs11-tool --module '$MODULE' --token-label '$T' --login --pin '$USER_PIN' --sign -m $m --hash-algorithm SHA256 --mgf MGF1-SHA256 --id 10 -i '$input' -o '$WORK/sig' &&
+    pkcs11-tool --module '$MODULE' --token-label '$T' --login --pin '$USER_PIN' --sign -m $m $opts --id 10 -i '$input' -o '$WORK/sig' &&
     if [ $pad = pss ]; then
       openssl pkeyutl -verify -pubin -inkey '$WORK/pub-10.pem' -in '$WORK/data.sha256' -sigfile '$WORK/sig' -pkeyopt digest:sha256 -pkeyopt rsa_padding_mode:pss -pkeyopt rsa_pss_saltlen:-1
     else
