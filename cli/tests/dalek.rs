@@ -130,7 +130,9 @@ fn our_module_side_by_side_with_softhsm() {
         ])
         .args([
             "--iterations",
-            "60",
+            "600",
+            "--rounds",
+            "6",
             "--reference",
             "softhsm",
             "--format",
@@ -145,13 +147,46 @@ fn our_module_side_by_side_with_softhsm() {
         for module in ["dalek", "softhsm"] {
             let r = find(&v, module, op);
             assert_eq!(r["status"], "ok", "{r}");
-            assert_eq!(r["rounds"], 3);
+            assert_eq!(r["rounds"], 6);
         }
     }
     assert_eq!(v["ratios"].as_array().unwrap().len(), 3);
     let text = stdout(&run(cmd().arg("report").arg(&out)));
     assert!(text.contains("dalek/softhsm"), "{text}");
     assert!(leftovers(tmp.path()).is_empty());
+
+    // The ratio gate: against itself the run passes; against a baseline in
+    // which our module was three times faster relative to SoftHSM2 on
+    // ed25519-sign, it fails with exit code 1 and names the op.
+    let same = run(cmd()
+        .arg("compare")
+        .arg(&out)
+        .arg(&out)
+        .args(["--reference", "softhsm", "--fail-on-regression"]));
+    assert_eq!(code(&same), 0, "{}", stdout(&same));
+    let mut doctored = v.clone();
+    for r in doctored["results"].as_array_mut().unwrap() {
+        if r["module"] == "dalek" && r["op"] == "ed25519-sign" {
+            let ops = r["ops_per_sec"].as_f64().unwrap();
+            r["ops_per_sec"] = serde_json::json!(ops * 3.0);
+        }
+    }
+    for r in doctored["ratios"].as_array_mut().unwrap() {
+        if r["op"] == "ed25519-sign" {
+            let ratio = r["ratio"].as_f64().unwrap();
+            r["ratio"] = serde_json::json!(ratio * 3.0);
+        }
+    }
+    let base = tmp.path().join("baseline.json");
+    std::fs::write(&base, serde_json::to_vec(&doctored).unwrap()).unwrap();
+    let gate = run(cmd()
+        .arg("compare")
+        .arg(&out)
+        .arg(&base)
+        .args(["--reference", "softhsm", "--fail-on-regression"]));
+    assert_eq!(code(&gate), 1, "{}", stdout(&gate));
+    let text = stdout(&gate);
+    assert!(text.lines().any(|l| l.contains("ed25519-sign") && l.contains("REGRESSED")), "{text}");
 }
 
 #[test]
