@@ -158,11 +158,11 @@ fn our_module_side_by_side_with_softhsm() {
     // The ratio gate: against itself the run passes; against a baseline in
     // which our module was three times faster relative to SoftHSM2 on
     // ed25519-sign, it fails with exit code 1 and names the op.
-    let same = run(cmd()
-        .arg("compare")
-        .arg(&out)
-        .arg(&out)
-        .args(["--reference", "softhsm", "--fail-on-regression"]));
+    let same = run(cmd().arg("compare").arg(&out).arg(&out).args([
+        "--reference",
+        "softhsm",
+        "--fail-on-regression",
+    ]));
     assert_eq!(code(&same), 0, "{}", stdout(&same));
     let mut doctored = v.clone();
     for r in doctored["results"].as_array_mut().unwrap() {
@@ -179,14 +179,18 @@ fn our_module_side_by_side_with_softhsm() {
     }
     let base = tmp.path().join("baseline.json");
     std::fs::write(&base, serde_json::to_vec(&doctored).unwrap()).unwrap();
-    let gate = run(cmd()
-        .arg("compare")
-        .arg(&out)
-        .arg(&base)
-        .args(["--reference", "softhsm", "--fail-on-regression"]));
+    let gate = run(cmd().arg("compare").arg(&out).arg(&base).args([
+        "--reference",
+        "softhsm",
+        "--fail-on-regression",
+    ]));
     assert_eq!(code(&gate), 1, "{}", stdout(&gate));
     let text = stdout(&gate);
-    assert!(text.lines().any(|l| l.contains("ed25519-sign") && l.contains("REGRESSED")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("ed25519-sign") && l.contains("REGRESSED")),
+        "{text}"
+    );
 }
 
 #[test]
