@@ -40,17 +40,5 @@ run_java() { java ${JAVA_OPTS:-} -cp "$WORK/classes" P11Interop "$WORK/sunpkcs11
 check_fails "KeyStore login with a wrong PIN is refused" run_java 0000 login
 check "KeyStore login with the PIN" run_java "$USER_PIN" login
 
-run_java "$USER_PIN" > "$WORK/java.out" 2>&1
-rc=$?
-cases=0
-while IFS= read -r line; do
-  case "$line" in
-    "ok "*) cases=$((cases + 1)); check "${line#ok }" true ;;
-    "FAIL "*)
-      cases=$((cases + 1)); rest="${line#FAIL }"
-      check "${rest%%: *}" bash -c 'printf "%s\n" "$1"; false' _ "${rest#*: }" ;;
-    *) printf '     | %s\n' "$line" ;;
-  esac
-done < "$WORK/java.out"
-check "P11Interop ran every case and exited 0 (exit $rc, $cases cases)" test "$rc" -eq 0 -a "$cases" -ge 32
+count_cases P11Interop 32 run_java "$USER_PIN"
 finish

@@ -38,6 +38,26 @@ check_fails() {
   fi
 }
 
+# count_cases PROGRAM MIN_CASES COMMAND...: runs a test program that prints
+# "ok NAME" or "FAIL NAME: reason" per case, turns each line into a check,
+# and checks that it exited 0 after at least MIN_CASES cases.
+count_cases() {
+  local program="$1" min="$2"; shift 2
+  local out="$WORK/$program.out" rc cases=0 line rest
+  "$@" > "$out" 2>&1
+  rc=$?
+  while IFS= read -r line; do
+    case "$line" in
+      "ok "*) cases=$((cases + 1)); check "${line#ok }" true ;;
+      "FAIL "*)
+        cases=$((cases + 1)); rest="${line#FAIL }"
+        check "${rest%%: *}" bash -c 'printf "%s\n" "$1"; false' _ "${rest#*: }" ;;
+      *) printf '     | %s\n' "$line" ;;
+    esac
+  done < "$out"
+  check "$program ran every case and exited 0 (exit $rc, $cases cases)" test "$rc" -eq 0 -a "$cases" -ge "$min"
+}
+
 finish() {
   echo "$SUITE: $PASSED passed, $FAILED failed"
   [ "$FAILED" -eq 0 ]

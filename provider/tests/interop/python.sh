@@ -23,17 +23,5 @@ run_py() { "$PY" "$HERE/python/interop.py" "$MODULE" "$T" "$@"; }
 check_fails "login with a wrong PIN is refused" run_py 0000 login
 check "login with the PIN" run_py "$USER_PIN" login
 
-run_py "$USER_PIN" > "$WORK/python.out" 2>&1
-rc=$?
-cases=0
-while IFS= read -r line; do
-  case "$line" in
-    "ok "*) cases=$((cases + 1)); check "${line#ok }" true ;;
-    "FAIL "*)
-      cases=$((cases + 1)); rest="${line#FAIL }"
-      check "${rest%%: *}" bash -c 'printf "%s\n" "$1"; false' _ "${rest#*: }" ;;
-    *) printf '     | %s\n' "$line" ;;
-  esac
-done < "$WORK/python.out"
-check "interop.py ran every case and exited 0 (exit $rc, $cases cases)" test "$rc" -eq 0 -a "$cases" -ge 23
+count_cases interop.py 23 run_py "$USER_PIN"
 finish
