@@ -7,6 +7,7 @@
 //! does). Tokens created later (by us or by another process) take the next
 //! free numbers; a slot keeps its number for the life of the process.
 
+use super::handles::HandleMap;
 use super::session::Session;
 use super::token::{HandleAllocator, Token};
 use crate::config::Config;
@@ -14,7 +15,6 @@ use crate::error::{Result, err};
 use crate::storage;
 use cryptoki_sys::*;
 use parking_lot::RwLock;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -24,7 +24,7 @@ pub struct Module {
     pub config: Arc<Config>,
     handles: Arc<HandleAllocator>,
     slots: RwLock<Vec<Arc<Token>>>,
-    sessions: RwLock<HashMap<CK_SESSION_HANDLE, Arc<Session>>>,
+    sessions: RwLock<HandleMap<Arc<Session>>>,
     next_session: AtomicU64,
 }
 
@@ -80,7 +80,7 @@ pub fn initialize() -> Result<()> {
     let module = Module {
         handles: Arc::new(HandleAllocator::default()),
         slots: RwLock::new(Vec::new()),
-        sessions: RwLock::new(HashMap::new()),
+        sessions: RwLock::new(HandleMap::default()),
         next_session: AtomicU64::new(1),
         config,
     };

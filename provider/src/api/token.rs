@@ -8,6 +8,7 @@
 //! already-found objects touch neither.
 
 use super::attributes::{Attr, Attributes};
+use super::handles::HandleMap;
 use super::object::Object;
 use crate::config::Config;
 use crate::error::{Result, err};
@@ -47,7 +48,7 @@ struct Login {
 /// look at every object).
 #[derive(Default)]
 struct ObjectTable {
-    by_handle: HashMap<CK_OBJECT_HANDLE, Arc<Object>>,
+    by_handle: HandleMap<Arc<Object>>,
     by_uid: HashMap<Uid, CK_OBJECT_HANDLE>,
     by_label: HashMap<Vec<u8>, BTreeSet<CK_OBJECT_HANDLE>>,
     by_id: HashMap<Vec<u8>, BTreeSet<CK_OBJECT_HANDLE>>,

@@ -243,10 +243,23 @@ pub static REGISTRY: &[Descriptor] = &[
 
 /// The registry entry of `ty`.
 pub fn lookup(ty: CK_MECHANISM_TYPE) -> Result<&'static Descriptor> {
-    REGISTRY
-        .iter()
-        .find(|m| m.ty == ty)
-        .ok_or(err(CKR_MECHANISM_INVALID))
+    // Every Init call looks its mechanism up: binary search in a sorted
+    // index built once, not a scan of the whole registry.
+    static SORTED: std::sync::OnceLock<Vec<(CK_MECHANISM_TYPE, usize)>> =
+        std::sync::OnceLock::new();
+    let sorted = SORTED.get_or_init(|| {
+        let mut v: Vec<_> = REGISTRY
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.ty, i))
+            .collect();
+        v.sort_unstable();
+        v
+    });
+    sorted
+        .binary_search_by_key(&ty, |(t, _)| *t)
+        .map(|i| &REGISTRY[sorted[i].1])
+        .map_err(|_| err(CKR_MECHANISM_INVALID))
 }
 
 /// Checks that `mech` exists and supports `function` (a `CKF_*` flag).
