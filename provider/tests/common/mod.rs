@@ -95,6 +95,13 @@ impl Fixture {
         self.pkcs11 = Some(p);
     }
 
+    /// `C_Finalize`: the module closes its token databases.
+    pub fn stop(&mut self) {
+        if let Some(p) = self.pkcs11.take() {
+            p.finalize().expect("C_Finalize");
+        }
+    }
+
     /// `C_Finalize` then `C_Initialize`: what a new process would see.
     pub fn restart(&mut self) {
         self.pkcs11.take().unwrap().finalize().expect("C_Finalize");
