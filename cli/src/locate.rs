@@ -8,6 +8,14 @@ pub const DALEK_LIB: &str = "libdalek_pkcs11.so";
 /// Environment variable naming our module explicitly.
 pub const DALEK_ENV: &str = "HSM_BENCH_DALEK_MODULE";
 
+/// Environment variable naming the `aws-lc` build of our module explicitly.
+pub const DALEK_AWSLC_ENV: &str = "HSM_BENCH_DALEK_AWSLC_MODULE";
+
+/// Where `cargo build --release -p dalek-pkcs11 --features aws-lc
+/// --target-dir target/aws-lc` puts the `aws-lc` build, relative to the
+/// workspace.
+pub const DALEK_AWSLC_REL: &str = "target/aws-lc/release/libdalek_pkcs11.so";
+
 /// Standard install locations of SoftHSM2 on Debian/Ubuntu, Fedora/RHEL, Arch,
 /// Alpine, FreeBSD and Homebrew.
 pub const SOFTHSM_PATHS: &[&str] = &[
@@ -81,6 +89,30 @@ pub fn find_dalek() -> Result<PathBuf, String> {
          target/debug directory; build it (cargo build --release -p dalek-pkcs11), set \
          {DALEK_ENV}, or use --module softhsm|PATH"
     ))
+}
+
+/// Locate the `aws-lc` build of our module: `$HSM_BENCH_DALEK_AWSLC_MODULE`, then a
+/// `target/aws-lc/release` found upward from the executable's directory or the
+/// current directory.
+pub fn find_dalek_awslc() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os(DALEK_AWSLC_ENV) {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!(
+                "{DALEK_AWSLC_ENV}={} does not name a file",
+                p.display()
+            ))
+        };
+    }
+    find_upward(DALEK_AWSLC_REL).ok_or_else(|| {
+        format!(
+            "the aws-lc build of our module ({DALEK_AWSLC_REL}) was not found; build it \
+             (cargo build --release -p dalek-pkcs11 --features aws-lc --target-dir \
+             target/aws-lc) or set {DALEK_AWSLC_ENV}"
+        )
+    })
 }
 
 /// Locate the system SoftHSM2 module (`$SOFTHSM2_MODULE` first).

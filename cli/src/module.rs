@@ -24,6 +24,8 @@ use crate::raw::RawModule;
 pub enum ModuleKind {
     /// Our own module, `libdalek_pkcs11.so`.
     Dalek,
+    /// Our own module built with the `aws-lc` crypto back end.
+    DalekAwsLc,
     /// The system SoftHSM2.
     Softhsm,
     /// Any other module, by path.
@@ -49,6 +51,10 @@ impl ModuleChoice {
                 ModuleKind::Dalek,
                 locate::find_dalek().map_err(CliError::usage)?,
             ),
+            "dalek-aws-lc" => (
+                ModuleKind::DalekAwsLc,
+                locate::find_dalek_awslc().map_err(CliError::usage)?,
+            ),
             "softhsm" => (
                 ModuleKind::Softhsm,
                 locate::find_softhsm().map_err(CliError::usage)?,
@@ -63,6 +69,7 @@ impl ModuleChoice {
         };
         let name = match kind {
             ModuleKind::Dalek => "dalek".to_string(),
+            ModuleKind::DalekAwsLc => "dalek-aws-lc".to_string(),
             ModuleKind::Softhsm => "softhsm".to_string(),
             ModuleKind::Path => path
                 .file_stem()
@@ -165,6 +172,10 @@ pub fn prepare_environment(
     token: &TokenChoice,
 ) -> Result<Vec<Option<TempToken>>> {
     let mut out = Vec::with_capacity(choices.len());
+    // Both builds of our module read the same environment variable, so when
+    // both are benchmarked they share the first one's directory (each makes
+    // its own token in it).
+    let mut dalek_dir = false;
     for c in choices {
         if token.given() || c.kind == ModuleKind::Path {
             out.push(None);
@@ -183,7 +194,9 @@ pub fn prepare_environment(
                 std::fs::write(&conf_path, conf)?;
                 set_env("SOFTHSM2_CONF", &conf_path);
             }
-            ModuleKind::Dalek => {
+            ModuleKind::Dalek | ModuleKind::DalekAwsLc if dalek_dir => {}
+            ModuleKind::Dalek | ModuleKind::DalekAwsLc => {
+                dalek_dir = true;
                 set_env("DALEK_PKCS11_TOKEN_DIR", dir.path());
                 set_env("DALEK_PKCS11_STORAGE", Path::new("sqlite"));
                 remove_env("DALEK_PKCS11_CONFIG");
@@ -386,7 +399,7 @@ impl Module {
             if !token.given() {
                 return Err(CliError::usage(format!(
                     "module {} needs --slot or --token-label (and --pin): hsm-bench only \
-                     creates temporary tokens on `dalek` and `softhsm`",
+                     creates temporary tokens on `dalek`, `dalek-aws-lc` and `softhsm`",
                     choice.path.display()
                 )));
             }

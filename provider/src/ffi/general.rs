@@ -79,11 +79,18 @@ pub unsafe extern "C" fn C_Finalize(pReserved: *mut c_void) -> CK_RV {
     })
 }
 
+/// `CK_INFO.libraryDescription` (32 bytes at most): says which crypto back
+/// end the module was built with, so tests and tools can tell.
+#[cfg(not(feature = "aws-lc"))]
+const LIBRARY_DESCRIPTION: &str = "dalek-pkcs11 software token";
+#[cfg(feature = "aws-lc")]
+const LIBRARY_DESCRIPTION: &str = "dalek-pkcs11 token (aws-lc)";
+
 fn fill_info(info: &mut CK_INFO, version: CK_VERSION) {
     info.cryptokiVersion = version;
     pad(&mut info.manufacturerID, MANUFACTURER);
     info.flags = 0;
-    pad(&mut info.libraryDescription, "dalek-pkcs11 software token");
+    pad(&mut info.libraryDescription, LIBRARY_DESCRIPTION);
     info.libraryVersion = LIBRARY_VERSION;
 }
 

@@ -172,8 +172,35 @@ pub fn parse_point(curve: Curve, v: &[u8]) -> Result<&[u8]> {
 pub fn load_private(params: &[u8], value: &[u8]) -> Result<KeyMaterial> {
     let curve = curve_of(params).map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
     EcPrivateKey::from_scalar(curve, value)
-        .map(KeyMaterial::EcPrivate)
+        .map(private_material)
         .map_err(|_| err(CKR_KEY_HANDLE_INVALID))
+}
+
+/// The cached form of a private key (with `aws-lc`: also parsed by aws-lc).
+fn private_material(key: EcPrivateKey) -> KeyMaterial {
+    #[cfg(feature = "aws-lc")]
+    {
+        let scalar = Zeroizing::new(match &key {
+            EcPrivateKey::P256(k) => k.to_bytes().to_vec(),
+            EcPrivateKey::P384(k) => k.to_bytes().to_vec(),
+        });
+        let point = key.public().uncompressed();
+        let aws = super::awslc::EcPrivate::new(key.curve().field_len(), &scalar, &point);
+        KeyMaterial::EcPrivate(key, aws.map(Box::new))
+    }
+    #[cfg(not(feature = "aws-lc"))]
+    KeyMaterial::EcPrivate(key)
+}
+
+/// The cached form of a public key (with `aws-lc`: also parsed by aws-lc).
+fn public_material(key: EcPublicKey) -> KeyMaterial {
+    #[cfg(feature = "aws-lc")]
+    {
+        let aws = super::awslc::EcPublic::new(key.curve().field_len(), &key.uncompressed());
+        KeyMaterial::EcPublic(key, aws.map(Arc::new))
+    }
+    #[cfg(not(feature = "aws-lc"))]
+    KeyMaterial::EcPublic(key)
 }
 
 /// Parses a public key (`CKA_EC_PARAMS`, `CKA_EC_POINT`).
@@ -181,7 +208,7 @@ pub fn load_public(params: &[u8], point: &[u8]) -> Result<KeyMaterial> {
     let curve = curve_of(params).map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
     let sec1 = parse_point(curve, point).map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
     EcPublicKey::from_point(curve, sec1)
-        .map(KeyMaterial::EcPublic)
+        .map(public_material)
         .map_err(|_| err(CKR_KEY_HANDLE_INVALID))
 }
 
@@ -343,7 +370,7 @@ impl EcdsaSign {
     /// Starts a signature with a P-256 or P-384 private key.
     pub fn new(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Self> {
         let curve = match &*key {
-            KeyMaterial::EcPrivate(k) => k.curve(),
+            KeyMaterial::EcPrivate(k, ..) => k.curve(),
             _ => return Err(err(CKR_KEY_TYPE_INCONSISTENT)),
         };
         Ok(EcdsaSign {
@@ -354,13 +381,22 @@ impl EcdsaSign {
     }
 
     fn sign_z(&self, z: &[u8], out: &mut [u8]) -> Result<usize> {
+        #[cfg(feature = "aws-lc")]
+        if let KeyMaterial::EcPrivate(_, Some(aws)) = &*self.key
+            && let Some(signature) = aws.sign_prehash(z)
+        {
+            let bytes = signature?;
+            let dst = out.get_mut(..bytes.len()).ok_or(err(CKR_FUNCTION_FAILED))?;
+            dst.copy_from_slice(&bytes);
+            return Ok(bytes.len());
+        }
         let failed = |_| err(CKR_FUNCTION_FAILED);
         let bytes = match &*self.key {
-            KeyMaterial::EcPrivate(EcPrivateKey::P256(k)) => {
+            KeyMaterial::EcPrivate(EcPrivateKey::P256(k), ..) => {
                 let s: p256::ecdsa::Signature = k.sign_prehash(z).map_err(failed)?;
                 s.to_bytes().to_vec()
             }
-            KeyMaterial::EcPrivate(EcPrivateKey::P384(k)) => {
+            KeyMaterial::EcPrivate(EcPrivateKey::P384(k), ..) => {
                 let s: p384::ecdsa::Signature = k.sign_prehash(z).map_err(failed)?;
                 s.to_bytes().to_vec()
             }
@@ -395,12 +431,20 @@ impl SignOperation for EcdsaSign {
 /// ECDSA verification.
 pub struct EcdsaVerify {
     key: EcPublicKey,
+    #[cfg(feature = "aws-lc")]
+    aws: Option<Arc<super::awslc::EcPublic>>,
     input: Input,
 }
 
 impl EcdsaVerify {
     /// Starts a verification with a public key.
     pub fn new(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Self> {
+        #[cfg(feature = "aws-lc")]
+        let (key, aws) = match &*key {
+            KeyMaterial::EcPublic(k, aws) => (k.clone(), aws.clone()),
+            _ => return Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+        };
+        #[cfg(not(feature = "aws-lc"))]
         let key = match &*key {
             KeyMaterial::EcPublic(k) => k.clone(),
             _ => return Err(err(CKR_KEY_TYPE_INCONSISTENT)),
@@ -408,12 +452,20 @@ impl EcdsaVerify {
         Ok(EcdsaVerify {
             input: Input::new(mech)?,
             key,
+            #[cfg(feature = "aws-lc")]
+            aws,
         })
     }
 
     fn verify_z(&self, z: &[u8], signature: &[u8]) -> Result<()> {
         if signature.len() != 2 * self.key.curve().field_len() {
             return Err(err(CKR_SIGNATURE_LEN_RANGE));
+        }
+        #[cfg(feature = "aws-lc")]
+        if let Some(aws) = &self.aws
+            && let Some(result) = aws.verify_prehash(z, signature)
+        {
+            return result;
         }
         let invalid = |_| err(CKR_SIGNATURE_INVALID);
         match &self.key {
@@ -494,7 +546,7 @@ pub fn ecdh_derive(
     else {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     };
-    let KeyMaterial::EcPrivate(private) = base else {
+    let KeyMaterial::EcPrivate(private, ..) = base else {
         return Err(err(CKR_KEY_TYPE_INCONSISTENT));
     };
     let curve = private.curve();

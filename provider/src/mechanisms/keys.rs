@@ -23,14 +23,27 @@ pub enum KeyMaterial {
     Ed25519Private(ed25519_dalek::SigningKey),
     /// Ed25519 public key.
     Ed25519Public(ed25519_dalek::VerifyingKey),
-    /// P-256 / P-384 private key.
-    EcPrivate(ec::EcPrivateKey),
+    /// P-256 / P-384 private key (and, with `aws-lc`, the same key parsed
+    /// by aws-lc).
+    EcPrivate(
+        ec::EcPrivateKey,
+        #[cfg(feature = "aws-lc")] Option<Box<super::awslc::EcPrivate>>,
+    ),
     /// P-256 / P-384 public key.
-    EcPublic(ec::EcPublicKey),
+    EcPublic(
+        ec::EcPublicKey,
+        #[cfg(feature = "aws-lc")] Option<std::sync::Arc<super::awslc::EcPublic>>,
+    ),
     /// RSA private key (with CRT values and blinding).
-    RsaPrivate(Box<::rsa::RsaPrivateKey>),
+    RsaPrivate(
+        Box<::rsa::RsaPrivateKey>,
+        #[cfg(feature = "aws-lc")] Option<Box<super::awslc::RsaPrivate>>,
+    ),
     /// RSA public key.
-    RsaPublic(Box<::rsa::RsaPublicKey>),
+    RsaPublic(
+        Box<::rsa::RsaPublicKey>,
+        #[cfg(feature = "aws-lc")] Option<Box<super::awslc::RsaPublic>>,
+    ),
     /// AES key.
     Aes(aes::AesKey),
     /// Generic secret or HMAC key.

@@ -7,6 +7,8 @@
 //! dispatch statically, so starting an operation allocates nothing.
 
 pub mod aes;
+#[cfg(feature = "aws-lc")]
+pub mod awslc;
 pub mod cmac;
 pub mod digest;
 pub mod ec;
@@ -540,7 +542,7 @@ pub fn cipher_init(
     require(mech, function)?;
     match &*key {
         KeyMaterial::Aes(_) => aes::AesCipher::new(mech, key, direction).map(CipherOp::Aes),
-        KeyMaterial::RsaPrivate(_) | KeyMaterial::RsaPublic(_) => {
+        KeyMaterial::RsaPrivate(..) | KeyMaterial::RsaPublic(..) => {
             rsa::RsaCipher::new(mech, key, direction).map(CipherOp::Rsa)
         }
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),

@@ -364,8 +364,37 @@ fn set_private(key: &RsaPrivateKey, attrs: &mut Attributes) -> Result<()> {
 /// precomputed for use).
 pub fn load_private(get: ValueOf<'_>) -> Result<KeyMaterial> {
     private_from(get)
-        .map(|k| KeyMaterial::RsaPrivate(Box::new(k)))
+        .map(private_material)
         .map_err(|_| err(CKR_KEY_HANDLE_INVALID))
+}
+
+/// The cached form of a private key (with `aws-lc`: also parsed by aws-lc,
+/// for keys it takes).
+fn private_material(key: RsaPrivateKey) -> KeyMaterial {
+    #[cfg(feature = "aws-lc")]
+    {
+        let aws = key.to_pkcs8_der().ok().and_then(|der| {
+            super::awslc::RsaPrivate::from_pkcs8(der.as_bytes(), key.n().bits()).map(Box::new)
+        });
+        KeyMaterial::RsaPrivate(Box::new(key), aws)
+    }
+    #[cfg(not(feature = "aws-lc"))]
+    KeyMaterial::RsaPrivate(Box::new(key))
+}
+
+/// The cached form of a public key (with `aws-lc`: also parsed by aws-lc,
+/// for keys it takes).
+fn public_material(key: RsaPublicKey) -> KeyMaterial {
+    #[cfg(feature = "aws-lc")]
+    {
+        use ::rsa::pkcs8::EncodePublicKey;
+        let aws = key.to_public_key_der().ok().and_then(|der| {
+            super::awslc::RsaPublic::from_spki(der.as_bytes(), key.n().bits()).map(Box::new)
+        });
+        KeyMaterial::RsaPublic(Box::new(key), aws)
+    }
+    #[cfg(not(feature = "aws-lc"))]
+    KeyMaterial::RsaPublic(Box::new(key))
 }
 
 /// Parses a public key from its attributes.
@@ -373,7 +402,7 @@ pub fn load_public(get: ValueOf<'_>) -> Result<KeyMaterial> {
     let n = get(CKA_MODULUS)?.ok_or(err(CKR_KEY_HANDLE_INVALID))?;
     let e = get(CKA_PUBLIC_EXPONENT)?.ok_or(err(CKR_KEY_HANDLE_INVALID))?;
     public_key(&n, &e)
-        .map(|k| KeyMaterial::RsaPublic(Box::new(k)))
+        .map(public_material)
         .map_err(|_| err(CKR_KEY_HANDLE_INVALID))
 }
 
@@ -444,8 +473,20 @@ pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
     if !odd || e < BigUint::from(3u32) || e > BigUint::from(RsaPublicKey::MAX_PUB_EXPONENT) {
         return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
     }
-    let mut key = RsaPrivateKey::new_with_exp(&mut SysRng, bits as usize, &e)
-        .map_err(|_| err(CKR_FUNCTION_FAILED))?;
+    // With `aws-lc`, AWS-LC generates the 2048/3072/4096-bit keys with e = F4.
+    #[cfg(feature = "aws-lc")]
+    let aws = if e == BigUint::from(F4) {
+        super::awslc::generate_rsa_pkcs8(bits as usize)
+    } else {
+        None
+    };
+    #[cfg(not(feature = "aws-lc"))]
+    let aws: Option<Result<Zeroizing<Vec<u8>>>> = None;
+    let mut key = match aws {
+        Some(der) => RsaPrivateKey::from_pkcs8_der(&der?).map_err(|_| err(CKR_FUNCTION_FAILED))?,
+        None => RsaPrivateKey::new_with_exp(&mut SysRng, bits as usize, &e)
+            .map_err(|_| err(CKR_FUNCTION_FAILED))?,
+    };
     key.precompute().map_err(|_| err(CKR_FUNCTION_FAILED))?;
     let mut public = Attributes::new();
     public.set_bytes(CKA_MODULUS, &be(key.n()));
@@ -633,6 +674,26 @@ impl Scheme {
         }
     }
 
+    /// With `aws-lc`: the hash, PSS or not, and digest aws-lc signs or
+    /// verifies for `value` (already length-checked), if it can.
+    #[cfg(feature = "aws-lc")]
+    fn aws<'v>(&self, value: &'v [u8]) -> Option<(super::awslc::SigHash, bool, &'v [u8])> {
+        use super::awslc::{SigHash, split_digest_info};
+        match (self.padding, &self.hash) {
+            (SigPadding::Pkcs1, Some((h, _))) => {
+                Some((SigHash::from_mech(h.mech())?, false, value))
+            }
+            (SigPadding::Pkcs1, None) => {
+                let (h, digest) = split_digest_info(value)?;
+                Some((h, false, digest))
+            }
+            (SigPadding::Pss { hash, salt_len }, _) if salt_len == hash.len() => {
+                Some((SigHash::from_mech(hash.mech())?, true, value))
+            }
+            _ => None,
+        }
+    }
+
     /// Checks the length of a raw (unhashed) input for a key of `k` bytes.
     fn check_input(&self, value: &[u8], k: usize) -> Result<()> {
         let ok = match (self.padding, &self.hash) {
@@ -660,14 +721,14 @@ pub struct RsaSign {
 
 fn private_of(key: &KeyMaterial) -> Result<&RsaPrivateKey> {
     match key {
-        KeyMaterial::RsaPrivate(k) => Ok(k),
+        KeyMaterial::RsaPrivate(k, ..) => Ok(k),
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }
 }
 
 fn public_of(key: &KeyMaterial) -> Result<&RsaPublicKey> {
     match key {
-        KeyMaterial::RsaPublic(k) => Ok(k),
+        KeyMaterial::RsaPublic(k, ..) => Ok(k),
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }
 }
@@ -687,6 +748,17 @@ impl RsaSign {
     fn sign_value(&self, value: &[u8], out: &mut [u8]) -> Result<usize> {
         let key = private_of(&self.key)?;
         self.scheme.check_input(value, self.k)?;
+        #[cfg(feature = "aws-lc")]
+        if let KeyMaterial::RsaPrivate(_, Some(aws)) = &*self.key
+            && let Some((hash, pss, digest)) = self.scheme.aws(value)
+            && let Some(signature) = aws.sign_digest(hash, pss, digest)
+        {
+            let signature = signature?;
+            if signature.len() != self.k {
+                return Err(err(CKR_FUNCTION_FAILED));
+            }
+            return emit(&signature, out);
+        }
         let failed = |_| err(CKR_FUNCTION_FAILED);
         let signature = match self.scheme.padding {
             SigPadding::Pkcs1 => key
@@ -773,6 +845,13 @@ impl RsaVerify {
         let s = uint(signature);
         if &s >= key.n() {
             return Err(err(CKR_SIGNATURE_INVALID));
+        }
+        #[cfg(feature = "aws-lc")]
+        if let KeyMaterial::RsaPublic(_, Some(aws)) = &*self.key
+            && let Some((hash, pss, digest)) = self.scheme.aws(value)
+            && let Some(result) = aws.verify_digest(hash, pss, digest, signature)
+        {
+            return result;
         }
         match self.scheme.padding {
             SigPadding::Pkcs1 => key
@@ -908,6 +987,13 @@ impl RsaCipher {
         if data.len() > self.max_plain() {
             return Err(err(CKR_DATA_LEN_RANGE));
         }
+        #[cfg(feature = "aws-lc")]
+        if let (KeyMaterial::RsaPublic(_, Some(aws)), CipherPadding::Oaep { hash, mgf, label }) =
+            (&*self.key, &self.padding)
+            && let Some(c) = aws.oaep_encrypt(hash.mech(), mgf.mech(), label, data)
+        {
+            return emit(&c?, out);
+        }
         let failed = |_| err(CKR_FUNCTION_FAILED);
         let c = match &self.padding {
             CipherPadding::Pkcs1 => key
@@ -937,6 +1023,13 @@ impl RsaCipher {
         let c = uint(data);
         if &c >= key.n() {
             return Err(err(CKR_ENCRYPTED_DATA_INVALID));
+        }
+        #[cfg(feature = "aws-lc")]
+        if let (KeyMaterial::RsaPrivate(_, Some(aws)), CipherPadding::Oaep { hash, mgf, label }) =
+            (&*self.key, &self.padding)
+            && let Some(plain) = aws.oaep_decrypt(hash.mech(), mgf.mech(), label, data)
+        {
+            return emit(&plain?, out);
         }
         let invalid = |_| err(CKR_ENCRYPTED_DATA_INVALID);
         let plain = Zeroizing::new(match &self.padding {
@@ -1011,8 +1104,8 @@ mod tests {
         let k = key().clone();
         let public = k.to_public_key();
         (
-            Arc::new(KeyMaterial::RsaPrivate(Box::new(k))),
-            Arc::new(KeyMaterial::RsaPublic(Box::new(public))),
+            Arc::new(private_material(k)),
+            Arc::new(public_material(public)),
         )
     }
 

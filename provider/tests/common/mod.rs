@@ -34,6 +34,17 @@ pub fn module_path() -> PathBuf {
     path
 }
 
+/// True when the module under test is the `aws-lc` build (its
+/// `C_GetInfo` library description says so): ECDSA signatures are then
+/// randomized rather than RFC 6979.
+pub fn is_aws_lc(f: &Fixture) -> bool {
+    f.p()
+        .get_library_info()
+        .expect("C_GetInfo")
+        .library_description()
+        .contains("aws-lc")
+}
+
 /// The raw function list of the module (same library instance as cryptoki's).
 pub fn raw() -> &'static CK_FUNCTION_LIST {
     static LIST: OnceLock<usize> = OnceLock::new();
