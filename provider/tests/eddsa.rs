@@ -21,13 +21,6 @@ fn eddsa() -> Mechanism<'static> {
     Mechanism::Eddsa(EddsaParams::new(EddsaSignatureScheme::Pure))
 }
 
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
 struct Vector {
     secret: Vec<u8>,
     public: Vec<u8>,

@@ -9,13 +9,6 @@ use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectHandle};
 use cryptoki::session::Session;
 use cryptoki_sys::*;
 
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
 /// A secret key of `key_type`, created through the raw API: cryptoki
 /// 0.12.1 maps its `KeyType::SHA224_HMAC`, `SHA384_HMAC` and `SHA512_HMAC`
 /// constants to `CKK_SHA256_HMAC`, so they cannot be used to test the

@@ -13,14 +13,6 @@ use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectClass, ObjectHan
 use cryptoki::session::Session;
 use cryptoki_sys::*;
 
-fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len().is_multiple_of(2), "odd hex length");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
 fn lines(text: &'static str) -> Vec<Vec<&'static str>> {
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())

@@ -487,28 +487,35 @@ pub fn cipher_final(
     cipher_output(slot, len, out, true, |op, out| op.finish(out))
 }
 
-/// Builds and stores a new secret key from `value` (generation, unwrap,
-/// derivation share this).
+/// Builds, checks and stores a new secret key holding `value` (key
+/// generation and derivation share this); returns its handle.
 fn insert_secret(
     session: &Session,
     template: &[Attr],
     implied_key_type: Option<CK_KEY_TYPE>,
     origin: Origin,
     mech: CK_MECHANISM_TYPE,
-    value: Option<&[u8]>,
-) -> Result<(Attributes, template::Tables)> {
+    value: &[u8],
+) -> Result<CK_OBJECT_HANDLE> {
     let token = &session.token;
     let (_, key_type, tables) =
         template::tables_for_new(template, Some(CKO_SECRET_KEY), implied_key_type)?;
     let mut attrs = template::build(template, tables, origin, token.logged_in() == Some(CKU_SO))?;
     check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
     attrs.set_ulong(CKA_CLASS, CKO_SECRET_KEY);
-    attrs.set_ulong(CKA_KEY_TYPE, key_type.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?);
-    if let Some(v) = value {
-        attrs.set_bytes(CKA_VALUE, v);
-    }
+    let key_type = key_type.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    attrs.set_ulong(CKA_KEY_TYPE, key_type);
+    attrs.set_bytes(CKA_VALUE, value);
     set_key_origin(&mut attrs, origin, Some(mech));
-    Ok((attrs, tables))
+    keys::complete_import(CKO_SECRET_KEY, Some(key_type), &mut attrs)?;
+    let obj = Object::new(
+        token.next_handle(),
+        new_uid()?,
+        attrs,
+        tables,
+        session.handle,
+    );
+    Ok(token.insert(vec![obj])?[0])
 }
 
 /// `C_GenerateKey`.
@@ -530,23 +537,14 @@ pub fn generate_key(
         .map(super::attributes::decode_ulong)
         .transpose()?;
     let value = mechanisms::generate_key(mech, value_len.map(|l| l as usize))?;
-    let (mut attrs, tables) = insert_secret(
+    insert_secret(
         session,
         template,
         Some(key_type),
         Origin::Generate,
         mech.ty,
-        Some(&value),
-    )?;
-    keys::complete_import(CKO_SECRET_KEY, Some(key_type), &mut attrs)?;
-    let obj = Object::new(
-        session.token.next_handle(),
-        new_uid()?,
-        attrs,
-        tables,
-        session.handle,
-    );
-    Ok(session.token.insert(vec![obj])?[0])
+        &value,
+    )
 }
 
 /// `C_WrapKey`: encrypts a secret key's value or a private key's PKCS#8
@@ -679,23 +677,14 @@ pub fn derive_key(
         .filter(|a| a.ty != CKA_VALUE_LEN)
         .cloned()
         .collect();
-    let (mut attrs, tables) = insert_secret(
+    insert_secret(
         session,
         &template,
         Some(key_type),
         Origin::Derive,
         mech.ty,
-        Some(&value),
-    )?;
-    keys::complete_import(CKO_SECRET_KEY, Some(key_type), &mut attrs)?;
-    let obj = Object::new(
-        session.token.next_handle(),
-        new_uid()?,
-        attrs,
-        tables,
-        session.handle,
-    );
-    Ok(session.token.insert(vec![obj])?[0])
+        &value,
+    )
 }
 
 /// Most signatures one batch may hold (bounds the memory a caller can make

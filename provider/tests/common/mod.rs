@@ -162,6 +162,15 @@ impl Drop for Fixture {
     }
 }
 
+/// Bytes from a hex string (the vector files' encoding).
+pub fn unhex(s: &str) -> Vec<u8> {
+    assert!(s.len().is_multiple_of(2), "odd hex length");
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit"))
+        .collect()
+}
+
 /// The `CK_RV` inside a cryptoki error.
 pub fn rv_of(e: cryptoki::error::Error) -> cryptoki::error::RvError {
     match e {
