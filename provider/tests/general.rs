@@ -219,6 +219,52 @@ fn forked_child_must_initialize_again() {
     assert!(f.p().get_token_info(slot).is_ok());
 }
 
+/// A forked child never repeats its parent's random stream: both draw from
+/// a generator state copied at `fork()`, so without the reseed in the
+/// child both would return the same bytes.
+#[test]
+fn forked_child_gets_its_own_random_stream() {
+    let f = Fixture::new();
+    let slot = f.token("fork-random");
+    let s = f.user(slot);
+    let mut warm = [0u8; 32];
+    s.generate_random_slice(&mut warm).unwrap();
+    let l = raw();
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe with a two-int array; fork in a test process whose child
+    // only calls the module, write and _exit.
+    unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        let pid = libc::fork();
+        assert!(pid >= 0);
+        if pid == 0 {
+            let mut out = [0u8; 32];
+            let mut session: CK_SESSION_HANDLE = 0;
+            let ok = l.C_Initialize.unwrap()(null_mut()) == CKR_OK
+                && l.C_OpenSession.unwrap()(
+                    slot.id() as CK_SLOT_ID,
+                    CKF_SERIAL_SESSION,
+                    null_mut(),
+                    None,
+                    &mut session,
+                ) == CKR_OK
+                && l.C_GenerateRandom.unwrap()(session, out.as_mut_ptr(), 32) == CKR_OK;
+            let written = libc::write(fds[1], out.as_ptr().cast(), 32);
+            libc::_exit(if ok && written == 32 { 0 } else { 1 });
+        }
+        let mut parent = [0u8; 32];
+        s.generate_random_slice(&mut parent).unwrap();
+        let mut child = [0u8; 32];
+        assert_eq!(libc::read(fds[0], child.as_mut_ptr().cast(), 32), 32);
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+        assert_ne!(parent, child, "child repeated the parent's random bytes");
+    }
+}
+
 #[test]
 fn legacy_and_unsupported_functions() {
     let f = Fixture::new();

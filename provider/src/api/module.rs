@@ -35,6 +35,7 @@ static FORKED: AtomicBool = AtomicBool::new(false);
 /// the `pthread_atfork` child handler, which the FFI layer installs).
 pub fn mark_forked() {
     FORKED.store(true, Ordering::SeqCst);
+    crate::mechanisms::random::note_fork();
 }
 
 /// Runs `f` with the module, or fails with `CKR_CRYPTOKI_NOT_INITIALIZED`

@@ -33,7 +33,7 @@ use aes::{Aes128, Aes192, Aes256, Block};
 use aes_gcm::AesGcm;
 use aes_gcm::aead::AeadInOut;
 use cryptoki_sys::*;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use zeroize::{Zeroize, Zeroizing};
 
 const BLOCK: usize = 16;
@@ -65,6 +65,8 @@ macro_rules! with_cipher {
 pub struct AesKey {
     value: Zeroizing<Vec<u8>>,
     schedule: Schedule,
+    /// The CMAC subkeys K1 and K2 (RFC 4493 §2.3), computed on first use.
+    cmac_subkeys: OnceLock<Zeroizing<[[u8; BLOCK]; 2]>>,
 }
 
 impl AesKey {
@@ -72,6 +74,51 @@ impl AesKey {
     pub fn bytes(&self) -> &[u8] {
         &self.value
     }
+
+    /// Encrypts one block in place.
+    pub fn encrypt_block(&self, block: &mut [u8; BLOCK]) {
+        let mut b = Block::from(*block);
+        with_cipher!(self, c => c.encrypt_block(&mut b));
+        block.copy_from_slice(&b);
+        b.zeroize();
+    }
+
+    /// CBC-MAC over whole blocks: `state` is the chaining value, updated
+    /// in place (`data.len()` is a multiple of 16). The blocks go to the
+    /// cipher in batches, so the key schedule is prepared once per batch.
+    pub fn cbc_mac(&self, state: &mut [u8; BLOCK], data: &[u8]) {
+        debug_assert_eq!(data.len() % BLOCK, 0);
+        let mut buf = [0u8; 32 * BLOCK];
+        for chunk in data.chunks(buf.len()) {
+            let buf = &mut buf[..chunk.len()];
+            buf.copy_from_slice(chunk);
+            with_cipher!(self, c => cbc(c, Direction::Encrypt, state, buf));
+        }
+        buf[..data.len().min(32 * BLOCK)].zeroize();
+    }
+
+    /// The CMAC subkeys K1 and K2 (RFC 4493 §2.3, SP 800-38B §6.1).
+    pub fn cmac_subkeys(&self) -> &[[u8; BLOCK]; 2] {
+        self.cmac_subkeys.get_or_init(|| {
+            let mut l = [0u8; BLOCK];
+            self.encrypt_block(&mut l);
+            let k1 = dbl(&l);
+            let k2 = dbl(&k1);
+            l.zeroize();
+            Zeroizing::new([k1, k2])
+        })
+    }
+}
+
+/// Doubling in GF(2^128) as CMAC defines it (RFC 4493 §2.3): shift left
+/// one bit, and XOR `0x87` into the last byte when the top bit was set
+/// (without a data-dependent branch).
+fn dbl(block: &[u8; BLOCK]) -> [u8; BLOCK] {
+    let v = u128::from_be_bytes(*block);
+    let carry = (v >> 127) as u8;
+    let mut out = (v << 1).to_be_bytes();
+    out[BLOCK - 1] ^= 0x87 & carry.wrapping_neg();
+    out
 }
 
 /// Parses an AES key value and expands its key schedule.
@@ -86,6 +133,7 @@ pub fn load(value: &[u8]) -> Result<KeyMaterial> {
     Ok(KeyMaterial::Aes(AesKey {
         value: Zeroizing::new(value.to_vec()),
         schedule,
+        cmac_subkeys: OnceLock::new(),
     }))
 }
 

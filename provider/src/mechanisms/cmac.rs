@@ -1,33 +1,27 @@
 //! AES-CMAC (mechanisms spec §2.8 `CKM_AES_CMAC`, `CKM_AES_CMAC_GENERAL`;
-//! RFC 4493) with the cmac crate.
+//! RFC 4493, NIST SP 800-38B) over the key's cached AES schedule.
 
 use super::hmac::general_len;
 use super::keys::KeyMaterial;
 use super::{Mechanism, SignOperation};
 use crate::error::{Result, err};
-use cmac::{Cmac, KeyInit, Mac};
 use cryptoki_sys::*;
 use std::sync::Arc;
+use zeroize::Zeroize;
 
-enum State {
-    Aes128(Cmac<aes::Aes128>),
-    Aes192(Cmac<aes::Aes192>),
-    Aes256(Cmac<aes::Aes256>),
-}
+const BLOCK: usize = 16;
 
-macro_rules! each {
-    ($s:expr, $m:ident => $e:expr) => {
-        match $s {
-            State::Aes128($m) => $e,
-            State::Aes192($m) => $e,
-            State::Aes256($m) => $e,
-        }
-    };
-}
-
-/// An AES-CMAC computation.
+/// An AES-CMAC computation (RFC 4493 §2.4) over the key's cached schedule
+/// and subkeys: starting one costs no key expansion, and the state is a
+/// few dozen bytes.
 pub struct CmacSign {
-    state: State,
+    key: Arc<KeyMaterial>,
+    /// The CBC-MAC chaining value.
+    state: [u8; BLOCK],
+    /// The last block seen, kept back because the final block (full or
+    /// partial) is processed differently (RFC 4493 §2.4 steps 4 and 6).
+    pending: [u8; BLOCK],
+    pending_len: usize,
     out_len: usize,
 }
 
@@ -39,19 +33,24 @@ impl CmacSign {
             CKM_AES_CMAC_GENERAL => true,
             _ => return Err(err(CKR_MECHANISM_INVALID)),
         };
-        let KeyMaterial::Aes(k) = &*key else {
+        if !matches!(&*key, KeyMaterial::Aes(_)) {
             return Err(err(CKR_KEY_TYPE_INCONSISTENT));
-        };
-        let out_len = general_len(mech, 16, general)?;
-        let bad = |_| err(CKR_KEY_SIZE_RANGE);
-        let v = k.bytes();
-        let state = match v.len() {
-            16 => State::Aes128(KeyInit::new_from_slice(v).map_err(bad)?),
-            24 => State::Aes192(KeyInit::new_from_slice(v).map_err(bad)?),
-            32 => State::Aes256(KeyInit::new_from_slice(v).map_err(bad)?),
-            _ => return Err(err(CKR_KEY_SIZE_RANGE)),
-        };
-        Ok(CmacSign { state, out_len })
+        }
+        let out_len = general_len(mech, BLOCK, general)?;
+        Ok(CmacSign {
+            key,
+            state: [0; BLOCK],
+            pending: [0; BLOCK],
+            pending_len: 0,
+            out_len,
+        })
+    }
+
+    fn aes(&self) -> &super::aes::AesKey {
+        match &*self.key {
+            KeyMaterial::Aes(k) => k,
+            _ => unreachable!("checked in CmacSign::new"),
+        }
     }
 }
 
@@ -65,15 +64,64 @@ impl SignOperation for CmacSign {
         self.finish(out)
     }
 
-    fn update(&mut self, data: &[u8]) -> Result<()> {
-        each!(&mut self.state, m => m.update(data));
+    fn update(&mut self, mut data: &[u8]) -> Result<()> {
+        // Complete the pending block; it is MACed only once more data follows.
+        let fill = (BLOCK - self.pending_len).min(data.len());
+        self.pending[self.pending_len..self.pending_len + fill].copy_from_slice(&data[..fill]);
+        self.pending_len += fill;
+        data = &data[fill..];
+        if data.is_empty() {
+            return Ok(());
+        }
+        let KeyMaterial::Aes(aes) = &*self.key else {
+            unreachable!("checked in CmacSign::new")
+        };
+        aes.cbc_mac(&mut self.state, &self.pending);
+        // Keep back the last (possibly whole) block of the rest.
+        let keep = match data.len() % BLOCK {
+            0 => BLOCK,
+            r => r,
+        };
+        let (body, tail) = data.split_at(data.len() - keep);
+        aes.cbc_mac(&mut self.state, body);
+        self.pending = [0; BLOCK];
+        self.pending[..keep].copy_from_slice(tail);
+        self.pending_len = keep;
         Ok(())
     }
 
     fn finish(&mut self, out: &mut [u8]) -> Result<usize> {
+        let [k1, k2] = self.aes().cmac_subkeys();
+        let mut last = self.state;
+        if self.pending_len == BLOCK {
+            for ((l, p), k) in last.iter_mut().zip(&self.pending).zip(k1) {
+                *l ^= p ^ k;
+            }
+        } else {
+            let mut padded = self.pending;
+            padded[self.pending_len] = 0x80;
+            padded[self.pending_len + 1..].fill(0);
+            for ((l, p), k) in last.iter_mut().zip(&padded).zip(k2) {
+                *l ^= p ^ k;
+            }
+            padded.zeroize();
+        }
+        self.aes().encrypt_block(&mut last);
         let n = self.out_len;
-        each!(&mut self.state, m => out[..n].copy_from_slice(&m.finalize_reset().into_bytes()[..n]));
+        out[..n].copy_from_slice(&last[..n]);
+        last.zeroize();
+        // Ready for another message with the same key.
+        self.state = [0; BLOCK];
+        self.pending = [0; BLOCK];
+        self.pending_len = 0;
         Ok(n)
+    }
+}
+
+impl Drop for CmacSign {
+    fn drop(&mut self) {
+        self.state.zeroize();
+        self.pending.zeroize();
     }
 }
 
@@ -96,5 +144,74 @@ mod tests {
         )
         .unwrap();
         assert_eq!(hex(&out), "070a16b46b4d4144f79bdd9dd04a287c");
+    }
+
+    /// The cmac crate's answer, for differential checks.
+    fn reference(key: &[u8], msg: &[u8]) -> Vec<u8> {
+        use cmac::{KeyInit, Mac};
+        macro_rules! mac {
+            ($c:ty) => {{
+                let mut m = <cmac::Cmac<$c> as KeyInit>::new_from_slice(key).unwrap();
+                m.update(msg);
+                m.finalize().into_bytes().to_vec()
+            }};
+        }
+        match key.len() {
+            16 => mac!(aes::Aes128),
+            24 => mac!(aes::Aes192),
+            _ => mac!(aes::Aes256),
+        }
+    }
+
+    /// Every key size, message lengths 0..=80 (empty, partial, whole and
+    /// multi-block final blocks, more than one CBC batch at 600 bytes),
+    /// single-part and split at every point, and the same operation reused
+    /// after `finish`.
+    #[test]
+    fn matches_the_cmac_crate_for_every_length_and_split() {
+        for key_len in [16usize, 24, 32] {
+            let key_bytes: Vec<u8> = (0..key_len as u8).map(|i| i.wrapping_mul(37)).collect();
+            let key = Arc::new(super::super::aes::load(&key_bytes).unwrap());
+            let mut op = CmacSign::new(&Mechanism::plain(CKM_AES_CMAC), key).unwrap();
+            for len in (0..=80).chain([600, 1024]) {
+                let msg: Vec<u8> = (0..len).map(|i| (i * 7 + key_len) as u8).collect();
+                let expected = reference(&key_bytes, &msg);
+                let mut out = [0u8; 16];
+                op.sign(&msg, &mut out).unwrap();
+                assert_eq!(out.to_vec(), expected, "key {key_len} len {len}");
+                for cut in (0..=len).step_by(if len > 80 { 97 } else { 1 }) {
+                    op.update(&msg[..cut]).unwrap();
+                    op.update(&msg[cut..]).unwrap();
+                    op.finish(&mut out).unwrap();
+                    assert_eq!(out.to_vec(), expected, "key {key_len} len {len} cut {cut}");
+                }
+            }
+        }
+    }
+
+    /// `CKM_AES_CMAC_GENERAL` truncates to the requested length (1..=16).
+    #[test]
+    fn general_truncates() {
+        let key_bytes = [9u8; 16];
+        let key = Arc::new(super::super::aes::load(&key_bytes).unwrap());
+        let full = reference(&key_bytes, b"abc");
+        for n in 1..=16u64 {
+            let mech = Mechanism {
+                ty: CKM_AES_CMAC_GENERAL,
+                param: super::super::Param::MacLength(n),
+            };
+            let mut op = CmacSign::new(&mech, Arc::clone(&key)).unwrap();
+            assert_eq!(op.output_len(), n as usize);
+            let mut out = [0u8; 16];
+            assert_eq!(op.sign(b"abc", &mut out).unwrap(), n as usize);
+            assert_eq!(&out[..n as usize], &full[..n as usize]);
+        }
+        for bad in [0u64, 17] {
+            let mech = Mechanism {
+                ty: CKM_AES_CMAC_GENERAL,
+                param: super::super::Param::MacLength(bad),
+            };
+            assert!(CmacSign::new(&mech, Arc::clone(&key)).is_err());
+        }
     }
 }

@@ -1,20 +1,154 @@
-//! `C_GenerateRandom`: the operating system's CSPRNG (getrandom(2) on Linux).
+//! `C_GenerateRandom` (base spec §5.15): a per-thread ChaCha20 generator
+//! seeded from the operating system's CSPRNG (getrandom(2) on Linux).
+//!
+//! A system call per request costs more than the generation itself for
+//! the short requests callers make (nonces, challenges), so each thread
+//! keeps its own stream cipher state:
+//! - **Seeding**: 32 bytes from the OS on a thread's first request, again
+//!   after every [`RESEED_AFTER`] bytes of output, and after `fork()` (the
+//!   child's copy of the parent's state is never used: the `pthread_atfork`
+//!   child handler bumps [`FORK_EPOCH`], and a generator seeded in another
+//!   epoch reseeds before its next output).
+//! - **Fast key erasure**: after every request the generator replaces its
+//!   key with 32 bytes of its own output, so a state read from memory later
+//!   does not reveal what earlier requests returned.
+//! - No thread shares a generator, so concurrent sessions contend on nothing.
+//!
+//! Keys made by the token (`C_GenerateKey`, `C_GenerateKeyPair`, the token
+//! key) take their randomness from the OS directly
+//! (`storage::seal::random_bytes`), not from this generator.
 
 use crate::error::Result;
+use rand_chacha::ChaCha20Rng;
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use zeroize::Zeroizing;
+
+/// Output, in bytes, after which a generator takes a fresh OS seed.
+pub const RESEED_AFTER: usize = 64 * 1024;
+
+/// Counts the forks seen by this process image (bumped in the child).
+static FORK_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// Called in a forked child: every generator inherited from the parent
+/// reseeds before its next output.
+pub fn note_fork() {
+    FORK_EPOCH.fetch_add(1, Ordering::SeqCst);
+}
+
+struct Generator {
+    rng: ChaCha20Rng,
+    epoch: u64,
+    output_since_seed: usize,
+}
+
+impl Generator {
+    fn seeded(epoch: u64) -> Result<Self> {
+        let mut seed = Zeroizing::new([0u8; 32]);
+        crate::storage::seal::random_bytes(seed.as_mut())?;
+        Ok(Generator {
+            rng: ChaCha20Rng::from_seed(*seed),
+            epoch,
+            output_since_seed: 0,
+        })
+    }
+
+    fn fill(&mut self, out: &mut [u8]) {
+        self.rng.fill_bytes(out);
+        self.output_since_seed = self.output_since_seed.saturating_add(out.len());
+        let mut next = Zeroizing::new([0u8; 32]);
+        self.rng.fill_bytes(next.as_mut());
+        self.rng = ChaCha20Rng::from_seed(*next);
+    }
+}
+
+thread_local! {
+    static GENERATOR: RefCell<Option<Generator>> = const { RefCell::new(None) };
+}
 
 /// Fills `out` with random bytes.
 pub fn generate(out: &mut [u8]) -> Result<()> {
-    crate::storage::seal::random_bytes(out)
+    GENERATOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let epoch = FORK_EPOCH.load(Ordering::Relaxed);
+        let fresh = match &*slot {
+            Some(g) => g.epoch != epoch || g.output_since_seed >= RESEED_AFTER,
+            None => true,
+        };
+        if fresh {
+            *slot = Some(Generator::seeded(epoch)?);
+        }
+        slot.as_mut().expect("seeded above").fill(out);
+        Ok(())
+    })
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn fills_and_differs() {
         let (mut a, mut b) = ([0u8; 32], [0u8; 32]);
-        super::generate(&mut a).unwrap();
-        super::generate(&mut b).unwrap();
+        generate(&mut a).unwrap();
+        generate(&mut b).unwrap();
         assert_ne!(a, b);
         assert_ne!(a, [0u8; 32]);
+    }
+
+    /// Requests of every length up to a few ChaCha blocks, and one larger
+    /// than the reseed interval, are filled completely (no all-zero tail).
+    #[test]
+    fn fills_every_length() {
+        for len in (1..=300).chain([RESEED_AFTER + 17]) {
+            let mut buf = vec![0u8; len];
+            generate(&mut buf).unwrap();
+            let tail = &buf[len.saturating_sub(16)..];
+            assert!(tail.iter().any(|&b| b != 0), "length {len}");
+        }
+    }
+
+    /// A new fork epoch makes the thread's generator reseed; the reseed
+    /// counter does too.
+    #[test]
+    fn reseeds_after_fork_and_after_the_interval() {
+        let mut buf = [0u8; 8];
+        generate(&mut buf).unwrap();
+        let seed_epoch = || GENERATOR.with(|c| c.borrow().as_ref().map(|g| g.epoch));
+        let before = seed_epoch().unwrap();
+        note_fork();
+        generate(&mut buf).unwrap();
+        assert!(seed_epoch().unwrap() > before);
+        let mut big = vec![0u8; RESEED_AFTER];
+        generate(&mut big).unwrap();
+        let used = GENERATOR.with(|c| c.borrow().as_ref().unwrap().output_since_seed);
+        assert_eq!(used, buf.len() + RESEED_AFTER);
+        generate(&mut buf).unwrap();
+        let used = GENERATOR.with(|c| c.borrow().as_ref().unwrap().output_since_seed);
+        assert_eq!(used, buf.len(), "reseeded before this request");
+    }
+
+    /// Each request rekeys: the state after a request is not the state
+    /// that produced it (fast key erasure).
+    #[test]
+    fn rekeys_after_every_request() {
+        let mut buf = [0u8; 32];
+        generate(&mut buf).unwrap();
+        let clone_state = || GENERATOR.with(|c| c.borrow().as_ref().unwrap().rng.clone());
+        let mut before = clone_state();
+        generate(&mut buf).unwrap();
+        let mut replay = [0u8; 32];
+        before.fill_bytes(&mut replay);
+        assert_eq!(replay, buf, "the state before a request predicts it");
+        let mut after = clone_state();
+        let mut next = [0u8; 32];
+        after.fill_bytes(&mut next);
+        // The state after the request continues elsewhere, and does not
+        // run on from where the request's stream ended.
+        let mut continued = [0u8; 64];
+        before.fill_bytes(&mut continued);
+        assert_ne!(&continued[..32], &next);
+        assert_ne!(&continued[32..], &next);
     }
 }
