@@ -198,6 +198,7 @@ fn not_measured(
         histogram: None,
         samples_ns: None,
         round_ops_per_sec: None,
+        peak_rss_kib: None,
     }
 }
 
@@ -257,6 +258,35 @@ fn prepare(
         .sessions(job.threads as usize)
         .map_err(|e| fail(e.message))?;
     let setup = m.setup_session().handle();
+    // Scaling ops: bring the token to the op's number of token objects.
+    let sizes: std::collections::BTreeSet<usize> = ops
+        .iter()
+        .filter_map(|op| match op.kind {
+            crate::suite::OpKind::Population(_, n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    if sizes.len() > 1 {
+        return Err(fail(
+            "scaling ops with different object counts cannot run in one mix".into(),
+        ));
+    }
+    if let Some(&n) = sizes.first() {
+        let from = m.population.count();
+        if from != n {
+            eprintln!(
+                "hsm-bench: {}: {} token objects -> {n} (untimed)",
+                m.name, from
+            );
+        }
+        m.population
+            .ensure(&m.raw, setup, n)
+            .map_err(|f| fail(format!("populating the token failed: {}", f.name())))?;
+    }
+    let population = crate::suite::population::PopPrep {
+        population: &m.population,
+        probe: &m.probe,
+    };
     let schedule = match &job.kind {
         JobKind::Mix(_, mix) => {
             let w: Vec<u32> = mix.parts.iter().map(|p| p.1).collect();
@@ -279,6 +309,7 @@ fn prepare(
                     job.data_size
                 } as usize,
                 thread: t,
+                population: Some(population),
             };
             let w = build_worker(op, &prep).map_err(|f: Failure| {
                 let why = format!("preparing failed: {}", f.name());
@@ -355,8 +386,9 @@ fn measured(id: String, mechanism: String, comp: &CompOutcome, c: &Ctx<'_>) -> B
     if comp.round_rates.len() > 1 {
         r.round_ops_per_sec = Some(comp.round_rates.clone());
     }
+    r.peak_rss_kib = comp.peak_rss_kib;
     if let Some(sm) = summary {
-        r.ops_per_sec = (secs > 0.0).then(|| n as f64 / secs);
+        r.ops_per_sec = (secs > 0.0).then(|| comp.rate(wall, job.threads as usize));
         r.mean_us = Some(us(sm.mean_ns));
         r.ci95_us = sm.ci95_ns.is_finite().then(|| us(sm.ci95_ns));
         r.stddev_us = Some(us(sm.stddev_ns));

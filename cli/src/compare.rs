@@ -509,6 +509,7 @@ pub(crate) mod tests {
             histogram: None,
             samples_ns: None,
             round_ops_per_sec: None,
+            peak_rss_kib: None,
         }
     }
 

@@ -5,6 +5,7 @@
 
 mod bench;
 mod ckr;
+mod coldstart;
 mod commands;
 mod compare;
 mod error;
@@ -48,6 +49,9 @@ enum Command {
     Ops,
     /// Re-render a saved result file as text, JSON, CSV or gh-bench.
     Report(ReportArgs),
+    /// Probe process of the cold-start ops (started by hsm-bench itself).
+    #[command(hide = true)]
+    ColdStart(coldstart::ColdStartArgs),
 }
 
 /// Output formats of `run`.
@@ -104,7 +108,7 @@ pub struct RunArgs {
     /// User PIN of that token (never printed).
     #[arg(long, env = "HSM_BENCH_PIN", hide_env_values = true)]
     pub pin: Option<String>,
-    /// Profile: quick, full, ci, sizes, threads, mix, or a TOML file.
+    /// Profile: quick, full, ci, sizes, threads, mix, scaling, or a TOML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub profile: Option<String>,
     /// Ops to run: ids or globs, comma-separated (e.g. `ed25519-*,sha*`).
@@ -261,6 +265,7 @@ fn main() {
         Some(Command::List(a)) => commands::list(a),
         Some(Command::Ops) => commands::ops(),
         Some(Command::Report(a)) => commands::report(a),
+        Some(Command::ColdStart(a)) => coldstart::run(a),
     };
     // Everything (modules, temporary tokens) has been dropped by now.
     let code = match result {

@@ -18,6 +18,7 @@ use crate::ckr::{ckr_name, cryptoki_error_is, cryptoki_error_name};
 use crate::error::{CliError, Result};
 use crate::locate;
 use crate::raw::RawModule;
+use crate::suite::population::{Population, ProbeCommand};
 
 /// Which module the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,6 +270,10 @@ pub struct Module {
     pub slot: Slot,
     /// Mechanisms the token lists, with their info.
     pub mechanisms: BTreeMap<CK_MECHANISM_TYPE, CK_MECHANISM_INFO>,
+    /// Token objects made by the scaling ops (`token-*-N`, `cold-start-N`).
+    pub population: Population,
+    /// How a cold-start probe reaches this module's token.
+    pub probe: ProbeCommand,
     ctx: Pkcs11,
     setup: Option<Session>,
     pool: Vec<Session>,
@@ -418,6 +423,7 @@ impl Module {
         })?;
         login(&setup, &pin)?;
         let token_info = token_summary(&ctx, slot)?;
+        let token_info_label = token_info.label.clone();
         let mechanisms = mechanisms(&raw, slot)?;
         let meta = ModuleMeta {
             name: choice.name.clone(),
@@ -439,6 +445,12 @@ impl Module {
             pool: Vec::new(),
             finalize,
             _temp: temp,
+            population: Population::default(),
+            probe: ProbeCommand {
+                module: choice.path.clone(),
+                token_label: token_info_label,
+                pin,
+            },
         })
     }
 
@@ -472,6 +484,13 @@ impl Module {
 impl Drop for Module {
     fn drop(&mut self) {
         self.pool.clear();
+        // A temporary token goes away with its directory; a named token
+        // gets its population objects destroyed.
+        if !self.meta.temporary_token
+            && let Some(setup) = &self.setup
+        {
+            self.population.clear(&self.raw, setup.handle());
+        }
         self.setup.take();
         if self.finalize {
             let _ = self.ctx.clone().finalize();

@@ -1,5 +1,5 @@
 //! Benchmark profiles: named TOML suites in `bench-profiles/` (quick, full, ci,
-//! sizes, threads, mix). A name is looked up next to the executable, then upward
+//! sizes, threads, mix, scaling). A name is looked up next to the executable, then upward
 //! from the executable and the current directory, then in the copies embedded in
 //! the binary; anything containing a `/` or ending in `.toml` is read as a path.
 //! Command-line flags override profile values.
@@ -20,6 +20,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("sizes", include_str!("../../bench-profiles/sizes.toml")),
     ("threads", include_str!("../../bench-profiles/threads.toml")),
     ("mix", include_str!("../../bench-profiles/mix.toml")),
+    ("scaling", include_str!("../../bench-profiles/scaling.toml")),
 ];
 
 /// A size in a profile: a number of bytes or a string like "4K".
@@ -182,8 +183,30 @@ mod tests {
         assert!(!ids.contains(&"rsa4096-sign") && !ids.contains(&"rsa3072-sign"));
         assert!(ids.contains(&"ed25519-sign"));
         let full = Profile::parse(EMBEDDED[1].1).unwrap();
-        let n = select(&all, &full.ops).unwrap().len();
-        assert!(n >= 29, "full selects {n} ops");
+        let is_scaling =
+            |o: &&crate::suite::OpDef| matches!(o.kind, crate::suite::OpKind::Population(..));
+        let full_ids: Vec<String> = select(&all, &full.ops)
+            .unwrap()
+            .iter()
+            .map(|o| o.id.clone())
+            .collect();
+        let want: Vec<String> = all
+            .iter()
+            .filter(|o| !is_scaling(o))
+            .map(|o| o.id.clone())
+            .collect();
+        assert_eq!(full_ids, want, "full: every op but the scaling ones");
+        let scaling = Profile::parse(
+            EMBEDDED
+                .iter()
+                .find(|(n, _)| *n == "scaling")
+                .expect("embedded")
+                .1,
+        )
+        .unwrap();
+        let picked = select(&all, &scaling.ops).unwrap();
+        assert_eq!(picked.len(), all.iter().filter(is_scaling).count());
+        assert!(picked.iter().all(is_scaling));
     }
 
     #[test]

@@ -56,6 +56,12 @@ pub struct CompOutcome {
     pub errors: BTreeMap<String, u64>,
     /// Successful ops/s of each measurement merged into this one (one per round).
     pub round_rates: Vec<f64>,
+    /// Report ops/s as threads ÷ mean latency rather than operations over
+    /// the wall clock: the op has untimed work around every call (probe
+    /// processes, objects made or destroyed) that the wall clock would count.
+    pub rate_from_latency: bool,
+    /// Peak resident memory reported by the worker (cold-start probes).
+    pub peak_rss_kib: Option<u64>,
 }
 
 impl CompOutcome {
@@ -64,6 +70,8 @@ impl CompOutcome {
             rec: Recorder::new(keep, cap),
             errors: BTreeMap::new(),
             round_rates: Vec::new(),
+            rate_from_latency: false,
+            peak_rss_kib: None,
         }
     }
 
@@ -74,6 +82,20 @@ impl CompOutcome {
             *self.errors.entry(k.clone()).or_default() += v;
         }
         self.round_rates.extend_from_slice(&o.round_rates);
+        self.rate_from_latency |= o.rate_from_latency;
+        self.peak_rss_kib = self.peak_rss_kib.max(o.peak_rss_kib);
+    }
+
+    /// Successful operations per second over `wall`, or `threads` ÷ mean
+    /// latency for ops with untimed work around each call.
+    pub fn rate(&self, wall: Duration, threads: usize) -> f64 {
+        if self.rate_from_latency {
+            return match self.rec.summary(&[]) {
+                Some(s) if s.mean_ns > 0.0 => threads as f64 * 1e9 / s.mean_ns,
+                _ => 0.0,
+            };
+        }
+        self.rec.count() as f64 / wall.as_secs_f64()
     }
 
     /// Number of failed operations.
@@ -196,7 +218,8 @@ fn run_thread(
         let began = due.unwrap_or(t0);
         match w.check(rv) {
             Ok(()) => {
-                comps[c].rec.record((t1 - began).as_nanos() as u64);
+                let ns = w.measured_ns().unwrap_or((t1 - began).as_nanos() as u64);
+                comps[c].rec.record(ns);
                 ok += 1;
             }
             Err(f) => *comps[c].errors.entry(f.name()).or_default() += 1,
@@ -210,6 +233,10 @@ fn run_thread(
         if deadline.is_some_and(|d| t1 >= d) {
             break;
         }
+    }
+    for (outcome, w) in comps.iter_mut().zip(&work.comps) {
+        outcome.peak_rss_kib = w.peak_rss_kib();
+        outcome.rate_from_latency = w.rate_from_latency();
     }
     ThreadResult {
         comps,
@@ -261,7 +288,7 @@ pub fn run(work: &mut [ThreadWork], plan: &Plan, bar: Option<&ProgressBar>) -> O
     }
     if wall > Duration::ZERO {
         for c in &mut comps {
-            c.round_rates = vec![c.rec.count() as f64 / wall.as_secs_f64()];
+            c.round_rates = vec![c.rate(wall, threads)];
         }
     }
     Outcome { comps, wall }

@@ -234,3 +234,50 @@ fn bare_hsm_bench_runs_the_quick_profile_on_our_module() {
     assert!(!row.contains("unsupported"), "{row}");
     assert!(t.elapsed().as_secs() < 90, "quick took {:?}", t.elapsed());
 }
+
+/// The token-object scaling ops populate a temporary token (10, then 1,000
+/// token objects), time their calls, and the cold-start probe reports
+/// `C_Initialize` and its peak memory.
+#[test]
+fn scaling_ops_populate_the_token_and_probe_a_cold_start() {
+    let Some(m) = dalek() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r.json");
+    let o = run(dcmd(&m, tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--module",
+            "dalek",
+            "--ops",
+            "token-find-label-10,token-find-id-1000,token-destroy-1000,\
+         token-keypair-ed25519-1000,token-create-10,cold-start-10,cold-open-1000",
+            "--iterations",
+            "5",
+            "--warmup",
+            "1",
+            "--format",
+            "json",
+            "-o",
+        ])
+        .arg(&out));
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&out);
+    assert_valid(&v);
+    assert_eq!(results(&v).len(), 7);
+    for r in results(&v) {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["iterations"], 5);
+        assert_sane(r);
+    }
+    for op in ["cold-start-10", "cold-open-1000"] {
+        let r = find(&v, "dalek", op);
+        let kib = r["peak_rss_kib"].as_u64().expect("probe reports its RSS");
+        assert!((1024..1024 * 1024).contains(&kib), "{op}: {kib} KiB");
+    }
+    // Opening a session loads 1,000 objects: it takes longer than
+    // C_Initialize alone on 10.
+    let p50 = |op: &str| find(&v, "dalek", op)["p50_us"].as_f64().unwrap();
+    assert!(p50("cold-open-1000") > p50("cold-start-10"));
+    assert!(leftovers(tmp.path()).is_empty());
+}

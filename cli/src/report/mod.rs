@@ -127,6 +127,10 @@ pub struct BenchResult {
     /// Successful ops/s of each interleaved round (with two rounds or more).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_ops_per_sec: Option<Vec<f64>>,
+    /// Peak resident memory (KiB) of the process that measured: set by the
+    /// `cold-start-*` ops, whose probe loads the module in a new process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_kib: Option<u64>,
 }
 
 impl BenchResult {

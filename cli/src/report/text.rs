@@ -226,6 +226,25 @@ pub fn render(r: &Report) -> String {
         );
     }
 
+    let rss: Vec<&BenchResult> = r
+        .results
+        .iter()
+        .filter(|x| x.peak_rss_kib.is_some())
+        .collect();
+    if !rss.is_empty() {
+        out.push('\n');
+        for x in rss {
+            let kib = x.peak_rss_kib.expect("filtered");
+            let _ = writeln!(
+                out,
+                "peak RSS of the cold-start probe: {} [{}]: {:.1} MiB",
+                x.op,
+                x.module,
+                kib as f64 / 1024.0
+            );
+        }
+    }
+
     let notes: Vec<&BenchResult> = r
         .results
         .iter()

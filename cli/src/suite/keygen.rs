@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::{KeySpec, aes_template, pair_templates, pair_variants};
+use super::keys::{KeySpec, aes_template, pair_templates_on, pair_variants};
 use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck};
 use crate::raw::{Mech, RawModule, Template};
 
@@ -53,6 +53,7 @@ struct KeyGenWorker {
     mech: Mech,
     kind: Kind,
     made: [CK_OBJECT_HANDLE; 2],
+    rate_from_latency: bool,
 }
 
 impl Worker for KeyGenWorker {
@@ -81,6 +82,10 @@ impl Worker for KeyGenWorker {
         }
         Ok(())
     }
+
+    fn rate_from_latency(&self) -> bool {
+        self.rate_from_latency
+    }
 }
 
 /// Worker generating a key of `spec`; tries the parameter encodings the module may
@@ -95,11 +100,24 @@ pub fn worker(spec: KeySpec, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
             mech,
             kind: Kind::Secret(t),
             made: [0, 0],
+            rate_from_latency: false,
         }));
     }
+    pair_worker(spec, p, &label, false)
+}
+
+/// Worker generating key pairs of `spec` labelled `label`, as token objects
+/// when `token` (ops/s then follows the latency: destroying token objects
+/// between calls is slow on some modules, and it is not what is measured).
+pub fn pair_worker(
+    spec: KeySpec,
+    p: &Prep<'_>,
+    label: &str,
+    token: bool,
+) -> Result<Box<dyn Worker>, Failure> {
     let mut last = Failure::Check(format!("cannot generate {}", spec.name()));
     for v in 0..pair_variants(spec) {
-        let Some((mech, pubt, privt)) = pair_templates(spec, label.as_bytes(), v) else {
+        let Some((mech, pubt, privt)) = pair_templates_on(spec, label.as_bytes(), v, token) else {
             break;
         };
         let mut w = KeyGenWorker {
@@ -108,6 +126,7 @@ pub fn worker(spec: KeySpec, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
             mech,
             kind: Kind::Pair(pubt, privt),
             made: [0, 0],
+            rate_from_latency: token,
         };
         // One untimed trial picks the encoding (and is not recorded).
         let rv = w.call();

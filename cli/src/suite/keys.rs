@@ -82,7 +82,17 @@ pub fn pair_templates(
     label: &[u8],
     variant: usize,
 ) -> Option<(Mech, Template, Template)> {
-    let common = |t: Template| t.bool(CKA_TOKEN, false).bytes(CKA_LABEL, label);
+    pair_templates_on(spec, label, variant, false)
+}
+
+/// Like [`pair_templates`], for token (`token`) or session objects.
+pub fn pair_templates_on(
+    spec: KeySpec,
+    label: &[u8],
+    variant: usize,
+    token: bool,
+) -> Option<(Mech, Template, Template)> {
+    let common = |t: Template| t.bool(CKA_TOKEN, token).bytes(CKA_LABEL, label);
     let private = common(Template::new())
         .bool(CKA_PRIVATE, true)
         .bool(CKA_SENSITIVE, true)

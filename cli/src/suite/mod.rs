@@ -13,6 +13,7 @@ pub mod keygen;
 pub mod keys;
 pub mod mac;
 pub mod objects;
+pub mod population;
 pub mod random;
 pub mod sign;
 pub mod vendor;
@@ -64,6 +65,21 @@ pub trait Worker: Send {
     fn call(&mut self) -> CK_RV;
     /// Check the result of the last call (outside the timed region).
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure>;
+    /// For ops timed by someone else (a cold-start probe process): the
+    /// latency of the last call, recorded instead of the runner's clock.
+    fn measured_ns(&self) -> Option<u64> {
+        None
+    }
+    /// Peak resident memory seen so far (cold-start probes).
+    fn peak_rss_kib(&self) -> Option<u64> {
+        None
+    }
+    /// True when untimed work around each call (a probe process, objects
+    /// made or destroyed) would distort ops/s over the wall clock: ops/s is
+    /// then threads ÷ mean latency.
+    fn rate_from_latency(&self) -> bool {
+        false
+    }
 }
 
 /// Size of the data an operation processes.
@@ -156,6 +172,8 @@ pub enum OpKind {
     FindObject(usize),
     /// Verify a batch of n Ed25519 signatures through the vendor interface.
     VerifyBatch(usize),
+    /// A token-object scaling op with n population objects on the token.
+    Population(population::PopOp, usize),
 }
 
 /// An operation of the catalogue.
@@ -185,7 +203,8 @@ impl OpDef {
         if matches!(
             self.kind,
             OpKind::SessionInfo | OpKind::FindObject(_) | OpKind::Random(_)
-        ) {
+        ) || (matches!(self.kind, OpKind::Population(..)) && self.mechanism == 0)
+        {
             "none".to_string()
         } else {
             ckm_name(self.mechanism)
@@ -209,6 +228,7 @@ pub fn catalogue() -> Vec<OpDef> {
     v.extend(random::ops());
     v.extend(keygen::ops());
     v.extend(objects::ops());
+    v.extend(population::ops());
     v
 }
 
@@ -269,6 +289,8 @@ pub struct Prep<'a> {
     pub data_size: usize,
     /// Thread index (makes per-thread IVs and labels distinct).
     pub thread: usize,
+    /// The module's token population (scaling ops only).
+    pub population: Option<population::PopPrep<'a>>,
 }
 
 impl Prep<'_> {
@@ -293,6 +315,10 @@ pub fn build_worker(op: &OpDef, prep: &Prep<'_>) -> Result<Box<dyn Worker>, Fail
         OpKind::KeyGen(k) => keygen::worker(k, prep),
         OpKind::FindObject(n) => objects::find_worker(n, prep),
         OpKind::VerifyBatch(n) => vendor::verify_batch_worker(n, prep),
+        OpKind::Population(op, _) => match &prep.population {
+            Some(pp) => population::worker(op, prep, pp),
+            None => Err(Failure::Check("no token population prepared".into())),
+        },
     }
 }
 

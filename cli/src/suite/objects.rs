@@ -40,19 +40,39 @@ fn data_object(label: &str) -> Template {
         .bytes(CKA_VALUE, b"hsm-bench")
 }
 
-struct FindWorker {
+/// Times `C_FindObjectsInit` + `C_FindObjects` + `C_FindObjectsFinal` with a
+/// template that must match exactly one object, `target`.
+pub struct FindOne {
     raw: Arc<RawModule>,
     s: CK_SESSION_HANDLE,
-    setup: CK_SESSION_HANDLE,
     template: Template,
     target: CK_OBJECT_HANDLE,
-    created: Vec<CK_OBJECT_HANDLE>,
     found: [CK_OBJECT_HANDLE; 2],
     n: usize,
     rv_final: CK_RV,
 }
 
-impl Worker for FindWorker {
+impl FindOne {
+    /// A search in session `s` that must find `target` alone.
+    pub fn new(
+        raw: Arc<RawModule>,
+        s: CK_SESSION_HANDLE,
+        template: Template,
+        target: CK_OBJECT_HANDLE,
+    ) -> Self {
+        FindOne {
+            raw,
+            s,
+            template,
+            target,
+            found: [0; 2],
+            n: 0,
+            rv_final: CKR_OK,
+        }
+    }
+}
+
+impl Worker for FindOne {
     #[inline]
     fn call(&mut self) -> CK_RV {
         let rv = self.raw.find_objects_init(self.s, &mut self.template);
@@ -78,10 +98,28 @@ impl Worker for FindWorker {
     }
 }
 
+/// [`FindOne`] among session objects it made, destroyed when dropped.
+struct FindWorker {
+    find: FindOne,
+    setup: CK_SESSION_HANDLE,
+    created: Vec<CK_OBJECT_HANDLE>,
+}
+
+impl Worker for FindWorker {
+    #[inline]
+    fn call(&mut self) -> CK_RV {
+        self.find.call()
+    }
+
+    fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
+        self.find.check(rv)
+    }
+}
+
 impl Drop for FindWorker {
     fn drop(&mut self) {
         for h in self.created.drain(..) {
-            let _ = self.raw.destroy_object(self.setup, h);
+            let _ = self.find.raw.destroy_object(self.setup, h);
         }
     }
 }
@@ -92,16 +130,11 @@ pub fn find_worker(n: usize, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
+    // Made before the objects, so that a failure half-way destroys them.
     let mut w = FindWorker {
-        raw: p.raw.clone(),
-        s: p.session,
+        find: FindOne::new(p.raw.clone(), p.session, Template::new(), 0),
         setup: p.setup,
-        template: Template::new(),
-        target: 0,
         created: Vec::with_capacity(n),
-        found: [0; 2],
-        n: 0,
-        rv_final: CKR_OK,
     };
     let target_label = format!("hsm-bench-find-{tag}-{}-target", p.thread);
     for i in 1..n {
@@ -112,13 +145,13 @@ pub fn find_worker(n: usize, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
         ck(rv)?;
         w.created.push(h);
     }
-    let (rv, h) = p
+    let (rv, target) = p
         .raw
         .create_object(p.setup, &mut data_object(&target_label));
     ck(rv)?;
-    w.created.push(h);
-    w.target = h;
-    w.template = Template::new()
+    w.created.push(target);
+    w.find.target = target;
+    w.find.template = Template::new()
         .ulong(CKA_CLASS, CKO_DATA)
         .bytes(CKA_LABEL, target_label.as_bytes());
     Ok(Box::new(w))

@@ -191,6 +191,12 @@ fn random_hex(n: usize) -> Result<String> {
 
 impl Token {
     /// A token over an existing store (or `None` for a free slot).
+    ///
+    /// Its objects are read from the store on first use (the first
+    /// [`Token::refresh`], which `C_OpenSession`, `C_Login` and
+    /// `C_FindObjectsInit` make), not here: `C_Initialize` stays fast however
+    /// many objects a token holds, and an application that never opens a
+    /// session on a token never pays for loading it.
     pub fn new(
         slot_id: CK_SLOT_ID,
         config: Arc<Config>,
@@ -210,7 +216,6 @@ impl Token {
             sessions: AtomicUsize::new(0),
             rw_sessions: AtomicUsize::new(0),
         };
-        token.refresh()?;
         Ok(token)
     }
 

@@ -1,0 +1,120 @@
+//! The hidden `cold-start` subcommand: the probe process of the
+//! `cold-start-N` ops. It loads a module in a fresh process, times its
+//! `C_Initialize` (base spec §5.4), then opens a session, logs in (PIN on
+//! standard input), finds one object by label so that a module which loads
+//! objects lazily has done so, and prints one JSON line with the
+//! `C_Initialize` time and the process's peak resident memory.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
+use cryptoki::object::Attribute;
+use cryptoki::session::UserType;
+use cryptoki::types::AuthPin;
+
+use crate::ckr::cryptoki_error_name;
+use crate::error::{CliError, EXIT_OK, Result};
+use crate::suite::population::ProbeReport;
+
+/// Arguments of the probe (set by hsm-bench itself).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ColdStartArgs {
+    /// Module library.
+    #[arg(long)]
+    pub module: PathBuf,
+    /// Label of the token.
+    #[arg(long)]
+    pub token_label: String,
+    /// Label of an object to find after logging in.
+    #[arg(long)]
+    pub label: String,
+}
+
+fn failed(what: &str, e: &cryptoki::error::Error) -> CliError {
+    CliError::usage(format!(
+        "cold start: {what} failed: {}",
+        cryptoki_error_name(e)
+    ))
+}
+
+/// Peak resident set size of this process in KiB (`VmHWM`, proc(5)).
+pub fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Runs the probe and prints its [`ProbeReport`].
+pub fn run(args: &ColdStartArgs) -> Result<i32> {
+    let mut pin = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut pin)
+        .map_err(|e| CliError::usage(format!("cold start: reading the PIN: {e}")))?;
+    let pin = AuthPin::from(pin.trim_end_matches(['\r', '\n']).to_string());
+    let ctx = Pkcs11::new(&args.module).map_err(|e| failed("loading the module", &e))?;
+    let t0 = Instant::now();
+    ctx.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK))
+        .map_err(|e| failed("C_Initialize", &e))?;
+    let initialize_ns = t0.elapsed().as_nanos() as u64;
+    let slot = ctx
+        .get_slots_with_token()
+        .map_err(|e| failed("C_GetSlotList", &e))?
+        .into_iter()
+        .find(|&s| {
+            ctx.get_token_info(s)
+                .is_ok_and(|t| t.label().trim_end() == args.token_label)
+        })
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "cold start: no token labelled {}",
+                args.token_label
+            ))
+        })?;
+    let t0 = Instant::now();
+    let session = ctx
+        .open_ro_session(slot)
+        .map_err(|e| failed("C_OpenSession", &e))?;
+    let open_session_ns = t0.elapsed().as_nanos() as u64;
+    session
+        .login(UserType::User, Some(&pin))
+        .map_err(|e| failed("C_Login", &e))?;
+    let t0 = Instant::now();
+    let found = session
+        .find_objects(&[Attribute::Label(args.label.as_bytes().to_vec())])
+        .map_err(|e| failed("C_FindObjects", &e))?;
+    let find_ns = t0.elapsed().as_nanos() as u64;
+    if found.len() != 1 {
+        return Err(CliError::usage(format!(
+            "cold start: found {} objects labelled {}, expected 1",
+            found.len(),
+            args.label
+        )));
+    }
+    let report = ProbeReport {
+        initialize_ns,
+        open_session_ns,
+        find_ns,
+        peak_rss_kib: peak_rss_kib().unwrap_or(0),
+    };
+    drop(session);
+    let _ = ctx.finalize();
+    println!(
+        "{}",
+        serde_json::to_string(&report).expect("a plain struct serialises")
+    );
+    Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reads_its_own_peak_rss() {
+        let kib = super::peak_rss_kib().expect("Linux has VmHWM");
+        assert!(kib > 100, "{kib} KiB");
+    }
+}
