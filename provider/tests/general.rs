@@ -300,3 +300,58 @@ fn legacy_and_unsupported_functions() {
         let _ = null::<u8>();
     }
 }
+
+/// A thread's repeated calls on one session skip the session table (a
+/// per-thread cache); closing that session from another thread must still
+/// make the next call fail with `CKR_SESSION_HANDLE_INVALID`, and a new
+/// session must work at once.
+#[test]
+fn closing_a_session_elsewhere_invalidates_this_threads_lookup() {
+    let f = Fixture::new();
+    let slot = f.token("session-cache");
+    let l = raw();
+    let open = || {
+        let mut h: CK_SESSION_HANDLE = 0;
+        // SAFETY: valid out-pointer; no callback.
+        let rv = unsafe {
+            l.C_OpenSession.unwrap()(
+                slot.id() as CK_SLOT_ID,
+                CKF_SERIAL_SESSION,
+                null_mut(),
+                None,
+                &mut h,
+            )
+        };
+        assert_eq!(rv, CKR_OK);
+        h
+    };
+    let digest_init = |h: CK_SESSION_HANDLE| {
+        let mut mech = CK_MECHANISM {
+            mechanism: CKM_SHA256,
+            pParameter: null_mut(),
+            ulParameterLen: 0,
+        };
+        // SAFETY: valid mechanism pointer.
+        unsafe { l.C_DigestInit.unwrap()(h, &mut mech) }
+    };
+    let digest = |h: CK_SESSION_HANDLE| {
+        let mut data = *b"abc";
+        let (mut out, mut len) = ([0u8; 32], 32 as CK_ULONG);
+        // SAFETY: buffers valid for their lengths.
+        unsafe { l.C_Digest.unwrap()(h, data.as_mut_ptr(), 3, out.as_mut_ptr(), &mut len) }
+    };
+    let h = open();
+    for _ in 0..3 {
+        assert_eq!(digest_init(h), CKR_OK);
+        assert_eq!(digest(h), CKR_OK);
+    }
+    // SAFETY: plain handle argument.
+    std::thread::spawn(move || assert_eq!(unsafe { raw().C_CloseSession.unwrap()(h) }, CKR_OK))
+        .join()
+        .unwrap();
+    assert_eq!(digest_init(h), CKR_SESSION_HANDLE_INVALID);
+    let h2 = open();
+    assert_eq!(digest_init(h2), CKR_OK);
+    assert_eq!(digest(h2), CKR_OK);
+    assert_eq!(digest_init(h), CKR_SESSION_HANDLE_INVALID);
+}

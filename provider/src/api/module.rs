@@ -31,6 +31,77 @@ pub struct Module {
 static MODULE: RwLock<Option<Arc<Module>>> = RwLock::new(None);
 static FORKED: AtomicBool = AtomicBool::new(false);
 
+/// Bumped after any session leaves the session table (close, close-all,
+/// finalize) and at initialise (handles restart at 1): a thread's cached
+/// session is valid only while this has not moved.
+static SESSIONS_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// A thread's last session lookup, so that the calls of an operation
+/// (`C_SignInit`, `C_Sign`, ...) on one session take no shared lock and
+/// touch no shared reference count: only two loads of shared atomics that
+/// nobody writes on the hot path.
+struct CachedSession {
+    generation: u64,
+    handle: CK_SESSION_HANDLE,
+    session: Arc<Session>,
+}
+
+thread_local! {
+    static SESSION_CACHE: std::cell::RefCell<Option<CachedSession>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn invalidate_cached_sessions() {
+    SESSIONS_GENERATION.fetch_add(1, Ordering::SeqCst);
+    // This thread's entry goes now; other threads drop theirs at their next call.
+    let _ = SESSION_CACHE.try_with(|c| c.try_borrow_mut().map(|mut c| c.take()));
+}
+
+/// Runs `f` with the session `handle` (`CKR_SESSION_HANDLE_INVALID` if
+/// there is none, `CKR_CRYPTOKI_NOT_INITIALIZED` before `C_Initialize`).
+///
+/// The lookup is cached per thread: a repeated call on the thread's last
+/// session takes neither the module lock nor the session table's lock.
+/// Calling `C_Finalize` while another thread is inside a call is not
+/// allowed by the spec (§5.4); should it happen, the running call finishes
+/// on its own reference to the session, which stays memory-safe.
+#[inline]
+pub fn with_session<T>(
+    handle: CK_SESSION_HANDLE,
+    f: impl FnOnce(&Arc<Session>) -> Result<T>,
+) -> Result<T> {
+    if FORKED.load(Ordering::Relaxed) {
+        return Err(err(CKR_CRYPTOKI_NOT_INITIALIZED));
+    }
+    let generation = SESSIONS_GENERATION.load(Ordering::SeqCst);
+    let mut f = Some(f);
+    let hit = SESSION_CACHE.with(|c| {
+        // A shared borrow for the call: nothing inside `f` replaces the
+        // entry (invalidation only tries, and the generation covers it).
+        let c = c.borrow();
+        match &*c {
+            Some(e) if e.generation == generation && e.handle == handle => {
+                Some((f.take().expect("unused"))(&e.session))
+            }
+            _ => None,
+        }
+    });
+    if let Some(result) = hit {
+        return result;
+    }
+    let session = with(|m| m.session(handle))?;
+    SESSION_CACHE.with(|c| {
+        if let Ok(mut c) = c.try_borrow_mut() {
+            *c = Some(CachedSession {
+                generation,
+                handle,
+                session: Arc::clone(&session),
+            });
+        }
+    });
+    (f.take().expect("unused"))(&session)
+}
+
 /// Marks the state inherited by a forked child as unusable (called from
 /// the `pthread_atfork` child handler, which the FFI layer installs).
 pub fn mark_forked() {
@@ -90,6 +161,7 @@ pub fn initialize() -> Result<()> {
     }
     module.ensure_free_slot()?;
     *guard = Some(Arc::new(module));
+    invalidate_cached_sessions();
     Ok(())
 }
 
@@ -103,6 +175,7 @@ pub fn finalize() -> Result<()> {
         .take()
         .ok_or(err(CKR_CRYPTOKI_NOT_INITIALIZED))?;
     module.sessions.write().clear();
+    invalidate_cached_sessions();
     for t in module.slots.read().iter() {
         t.shutdown();
     }
@@ -232,6 +305,7 @@ impl Module {
             .write()
             .remove(&handle)
             .ok_or(err(CKR_SESSION_HANDLE_INVALID))?;
+        invalidate_cached_sessions();
         self.forget_session(&session);
         Ok(())
     }
@@ -248,6 +322,7 @@ impl Module {
                 .collect();
             handles.iter().filter_map(|h| sessions.remove(h)).collect()
         };
+        invalidate_cached_sessions();
         for s in closed {
             self.forget_session(&s);
         }

@@ -18,11 +18,10 @@ pub unsafe extern "C" fn C_DecryptInit(
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(pMechanism)? };
-            crypto::cipher_init(&s, Direction::Decrypt, &mech, hKey)
+            crypto::cipher_init(s, Direction::Decrypt, &mech, hKey)
         })
     })
 }
@@ -40,9 +39,8 @@ pub unsafe extern "C" fn C_Decrypt(
     pulDataLen: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Decrypt, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Decrypt, || {
                 // SAFETY: forwarded caller guarantees.
                 let (data, (buf, len)) = unsafe {
                     (
@@ -50,7 +48,7 @@ pub unsafe extern "C" fn C_Decrypt(
                         out_buffer(pData, pulDataLen)?,
                     )
                 };
-                finish_output(crypto::cipher(&s, Direction::Decrypt, data, buf), len)
+                finish_output(crypto::cipher(s, Direction::Decrypt, data, buf), len)
             })
         })
     })
@@ -69,9 +67,8 @@ pub unsafe extern "C" fn C_DecryptUpdate(
     pulPartLen: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Decrypt, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Decrypt, || {
                 // SAFETY: forwarded caller guarantees.
                 let (data, (buf, len)) = unsafe {
                     (
@@ -79,10 +76,7 @@ pub unsafe extern "C" fn C_DecryptUpdate(
                         out_buffer(pPart, pulPartLen)?,
                     )
                 };
-                finish_output(
-                    crypto::cipher_update(&s, Direction::Decrypt, data, buf),
-                    len,
-                )
+                finish_output(crypto::cipher_update(s, Direction::Decrypt, data, buf), len)
             })
         })
     })
@@ -99,12 +93,11 @@ pub unsafe extern "C" fn C_DecryptFinal(
     pulLastPartLen: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Decrypt, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Decrypt, || {
                 // SAFETY: forwarded caller guarantee.
                 let (buf, len) = unsafe { out_buffer(pLastPart, pulLastPartLen)? };
-                finish_output(crypto::cipher_final(&s, Direction::Decrypt, buf), len)
+                finish_output(crypto::cipher_final(s, Direction::Decrypt, buf), len)
             })
         })
     })

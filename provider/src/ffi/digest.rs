@@ -16,11 +16,10 @@ pub unsafe extern "C" fn C_DigestInit(
     pMechanism: *mut CK_MECHANISM,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(pMechanism)? };
-            crypto::digest_init(&s, &mech)
+            crypto::digest_init(s, &mech)
         })
     })
 }
@@ -38,13 +37,12 @@ pub unsafe extern "C" fn C_Digest(
     pulDigestLen: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Digest, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Digest, || {
                 // SAFETY: forwarded caller guarantees.
                 let (data, (buf, len)) =
                     unsafe { (bytes(pData, ulDataLen)?, out_buffer(pDigest, pulDigestLen)?) };
-                finish_output(crypto::digest(&s, data, buf), len)
+                finish_output(crypto::digest(s, data, buf), len)
             })
         })
     })
@@ -61,12 +59,11 @@ pub unsafe extern "C" fn C_DigestUpdate(
     ulPartLen: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Digest, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Digest, || {
                 // SAFETY: forwarded caller guarantee.
                 let data = unsafe { bytes(pPart, ulPartLen)? };
-                crypto::digest_update(&s, data)
+                crypto::digest_update(s, data)
             })
         })
     })
@@ -92,12 +89,11 @@ pub unsafe extern "C" fn C_DigestFinal(
     pulDigestLen: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Digest, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Digest, || {
                 // SAFETY: forwarded caller guarantee.
                 let (buf, len) = unsafe { out_buffer(pDigest, pulDigestLen)? };
-                finish_output(crypto::digest_final(&s, buf), len)
+                finish_output(crypto::digest_final(s, buf), len)
             })
         })
     })

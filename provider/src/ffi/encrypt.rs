@@ -18,11 +18,10 @@ pub unsafe extern "C" fn C_EncryptInit(
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(pMechanism)? };
-            crypto::cipher_init(&s, Direction::Encrypt, &mech, hKey)
+            crypto::cipher_init(s, Direction::Encrypt, &mech, hKey)
         })
     })
 }
@@ -40,9 +39,8 @@ pub unsafe extern "C" fn C_Encrypt(
     pulEncryptedDataLen: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Encrypt, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Encrypt, || {
                 // SAFETY: forwarded caller guarantees.
                 let (data, (buf, len)) = unsafe {
                     (
@@ -50,7 +48,7 @@ pub unsafe extern "C" fn C_Encrypt(
                         out_buffer(pEncryptedData, pulEncryptedDataLen)?,
                     )
                 };
-                finish_output(crypto::cipher(&s, Direction::Encrypt, data, buf), len)
+                finish_output(crypto::cipher(s, Direction::Encrypt, data, buf), len)
             })
         })
     })
@@ -69,9 +67,8 @@ pub unsafe extern "C" fn C_EncryptUpdate(
     pulEncryptedPartLen: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Encrypt, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Encrypt, || {
                 // SAFETY: forwarded caller guarantees.
                 let (data, (buf, len)) = unsafe {
                     (
@@ -79,10 +76,7 @@ pub unsafe extern "C" fn C_EncryptUpdate(
                         out_buffer(pEncryptedPart, pulEncryptedPartLen)?,
                     )
                 };
-                finish_output(
-                    crypto::cipher_update(&s, Direction::Encrypt, data, buf),
-                    len,
-                )
+                finish_output(crypto::cipher_update(s, Direction::Encrypt, data, buf), len)
             })
         })
     })
@@ -99,13 +93,12 @@ pub unsafe extern "C" fn C_EncryptFinal(
     pulLastEncryptedPartLen: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Encrypt, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Encrypt, || {
                 // SAFETY: forwarded caller guarantee.
                 let (buf, len) =
                     unsafe { out_buffer(pLastEncryptedPart, pulLastEncryptedPartLen)? };
-                finish_output(crypto::cipher_final(&s, Direction::Encrypt, buf), len)
+                finish_output(crypto::cipher_final(s, Direction::Encrypt, buf), len)
             })
         })
     })

@@ -22,8 +22,7 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
     phPrivateKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             if phPublicKey.is_null() || phPrivateKey.is_null() {
                 return Err(err(CKR_ARGUMENTS_BAD));
             }
@@ -35,7 +34,7 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
                     template(pPrivateKeyTemplate, ulPrivateKeyAttributeCount)?,
                 )
             };
-            let (hpub, hpriv) = crypto::generate_key_pair(&s, &mech, &public, &private)?;
+            let (hpub, hpriv) = crypto::generate_key_pair(s, &mech, &public, &private)?;
             // SAFETY: checked non-null above; caller guarantees validity.
             unsafe {
                 *out(phPublicKey)? = hpub;
@@ -59,8 +58,7 @@ pub unsafe extern "C" fn C_GenerateKey(
     phKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantees.
             let (mech, t, out) = unsafe {
                 (
@@ -69,7 +67,7 @@ pub unsafe extern "C" fn C_GenerateKey(
                     out(phKey)?,
                 )
             };
-            *out = crypto::generate_key(&s, &mech, &t)?;
+            *out = crypto::generate_key(s, &mech, &t)?;
             Ok(())
         })
     })
@@ -89,8 +87,7 @@ pub unsafe extern "C" fn C_WrapKey(
     pulWrappedKeyLen: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantees.
             let (mech, (buf, len)) = unsafe {
                 (
@@ -98,7 +95,7 @@ pub unsafe extern "C" fn C_WrapKey(
                     out_buffer(pWrappedKey, pulWrappedKeyLen)?,
                 )
             };
-            finish_output(crypto::wrap_key(&s, &mech, hWrappingKey, hKey, buf), len)
+            finish_output(crypto::wrap_key(s, &mech, hWrappingKey, hKey, buf), len)
         })
     })
 }
@@ -119,8 +116,7 @@ pub unsafe extern "C" fn C_UnwrapKey(
     phKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantees.
             let (mech, wrapped, t, out) = unsafe {
                 (
@@ -130,7 +126,7 @@ pub unsafe extern "C" fn C_UnwrapKey(
                     out(phKey)?,
                 )
             };
-            *out = crypto::unwrap_key(&s, &mech, hUnwrappingKey, wrapped, &t)?;
+            *out = crypto::unwrap_key(s, &mech, hUnwrappingKey, wrapped, &t)?;
             Ok(())
         })
     })
@@ -150,8 +146,7 @@ pub unsafe extern "C" fn C_DeriveKey(
     phKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantees.
             let (mech, t, out) = unsafe {
                 (
@@ -160,7 +155,7 @@ pub unsafe extern "C" fn C_DeriveKey(
                     out(phKey)?,
                 )
             };
-            *out = crypto::derive_key(&s, &mech, hBaseKey, &t)?;
+            *out = crypto::derive_key(s, &mech, hBaseKey, &t)?;
             Ok(())
         })
     })

@@ -18,11 +18,10 @@ pub unsafe extern "C" fn C_CreateObject(
     phObject: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantees.
             let (t, out) = unsafe { (template(pTemplate, ulCount)?, out(phObject)?) };
-            *out = objects::create(&s, &t)?;
+            *out = objects::create(s, &t)?;
             Ok(())
         })
     })
@@ -41,11 +40,10 @@ pub unsafe extern "C" fn C_CopyObject(
     phNewObject: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantees.
             let (t, out) = unsafe { (template(pTemplate, ulCount)?, out(phNewObject)?) };
-            *out = objects::copy(&s, hObject, &t)?;
+            *out = objects::copy(s, hObject, &t)?;
             Ok(())
         })
     })
@@ -74,11 +72,10 @@ pub unsafe extern "C" fn C_GetObjectSize(
     pulSize: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: caller guarantees a valid pointer if non-null.
             let out = unsafe { out(pulSize)? };
-            *out = objects::size(&s, hObject)? as CK_ULONG;
+            *out = objects::size(s, hObject)? as CK_ULONG;
             Ok(())
         })
     })
@@ -101,8 +98,7 @@ pub unsafe extern "C" fn C_GetAttributeValue(
     ulCount: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             if pTemplate.is_null() && ulCount != 0 {
                 return Err(err(CKR_ARGUMENTS_BAD));
             }
@@ -114,7 +110,7 @@ pub unsafe extern "C" fn C_GetAttributeValue(
                 unsafe { std::slice::from_raw_parts_mut(pTemplate, count) }
             };
             let types: Vec<_> = attrs.iter().map(|a| a.type_).collect();
-            let answers = objects::get_attributes(&s, hObject, &types)?;
+            let answers = objects::get_attributes(s, hObject, &types)?;
             let mut rv = CKR_OK;
             let mut fail = |code| {
                 if rv == CKR_OK {
@@ -166,11 +162,10 @@ pub unsafe extern "C" fn C_SetAttributeValue(
     ulCount: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let t = unsafe { template(pTemplate, ulCount)? };
-            objects::set_attributes(&s, hObject, &t)
+            objects::set_attributes(s, hObject, &t)
         })
     })
 }
@@ -186,11 +181,10 @@ pub unsafe extern "C" fn C_FindObjectsInit(
     ulCount: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let t = unsafe { template(pTemplate, ulCount)? };
-            objects::find_init(&s, &t)
+            objects::find_init(s, &t)
         })
     })
 }
@@ -207,8 +201,7 @@ pub unsafe extern "C" fn C_FindObjects(
     pulObjectCount: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: caller guarantees a valid count pointer if non-null.
             let count = unsafe { out(pulObjectCount)? };
             if phObject.is_null() || ulMaxObjectCount as u128 > isize::MAX as u128 / 8 {
@@ -217,7 +210,7 @@ pub unsafe extern "C" fn C_FindObjects(
             // SAFETY: non-null; the caller guarantees room for ulMaxObjectCount handles.
             let buf =
                 unsafe { std::slice::from_raw_parts_mut(phObject, ulMaxObjectCount as usize) };
-            *count = objects::find_next(&s, buf)? as CK_ULONG;
+            *count = objects::find_next(s, buf)? as CK_ULONG;
             Ok(())
         })
     })

@@ -5,7 +5,8 @@ use crate::api::{crypto, module};
 use crate::error::err;
 use cryptoki_sys::*;
 
-/// `C_SeedRandom`: the OS generator cannot be seeded by the caller.
+/// `C_SeedRandom`: the generator seeds itself from the OS only; callers
+/// cannot add seed material (`CKR_RANDOM_SEED_NOT_SUPPORTED`).
 ///
 /// # Safety
 /// `pSeed` valid for `ulSeedLen`.
@@ -36,8 +37,7 @@ pub unsafe extern "C" fn C_GenerateRandom(
     ulRandomLen: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             if ulRandomLen == 0 {
                 return Ok(());
             }
@@ -46,7 +46,7 @@ pub unsafe extern "C" fn C_GenerateRandom(
             }
             // SAFETY: non-null; caller guarantees ulRandomLen writable bytes.
             let buf = unsafe { std::slice::from_raw_parts_mut(RandomData, ulRandomLen as usize) };
-            crypto::generate_random(&s, buf)
+            crypto::generate_random(s, buf)
         })
     })
 }

@@ -57,8 +57,7 @@ pub unsafe extern "C" fn C_GetSessionInfo(
     pInfo: *mut CK_SESSION_INFO,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: caller guarantees a valid CK_SESSION_INFO if non-null.
             let info = unsafe { out(pInfo)? };
             info.slotID = s.token.slot_id;
@@ -83,8 +82,7 @@ pub unsafe extern "C" fn C_Login(
     ulPinLen: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             if pPin.is_null() {
                 return Err(err(CKR_ARGUMENTS_BAD));
             }
@@ -146,8 +144,7 @@ pub unsafe extern "C" fn C_Logout(hSession: CK_SESSION_HANDLE) -> CK_RV {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_SessionCancel(hSession: CK_SESSION_HANDLE, flags: CK_FLAGS) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             let mut ops = s.ops.lock();
             if flags & CKF_FIND_OBJECTS != 0 {
                 ops.find = None;

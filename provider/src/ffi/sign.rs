@@ -17,11 +17,10 @@ pub unsafe extern "C" fn C_SignInit(
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(pMechanism)? };
-            crypto::sign_init(&s, &mech, hKey)
+            crypto::sign_init(s, &mech, hKey)
         })
     })
 }
@@ -39,9 +38,8 @@ pub unsafe extern "C" fn C_Sign(
     pulSignatureLen: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Sign, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Sign, || {
                 // SAFETY: forwarded caller guarantees.
                 let (data, (buf, len)) = unsafe {
                     (
@@ -49,7 +47,7 @@ pub unsafe extern "C" fn C_Sign(
                         out_buffer(pSignature, pulSignatureLen)?,
                     )
                 };
-                finish_output(crypto::sign(&s, data, buf), len)
+                finish_output(crypto::sign(s, data, buf), len)
             })
         })
     })
@@ -66,12 +64,11 @@ pub unsafe extern "C" fn C_SignUpdate(
     ulPartLen: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Sign, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Sign, || {
                 // SAFETY: forwarded caller guarantee.
                 let data = unsafe { bytes(pPart, ulPartLen)? };
-                crypto::sign_update(&s, data)
+                crypto::sign_update(s, data)
             })
         })
     })
@@ -88,12 +85,11 @@ pub unsafe extern "C" fn C_SignFinal(
     pulSignatureLen: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Sign, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Sign, || {
                 // SAFETY: forwarded caller guarantee.
                 let (buf, len) = unsafe { out_buffer(pSignature, pulSignatureLen)? };
-                finish_output(crypto::sign_final(&s, buf), len)
+                finish_output(crypto::sign_final(s, buf), len)
             })
         })
     })
@@ -110,11 +106,10 @@ pub unsafe extern "C" fn C_VerifyInit(
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(pMechanism)? };
-            crypto::verify_init(&s, &mech, hKey)
+            crypto::verify_init(s, &mech, hKey)
         })
     })
 }
@@ -132,13 +127,12 @@ pub unsafe extern "C" fn C_Verify(
     ulSignatureLen: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Verify, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Verify, || {
                 // SAFETY: forwarded caller guarantees.
                 let (data, sig) =
                     unsafe { (bytes(pData, ulDataLen)?, bytes(pSignature, ulSignatureLen)?) };
-                crypto::verify(&s, data, sig)
+                crypto::verify(s, data, sig)
             })
         })
     })
@@ -155,12 +149,11 @@ pub unsafe extern "C" fn C_VerifyUpdate(
     ulPartLen: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Verify, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Verify, || {
                 // SAFETY: forwarded caller guarantee.
                 let data = unsafe { bytes(pPart, ulPartLen)? };
-                crypto::verify_update(&s, data)
+                crypto::verify_update(s, data)
             })
         })
     })
@@ -177,12 +170,11 @@ pub unsafe extern "C" fn C_VerifyFinal(
     ulSignatureLen: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
-            terminating(&s, OpKind::Verify, || {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::Verify, || {
                 // SAFETY: forwarded caller guarantee.
                 let sig = unsafe { bytes(pSignature, ulSignatureLen)? };
-                crypto::verify_final(&s, sig)
+                crypto::verify_final(s, sig)
             })
         })
     })

@@ -206,8 +206,7 @@ pub unsafe extern "C" fn C_InitPIN(
     ulPinLen: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             if pPin.is_null() {
                 return Err(err(CKR_ARGUMENTS_BAD));
             }
@@ -232,8 +231,7 @@ pub unsafe extern "C" fn C_SetPIN(
     ulNewLen: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             if pOldPin.is_null() || pNewPin.is_null() {
                 return Err(err(CKR_ARGUMENTS_BAD));
             }

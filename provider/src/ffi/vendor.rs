@@ -76,8 +76,7 @@ pub unsafe extern "C" fn C_DalekVerifyEd25519Batch(
     ppSignature: *const *const CK_BYTE,
 ) -> CK_RV {
     guard(|| {
-        module::with(|m| {
-            let s = m.session(hSession)?;
+        module::with_session(hSession, |s| {
             let count = usize::try_from(ulCount).map_err(|_| err(CKR_ARGUMENTS_BAD))?;
             if count == 0 || count > crypto::MAX_BATCH {
                 return Err(err(CKR_ARGUMENTS_BAD));
@@ -102,7 +101,7 @@ pub unsafe extern "C" fn C_DalekVerifyEd25519Batch(
                 // SAFETY: the caller guarantees 64 bytes at each signature pointer.
                 .map(|&p| unsafe { bytes(p, 64) })
                 .collect::<crate::error::Result<Vec<_>>>()?;
-            crypto::verify_batch_ed25519(&s, keys, &messages, &signatures)
+            crypto::verify_batch_ed25519(s, keys, &messages, &signatures)
         })
     })
 }
