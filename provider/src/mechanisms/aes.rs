@@ -61,12 +61,35 @@ macro_rules! with_cipher {
     };
 }
 
+/// GCM with 96-bit nonces, prepared once per key (the hash subkey
+/// `H = E_K(0^128)` and GHASH's tables); its state is zeroized on drop.
+enum GcmPrepared {
+    Aes128(AesGcm<Aes128, U12>),
+    Aes192(AesGcm<Aes192, U12>),
+    Aes256(AesGcm<Aes256, U12>),
+}
+
+/// Runs `$e` with `$c` bound to the key schedule and `$g` to the prepared
+/// GCM of the same key.
+macro_rules! with_gcm {
+    ($key:expr, $c:ident, $g:ident => $e:expr) => {
+        match (&$key.schedule, $key.gcm()) {
+            (Schedule::Aes128($c), GcmPrepared::Aes128($g)) => $e,
+            (Schedule::Aes192($c), GcmPrepared::Aes192($g)) => $e,
+            (Schedule::Aes256($c), GcmPrepared::Aes256($g)) => $e,
+            _ => unreachable!("prepared from the same schedule"),
+        }
+    };
+}
+
 /// An AES key (16, 24 or 32 bytes) with its expanded key schedule.
 pub struct AesKey {
     value: Zeroizing<Vec<u8>>,
     schedule: Schedule,
     /// The CMAC subkeys K1 and K2 (RFC 4493 §2.3), computed on first use.
     cmac_subkeys: OnceLock<Zeroizing<[[u8; BLOCK]; 2]>>,
+    /// GCM prepared on first use.
+    gcm: OnceLock<Box<GcmPrepared>>,
 }
 
 impl AesKey {
@@ -95,6 +118,17 @@ impl AesKey {
             with_cipher!(self, c => cbc(c, Direction::Encrypt, state, buf));
         }
         buf[..data.len().min(32 * BLOCK)].zeroize();
+    }
+
+    /// GCM for 96-bit nonces, prepared on first use.
+    fn gcm(&self) -> &GcmPrepared {
+        self.gcm.get_or_init(|| {
+            Box::new(match &self.schedule {
+                Schedule::Aes128(c) => GcmPrepared::Aes128(AesGcm::from(c.clone())),
+                Schedule::Aes192(c) => GcmPrepared::Aes192(AesGcm::from(c.clone())),
+                Schedule::Aes256(c) => GcmPrepared::Aes256(AesGcm::from(c.clone())),
+            })
+        })
     }
 
     /// The CMAC subkeys K1 and K2 (RFC 4493 §2.3, SP 800-38B §6.1).
@@ -134,6 +168,7 @@ pub fn load(value: &[u8]) -> Result<KeyMaterial> {
         value: Zeroizing::new(value.to_vec()),
         schedule,
         cmac_subkeys: OnceLock::new(),
+        gcm: OnceLock::new(),
     }))
 }
 
@@ -377,10 +412,10 @@ impl AesCipher {
         let data = Zeroizing::new(data);
         match self.direction {
             Direction::Encrypt => {
-                with_cipher!(key, c => gcm_encrypt(c, iv, aad, *tag_len, &data, out))
+                with_gcm!(key, c, g => gcm_encrypt(c, g, iv, aad, *tag_len, &data, out))
             }
             Direction::Decrypt => {
-                with_cipher!(key, c => gcm_decrypt(c, iv, aad, *tag_len, &data, out))
+                with_gcm!(key, c, g => gcm_decrypt(c, g, iv, aad, *tag_len, &data, out))
             }
         }
     }
@@ -443,6 +478,21 @@ impl CipherOperation for AesCipher {
     fn process(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
         if matches!(self.mode, Mode::Wrap { .. } | Mode::WrapPad { .. }) {
             return self.wrap(data, out);
+        }
+        if let Mode::Gcm { iv, aad, tag_len } = &self.mode
+            && self.buffer.is_empty()
+        {
+            // Straight from the caller's input: what update + final would
+            // compute, without buffering a copy of the message.
+            let key = aes_key(&self.key)?;
+            return match self.direction {
+                Direction::Encrypt => {
+                    with_gcm!(key, c, g => gcm_encrypt(c, g, iv, aad, *tag_len, data, out))
+                }
+                Direction::Decrypt => {
+                    with_gcm!(key, c, g => gcm_decrypt(c, g, iv, aad, *tag_len, data, out))
+                }
+            };
         }
         let n = self.update(data, out)?;
         let m = self.finish(&mut out[n..])?;
@@ -614,6 +664,7 @@ fn gcm_tag<C: Aes>(c: &C, j0: &Block, aad: &[u8], ciphertext: &[u8]) -> Result<B
 /// GCM-AE (SP 800-38D §7.1): ciphertext ‖ tag into `out`.
 fn gcm_encrypt<C: Aes>(
     c: &C,
+    prepared: &AesGcm<C, U12>,
     iv: &[u8],
     aad: &[u8],
     tag_len: usize,
@@ -625,7 +676,7 @@ fn gcm_encrypt<C: Aes>(
     body.copy_from_slice(plain);
     let tag = if iv.len() == 12 {
         let nonce = Array::<u8, U12>::try_from(iv).map_err(|_| err(CKR_GENERAL_ERROR))?;
-        AesGcm::<&C, U12>::from(c)
+        prepared
             .encrypt_inout_detached(&nonce, aad, body.into())
             .map_err(|_| err(CKR_DATA_LEN_RANGE))?
     } else {
@@ -643,6 +694,7 @@ fn gcm_encrypt<C: Aes>(
 /// writes the plaintext. Nothing is written unless the tag verifies.
 fn gcm_decrypt<C: Aes>(
     c: &C,
+    prepared: &AesGcm<C, U12>,
     iv: &[u8],
     aad: &[u8],
     tag_len: usize,
@@ -661,12 +713,7 @@ fn gcm_decrypt<C: Aes>(
         let tag = Array::<u8, U16>::try_from(tag).map_err(|_| err(CKR_GENERAL_ERROR))?;
         let body = &mut out[..n];
         body.copy_from_slice(ciphertext);
-        return match AesGcm::<&C, U12>::from(c).decrypt_inout_detached(
-            &nonce,
-            aad,
-            (&mut *body).into(),
-            &tag,
-        ) {
+        return match prepared.decrypt_inout_detached(&nonce, aad, (&mut *body).into(), &tag) {
             Ok(()) => Ok(n),
             Err(_) => {
                 body.zeroize();
