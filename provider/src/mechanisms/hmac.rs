@@ -4,20 +4,59 @@
 //! Keys: `CKK_GENERIC_SECRET`, or the `CKK_SHA*_HMAC` type matching the
 //! mechanism's hash. `_GENERAL` mechanisms take the MAC length (1 to the
 //! hash size) as `CK_MAC_GENERAL_PARAMS`.
+//!
+//! A key keeps its HMAC prepared per hash ([`PreparedHmac`]: the inner and
+//! outer states after absorbing the padded key), so starting an HMAC copies
+//! that state instead of hashing the key blocks again (RFC 2104 §4 notes
+//! this precomputation).
 
 use super::keys::KeyMaterial;
 use super::{Mechanism, Param, SignOperation};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use hmac::{KeyInit, Mac};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+/// An HMAC state (zeroized on drop by the hmac crate).
+#[derive(Clone)]
 enum State {
-    Sha1(hmac::HmacReset<sha1::Sha1>),
-    Sha224(hmac::HmacReset<sha2::Sha224>),
-    Sha256(hmac::HmacReset<sha2::Sha256>),
-    Sha384(hmac::HmacReset<sha2::Sha384>),
-    Sha512(hmac::HmacReset<sha2::Sha512>),
+    Sha1(hmac::Hmac<sha1::Sha1>),
+    Sha224(hmac::Hmac<sha2::Sha224>),
+    Sha256(hmac::Hmac<sha2::Sha256>),
+    Sha384(hmac::Hmac<sha2::Sha384>),
+    Sha512(hmac::Hmac<sha2::Sha512>),
+}
+
+/// A key's HMAC states after absorbing the key, one per hash, made on
+/// first use.
+#[derive(Default)]
+pub struct PreparedHmac {
+    by_hash: [OnceLock<State>; 5],
+}
+
+impl PreparedHmac {
+    /// The prepared state for the hash with `full`-byte output.
+    fn get(&self, full: usize, key: &[u8]) -> Result<&State> {
+        let slot = match full {
+            20 => 0,
+            28 => 1,
+            32 => 2,
+            48 => 3,
+            _ => 4,
+        };
+        if let Some(s) = self.by_hash[slot].get() {
+            return Ok(s);
+        }
+        let bad = |_| err(CKR_KEY_SIZE_RANGE);
+        let state = match slot {
+            0 => State::Sha1(KeyInit::new_from_slice(key).map_err(bad)?),
+            1 => State::Sha224(KeyInit::new_from_slice(key).map_err(bad)?),
+            2 => State::Sha256(KeyInit::new_from_slice(key).map_err(bad)?),
+            3 => State::Sha384(KeyInit::new_from_slice(key).map_err(bad)?),
+            _ => State::Sha512(KeyInit::new_from_slice(key).map_err(bad)?),
+        };
+        Ok(self.by_hash[slot].get_or_init(|| state))
+    }
 }
 
 macro_rules! each {
@@ -34,6 +73,8 @@ macro_rules! each {
 
 /// An HMAC computation.
 pub struct HmacSign {
+    key: Arc<KeyMaterial>,
+    full: usize,
     state: State,
     out_len: usize,
 }
@@ -68,22 +109,33 @@ impl HmacSign {
     /// Starts an HMAC with a generic secret or matching HMAC key.
     pub fn new(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Self> {
         let (full, hmac_type, general) = shape(mech.ty)?;
-        let KeyMaterial::Secret { key_type, value } = &*key else {
+        let KeyMaterial::Secret {
+            key_type,
+            value,
+            hmac,
+        } = &*key
+        else {
             return Err(err(CKR_KEY_TYPE_INCONSISTENT));
         };
         if *key_type != CKK_GENERIC_SECRET && *key_type != hmac_type {
             return Err(err(CKR_KEY_TYPE_INCONSISTENT));
         }
         let out_len = general_len(mech, full, general)?;
-        let bad = |_| err(CKR_KEY_SIZE_RANGE);
-        let state = match full {
-            20 => State::Sha1(KeyInit::new_from_slice(value).map_err(bad)?),
-            28 => State::Sha224(KeyInit::new_from_slice(value).map_err(bad)?),
-            32 => State::Sha256(KeyInit::new_from_slice(value).map_err(bad)?),
-            48 => State::Sha384(KeyInit::new_from_slice(value).map_err(bad)?),
-            _ => State::Sha512(KeyInit::new_from_slice(value).map_err(bad)?),
-        };
-        Ok(HmacSign { state, out_len })
+        let state = hmac.get(full, value)?.clone();
+        Ok(HmacSign {
+            key,
+            full,
+            state,
+            out_len,
+        })
+    }
+
+    /// A fresh copy of the key's prepared state.
+    fn fresh(&self) -> Result<State> {
+        match &*self.key {
+            KeyMaterial::Secret { value, hmac, .. } => Ok(hmac.get(self.full, value)?.clone()),
+            _ => Err(err(CKR_GENERAL_ERROR)),
+        }
     }
 }
 
@@ -104,7 +156,10 @@ impl SignOperation for HmacSign {
 
     fn finish(&mut self, out: &mut [u8]) -> Result<usize> {
         let n = self.out_len;
-        each!(&mut self.state, m => out[..n].copy_from_slice(&m.finalize_reset().into_bytes()[..n]));
+        // Ready for another message with the same key afterwards.
+        let fresh = self.fresh()?;
+        let done = std::mem::replace(&mut self.state, fresh);
+        each!(done, m => out[..n].copy_from_slice(&m.finalize().into_bytes()[..n]));
         Ok(n)
     }
 }
@@ -118,6 +173,7 @@ mod tests {
         Arc::new(KeyMaterial::Secret {
             key_type,
             value: Zeroizing::new(v.to_vec()),
+            hmac: Default::default(),
         })
     }
 
@@ -159,5 +215,50 @@ mod tests {
         assert!(HmacSign::new(&general(33), k.clone()).is_err());
         assert!(HmacSign::new(&general(0), k.clone()).is_err());
         assert!(HmacSign::new(&Mechanism::plain(CKM_SHA256_HMAC_GENERAL), k).is_err());
+    }
+
+    /// One generic secret used with every hash, keys shorter and longer
+    /// than the block, and an operation reused after `finish`: each MAC
+    /// equals the hmac crate's from scratch (the prepared state is per hash
+    /// and never leaks one message into the next).
+    #[test]
+    fn prepared_states_match_fresh_computation() {
+        macro_rules! fresh {
+            ($d:ty) => {
+                |key: &[u8], msg: &[u8]| -> Vec<u8> {
+                    let mut m = <hmac::Hmac<$d> as KeyInit>::new_from_slice(key).unwrap();
+                    m.update(msg);
+                    m.finalize().into_bytes().to_vec()
+                }
+            };
+        }
+        type Reference = fn(&[u8], &[u8]) -> Vec<u8>;
+        let hashes: [(CK_MECHANISM_TYPE, Reference); 5] = [
+            (CKM_SHA_1_HMAC, fresh!(sha1::Sha1)),
+            (CKM_SHA224_HMAC, fresh!(sha2::Sha224)),
+            (CKM_SHA256_HMAC, fresh!(sha2::Sha256)),
+            (CKM_SHA384_HMAC, fresh!(sha2::Sha384)),
+            (CKM_SHA512_HMAC, fresh!(sha2::Sha512)),
+        ];
+        for key_len in [1usize, 32, 64, 65, 200] {
+            let secret: Vec<u8> = (0..key_len).map(|i| (i * 13) as u8).collect();
+            let k = key(&secret, CKK_GENERIC_SECRET);
+            for (mech, reference) in hashes {
+                let mut op = HmacSign::new(&Mechanism::plain(mech), k.clone()).unwrap();
+                for msg in [
+                    &b"first message"[..],
+                    b"",
+                    b"a third, longer message".as_slice(),
+                ] {
+                    let mut out = [0u8; 64];
+                    let n = op.sign(msg, &mut out).unwrap();
+                    assert_eq!(
+                        out[..n],
+                        reference(&secret, msg)[..],
+                        "{mech:#x} key {key_len}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -52,6 +52,8 @@ pub enum KeyMaterial {
         key_type: CK_KEY_TYPE,
         /// `CKA_VALUE`.
         value: Zeroizing<Vec<u8>>,
+        /// HMAC states prepared from `value`.
+        hmac: super::hmac::PreparedHmac,
     },
 }
 
@@ -92,6 +94,7 @@ pub fn load(obj: &Object, token_key: Option<&TokenKey>) -> Result<KeyMaterial> {
         (CKO_SECRET_KEY, Some(t)) if is_generic_secret(t) => Ok(KeyMaterial::Secret {
             key_type: t,
             value: required(get, CKA_VALUE)?,
+            hmac: Default::default(),
         }),
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }
