@@ -90,6 +90,9 @@ pub struct AesKey {
     cmac_subkeys: OnceLock<Zeroizing<[[u8; BLOCK]; 2]>>,
     /// GCM prepared on first use.
     gcm: OnceLock<Box<GcmPrepared>>,
+    /// aws-lc's AES-GCM for this key, made on first use.
+    #[cfg(feature = "aws-lc")]
+    awslc_gcm: OnceLock<Option<super::awslc::AesGcmKey>>,
 }
 
 impl AesKey {
@@ -118,6 +121,14 @@ impl AesKey {
             with_cipher!(self, c => cbc(c, Direction::Encrypt, state, buf));
         }
         buf[..data.len().min(32 * BLOCK)].zeroize();
+    }
+
+    /// aws-lc's AES-GCM for this key (`aws-lc` back end).
+    #[cfg(feature = "aws-lc")]
+    fn awslc_gcm(&self) -> Option<&super::awslc::AesGcmKey> {
+        self.awslc_gcm
+            .get_or_init(|| super::awslc::AesGcmKey::new(&self.value))
+            .as_ref()
     }
 
     /// GCM for 96-bit nonces, prepared on first use.
@@ -169,6 +180,8 @@ pub fn load(value: &[u8]) -> Result<KeyMaterial> {
         schedule,
         cmac_subkeys: OnceLock::new(),
         gcm: OnceLock::new(),
+        #[cfg(feature = "aws-lc")]
+        awslc_gcm: OnceLock::new(),
     }))
 }
 
@@ -410,14 +423,7 @@ impl AesCipher {
         };
         let data = std::mem::take(&mut *self.buffer);
         let data = Zeroizing::new(data);
-        match self.direction {
-            Direction::Encrypt => {
-                with_gcm!(key, c, g => gcm_encrypt(c, g, iv, aad, *tag_len, &data, out))
-            }
-            Direction::Decrypt => {
-                with_gcm!(key, c, g => gcm_decrypt(c, g, iv, aad, *tag_len, &data, out))
-            }
-        }
+        gcm_run(key, self.direction, iv, aad, *tag_len, &data, out)
     }
 
     fn wrap(&self, data: &[u8], out: &mut [u8]) -> Result<usize> {
@@ -485,14 +491,7 @@ impl CipherOperation for AesCipher {
             // Straight from the caller's input: what update + final would
             // compute, without buffering a copy of the message.
             let key = aes_key(&self.key)?;
-            return match self.direction {
-                Direction::Encrypt => {
-                    with_gcm!(key, c, g => gcm_encrypt(c, g, iv, aad, *tag_len, data, out))
-                }
-                Direction::Decrypt => {
-                    with_gcm!(key, c, g => gcm_decrypt(c, g, iv, aad, *tag_len, data, out))
-                }
-            };
+            return gcm_run(key, self.direction, iv, aad, *tag_len, data, out);
         }
         let n = self.update(data, out)?;
         let m = self.finish(&mut out[n..])?;
@@ -659,6 +658,37 @@ fn gcm_tag<C: Aes>(c: &C, j0: &Block, aad: &[u8], ciphertext: &[u8]) -> Result<B
         t[i] = s[i] ^ mask[i];
     }
     Ok(t)
+}
+
+/// GCM encryption or decryption of a whole message. With the `aws-lc`
+/// back end, the common shape (96-bit IV, 128-bit tag) goes to aws-lc's
+/// AES-GCM, about three times faster on large messages; the rest stays here.
+fn gcm_run(
+    key: &AesKey,
+    direction: Direction,
+    iv: &[u8],
+    aad: &[u8],
+    tag_len: usize,
+    data: &[u8],
+    out: &mut [u8],
+) -> Result<usize> {
+    #[cfg(feature = "aws-lc")]
+    if let (Ok(nonce), BLOCK) = (<&[u8; 12]>::try_from(iv), tag_len)
+        && let Some(aead) = key.awslc_gcm()
+    {
+        return match direction {
+            Direction::Encrypt => aead.seal(nonce, aad, data, out),
+            Direction::Decrypt => aead.open(nonce, aad, data, out),
+        };
+    }
+    match direction {
+        Direction::Encrypt => {
+            with_gcm!(key, c, g => gcm_encrypt(c, g, iv, aad, tag_len, data, out))
+        }
+        Direction::Decrypt => {
+            with_gcm!(key, c, g => gcm_decrypt(c, g, iv, aad, tag_len, data, out))
+        }
+    }
 }
 
 /// GCM-AE (SP 800-38D §7.1): ciphertext ‖ tag into `out`.

@@ -406,3 +406,75 @@ mod tests {
         assert_eq!(split_digest_info(&v[..v.len() - 1]), None);
     }
 }
+
+/// AES-GCM with a 96-bit nonce and a 128-bit tag (SP 800-38D) through
+/// aws-lc, for one AES key; aws-lc clears the key schedule when dropped.
+pub struct AesGcmKey(aws_lc_rs::aead::LessSafeKey);
+
+impl AesGcmKey {
+    /// The key for a 16-, 24- or 32-byte AES key.
+    pub fn new(key: &[u8]) -> Option<Self> {
+        use aws_lc_rs::aead::{AES_128_GCM, AES_192_GCM, AES_256_GCM, LessSafeKey, UnboundKey};
+        let algorithm = match key.len() {
+            16 => &AES_128_GCM,
+            24 => &AES_192_GCM,
+            32 => &AES_256_GCM,
+            _ => return None,
+        };
+        UnboundKey::new(algorithm, key)
+            .ok()
+            .map(|k| AesGcmKey(LessSafeKey::new(k)))
+    }
+
+    /// Encrypts `plain` into `out` as ciphertext ‖ tag.
+    pub fn seal(
+        &self,
+        nonce: &[u8; 12],
+        aad: &[u8],
+        plain: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize> {
+        use aws_lc_rs::aead::{Aad, Nonce};
+        let n = plain.len();
+        let (body, rest) = out.split_at_mut(n);
+        body.copy_from_slice(plain);
+        let tag = self
+            .0
+            .seal_in_place_separate_tag(Nonce::assume_unique_for_key(*nonce), Aad::from(aad), body)
+            .map_err(|_| err(CKR_DATA_LEN_RANGE))?;
+        rest[..16].copy_from_slice(tag.as_ref());
+        Ok(n + 16)
+    }
+
+    /// Verifies the tag at the end of `input` and decrypts into `out`; on a
+    /// bad tag, `out` is cleared and nothing is released.
+    pub fn open(
+        &self,
+        nonce: &[u8; 12],
+        aad: &[u8],
+        input: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize> {
+        use aws_lc_rs::aead::{Aad, Nonce};
+        use zeroize::Zeroize;
+        if input.len() < 16 {
+            return Err(err(CKR_ENCRYPTED_DATA_LEN_RANGE));
+        }
+        let (ciphertext, tag) = input.split_at(input.len() - 16);
+        let n = ciphertext.len();
+        let body = &mut out[..n];
+        body.copy_from_slice(ciphertext);
+        match self.0.open_in_place_separate_tag(
+            Nonce::assume_unique_for_key(*nonce),
+            Aad::from(aad),
+            tag,
+            body,
+        ) {
+            Ok(_) => Ok(n),
+            Err(_) => {
+                body.zeroize();
+                Err(err(CKR_ENCRYPTED_DATA_INVALID))
+            }
+        }
+    }
+}
