@@ -393,20 +393,6 @@ impl EcPublic {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn digest_info_is_split() {
-        let d = [7u8; 32];
-        let v = [DIGEST_INFO[0].1, &d].concat();
-        assert_eq!(split_digest_info(&v), Some((SigHash::Sha256, &d[..])));
-        assert_eq!(split_digest_info(&v[1..]), None);
-        assert_eq!(split_digest_info(&v[..v.len() - 1]), None);
-    }
-}
-
 /// AES-GCM with a 96-bit nonce and a 128-bit tag (SP 800-38D) through
 /// aws-lc, for one AES key; aws-lc clears the key schedule when dropped.
 pub struct AesGcmKey(aws_lc_rs::aead::LessSafeKey);
@@ -476,5 +462,19 @@ impl AesGcmKey {
                 Err(err(CKR_ENCRYPTED_DATA_INVALID))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_info_is_split() {
+        let d = [7u8; 32];
+        let v = [DIGEST_INFO[0].1, &d].concat();
+        assert_eq!(split_digest_info(&v), Some((SigHash::Sha256, &d[..])));
+        assert_eq!(split_digest_info(&v[1..]), None);
+        assert_eq!(split_digest_info(&v[..v.len() - 1]), None);
     }
 }
