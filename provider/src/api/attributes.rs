@@ -13,11 +13,95 @@ use zeroize::Zeroizing;
 /// Size of a `CK_ULONG` in attribute values.
 pub const ULONG_LEN: usize = std::mem::size_of::<CK_ULONG>();
 
+/// Longest value kept inline (no allocation): flags, `CK_ULONG`s, short
+/// labels and ids, which are most of an object's attributes.
+const INLINE: usize = 22;
+
+/// The bytes of a plain value, zeroized when dropped: inline up to
+/// [`INLINE`] bytes, on the heap beyond. Loading a token object then
+/// allocates only for its few long values.
+#[derive(Clone)]
+pub enum PlainBytes {
+    /// Short value.
+    Inline {
+        /// Used length of `buf`.
+        len: u8,
+        /// The bytes, zero beyond `len`.
+        buf: [u8; INLINE],
+    },
+    /// Long value.
+    Heap(Zeroizing<Vec<u8>>),
+}
+
+impl PlainBytes {
+    /// A copy as an owned, zeroizing vector.
+    pub fn to_zeroizing(&self) -> Zeroizing<Vec<u8>> {
+        Zeroizing::new(self.to_vec())
+    }
+}
+
+impl std::ops::Deref for PlainBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            PlainBytes::Inline { len, buf } => &buf[..*len as usize],
+            PlainBytes::Heap(v) => v,
+        }
+    }
+}
+
+impl From<&[u8]> for PlainBytes {
+    fn from(bytes: &[u8]) -> Self {
+        if bytes.len() <= INLINE {
+            let mut buf = [0u8; INLINE];
+            buf[..bytes.len()].copy_from_slice(bytes);
+            PlainBytes::Inline {
+                len: bytes.len() as u8,
+                buf,
+            }
+        } else {
+            PlainBytes::Heap(Zeroizing::new(bytes.to_vec()))
+        }
+    }
+}
+
+impl From<Zeroizing<Vec<u8>>> for PlainBytes {
+    fn from(v: Zeroizing<Vec<u8>>) -> Self {
+        if v.len() <= INLINE {
+            PlainBytes::from(v.as_slice())
+        } else {
+            PlainBytes::Heap(v)
+        }
+    }
+}
+
+impl Drop for PlainBytes {
+    fn drop(&mut self) {
+        if let PlainBytes::Inline { buf, .. } = self {
+            zeroize::Zeroize::zeroize(buf);
+        }
+    }
+}
+
+impl PartialEq for PlainBytes {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for PlainBytes {}
+
+impl std::fmt::Debug for PlainBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// One attribute value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
     /// The value itself.
-    Plain(Zeroizing<Vec<u8>>),
+    Plain(PlainBytes),
     /// Nonce ‖ AES-256-GCM ciphertext ‖ tag under the token key.
     Sealed(Vec<u8>),
 }
@@ -25,7 +109,7 @@ pub enum Value {
 impl Value {
     /// A plain value.
     pub fn plain(bytes: &[u8]) -> Value {
-        Value::Plain(Zeroizing::new(bytes.to_vec()))
+        Value::Plain(PlainBytes::from(bytes))
     }
 
     /// The plain bytes, if not sealed.
@@ -84,6 +168,21 @@ pub fn decode_bool(v: &[u8]) -> Result<bool> {
 pub fn decode_ulong(v: &[u8]) -> Result<CK_ULONG> {
     let b: [u8; ULONG_LEN] = v.try_into().map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?;
     Ok(CK_ULONG::from_ne_bytes(b))
+}
+
+/// Number of records in an encoded set (a quick scan, to size the vector;
+/// a malformed tail only makes it smaller).
+fn count_records(mut input: &[u8]) -> usize {
+    let mut n = 0;
+    while input.len() >= 13 {
+        let len = u32::from_le_bytes([input[9], input[10], input[11], input[12]]) as usize;
+        let Some(rest) = input.get(13 + len..) else {
+            break;
+        };
+        n += 1;
+        input = rest;
+    }
+    n
 }
 
 impl Attributes {
@@ -179,7 +278,7 @@ impl Attributes {
         let mut out = Vec::with_capacity(self.size() + self.entries.len() * 13);
         for (ty, v) in &self.entries {
             let (tag, bytes): (u8, &[u8]) = match v {
-                Value::Plain(b) => (0, b),
+                Value::Plain(b) => (0, &**b),
                 Value::Sealed(b) => (1, b),
             };
             out.extend_from_slice(&(*ty).to_le_bytes());
@@ -193,7 +292,9 @@ impl Attributes {
     /// Decodes what [`Attributes::encode`] wrote; corrupt input is a device error.
     pub fn decode(mut input: &[u8]) -> Result<Attributes> {
         let corrupt = || err(CKR_DEVICE_ERROR);
-        let mut attrs = Attributes::new();
+        let mut attrs = Attributes {
+            entries: Vec::with_capacity(count_records(input)),
+        };
         while !input.is_empty() {
             if input.len() < 13 {
                 return Err(corrupt());
@@ -211,7 +312,12 @@ impl Attributes {
                 1 => Value::Sealed(bytes.to_vec()),
                 _ => return Err(corrupt()),
             };
-            attrs.set(ty as CK_ATTRIBUTE_TYPE, value);
+            let ty = ty as CK_ATTRIBUTE_TYPE;
+            // Stored in type order: append, unless the record is out of order.
+            match attrs.entries.last() {
+                Some((last, _)) if *last >= ty => attrs.set(ty, value),
+                _ => attrs.entries.push((ty, value)),
+            }
             input = rest;
         }
         Ok(attrs)
@@ -266,5 +372,44 @@ mod tests {
         assert!(decode_bool(&[2]).unwrap());
         assert!(decode_ulong(&[0; 4]).is_err());
         assert_eq!(decode_ulong(&7u64.to_ne_bytes()).unwrap(), 7);
+    }
+
+    /// Values on both sides of the inline limit keep their bytes, compare
+    /// by content whatever their representation, and survive encoding.
+    #[test]
+    fn inline_and_heap_values() {
+        for len in [0, 1, INLINE - 1, INLINE, INLINE + 1, 300] {
+            let bytes: Vec<u8> = (0..len).map(|i| i as u8 ^ 0x5a).collect();
+            let v = PlainBytes::from(bytes.as_slice());
+            assert_eq!(&*v, bytes.as_slice(), "length {len}");
+            assert_eq!(matches!(v, PlainBytes::Inline { .. }), len <= INLINE);
+            assert_eq!(PlainBytes::from(Zeroizing::new(bytes.clone())), v);
+            assert_eq!(*v.to_zeroizing(), bytes);
+            let mut a = Attributes::new();
+            a.set_bytes(CKA_ID, &bytes);
+            let b = Attributes::decode(&a.encode()).unwrap();
+            assert_eq!(b.bytes(CKA_ID), Some(bytes.as_slice()));
+        }
+    }
+
+    /// Records stored out of type order still decode into a sorted set.
+    #[test]
+    fn decode_sorts_out_of_order_records() {
+        let mut enc = Vec::new();
+        for (ty, v) in [
+            (CKA_LABEL, &b"l"[..]),
+            (CKA_CLASS, &[1u8; 8][..]),
+            (CKA_ID, b"i"),
+        ] {
+            enc.extend_from_slice(&ty.to_le_bytes());
+            enc.push(0);
+            enc.extend_from_slice(&(v.len() as u32).to_le_bytes());
+            enc.extend_from_slice(v);
+        }
+        let a = Attributes::decode(&enc).unwrap();
+        let types: Vec<_> = a.iter().map(|(t, _)| *t).collect();
+        assert_eq!(types, vec![CKA_CLASS, CKA_LABEL, CKA_ID]);
+        assert_eq!(count_records(&enc), 3);
+        assert_eq!(count_records(&enc[..enc.len() - 1]), 2);
     }
 }

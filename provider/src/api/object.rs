@@ -154,7 +154,7 @@ impl Object {
         let st = self.state.read();
         match st.attrs.get(ty) {
             None => Ok(None),
-            Some(Value::Plain(v)) => Ok(Some(v.clone())),
+            Some(Value::Plain(v)) => Ok(Some(v.to_zeroizing())),
             Some(Value::Sealed(s)) => {
                 let key = key.ok_or(err(CKR_USER_NOT_LOGGED_IN))?;
                 key.unseal(&seal_aad(&self.uid, ty), s).map(Some)
@@ -184,7 +184,7 @@ impl Object {
         for (ty, v) in attrs.values_mut() {
             if let Value::Sealed(s) = v {
                 let key = key.ok_or(err(CKR_USER_NOT_LOGGED_IN))?;
-                *v = Value::Plain(key.unseal(&seal_aad(&self.uid, ty), s)?);
+                *v = Value::Plain(key.unseal(&seal_aad(&self.uid, ty), s)?.into());
             }
         }
         Ok(attrs)

@@ -151,7 +151,7 @@ pub fn get_attributes(
             Ok(match template::reveal(&attrs, obj.tables, ty) {
                 Reveal::Sensitive => AttrOut::Sensitive,
                 Reveal::Invalid => AttrOut::Invalid,
-                Reveal::Value(Value::Plain(v)) => AttrOut::Value(v.clone()),
+                Reveal::Value(Value::Plain(v)) => AttrOut::Value(v.to_zeroizing()),
                 Reveal::Value(Value::Sealed(_)) => match obj.plain_value(ty, key.as_deref())? {
                     Some(v) => AttrOut::Value(v),
                     None => AttrOut::Invalid,

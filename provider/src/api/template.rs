@@ -141,7 +141,7 @@ pub fn build(template: &[Attr], tables: Tables, origin: Origin, is_so: bool) -> 
         {
             return Err(err(CKR_TEMPLATE_INCONSISTENT));
         }
-        attrs.set(a.ty, Value::Plain(a.value.clone()));
+        attrs.set(a.ty, Value::plain(&a.value));
     }
     let required = match origin {
         Origin::Create => policy::REQUIRED_ON_CREATE,
@@ -206,7 +206,7 @@ pub fn change(
                 return Err(err(CKR_ATTRIBUTE_READ_ONLY));
             }
         }
-        next.set(a.ty, Value::Plain(a.value.clone()));
+        next.set(a.ty, Value::plain(&a.value));
     }
     Ok(next)
 }

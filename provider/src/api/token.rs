@@ -107,6 +107,27 @@ impl ObjectTable {
         Some(obj)
     }
 
+    /// Makes room for `n` more objects (a token's first load adds them
+    /// all at once).
+    fn reserve(&mut self, n: usize) {
+        self.by_handle.reserve(n);
+        self.by_uid.reserve(n);
+        self.by_label.reserve(n);
+        self.by_id.reserve(n);
+    }
+
+    /// Removes every object (cached keys dropped), without unindexing
+    /// them one by one.
+    fn clear(&mut self) {
+        for obj in self.by_handle.values() {
+            obj.forget_key();
+        }
+        self.by_handle.clear();
+        self.by_uid.clear();
+        self.by_label.clear();
+        self.by_id.clear();
+    }
+
     /// Removes every object matching `doomed`.
     fn take_where(&mut self, doomed: impl Fn(&Object) -> bool) {
         let handles: Vec<_> = self
@@ -281,6 +302,7 @@ impl Token {
             None
         };
         let mut t = self.objects.write();
+        t.reserve(changes.upserts.len());
         if let Some(e) = meta_epoch {
             if !t.epoch.is_empty() && t.epoch != e {
                 // Re-initialised by another process: everything we knew is gone.
@@ -655,6 +677,6 @@ impl Token {
         let mut login = self.login.write();
         login.user = None;
         login.key = None;
-        self.objects.write().take_where(|_| true);
+        self.objects.write().clear();
     }
 }

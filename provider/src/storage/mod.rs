@@ -51,9 +51,10 @@ pub struct ObjectRecord {
     pub class: u64,
     /// `CKA_PRIVATE`.
     pub private: bool,
-    /// `CKA_LABEL`.
+    /// `CKA_LABEL` (written to the store; empty in records read back,
+    /// whose `attrs` hold it).
     pub label: Vec<u8>,
-    /// `CKA_ID`.
+    /// `CKA_ID` (as `label`).
     pub id: Vec<u8>,
     /// Serialized attribute list (sensitive values sealed).
     pub attrs: Vec<u8>,

@@ -262,17 +262,19 @@ impl TokenStore for SqliteStore {
         };
         if reset || current != since {
             let mut stmt = tx.prepare_cached(
-                "SELECT uid, generation, class, private, label, ckid, attrs FROM objects WHERE generation > ?1",
+                "SELECT uid, generation, class, private, attrs FROM objects WHERE generation > ?1",
             )?;
+            // `label` and `ckid` are columns for queries on the file; a
+            // reader rebuilds them from `attrs`, so they are not read here.
             let rows = stmt.query_map(params![from as i64], |r| {
                 Ok(ObjectRecord {
                     uid: uid_from(r.get(0)?)?,
                     generation: r.get::<_, i64>(1)? as u64,
                     class: r.get::<_, i64>(2)? as u64,
                     private: r.get(3)?,
-                    label: r.get(4)?,
-                    id: r.get(5)?,
-                    attrs: r.get(6)?,
+                    label: Vec::new(),
+                    id: Vec::new(),
+                    attrs: r.get(4)?,
                 })
             })?;
             for row in rows {
