@@ -7,7 +7,7 @@
 
 use super::attributes::{Attr, Attributes};
 use super::object::Object;
-use super::objects::{check_write_access, new_uid, set_key_origin};
+use super::objects::{check_write_access, insert_new, new_object, set_key_origin};
 use super::session::{Active, Session};
 use super::template::{self, Origin};
 use crate::error::{Error, Result, err};
@@ -315,20 +315,8 @@ pub fn generate_key_pair(
         attrs.set_ulong(CKA_KEY_TYPE, generated.key_type);
         set_key_origin(attrs, Origin::Generate, Some(mech.ty));
     }
-    let public = Object::new(
-        token.next_handle(),
-        new_uid()?,
-        pub_attrs,
-        pub_tables,
-        session.handle,
-    );
-    let private = Object::new(
-        token.next_handle(),
-        new_uid()?,
-        priv_attrs,
-        priv_tables,
-        session.handle,
-    );
+    let public = new_object(session, pub_attrs, pub_tables)?;
+    let private = new_object(session, priv_attrs, priv_tables)?;
     let handles = token.insert(vec![public, private])?;
     Ok((handles[0], handles[1]))
 }
@@ -508,14 +496,7 @@ fn insert_secret(
     attrs.set_bytes(CKA_VALUE, value);
     set_key_origin(&mut attrs, origin, Some(mech));
     keys::complete_import(CKO_SECRET_KEY, Some(key_type), &mut attrs)?;
-    let obj = Object::new(
-        token.next_handle(),
-        new_uid()?,
-        attrs,
-        tables,
-        session.handle,
-    );
-    Ok(token.insert(vec![obj])?[0])
+    insert_new(session, attrs, tables)
 }
 
 /// `C_GenerateKey`.
@@ -640,14 +621,7 @@ pub fn unwrap_key(
         _ => e,
     })?;
     set_key_origin(&mut attrs, Origin::Unwrap, None);
-    let obj = Object::new(
-        token.next_handle(),
-        new_uid()?,
-        attrs,
-        tables,
-        session.handle,
-    );
-    Ok(token.insert(vec![obj])?[0])
+    insert_new(session, attrs, tables)
 }
 
 /// `C_DeriveKey`: a secret key from a base key (ECDH).

@@ -6,7 +6,7 @@
 use super::attributes::{Attr, Attributes, Value};
 use super::object::Object;
 use super::session::{Find, Session};
-use super::template::{self, Change, Origin, Reveal};
+use super::template::{self, Change, Origin, Reveal, Tables};
 use crate::error::{Result, err};
 use crate::mechanisms::keys;
 use crate::storage::seal::random_bytes;
@@ -19,6 +19,28 @@ pub fn new_uid() -> Result<Uid> {
     let mut uid = [0u8; UID_LEN];
     random_bytes(&mut uid)?;
     Ok(uid)
+}
+
+/// A new object owned by `session` (for session objects), with a fresh
+/// handle and unique id; not stored yet.
+pub fn new_object(session: &Session, attrs: Attributes, tables: Tables) -> Result<Object> {
+    Ok(Object::new(
+        session.token.next_handle(),
+        new_uid()?,
+        attrs,
+        tables,
+        session.handle,
+    ))
+}
+
+/// Makes and stores one new object; its handle.
+pub fn insert_new(
+    session: &Session,
+    attrs: Attributes,
+    tables: Tables,
+) -> Result<CK_OBJECT_HANDLE> {
+    let obj = new_object(session, attrs, tables)?;
+    Ok(session.token.insert(vec![obj])?[0])
 }
 
 /// May this session create or change an object with these flags?
@@ -72,14 +94,7 @@ pub fn create(session: &Session, template: &[Attr]) -> Result<CK_OBJECT_HANDLE> 
     attrs.set_ulong(CKA_CLASS, class);
     keys::complete_import(class, key_type, &mut attrs)?;
     set_key_origin(&mut attrs, Origin::Create, None);
-    let obj = Object::new(
-        token.next_handle(),
-        new_uid()?,
-        attrs,
-        tables,
-        session.handle,
-    );
-    Ok(token.insert(vec![obj])?[0])
+    insert_new(session, attrs, tables)
 }
 
 /// `C_CopyObject`.
@@ -97,14 +112,7 @@ pub fn copy(
     let current = src.unsealed_attrs(token.token_key().as_deref())?;
     let attrs = template::change(&current, template, src.tables, Change::Copy, is_so)?;
     check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
-    let obj = Object::new(
-        token.next_handle(),
-        new_uid()?,
-        attrs,
-        src.tables,
-        session.handle,
-    );
-    Ok(token.insert(vec![obj])?[0])
+    insert_new(session, attrs, src.tables)
 }
 
 /// `C_DestroyObject`.

@@ -412,56 +412,30 @@ impl AesGcmKey {
             .map(|k| AesGcmKey(LessSafeKey::new(k)))
     }
 
-    /// Encrypts `plain` into `out` as ciphertext ‖ tag.
-    pub fn seal(
-        &self,
-        nonce: &[u8; 12],
-        aad: &[u8],
-        plain: &[u8],
-        out: &mut [u8],
-    ) -> Result<usize> {
+    /// Encrypts `body` in place; the 16-byte tag.
+    pub fn seal_in_place(&self, nonce: &[u8; 12], aad: &[u8], body: &mut [u8]) -> Result<[u8; 16]> {
         use aws_lc_rs::aead::{Aad, Nonce};
-        let n = plain.len();
-        let (body, rest) = out.split_at_mut(n);
-        body.copy_from_slice(plain);
         let tag = self
             .0
             .seal_in_place_separate_tag(Nonce::assume_unique_for_key(*nonce), Aad::from(aad), body)
             .map_err(|_| err(CKR_DATA_LEN_RANGE))?;
-        rest[..16].copy_from_slice(tag.as_ref());
-        Ok(n + 16)
+        let mut out = [0u8; 16];
+        out.copy_from_slice(tag.as_ref());
+        Ok(out)
     }
 
-    /// Verifies the tag at the end of `input` and decrypts into `out`; on a
-    /// bad tag, `out` is cleared and nothing is released.
-    pub fn open(
-        &self,
-        nonce: &[u8; 12],
-        aad: &[u8],
-        input: &[u8],
-        out: &mut [u8],
-    ) -> Result<usize> {
+    /// Decrypts `body` in place if the 16-byte `tag` verifies; on false,
+    /// `body` holds unspecified bytes the caller must clear.
+    pub fn open_in_place(&self, nonce: &[u8; 12], aad: &[u8], tag: &[u8], body: &mut [u8]) -> bool {
         use aws_lc_rs::aead::{Aad, Nonce};
-        use zeroize::Zeroize;
-        if input.len() < 16 {
-            return Err(err(CKR_ENCRYPTED_DATA_LEN_RANGE));
-        }
-        let (ciphertext, tag) = input.split_at(input.len() - 16);
-        let n = ciphertext.len();
-        let body = &mut out[..n];
-        body.copy_from_slice(ciphertext);
-        match self.0.open_in_place_separate_tag(
-            Nonce::assume_unique_for_key(*nonce),
-            Aad::from(aad),
-            tag,
-            body,
-        ) {
-            Ok(_) => Ok(n),
-            Err(_) => {
-                body.zeroize();
-                Err(err(CKR_ENCRYPTED_DATA_INVALID))
-            }
-        }
+        self.0
+            .open_in_place_separate_tag(
+                Nonce::assume_unique_for_key(*nonce),
+                Aad::from(aad),
+                tag,
+                body,
+            )
+            .is_ok()
     }
 }
 
