@@ -5,9 +5,7 @@
 //!
 //! `cargo bench -p dalek-pkcs11 --bench overhead`
 
-use criterion::{
-    BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
-};
+use criterion::{Criterion, criterion_group, criterion_main};
 use cryptoki_sys::*;
 use dalek_pkcs11::ffi::C_GetFunctionList;
 use std::hint::black_box;
@@ -226,8 +224,23 @@ fn plain(m: CK_MECHANISM_TYPE) -> CK_MECHANISM {
     }
 }
 
-fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
-    c.benchmark_group(name)
+/// One criterion group timing the same operation done by the crate
+/// directly and through the exported function list (`samples`: fewer
+/// samples for slow operations).
+fn compare<A, B>(
+    c: &mut Criterion,
+    name: &str,
+    samples: Option<usize>,
+    mut direct: impl FnMut() -> A,
+    mut through: impl FnMut() -> B,
+) {
+    let mut g = c.benchmark_group(name);
+    if let Some(n) = samples {
+        g.sample_size(n);
+    }
+    g.bench_function(DIRECT, |b| b.iter(&mut direct));
+    g.bench_function(THROUGH, |b| b.iter(&mut through));
+    g.finish();
 }
 
 const THROUGH: &str = "through the C API";
@@ -260,24 +273,22 @@ fn ed25519(c: &mut Criterion, t: &Token) {
         direct.sign(&data).to_bytes(),
         "same signature both ways"
     );
-    let mut g = group(c, "ed25519-sign");
-    g.bench_function(DIRECT, |b| {
-        b.iter(|| black_box(direct.sign(black_box(&data))))
-    });
-    g.bench_function(THROUGH, |b| {
-        b.iter(|| t.sign(&mut plain(CKM_EDDSA), key, black_box(&data), &mut sig))
-    });
-    g.finish();
+    compare(
+        c,
+        "ed25519-sign",
+        None,
+        || black_box(direct.sign(black_box(&data))),
+        || t.sign(&mut plain(CKM_EDDSA), key, black_box(&data), &mut sig),
+    );
     let vk = direct.verifying_key();
     let signature = ed25519_dalek::Signature::from_bytes(&sig);
-    let mut g = group(c, "ed25519-verify");
-    g.bench_function(DIRECT, |b| {
-        b.iter(|| vk.verify_strict(black_box(&data), &signature).unwrap())
-    });
-    g.bench_function(THROUGH, |b| {
-        b.iter(|| t.verify(&mut plain(CKM_EDDSA), public, black_box(&data), &sig))
-    });
-    g.finish();
+    compare(
+        c,
+        "ed25519-verify",
+        None,
+        || vk.verify_strict(black_box(&data), &signature).unwrap(),
+        || t.verify(&mut plain(CKM_EDDSA), public, black_box(&data), &sig),
+    );
 }
 
 fn p256(c: &mut Criterion, t: &Token) {
@@ -303,24 +314,22 @@ fn p256(c: &mut Criterion, t: &Token) {
     );
     let digest = [0x11u8; 32];
     let mut sig = [0u8; 64];
-    let mut g = group(c, "p256-sign");
-    g.bench_function(DIRECT, |b| {
-        b.iter(|| -> Signature { direct.sign_prehash(black_box(&digest)).unwrap() })
-    });
-    g.bench_function(THROUGH, |b| {
-        b.iter(|| t.sign(&mut plain(CKM_ECDSA), key, black_box(&digest), &mut sig))
-    });
-    g.finish();
+    compare(
+        c,
+        "p256-sign",
+        None,
+        || -> Signature { direct.sign_prehash(black_box(&digest)).unwrap() },
+        || t.sign(&mut plain(CKM_ECDSA), key, black_box(&digest), &mut sig),
+    );
     let s: Signature = direct.sign_prehash(&digest).unwrap();
     let vk = *direct.verifying_key();
-    let mut g = group(c, "p256-verify");
-    g.bench_function(DIRECT, |b| {
-        b.iter(|| vk.verify_prehash(black_box(&digest), &s).unwrap())
-    });
-    g.bench_function(THROUGH, |b| {
-        b.iter(|| t.verify(&mut plain(CKM_ECDSA), public, black_box(&digest), &sig))
-    });
-    g.finish();
+    compare(
+        c,
+        "p256-verify",
+        None,
+        || vk.verify_prehash(black_box(&digest), &s).unwrap(),
+        || t.verify(&mut plain(CKM_ECDSA), public, black_box(&digest), &sig),
+    );
 }
 
 /// The OS generator behind rsa 0.9's rand_core 0.6 traits.
@@ -378,10 +387,11 @@ fn rsa2048(c: &mut Criterion, t: &Token) {
         rsa::sha2::Sha256::digest(msg)
     };
     let mut sig = [0u8; 256];
-    let mut g = group(c, "rsa2048-sign");
-    g.sample_size(20);
-    g.bench_function(DIRECT, |b| {
-        b.iter(|| {
+    compare(
+        c,
+        "rsa2048-sign",
+        Some(20),
+        || {
             direct
                 .sign_with_rng(
                     &mut OsRng06,
@@ -389,42 +399,38 @@ fn rsa2048(c: &mut Criterion, t: &Token) {
                     black_box(&hash),
                 )
                 .unwrap()
-        })
-    });
-    g.bench_function(THROUGH, |b| {
-        b.iter(|| {
+        },
+        || {
             t.sign(
                 &mut plain(CKM_SHA256_RSA_PKCS),
                 key,
                 black_box(&msg),
                 &mut sig,
             )
-        })
-    });
-    g.finish();
+        },
+    );
     let pk = direct.to_public_key();
-    let mut g = group(c, "rsa2048-verify");
-    g.bench_function(DIRECT, |b| {
-        b.iter(|| {
+    compare(
+        c,
+        "rsa2048-verify",
+        None,
+        || {
             pk.verify(
                 Pkcs1v15Sign::new::<rsa::sha2::Sha256>(),
                 black_box(&hash),
                 &sig,
             )
             .unwrap()
-        })
-    });
-    g.bench_function(THROUGH, |b| {
-        b.iter(|| {
+        },
+        || {
             t.verify(
                 &mut plain(CKM_SHA256_RSA_PKCS),
                 public,
                 black_box(&msg),
                 &sig,
             )
-        })
-    });
-    g.finish();
+        },
+    );
 }
 
 fn symmetric(c: &mut Criterion, t: &Token) {
@@ -454,46 +460,44 @@ fn symmetric(c: &mut Criterion, t: &Token) {
     };
     let mut out = vec![0u8; 1024 + 16];
     let mut buf = vec![0u8; 1024];
-    let mut g = group(c, "aes256-gcm-encrypt-1K");
-    g.bench_function(DIRECT, |b| {
-        b.iter(|| {
+    compare(
+        c,
+        "aes256-gcm-encrypt-1K",
+        None,
+        || {
             buf.copy_from_slice(&data);
             black_box(
                 cipher
                     .encrypt_inout_detached(&iv.into(), &[], buf.as_mut_slice().into())
                     .unwrap(),
             )
-        })
-    });
-    g.bench_function(THROUGH, |b| {
-        b.iter(|| t.crypt(true, &mut mech, key, black_box(&data), &mut out))
-    });
-    g.finish();
+        },
+        || t.crypt(true, &mut mech, key, black_box(&data), &mut out),
+    );
     let ct = out.clone();
-    let mut g = group(c, "aes256-gcm-decrypt-1K");
     let tag = aes_gcm::Tag::try_from(&ct[1024..]).unwrap();
-    g.bench_function(DIRECT, |b| {
-        b.iter(|| {
+    let mut plain_out = vec![0u8; 1024];
+    compare(
+        c,
+        "aes256-gcm-decrypt-1K",
+        None,
+        || {
             buf.copy_from_slice(&ct[..1024]);
             cipher
                 .decrypt_inout_detached(&iv.into(), &[], buf.as_mut_slice().into(), &tag)
                 .unwrap()
-        })
-    });
-    g.bench_function(THROUGH, |b| {
-        b.iter(|| t.crypt(false, &mut mech, key, black_box(&ct), &mut buf))
-    });
-    g.finish();
+        },
+        || t.crypt(false, &mut mech, key, black_box(&ct), &mut plain_out),
+    );
 
     let mut digest_out = [0u8; 32];
-    let mut g = group(c, "sha256-1K");
-    g.bench_function(DIRECT, |b| {
-        b.iter(|| <sha2::Sha256 as sha2::Digest>::digest(black_box(&data)))
-    });
-    g.bench_function(THROUGH, |b| {
-        b.iter(|| t.digest(&mut plain(CKM_SHA256), black_box(&data), &mut digest_out))
-    });
-    g.finish();
+    compare(
+        c,
+        "sha256-1K",
+        None,
+        || <sha2::Sha256 as sha2::Digest>::digest(black_box(&data)),
+        || t.digest(&mut plain(CKM_SHA256), black_box(&data), &mut digest_out),
+    );
 
     let secret = [5u8; 32];
     let hkey = t.create(
@@ -504,59 +508,56 @@ fn symmetric(c: &mut Criterion, t: &Token) {
     );
     let msg = [0x44u8; 32];
     let mut mac = [0u8; 32];
-    let mut g = group(c, "hmac-sha256-32B");
-    g.bench_function(DIRECT, |b| {
-        b.iter(|| {
+    compare(
+        c,
+        "hmac-sha256-32B",
+        None,
+        || {
             use hmac::Mac;
             let mut m =
                 <hmac::Hmac<sha2::Sha256> as hmac::KeyInit>::new_from_slice(&secret).unwrap();
             m.update(black_box(&msg));
             m.finalize().into_bytes()
-        })
-    });
-    g.bench_function(THROUGH, |b| {
-        b.iter(|| t.sign(&mut plain(CKM_SHA256_HMAC), hkey, black_box(&msg), &mut mac))
-    });
-    g.finish();
+        },
+        || t.sign(&mut plain(CKM_SHA256_HMAC), hkey, black_box(&msg), &mut mac),
+    );
 
     let mut cmac_out = [0u8; 16];
-    let mut g = group(c, "aes256-cmac-32B");
-    g.bench_function(DIRECT, |b| {
-        b.iter(|| {
+    compare(
+        c,
+        "aes256-cmac-32B",
+        None,
+        || {
             use cmac::Mac;
             let mut m =
                 <cmac::Cmac<aes::Aes256> as cmac::KeyInit>::new_from_slice(&aes_key).unwrap();
             m.update(black_box(&msg));
             m.finalize().into_bytes()
-        })
-    });
-    g.bench_function(THROUGH, |b| {
-        b.iter(|| {
+        },
+        || {
             t.sign(
                 &mut plain(CKM_AES_CMAC),
                 key,
                 black_box(&msg),
                 &mut cmac_out,
             )
-        })
-    });
-    g.finish();
+        },
+    );
 
-    let mut random = [0u8; 32];
-    let mut g = group(c, "random32");
-    g.bench_function(DIRECT, |b| {
-        b.iter(|| getrandom::fill(black_box(&mut random)).unwrap())
-    });
-    // SAFETY: a live 32-byte buffer.
-    g.bench_function(THROUGH, |b| {
-        b.iter(|| {
+    let (mut random, mut random_api) = ([0u8; 32], [0u8; 32]);
+    compare(
+        c,
+        "random32",
+        None,
+        || getrandom::fill(black_box(&mut random)).unwrap(),
+        || {
             call(
-                unsafe { t.l.C_GenerateRandom.unwrap()(t.s, random.as_mut_ptr(), 32) },
+                // SAFETY: a live 32-byte buffer.
+                unsafe { t.l.C_GenerateRandom.unwrap()(t.s, random_api.as_mut_ptr(), 32) },
                 "C_GenerateRandom",
             )
-        })
-    });
-    g.finish();
+        },
+    );
 }
 
 fn all(c: &mut Criterion) {

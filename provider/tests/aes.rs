@@ -36,6 +36,34 @@ fn aes_key(s: &Session, value: &[u8], extractable: bool) -> ObjectHandle {
     .unwrap()
 }
 
+/// Unwraps `wrapped` with `mech` under `kek` as an AES key.
+fn unwrap_aes(
+    s: &Session,
+    mech: &Mechanism,
+    kek: ObjectHandle,
+    wrapped: &[u8],
+) -> cryptoki::error::Result<ObjectHandle> {
+    s.unwrap_key(
+        mech,
+        kek,
+        wrapped,
+        &[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::AES),
+            Attribute::Encrypt(true),
+        ],
+    )
+}
+
+/// Two AES keys hold the same value: they encrypt a block alike.
+fn assert_same_aes_key(s: &Session, a: ObjectHandle, b: ObjectHandle) {
+    let block = [0x5au8; 16];
+    assert_eq!(
+        s.encrypt(&Mechanism::AesEcb, a, &block).unwrap(),
+        s.encrypt(&Mechanism::AesEcb, b, &block).unwrap()
+    );
+}
+
 /// C_EncryptInit / C_DecryptInit with a raw mechanism (for CKM_AES_CTR,
 /// which cryptoki has no variant for).
 fn raw_init(s: &Session, encrypt: bool, mech: &mut CK_MECHANISM, key: ObjectHandle) -> CK_RV {
@@ -307,35 +335,9 @@ fn key_wrap_known_answers_rfc3394_rfc5649() {
                 wrapped,
                 "{section}"
             );
-            let unwrapped = s
-                .unwrap_key(
-                    &mech,
-                    kek,
-                    &wrapped,
-                    &[
-                        Attribute::Class(ObjectClass::SECRET_KEY),
-                        Attribute::KeyType(KeyType::AES),
-                        Attribute::Encrypt(true),
-                    ],
-                )
-                .unwrap();
-            let block = [0x5au8; 16];
-            assert_eq!(
-                s.encrypt(&Mechanism::AesEcb, unwrapped, &block).unwrap(),
-                s.encrypt(&Mechanism::AesEcb, target, &block).unwrap()
-            );
-            assert_rv!(
-                s.unwrap_key(
-                    &mech,
-                    kek,
-                    &bad,
-                    &[
-                        Attribute::Class(ObjectClass::SECRET_KEY),
-                        Attribute::KeyType(KeyType::AES),
-                    ],
-                ),
-                WrappedKeyInvalid
-            );
+            let unwrapped = unwrap_aes(&s, &mech, kek, &wrapped).unwrap();
+            assert_same_aes_key(&s, unwrapped, target);
+            assert_rv!(unwrap_aes(&s, &mech, kek, &bad), WrappedKeyInvalid);
             // RFC 3394 needs at least two semiblocks, whole ones.
             assert_rv!(s.encrypt(&mech, kek, &data[..8]), DataLenRange);
             assert_rv!(s.encrypt(&mech, kek, &data[..12]), DataLenRange);
@@ -364,23 +366,8 @@ fn wrap_generated_key_and_unextractable() {
     for mech in [Mechanism::AesKeyWrap, Mechanism::AesKeyWrapPad] {
         let wrapped = s.wrap_key(&mech, kek, key).unwrap();
         assert_eq!(wrapped.len(), 24);
-        let back = s
-            .unwrap_key(
-                &mech,
-                kek,
-                &wrapped,
-                &[
-                    Attribute::Class(ObjectClass::SECRET_KEY),
-                    Attribute::KeyType(KeyType::AES),
-                    Attribute::Encrypt(true),
-                ],
-            )
-            .unwrap();
-        let block = [1u8; 32];
-        assert_eq!(
-            s.encrypt(&Mechanism::AesEcb, back, &block).unwrap(),
-            s.encrypt(&Mechanism::AesEcb, key, &block).unwrap()
-        );
+        let back = unwrap_aes(&s, &mech, kek, &wrapped).unwrap();
+        assert_same_aes_key(&s, back, key);
         let len = s.get_attributes(back, &[AttributeType::ValueLen]).unwrap();
         assert_eq!(len, vec![Attribute::ValueLen(16.into())]);
     }

@@ -76,6 +76,27 @@ pub struct KeyHandles {
     pub generated: bool,
 }
 
+impl KeyHandles {
+    fn need(h: Option<CK_OBJECT_HANDLE>, what: &str) -> Result<CK_OBJECT_HANDLE, Failure> {
+        h.ok_or_else(|| Failure::Check(format!("no {what}")))
+    }
+
+    /// The public key, or a failure naming it.
+    pub fn public_key(&self) -> Result<CK_OBJECT_HANDLE, Failure> {
+        Self::need(self.public, "public key")
+    }
+
+    /// The private key, or a failure naming it.
+    pub fn private_key(&self) -> Result<CK_OBJECT_HANDLE, Failure> {
+        Self::need(self.private, "private key")
+    }
+
+    /// The secret key, or a failure naming it.
+    pub fn secret_key(&self) -> Result<CK_OBJECT_HANDLE, Failure> {
+        Self::need(self.secret, "secret key")
+    }
+}
+
 /// Templates to generate a key pair: mechanism, public template, private template.
 pub fn pair_templates(
     spec: KeySpec,

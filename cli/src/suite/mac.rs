@@ -126,9 +126,7 @@ impl Worker for MacWorker {
 /// Worker MACing `data_size` bytes.
 pub fn worker(m: MacAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let k = p.key()?;
-    let key = k
-        .secret
-        .ok_or_else(|| Failure::Check("no secret key".into()))?;
+    let key = k.secret_key()?;
     Ok(Box::new(MacWorker {
         raw: p.raw.clone(),
         s: p.session,

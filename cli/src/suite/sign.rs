@@ -204,9 +204,7 @@ impl Worker for SignWorker {
 /// exact bytes for deterministic schemes, and verifies one signature while preparing.
 pub fn sign_worker(a: SigAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let k = p.key()?;
-    let key = k
-        .private
-        .ok_or_else(|| Failure::Check("no private key".into()))?;
+    let key = k.private_key()?;
     let data = test_data(p.data_size, 1);
     let sig = sign_once(p.raw, p.session, a, key, &data)?;
     if let Some(public) = k.public {
@@ -259,12 +257,7 @@ impl Worker for VerifyWorker {
 /// must return CKR_OK. A wrong signature is also checked once to be rejected.
 pub fn verify_worker(a: SigAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let k = p.key()?;
-    let public = k
-        .public
-        .ok_or_else(|| Failure::Check("no public key".into()))?;
-    let private = k
-        .private
-        .ok_or_else(|| Failure::Check("no private key to make a signature to verify".into()))?;
+    let (public, private) = (k.public_key()?, k.private_key()?);
     let data = test_data(p.data_size, 2);
     let sig = sign_once(p.raw, p.session, a, private, &data)?;
     // A module that accepts a corrupted signature would make the numbers meaningless.

@@ -65,12 +65,7 @@ impl Worker for BatchWorker {
 /// rejected before timing starts.
 pub fn verify_batch_worker(n: usize, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let k = p.key()?;
-    let public = k
-        .public
-        .ok_or_else(|| Failure::Check("no public key".into()))?;
-    let private = k
-        .private
-        .ok_or_else(|| Failure::Check("no private key".into()))?;
+    let (public, private) = (k.public_key()?, k.private_key()?);
     let data: Vec<Vec<u8>> = (0..n).map(|i| test_data(p.data_size, i as u8)).collect();
     let sigs = data
         .iter()
