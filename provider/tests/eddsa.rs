@@ -592,28 +592,20 @@ fn vendor_batch_verification() {
             CKR_KEY_FUNCTION_NOT_PERMITTED,
             "private keys have no CKA_VERIFY"
         );
-        assert_eq!(
-            batch(
-                s.handle(),
-                0,
-                keys.as_ptr(),
-                std::ptr::null(),
-                lens.as_ptr(),
-                std::ptr::null()
-            ),
-            CKR_ARGUMENTS_BAD
-        );
-        assert_eq!(
-            batch(
-                s.handle(),
-                2,
-                keys.as_ptr(),
-                std::ptr::null(),
-                lens.as_ptr(),
-                std::ptr::null()
-            ),
-            CKR_ARGUMENTS_BAD
-        );
+        for count in [0, 2] {
+            assert_eq!(
+                batch(
+                    s.handle(),
+                    count,
+                    keys.as_ptr(),
+                    std::ptr::null(),
+                    lens.as_ptr(),
+                    std::ptr::null()
+                ),
+                CKR_ARGUMENTS_BAD,
+                "count {count}"
+            );
+        }
         std::mem::forget(lib);
     }
 }

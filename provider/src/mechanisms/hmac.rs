@@ -75,7 +75,9 @@ macro_rules! each {
 pub struct HmacSign {
     key: Arc<KeyMaterial>,
     full: usize,
-    state: State,
+    /// The running state; `None` after `finish` until the next message
+    /// starts (so finishing copies nothing when no message follows).
+    state: Option<State>,
     out_len: usize,
 }
 
@@ -125,7 +127,7 @@ impl HmacSign {
         Ok(HmacSign {
             key,
             full,
-            state,
+            state: Some(state),
             out_len,
         })
     }
@@ -150,15 +152,20 @@ impl SignOperation for HmacSign {
     }
 
     fn update(&mut self, data: &[u8]) -> Result<()> {
-        each!(&mut self.state, m => m.update(data));
+        let state = match &mut self.state {
+            Some(s) => s,
+            None => self.state.insert(self.fresh()?),
+        };
+        each!(state, m => m.update(data));
         Ok(())
     }
 
     fn finish(&mut self, out: &mut [u8]) -> Result<usize> {
         let n = self.out_len;
-        // Ready for another message with the same key afterwards.
-        let fresh = self.fresh()?;
-        let done = std::mem::replace(&mut self.state, fresh);
+        let done = match self.state.take() {
+            Some(s) => s,
+            None => self.fresh()?,
+        };
         each!(done, m => out[..n].copy_from_slice(&m.finalize().into_bytes()[..n]));
         Ok(n)
     }
