@@ -273,7 +273,7 @@ fn prepare(
     }
     if let Some(&n) = sizes.first() {
         let from = m.population.count();
-        if from != n {
+        if from != n && !opts.quiet {
             eprintln!(
                 "hsm-bench: {}: {} token objects -> {n} (untimed)",
                 m.name, from
