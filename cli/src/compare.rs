@@ -39,15 +39,25 @@ impl Class {
     }
 }
 
-/// Classify a change where higher is better: `delta_pct` against the larger of the
-/// threshold and the noise (both in percent).
+/// Classify a change where higher is better: `delta_pct` against the threshold and
+/// the noise (both in percent).
+///
+/// The noise is a relative error of the figures, and a relative error is a factor:
+/// the true value may lie up to (1 + noise) above or below the measured one. A rise
+/// is beyond the noise when the figure grew by more than that factor (Δ > noise), a
+/// drop when it fell below baseline ÷ (1 + noise) (Δ < −noise ⁄ (1 + noise)). So a
+/// 100× slowdown is a regression even when one stray sample made the noise ±150 %,
+/// which a symmetric percentage band would have hidden. Either way the change must
+/// also exceed the threshold.
 pub fn classify(delta_pct: f64, noise_pct: f64, threshold_pct: f64) -> Class {
-    let bound = threshold_pct.max(noise_pct);
     if !delta_pct.is_finite() {
-        Class::Unchanged
-    } else if delta_pct < -bound {
+        return Class::Unchanged;
+    }
+    let factor = 1.0 + delta_pct / 100.0;
+    let spread = 1.0 + noise_pct.max(0.0) / 100.0;
+    if delta_pct < -threshold_pct && factor * spread < 1.0 {
         Class::Regressed
-    } else if delta_pct > bound {
+    } else if delta_pct > threshold_pct && factor > spread {
         Class::Improved
     } else {
         Class::Unchanged
@@ -189,10 +199,9 @@ fn compare_result(cur: &BenchResult, base: &BenchResult, threshold: f64) -> Entr
     if let (Some(c), Some(b)) = (cur.p95_us, base.p95_us)
         && b > 0.0
     {
-        let d = pct(c, b);
-        e.p95_delta_pct = Some(d);
-        // Lower latency is better: classify the negated change.
-        e.p95_class = Some(classify(-d, noise, threshold));
+        e.p95_delta_pct = Some(pct(c, b));
+        // Lower latency is better: classify the change of its inverse.
+        e.p95_class = Some(classify(pct(b, c), noise, threshold));
     }
     e
 }
@@ -564,6 +573,21 @@ pub(crate) mod tests {
         // Inside the noise: not a regression even beyond the threshold.
         assert_eq!(classify(-10.0, 12.0, 5.0), Class::Unchanged);
         assert_eq!(classify(f64::NAN, 0.0, 5.0), Class::Unchanged);
+        // Inside the threshold: unchanged even beyond the noise.
+        assert_eq!(classify(-4.0, 0.0, 5.0), Class::Unchanged);
+    }
+
+    #[test]
+    fn noise_is_a_factor_either_way() {
+        // ±100 % noise: a halving is within it, a fall to a third is not.
+        assert_eq!(classify(-50.0, 100.0, 5.0), Class::Unchanged);
+        assert_eq!(classify(-67.0, 100.0, 5.0), Class::Regressed);
+        // Upwards the band is the noise itself.
+        assert_eq!(classify(99.0, 100.0, 5.0), Class::Unchanged);
+        assert_eq!(classify(101.0, 100.0, 5.0), Class::Improved);
+        // A 169× slowdown is never hidden by a noisy baseline (seen in CI: a ratio
+        // from 1.014 to 0.006 with ±145 % noise).
+        assert_eq!(classify(-99.4, 145.2, 5.0), Class::Regressed);
     }
 
     #[test]
