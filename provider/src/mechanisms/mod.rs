@@ -243,25 +243,53 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_SHA512, 0, 0, CKF_DIGEST, P::None),
 ];
 
+/// Slots of the registry's hash index: a power of two at least four times the
+/// registry's length, so a lookup probes one or two slots.
+const INDEX_SLOTS: usize = 256;
+/// An empty slot of the index.
+const INDEX_EMPTY: u8 = u8::MAX;
+
+/// Home slot of `ty`: Fibonacci hashing (the top bits of a multiplication by
+/// 2^64/φ), which spreads the clustered `CKM_*` values over the index.
+#[allow(clippy::unnecessary_cast)] // CK_ULONG is 32 bits wide on some platforms
+fn home_slot(ty: CK_MECHANISM_TYPE) -> usize {
+    ((ty as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - INDEX_SLOTS.trailing_zeros()))
+        as usize
+}
+
+/// Open-addressing index from mechanism type to registry position, built once.
+fn registry_index() -> &'static [u8; INDEX_SLOTS] {
+    static INDEX: std::sync::OnceLock<[u8; INDEX_SLOTS]> = std::sync::OnceLock::new();
+    INDEX.get_or_init(|| {
+        // A quarter full at most (so positions also fit below INDEX_EMPTY).
+        assert!(REGISTRY.len() * 4 <= INDEX_SLOTS, "grow INDEX_SLOTS");
+        let mut index = [INDEX_EMPTY; INDEX_SLOTS];
+        for (i, d) in REGISTRY.iter().enumerate() {
+            let mut slot = home_slot(d.ty);
+            while index[slot] != INDEX_EMPTY {
+                slot = (slot + 1) % INDEX_SLOTS;
+            }
+            index[slot] = i as u8;
+        }
+        index
+    })
+}
+
 /// The registry entry of `ty`.
+///
+/// Every `C_*Init` looks its mechanism up, so this is one multiplication and
+/// (almost always) one probe of a hash index rather than a search: the index
+/// is never more than a quarter full, and a probe ends at the first empty slot.
 pub fn lookup(ty: CK_MECHANISM_TYPE) -> Result<&'static Descriptor> {
-    // Every Init call looks its mechanism up: binary search in a sorted
-    // index built once, not a scan of the whole registry.
-    static SORTED: std::sync::OnceLock<Vec<(CK_MECHANISM_TYPE, usize)>> =
-        std::sync::OnceLock::new();
-    let sorted = SORTED.get_or_init(|| {
-        let mut v: Vec<_> = REGISTRY
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (d.ty, i))
-            .collect();
-        v.sort_unstable();
-        v
-    });
-    sorted
-        .binary_search_by_key(&ty, |(t, _)| *t)
-        .map(|i| &REGISTRY[sorted[i].1])
-        .map_err(|_| err(CKR_MECHANISM_INVALID))
+    let index = registry_index();
+    let mut slot = home_slot(ty);
+    loop {
+        match index[slot] {
+            INDEX_EMPTY => return Err(err(CKR_MECHANISM_INVALID)),
+            i if REGISTRY[i as usize].ty == ty => return Ok(&REGISTRY[i as usize]),
+            _ => slot = (slot + 1) % INDEX_SLOTS,
+        }
+    }
 }
 
 /// Checks that `mech` exists and supports `function` (a `CKF_*` flag).
@@ -683,5 +711,24 @@ mod tests {
             CKR_MECHANISM_INVALID
         );
         assert_eq!(lookup(0xdead).unwrap_err().rv(), CKR_MECHANISM_INVALID);
+    }
+
+    #[test]
+    fn lookup_finds_every_registered_mechanism_and_nothing_else() {
+        for d in REGISTRY {
+            assert_eq!(lookup(d.ty).unwrap().ty, d.ty);
+        }
+        // Every type the registry lacks is invalid: the whole standard range,
+        // vendor-defined values, and values whose hash lands on a taken slot.
+        let unknown = (0..0x2000)
+            .chain([CKM_VENDOR_DEFINED, CKM_VENDOR_DEFINED + 1, CK_ULONG::MAX])
+            .filter(|t| REGISTRY.iter().all(|d| d.ty != *t));
+        for ty in unknown {
+            assert_eq!(
+                lookup(ty).unwrap_err().rv(),
+                CKR_MECHANISM_INVALID,
+                "{ty:#x}"
+            );
+        }
     }
 }
