@@ -64,27 +64,23 @@ fn our_module_runs_the_common_ops_on_a_temporary_token() {
     // A user configuration must not redirect the temporary token.
     let bogus = tmp.path().join("bogus.toml");
     std::fs::write(&bogus, "this is not toml = = =").unwrap();
-    let o = run(dcmd(&m, tmp.path())
-        .env("DALEK_PKCS11_CONFIG", &bogus)
-        .args([
-            "run",
-            "--quiet",
-            "--module",
-            "dalek",
-            "--ops",
-            QUICK_OPS,
-            "--iterations",
-            "30",
-            "--warmup",
-            "2",
-            "--format",
-            "json",
-            "-o",
-        ])
-        .arg(&out));
-    assert_eq!(code(&o), 0);
-    let v = json(&out);
-    assert_valid(&v);
+    let v = run_json(
+        dcmd(&m, tmp.path())
+            .env("DALEK_PKCS11_CONFIG", &bogus)
+            .args([
+                "run",
+                "--quiet",
+                "--module",
+                "dalek",
+                "--ops",
+                QUICK_OPS,
+                "--iterations",
+                "30",
+                "--warmup",
+                "2",
+            ]),
+        &out,
+    );
     assert_eq!(v["metadata"]["modules"][0]["name"], "dalek");
     assert_eq!(v["metadata"]["modules"][0]["temporary_token"], true);
     assert_eq!(results(&v).len(), 16);
@@ -117,32 +113,28 @@ fn our_module_side_by_side_with_softhsm() {
     let Some(m) = dalek() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r.json");
-    let o = run(dcmd(&m, tmp.path())
-        .args([
-            "run",
-            "--quiet",
-            "--module",
-            "dalek",
-            "--module",
-            "softhsm",
-            "--ops",
-            "ed25519-sign,ed25519-verify,sha256",
-        ])
-        .args([
-            "--iterations",
-            "600",
-            "--rounds",
-            "6",
-            "--reference",
-            "softhsm",
-            "--format",
-            "json",
-            "-o",
-        ])
-        .arg(&out));
-    assert_eq!(code(&o), 0);
-    let v = json(&out);
-    assert_valid(&v);
+    let v = run_json(
+        dcmd(&m, tmp.path())
+            .args([
+                "run",
+                "--quiet",
+                "--module",
+                "dalek",
+                "--module",
+                "softhsm",
+                "--ops",
+                "ed25519-sign,ed25519-verify,sha256",
+            ])
+            .args([
+                "--iterations",
+                "600",
+                "--rounds",
+                "6",
+                "--reference",
+                "softhsm",
+            ]),
+        &out,
+    );
     for op in ["ed25519-sign", "ed25519-verify", "sha256"] {
         for module in ["dalek", "softhsm"] {
             let r = find(&v, module, op);
@@ -243,8 +235,8 @@ fn scaling_ops_populate_the_token_and_probe_a_cold_start() {
     let Some(m) = dalek() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r.json");
-    let o = run(dcmd(&m, tmp.path())
-        .args([
+    let v = run_json(
+        dcmd(&m, tmp.path()).args([
             "run",
             "--quiet",
             "--module",
@@ -256,14 +248,9 @@ fn scaling_ops_populate_the_token_and_probe_a_cold_start() {
             "5",
             "--warmup",
             "1",
-            "--format",
-            "json",
-            "-o",
-        ])
-        .arg(&out));
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
-    let v = json(&out);
-    assert_valid(&v);
+        ]),
+        &out,
+    );
     assert_eq!(results(&v).len(), 7);
     for r in results(&v) {
         assert_eq!(r["status"], "ok", "{r}");

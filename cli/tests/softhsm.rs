@@ -350,19 +350,8 @@ fn wrong_pin_gives_one_line_and_exit_2() {
     // Nor when it is given on the command line.
     let out2 = dir.path().join("r2.json");
     let o = run(t
-        .cmd()
-        .args(["run", "--quiet", "--module"])
-        .arg(softhsm())
-        .args([
-            "--token-label",
-            "pin-test",
-            "--pin",
-            &t.pin,
-            "--ops",
-            "sha256",
-            "--iterations",
-            "5",
-        ])
+        .run_on(&[&softhsm()])
+        .args(["--ops", "sha256", "--iterations", "5"])
         .args(["--format", "json", "-o"])
         .arg(&out2));
     assert_eq!(code(&o), 0);
@@ -438,29 +427,17 @@ fn unsupported_op_is_reported_not_fatal() {
     let t = SoftToken::new("hide-test");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let o = run(t
-        .cmd()
-        .env("P11_DELAY_SHIM_MODULE", softhsm())
-        .env("P11_DELAY_SHIM_HIDE", "CKM_EDDSA,CKM_AES_CMAC")
-        .args(["run", "--quiet", "--module"])
-        .arg(shim())
-        .args([
-            "--token-label",
-            "hide-test",
-            "--pin",
-            &t.pin,
-            "--ops",
-            "ed25519-sign,aes256-cmac,sha256",
-            "--iterations",
-            "20",
-            "--format",
-            "json",
-            "-o",
-        ])
-        .arg(&out));
-    assert_eq!(code(&o), 0);
-    let v = json(&out);
-    assert_valid(&v);
+    let v = run_json(
+        t.shim_run(false)
+            .env("P11_DELAY_SHIM_HIDE", "CKM_EDDSA,CKM_AES_CMAC")
+            .args([
+                "--ops",
+                "ed25519-sign,aes256-cmac,sha256",
+                "--iterations",
+                "20",
+            ]),
+        &out,
+    );
     for op in ["ed25519-sign", "aes256-cmac"] {
         let r = find(&v, "p11_delay_shim", op);
         assert_eq!(r["status"], "unsupported", "{r}");
@@ -475,21 +452,9 @@ fn unsupported_op_is_reported_not_fatal() {
     assert_eq!(find(&v, "p11_delay_shim", "sha256")["status"], "ok");
     // The text table says so too.
     let o = run(t
-        .cmd()
-        .env("P11_DELAY_SHIM_MODULE", softhsm())
+        .shim_run(false)
         .env("P11_DELAY_SHIM_HIDE", "CKM_EDDSA")
-        .args(["run", "--quiet", "--module"])
-        .arg(shim())
-        .args([
-            "--token-label",
-            "hide-test",
-            "--pin",
-            &t.pin,
-            "--ops",
-            "ed25519-sign,sha256",
-            "--iterations",
-            "10",
-        ]));
+        .args(["--ops", "ed25519-sign,sha256", "--iterations", "10"]));
     assert_eq!(code(&o), 0);
     assert!(
         stdout(&o)
@@ -505,31 +470,12 @@ fn a_slowed_module_is_measured_slower_side_by_side() {
     let out = dir.path().join("r.json");
     // The same SoftHSM2 instance, once directly and once through the shim, which
     // adds 300 µs to every C_Digest and nothing to C_GenerateRandom.
-    let o = run(t
-        .cmd()
-        .env("P11_DELAY_SHIM_MODULE", softhsm())
-        .env("P11_DELAY_SHIM_DELAY", "C_Digest=300us")
-        .args(["run", "--quiet", "--module"])
-        .arg(softhsm())
-        .arg("--module")
-        .arg(shim())
-        .args([
-            "--token-label",
-            "slow-test",
-            "--pin",
-            &t.pin,
-            "--ops",
-            "sha256,random32",
-            "--iterations",
-            "60",
-            "--format",
-            "json",
-            "-o",
-        ])
-        .arg(&out));
-    assert_eq!(code(&o), 0);
-    let v = json(&out);
-    assert_valid(&v);
+    let v = run_json(
+        t.shim_run(true)
+            .env("P11_DELAY_SHIM_DELAY", "C_Digest=300us")
+            .args(["--ops", "sha256,random32", "--iterations", "60"]),
+        &out,
+    );
     assert_eq!(v["metadata"]["rounds"], 3);
     let fast = find(&v, "softhsm2", "sha256");
     let slow = find(&v, "p11_delay_shim", "sha256");
@@ -579,16 +525,9 @@ fn the_regression_gate_trips_on_a_slowed_call() {
     let bench = |delay: &str, name: &str| {
         let out = dir.path().join(name);
         let o = run(t
-            .cmd()
-            .env("P11_DELAY_SHIM_MODULE", softhsm())
+            .shim_run(false)
             .env("P11_DELAY_SHIM_DELAY", delay)
-            .args(["run", "--quiet", "--module"])
-            .arg(shim())
             .args([
-                "--token-label",
-                "gate-test",
-                "--pin",
-                &t.pin,
                 "--ops",
                 "p256-sign,sha256",
                 "--iterations",
@@ -638,34 +577,30 @@ fn the_regression_gate_trips_on_a_slowed_call() {
 fn sweeps_rate_mix_histogram_and_samples() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sweep.json");
-    let o = run(cmd()
-        .args([
-            "run",
-            "--quiet",
-            "--module",
-            "softhsm",
-            "--ops",
-            "sha256,p256-sign",
-            "--threads",
-            "1,2",
-            "--data-sizes",
-            "64,4K",
-        ])
-        .args([
-            "--iterations",
-            "30",
-            "--histogram",
-            "--raw-samples",
-            "--percentiles",
-            "50,99.9",
-            "--format",
-            "json",
-            "-o",
-        ])
-        .arg(&out));
-    assert_eq!(code(&o), 0);
-    let v = json(&out);
-    assert_valid(&v);
+    let v = run_json(
+        cmd()
+            .args([
+                "run",
+                "--quiet",
+                "--module",
+                "softhsm",
+                "--ops",
+                "sha256,p256-sign",
+                "--threads",
+                "1,2",
+                "--data-sizes",
+                "64,4K",
+            ])
+            .args([
+                "--iterations",
+                "30",
+                "--histogram",
+                "--raw-samples",
+                "--percentiles",
+                "50,99.9",
+            ]),
+        &out,
+    );
     let keys: Vec<(String, u64, u64, u64)> = results(&v)
         .iter()
         .map(|r| {
@@ -737,8 +672,8 @@ fn sweeps_rate_mix_histogram_and_samples() {
 
     // Weighted mix.
     let out = dir.path().join("mix.json");
-    let o = run(cmd()
-        .args([
+    let v = run_json(
+        cmd().args([
             "run",
             "--quiet",
             "--module",
@@ -747,14 +682,9 @@ fn sweeps_rate_mix_histogram_and_samples() {
             "verify=80,sign=20",
             "--iterations",
             "200",
-            "--format",
-            "json",
-            "-o",
-        ])
-        .arg(&out));
-    assert_eq!(code(&o), 0);
-    let v = json(&out);
-    assert_valid(&v);
+        ]),
+        &out,
+    );
     let count = |op: &str| find(&v, "softhsm", op)["iterations"].as_u64().unwrap();
     assert_eq!(count("mix"), 200);
     assert_eq!(count("mix/ed25519-verify") + count("mix/ed25519-sign"), 200);
@@ -818,18 +748,9 @@ fn reference_ratios_are_recorded_and_compared() {
     let bench = |delay: &str, name: &str| {
         let out = dir.path().join(name);
         let o = run(t
-            .cmd()
-            .env("P11_DELAY_SHIM_MODULE", softhsm())
+            .shim_run(true)
             .env("P11_DELAY_SHIM_DELAY", delay)
-            .args(["run", "--quiet", "--module"])
-            .arg(softhsm())
-            .arg("--module")
-            .arg(shim())
             .args([
-                "--token-label",
-                "ratio-test",
-                "--pin",
-                &t.pin,
                 "--reference",
                 "softhsm2",
                 "--ops",
@@ -896,27 +817,11 @@ fn existing_key_is_detected_and_benchmarked() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let o = run(t
-        .cmd()
-        .args(["run", "--quiet", "--module"])
-        .arg(softhsm())
-        .args([
-            "--token-label",
-            "key-test",
-            "--pin",
-            &t.pin,
-            "--key-label",
-            "mykey",
-            "--iterations",
-            "20",
-            "--format",
-            "json",
-            "-o",
-        ])
-        .arg(&out));
-    assert_eq!(code(&o), 0);
-    let v = json(&out);
-    assert_valid(&v);
+    let v = run_json(
+        t.run_on(&[&softhsm()])
+            .args(["--key-label", "mykey", "--iterations", "20"]),
+        &out,
+    );
     let ids: Vec<&str> = results(&v)
         .iter()
         .map(|r| r["op"].as_str().unwrap())
@@ -928,19 +833,8 @@ fn existing_key_is_detected_and_benchmarked() {
     }
     // A label that matches nothing is a usage error.
     let o = run(t
-        .cmd()
-        .args(["run", "--quiet", "--module"])
-        .arg(softhsm())
-        .args([
-            "--token-label",
-            "key-test",
-            "--pin",
-            &t.pin,
-            "--key-label",
-            "nokey",
-            "--iterations",
-            "5",
-        ]));
+        .run_on(&[&softhsm()])
+        .args(["--key-label", "nokey", "--iterations", "5"]));
     assert_eq!(code(&o), 2);
 }
 
@@ -973,8 +867,8 @@ fn profiles_are_found_and_flags_override_them() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("q.json");
     // The quick profile's op set, with a small count from the command line.
-    let o = run(cmd()
-        .args([
+    let v = run_json(
+        cmd().args([
             "run",
             "--quiet",
             "--module",
@@ -985,14 +879,9 @@ fn profiles_are_found_and_flags_override_them() {
             "10",
             "--warmup",
             "1",
-            "--format",
-            "json",
-            "-o",
-        ])
-        .arg(&out));
-    assert_eq!(code(&o), 0);
-    let v = json(&out);
-    assert_valid(&v);
+        ]),
+        &out,
+    );
     assert!(v["metadata"]["profile"].as_str().unwrap().contains("quick"));
     let n = results(&v).len();
     assert_eq!(n, 16, "quick has 16 ops");

@@ -117,6 +117,31 @@ impl SoftToken {
         c.env("SOFTHSM2_CONF", &self.conf);
         c
     }
+
+    /// `hsm-bench run --quiet` through `modules` (in that order) on this token,
+    /// with its label and PIN.
+    pub fn run_on(&self, modules: &[&Path]) -> Command {
+        let mut c = self.cmd();
+        c.args(["run", "--quiet"]);
+        for m in modules {
+            c.arg("--module").arg(m);
+        }
+        c.args(["--token-label", &self.label, "--pin", &self.pin]);
+        c
+    }
+
+    /// [`run_on`](Self::run_on) the delay shim wrapping SoftHSM2;
+    /// `side_by_side` also runs SoftHSM2 itself first, as the unwrapped reference.
+    pub fn shim_run(&self, side_by_side: bool) -> Command {
+        let (softhsm, shim) = (softhsm(), shim());
+        let mut c = if side_by_side {
+            self.run_on(&[&softhsm, &shim])
+        } else {
+            self.run_on(&[&shim])
+        };
+        c.env("P11_DELAY_SHIM_MODULE", &softhsm);
+        c
+    }
 }
 
 /// The delay shim cdylib: `$HSM_BENCH_DELAY_SHIM`, or built here with cargo into a
@@ -216,4 +241,14 @@ pub fn stderr(o: &Output) -> String {
 /// stdout as text.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Runs `c` with `--format json -o out`, checks that it exited 0, and returns
+/// the result file, validated against the schema.
+pub fn run_json(c: &mut Command, out: &Path) -> Value {
+    let o = run(c.args(["--format", "json", "-o"]).arg(out));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v = json(out);
+    assert_valid(&v);
+    v
 }
