@@ -1,4 +1,4 @@
-//! The subcommands: run, compare, list, ops, report.
+//! The subcommands: run, compare, check-floors, machine, list, ops, report.
 
 use std::path::Path;
 
@@ -8,13 +8,19 @@ use crate::bench::{self, Options};
 use crate::ckr::{ckm_name, cryptoki_error_name};
 use crate::compare;
 use crate::error::{CliError, EXIT_OK, Result};
+use crate::floors::{self, Floors};
+use crate::machine::MachineClass;
 use crate::module::{self, Module, ModuleChoice, TokenChoice};
+use crate::report::verdict::VerdictPage;
 use crate::report::{self, Report, SCHEMA, fmt_size};
 use crate::settings::{Flags, Settings, parse_mix};
 use crate::suite::keys::{KeyStore, detect};
 use crate::suite::{self, DataSpec, OpDef, catalogue};
 use crate::sysinfo;
-use crate::{CompareArgs, CompareFormat, ListArgs, ReportArgs, ReportFormat, RunArgs, RunFormat};
+use crate::{
+    CheckFloorsArgs, CompareArgs, ListArgs, MachineArgs, MachineFormat, ReportArgs, ReportFormat,
+    RunArgs, RunFormat,
+};
 
 fn write_or_print(text: &str, output: Option<&Path>) -> Result<()> {
     match output {
@@ -92,6 +98,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         Some(p) => Some(report::json::load(p)?),
         None => None,
     };
+    // Refuse a baseline of another machine class before measuring anything.
+    if let Some(base) = &baseline
+        && !args.allow_class_mismatch
+        && let Some(why) = compare::machine_mismatch(&MachineClass::detect(), base)
+    {
+        return Err(CliError::inconclusive(why));
+    }
 
     let choices = ModuleChoice::resolve_all(&specs)?;
     if let Some(r) = &args.reference
@@ -223,6 +236,11 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     }
     let mut code = EXIT_OK;
     if let Some(base) = baseline {
+        if !args.allow_class_mismatch
+            && let Some(why) = compare::class_mismatch(&rep, &base, args.reference.as_deref())
+        {
+            return Err(CliError::inconclusive(why));
+        }
         let c = compare::compare(&rep, &base, args.threshold, args.reference.as_deref());
         let text = c.render_text();
         if stdout_is_data {
@@ -272,14 +290,63 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
             )));
         }
     }
+    if !args.allow_class_mismatch
+        && let Some(why) = compare::class_mismatch(&cur, &base, args.reference.as_deref())
+    {
+        return Err(CliError::inconclusive(why));
+    }
     let c = compare::compare(&cur, &base, args.threshold, args.reference.as_deref());
-    let text = match args.format {
-        CompareFormat::Text => c.render_text(),
-        CompareFormat::Json => c.render_json(),
-        CompareFormat::Markdown => c.render_markdown(),
+    write_or_print(&c.render(args.format), None)?;
+    Ok(c.exit_code(args.fail_on_regression))
+}
+
+/// `hsm-bench check-floors`: a run against portable floors.
+pub fn check_floors(args: &CheckFloorsArgs) -> Result<i32> {
+    let rep = report::json::load(&args.current)?;
+    let mut f = Floors::load(&args.floors)?;
+    if let Some(r) = &args.reference {
+        f.reference = r.clone();
+    }
+    let c = floors::check(&rep, &f);
+    write_or_print(&c.render(args.format), None)?;
+    Ok(c.exit_code())
+}
+
+/// `hsm-bench machine`: this machine's class.
+pub fn machine(args: &MachineArgs) -> Result<i32> {
+    let c = MachineClass::detect();
+    let text = if args.id {
+        c.id.clone()
+    } else if args.format == MachineFormat::Json {
+        serde_json::to_string_pretty(&c).expect("machine class serialises")
+    } else {
+        let known = crate::machine::FEATURES
+            .iter()
+            .find(|(a, _)| *a == c.arch)
+            .map_or(&[][..], |(_, f)| *f);
+        let absent: Vec<&str> = known
+            .iter()
+            .copied()
+            .filter(|f| !c.features.iter().any(|x| x == f))
+            .collect();
+        let rows = vec![
+            vec!["class".to_string(), c.id.clone()],
+            vec!["arch".into(), c.arch.clone()],
+            vec!["vendor".into(), c.vendor.clone()],
+            vec![
+                "cpu".into(),
+                format!("{} ({})", c.family, sysinfo::system().cpu_model),
+            ],
+            vec!["cores".into(), c.cores.to_string()],
+            vec!["os".into(), c.os.clone()],
+            vec!["features".into(), c.features.join(" ")],
+            vec!["absent".into(), absent.join(" ")],
+            vec!["baselines".into(), format!("baselines/{}/", c.id)],
+        ];
+        crate::report::text::table(&["part".into(), "value".into()], &rows, 2)
     };
     write_or_print(&text, None)?;
-    Ok(c.exit_code(args.fail_on_regression))
+    Ok(EXIT_OK)
 }
 
 /// `hsm-bench report`: re-render a saved result file.

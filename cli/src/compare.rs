@@ -8,13 +8,12 @@
 //! a module's ops/s divided by the reference module's in the same run, which cancels
 //! most of the machine's speed out of the comparison.
 
-use std::collections::BTreeSet;
-use std::fmt::Write;
-
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 use crate::error::{EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION};
-use crate::report::text::table;
+use crate::machine::MachineClass;
+use crate::report::verdict::VerdictPage;
 use crate::report::{BenchResult, Ratio, Report, Status, fmt_rate, fmt_size, fmt_us, ratios};
 
 /// Classification of one difference.
@@ -231,16 +230,19 @@ fn compare_ratio(cur: &Ratio, base: &Ratio, threshold: f64) -> Entry {
 fn metadata_warnings(cur: &Report, base: &Report) -> Vec<String> {
     let mut w = Vec::new();
     let (a, b) = (&cur.metadata, &base.metadata);
+    match (&a.system.machine_class, &b.system.machine_class) {
+        (Some(x), Some(y)) => {
+            let d = y.differences(x);
+            if !d.is_empty() {
+                w.push(format!("machine class differs: {}", d.join(", ")));
+            }
+        }
+        _ => w.push("machine class unknown (a file records none)".into()),
+    }
     if a.system.cpu_model != b.system.cpu_model {
         w.push(format!(
             "CPU differs: '{}' vs '{}'",
             a.system.cpu_model, b.system.cpu_model
-        ));
-    }
-    if a.system.cpu_cores_logical != b.system.cpu_cores_logical {
-        w.push(format!(
-            "core count differs: {} vs {}",
-            a.system.cpu_cores_logical, b.system.cpu_cores_logical
         ));
     }
     for m in &a.modules {
@@ -254,6 +256,86 @@ fn metadata_warnings(cur: &Report, base: &Report) -> Vec<String> {
         }
     }
     w
+}
+
+/// Why `base` may not judge `cur`, or `None` if it may.
+///
+/// A baseline holds for one machine class ([`MachineClass`]): ratios and ops/s
+/// measured on one class do not carry to another. In ratio mode the reference
+/// module must also be the same library (description and version of `C_GetInfo`:
+/// SoftHSM2 2.6 and 2.7 are different yardsticks), and every other module the same
+/// build (its description, e.g. our default and `aws-lc` builds); its version may
+/// change, since that is what is being judged.
+pub fn class_mismatch(cur: &Report, base: &Report, reference: Option<&str>) -> Option<String> {
+    let mut why = machine_reasons(
+        cur.metadata.system.machine_class.as_ref(),
+        base.metadata.system.machine_class.as_ref(),
+    );
+    if let Some(reference) = reference {
+        why.extend(module_reasons(cur, base, reference));
+    }
+    refusal(why)
+}
+
+/// [`class_mismatch`] for the machine alone, before a run: may `base` judge a
+/// run on a machine of class `here`?
+pub fn machine_mismatch(here: &MachineClass, base: &Report) -> Option<String> {
+    refusal(machine_reasons(
+        Some(here),
+        base.metadata.system.machine_class.as_ref(),
+    ))
+}
+
+fn machine_reasons(cur: Option<&MachineClass>, base: Option<&MachineClass>) -> Vec<String> {
+    match (cur, base) {
+        (Some(c), Some(b)) => {
+            let d = b.differences(c);
+            if d.is_empty() {
+                Vec::new()
+            } else {
+                vec![format!(
+                    "the baseline is of machine class {}, this run of {} ({})",
+                    b.id,
+                    c.id,
+                    d.join(", ")
+                )]
+            }
+        }
+        (Some(_), None) => vec!["the baseline records no machine class".into()],
+        (None, _) => vec!["the current run records no machine class".into()],
+    }
+}
+
+fn module_reasons(cur: &Report, base: &Report, reference: &str) -> Vec<String> {
+    let mut why = Vec::new();
+    for m in &cur.metadata.modules {
+        let Some(o) = base.metadata.modules.iter().find(|o| o.name == m.name) else {
+            continue;
+        };
+        let (x, y) = (&o.library, &m.library);
+        if m.name == reference && (x.description != y.description || x.version != y.version) {
+            why.push(format!(
+                "reference {} is '{} {}' in the baseline, '{} {}' now",
+                m.name, x.description, x.version, y.description, y.version
+            ));
+        } else if x.description != y.description {
+            why.push(format!(
+                "module {} is build '{}' in the baseline, '{}' now",
+                m.name, x.description, y.description
+            ));
+        }
+    }
+    why
+}
+
+fn refusal(why: Vec<String>) -> Option<String> {
+    (!why.is_empty()).then(|| {
+        format!(
+            "{}: a baseline holds only for its own machine class and builds; record one on \
+             this machine (scripts/refresh-baselines) or pass --allow-class-mismatch",
+            why.join("; ")
+        )
+    })
 }
 
 /// Compare `cur` with `base`. With `reference`, compare ratios to that module.
@@ -350,6 +432,15 @@ impl Comparison {
             EXIT_OK
         }
     }
+}
+
+impl VerdictPage for Comparison {
+    fn heading(&self) -> (&'static str, String) {
+        (
+            "comparison",
+            format!("current {} vs baseline {}", self.current, self.baseline),
+        )
+    }
 
     fn rows(&self) -> (Vec<String>, Vec<Vec<String>>) {
         let ratio = self.figure != "ops_per_sec";
@@ -421,58 +512,24 @@ impl Comparison {
         )
     }
 
-    fn notes(&self, out: &mut String, bullet: &str) {
-        for m in &self.missing {
-            let _ = writeln!(out, "{bullet}missing in current run: {m}");
-        }
-        for m in &self.added {
-            let _ = writeln!(out, "{bullet}not in baseline: {m}");
-        }
-        for m in &self.mismatches {
-            let _ = writeln!(out, "{bullet}MISMATCHED SETTINGS (inconclusive): {m}");
-        }
-        for w in &self.warnings {
-            let _ = writeln!(out, "{bullet}warning: {w}");
-        }
+    fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        out.extend(
+            self.missing
+                .iter()
+                .map(|m| format!("missing in current run: {m}")),
+        );
+        out.extend(self.added.iter().map(|m| format!("not in baseline: {m}")));
+        out.extend(
+            self.mismatches
+                .iter()
+                .map(|m| format!("MISMATCHED SETTINGS (inconclusive): {m}")),
+        );
+        out.extend(self.warnings.iter().map(|w| format!("warning: {w}")));
         if self.mismatches.is_empty() && !self.conclusive() {
-            let _ = writeln!(out, "{bullet}INCONCLUSIVE: no result could be compared");
+            out.push("INCONCLUSIVE: no result could be compared".into());
         }
-    }
-
-    /// Text rendering.
-    pub fn render_text(&self) -> String {
-        let mut out = format!(
-            "comparison: current {} vs baseline {}\n",
-            self.current, self.baseline
-        );
-        let (h, r) = self.rows();
-        out.push_str(&table(&h, &r, 2));
-        out.push_str(&self.summary_line());
-        out.push('\n');
-        self.notes(&mut out, "");
         out
-    }
-
-    /// Markdown rendering (e.g. for a pull-request comment).
-    pub fn render_markdown(&self) -> String {
-        let mut out = format!(
-            "### hsm-bench comparison\n\ncurrent {} vs baseline {}\n\n",
-            self.current, self.baseline
-        );
-        let (h, rows) = self.rows();
-        let _ = writeln!(out, "| {} |", h.join(" | "));
-        let _ = writeln!(out, "|{}", h.iter().map(|_| "---|").collect::<String>());
-        for r in rows {
-            let _ = writeln!(out, "| {} |", r.join(" | "));
-        }
-        let _ = writeln!(out, "\n{}\n", self.summary_line());
-        self.notes(&mut out, "- ");
-        out
-    }
-
-    /// JSON rendering.
-    pub fn render_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("comparison serialises")
     }
 }
 
@@ -552,6 +609,7 @@ pub(crate) mod tests {
                     cpu_cores_physical: Some(2),
                     memory_total_mb: 1024,
                     cpu_governor: None,
+                    machine_class: None,
                 },
                 timer: TimerInfo {
                     clock: "x".into(),
@@ -725,6 +783,57 @@ pub(crate) mod tests {
         let c = compare(&worse, &base, 5.0, Some("softhsm"));
         assert_eq!(c.entries[0].class, Class::Regressed);
         assert_eq!(c.exit_code(true), EXIT_REGRESSION);
+    }
+
+    #[test]
+    fn baselines_of_another_machine_class_are_refused() {
+        let class = |vendor: &str, features: &[&str]| {
+            let f = features.iter().map(|s| s.to_string()).collect();
+            MachineClass::new("x86_64", vendor, "f6m143", f, 2, "debian12")
+        };
+        let mut cur = report(vec![result("m", "sha256", 1000.0, 0.01)]);
+        cur.metadata.system.machine_class = Some(class("intel", &["aes", "sha"]));
+        let mut base = cur.clone();
+        assert_eq!(class_mismatch(&cur, &base, None), None);
+        assert_eq!(class_mismatch(&cur, &base, Some("m")), None);
+        base.metadata.system.machine_class = Some(class("amd", &["aes", "avx512ifma"]));
+        let why = class_mismatch(&cur, &base, None).unwrap();
+        assert!(
+            why.starts_with("the baseline is of machine class x86_64-amd-f6m143-2c-debian12-aes.avx512ifma, this run of x86_64-intel-"),
+            "{why}"
+        );
+        assert!(
+            why.contains("(vendor amd vs intel, features -avx512ifma +sha)"),
+            "{why}"
+        );
+        assert!(
+            why.contains("--allow-class-mismatch") && !why.contains('\n'),
+            "{why}"
+        );
+        // Before a run: the machine alone.
+        assert!(machine_mismatch(&class("amd", &["aes", "avx512ifma"]), &base).is_none());
+        assert!(machine_mismatch(&class("intel", &["aes", "sha"]), &base).is_some());
+        // Allowed, the comparison warns about it.
+        let c = compare(&cur, &base, 5.0, None);
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.starts_with("machine class differs: vendor amd vs intel")),
+            "{:?}",
+            c.warnings
+        );
+        // Files without a class (older hsm-bench) are never taken as the same class.
+        base.metadata.system.machine_class = None;
+        let why = class_mismatch(&cur, &base, None).unwrap();
+        assert!(
+            why.starts_with("the baseline records no machine class"),
+            "{why}"
+        );
+        let why = class_mismatch(&base, &cur, None).unwrap();
+        assert!(
+            why.starts_with("the current run records no machine class"),
+            "{why}"
+        );
     }
 
     #[test]

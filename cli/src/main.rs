@@ -9,7 +9,9 @@ mod coldstart;
 mod commands;
 mod compare;
 mod error;
+mod floors;
 mod locate;
+mod machine;
 mod module;
 mod profiles;
 mod raw;
@@ -45,6 +47,12 @@ enum Command {
     Compare(CompareArgs),
     /// List slots, tokens and mechanisms (with flags and key sizes) of modules.
     List(ListArgs),
+    /// Check a result file against portable floors (minimum ratios to a
+    /// reference module), as the CI gate does where no baseline exists.
+    CheckFloors(CheckFloorsArgs),
+    /// Show the machine class baselines are keyed by (CPU vendor, family and
+    /// model, crypto instruction sets, cores, OS).
+    Machine(MachineArgs),
     /// List the operations hsm-bench can measure.
     Ops,
     /// Re-render a saved result file as text, JSON, CSV or gh-bench.
@@ -176,6 +184,10 @@ pub struct RunArgs {
     /// module's in the same run.
     #[arg(long, value_name = "MODULE")]
     pub reference: Option<String>,
+    /// Compare with a baseline of another machine class (or other builds) anyway,
+    /// with a warning, instead of refusing with exit code 3.
+    #[arg(long)]
+    pub allow_class_mismatch: bool,
 }
 
 /// Arguments of `compare`.
@@ -197,6 +209,45 @@ pub struct CompareArgs {
     /// Compare ratios to this module (in both files) instead of raw ops/s.
     #[arg(long, value_name = "MODULE")]
     pub reference: Option<String>,
+    /// Judge the run against a baseline of another machine class (or other
+    /// builds) anyway, with a warning, instead of refusing with exit code 3.
+    #[arg(long)]
+    pub allow_class_mismatch: bool,
+}
+
+/// Arguments of `check-floors`.
+#[derive(Args, Debug, Clone)]
+pub struct CheckFloorsArgs {
+    /// Result file of the run (with the reference module in it).
+    pub current: PathBuf,
+    /// Floors file (TOML), e.g. `baselines/floors.toml`.
+    pub floors: PathBuf,
+    /// Reference module, instead of the floors file's.
+    #[arg(long, value_name = "MODULE")]
+    pub reference: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+}
+
+/// Output formats of `machine`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MachineFormat {
+    /// One part per line.
+    Text,
+    /// The `machine_class` object of result files.
+    Json,
+}
+
+/// Arguments of `machine`.
+#[derive(Args, Debug, Clone)]
+pub struct MachineArgs {
+    /// Print only the class id (the baseline directory name).
+    #[arg(long)]
+    pub id: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = MachineFormat::Text, conflicts_with = "id")]
+    pub format: MachineFormat,
 }
 
 /// Arguments of `list`.
@@ -263,6 +314,8 @@ fn main() {
         Some(Command::Run(a)) => commands::run(a),
         Some(Command::Compare(a)) => commands::compare(a),
         Some(Command::List(a)) => commands::list(a),
+        Some(Command::CheckFloors(a)) => commands::check_floors(a),
+        Some(Command::Machine(a)) => commands::machine(a),
         Some(Command::Ops) => commands::ops(),
         Some(Command::Report(a)) => commands::report(a),
         Some(Command::ColdStart(a)) => coldstart::run(a),

@@ -33,6 +33,16 @@ pub enum SizeValue {
     Text(String),
 }
 
+impl SizeValue {
+    /// The size in bytes.
+    pub fn bytes(&self) -> std::result::Result<u64, String> {
+        match self {
+            SizeValue::Bytes(b) => Ok(*b),
+            SizeValue::Text(t) => crate::report::parse_size(t),
+        }
+    }
+}
+
 /// Per-op settings that differ from the profile's (e.g. few RSA key generations).
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
@@ -100,14 +110,7 @@ impl Profile {
     pub fn sizes(&self) -> std::result::Result<Option<Vec<u64>>, String> {
         self.data_sizes
             .as_ref()
-            .map(|v| {
-                v.iter()
-                    .map(|s| match s {
-                        SizeValue::Bytes(b) => Ok(*b),
-                        SizeValue::Text(t) => crate::report::parse_size(t),
-                    })
-                    .collect()
-            })
+            .map(|v| v.iter().map(SizeValue::bytes).collect())
             .transpose()
     }
 }

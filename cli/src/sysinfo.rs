@@ -5,6 +5,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::machine::MachineClass;
+
 /// The machine the benchmark ran on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SystemInfo {
@@ -26,6 +28,10 @@ pub struct SystemInfo {
     pub memory_total_mb: u64,
     /// CPU frequency governor (Linux), if readable.
     pub cpu_governor: Option<String>,
+    /// The machine class baselines are keyed by (absent in files written by
+    /// hsm-bench before it recorded one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_class: Option<MachineClass>,
 }
 
 /// The clock used for timing.
@@ -77,6 +83,7 @@ pub fn system() -> SystemInfo {
         cpu_cores_physical: sysinfo::System::physical_core_count().ok(),
         memory_total_mb: sys.as_ref().map(|s| s.total_memory()).unwrap_or(0) / (1024 * 1024),
         cpu_governor: read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        machine_class: Some(MachineClass::detect()),
     }
 }
 

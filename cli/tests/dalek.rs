@@ -178,11 +178,7 @@ fn our_module_side_by_side_with_softhsm() {
     ]));
     assert_eq!(code(&gate), 1, "{}", stdout(&gate));
     let text = stdout(&gate);
-    assert!(
-        text.lines()
-            .any(|l| l.contains("ed25519-sign") && l.contains("REGRESSED")),
-        "{text}"
-    );
+    assert!(has_row(&text, &["ed25519-sign", "REGRESSED"]), "{text}");
 }
 
 #[test]
@@ -266,5 +262,104 @@ fn scaling_ops_populate_the_token_and_probe_a_cold_start() {
     // C_Initialize alone on 10.
     let p50 = |op: &str| find(&v, "dalek", op)["p50_us"].as_f64().unwrap();
     assert!(p50("cold-open-1000") > p50("cold-start-10"));
+    assert!(leftovers(tmp.path()).is_empty());
+}
+
+/// `scripts/perf-gate` and `scripts/refresh-baselines` as CI runs them, on a
+/// temporary baselines directory and a small profile, with our module wrapped
+/// in the delay shim: on a machine class with no baseline the portable floors
+/// alone judge the run (and the gate says how to record a baseline); once one
+/// is recorded the comparison judges it too; a slowed `C_Sign` fails either
+/// way, and a baseline claiming another machine class is refused.
+#[test]
+fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
+    let Some(m) = dalek() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let baselines = tmp.path().join("baselines");
+    let profile = tmp.path().join("gate.toml");
+    std::fs::write(
+        &profile,
+        "ops = [\"ed25519-sign\", \"sha256\"]\niterations = 300\nwarmup = 20\nrounds = 3\n\
+         threads = [1]\n",
+    )
+    .unwrap();
+    let floors = tmp.path().join("floors.toml");
+    std::fs::write(
+        &floors,
+        "reference = \"softhsm\"\n[[floor]]\nop = \"ed25519-sign\"\nmin_ratio = 0.5\n\
+         [[floor]]\nop = \"sha256\"\nmin_ratio = 0.2\n",
+    )
+    .unwrap();
+    let class = stdout(&run(cmd().args(["machine", "--id"])))
+        .trim()
+        .to_string();
+    let script = |name: &str, sign_delay: &str| {
+        let mut c = std::process::Command::new("bash");
+        c.arg(ws.join("scripts").join(name))
+            .env("HSM_BENCH", bin())
+            .env("PERF_GATE_BASELINES", &baselines)
+            .env("PERF_GATE_FLOORS", &floors)
+            .env("PERF_GATE_PROFILE", &profile)
+            .env("PERF_GATE_BUILDS", "default")
+            .env("PERF_GATE_OUT", tmp.path().join("out"))
+            .env("HSM_BENCH_DALEK_MODULE", shim())
+            .env("P11_DELAY_SHIM_MODULE", &m)
+            .env("P11_DELAY_SHIM_DELAY", format!("C_Sign={sign_delay}"))
+            .env("TMPDIR", tmp.path())
+            .env_remove("SOFTHSM2_CONF")
+            .env_remove("DALEK_PKCS11_CONFIG");
+        let o = run(&mut c);
+        (code(&o), stdout(&o), stderr(&o))
+    };
+
+    // No baseline for this class: the floors judge, and the gate says so.
+    let (rc, out, _) = script("perf-gate", "0us");
+    assert_eq!(rc, 0, "{out}");
+    assert!(
+        out.contains(&format!(
+            "no baseline for machine class {class} (default build)"
+        )),
+        "{out}"
+    );
+    assert!(out.contains("scripts/refresh-baselines"), "{out}");
+    assert!(out.contains("2 of 2 floors hold"), "{out}");
+    let (rc, out, _) = script("perf-gate", "2ms");
+    assert_eq!(rc, 1, "{out}");
+    assert!(has_row(&out, &["ed25519-sign", "BELOW FLOOR"]), "{out}");
+    assert!(!has_row(&out, &["sha256", "BELOW FLOOR"]), "{out}");
+
+    // Record this class's baseline; now the comparison judges as well.
+    let (rc, out, _) = script("refresh-baselines", "0us");
+    assert_eq!(rc, 0, "{out}");
+    let recorded = baselines.join(&class).join("ci-default.json");
+    let v = json(&recorded);
+    assert_valid(&v);
+    assert_eq!(
+        v["metadata"]["system"]["machine_class"]["id"],
+        class.as_str()
+    );
+    assert_eq!(v["ratios"].as_array().unwrap().len(), 2);
+    let (rc, out, _) = script("perf-gate", "0us");
+    assert_eq!(rc, 0, "{out}");
+    assert!(out.contains("comparing with"), "{out}");
+    assert!(!out.contains("no baseline"), "{out}");
+    let (rc, out, _) = script("perf-gate", "2ms");
+    assert_eq!(rc, 1, "{out}");
+    assert!(has_row(&out, &["ed25519-sign", "REGRESSED"]), "{out}");
+    assert!(has_row(&out, &["ed25519-sign", "BELOW FLOOR"]), "{out}");
+
+    // A baseline in this class's place that was measured on another class is
+    // refused, not used.
+    let mut doctored = v.clone();
+    doctored["metadata"]["system"]["machine_class"]["family"] = "f1m1".into();
+    doctored["metadata"]["system"]["machine_class"]["id"] = "x86_64-other".into();
+    std::fs::write(&recorded, serde_json::to_vec(&doctored).unwrap()).unwrap();
+    let (rc, out, err) = script("perf-gate", "0us");
+    assert_eq!(rc, 3, "{out}");
+    assert!(
+        err.contains("the baseline is of machine class x86_64-other"),
+        "{err}"
+    );
     assert!(leftovers(tmp.path()).is_empty());
 }

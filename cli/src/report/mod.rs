@@ -8,6 +8,7 @@ pub mod csv;
 pub mod gh;
 pub mod json;
 pub mod text;
+pub mod verdict;
 
 use std::collections::BTreeMap;
 

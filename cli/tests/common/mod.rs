@@ -252,3 +252,16 @@ pub fn run_json(c: &mut Command, out: &Path) -> Value {
     assert_valid(&v);
     v
 }
+
+/// Whether one line of `text` (a table row) contains every one of `parts`, e.g.
+/// an op and its verdict.
+pub fn has_row(text: &str, parts: &[&str]) -> bool {
+    text.lines().any(|l| parts.iter().all(|p| l.contains(p)))
+}
+
+/// Write `v` as `dir/name` (a doctored baseline, say) and return the path.
+pub fn write_json(dir: &Path, name: &str, v: &Value) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_vec(v).unwrap()).unwrap();
+    p
+}
