@@ -106,13 +106,17 @@ pub fn render(r: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "system: {} {} on {} ({} cores), timer resolution {:.0} ns\n",
+        "system: {} {} on {} ({} cores), timer resolution {:.0} ns",
         m.system.os,
         m.system.kernel,
         m.system.cpu_model,
         m.system.cpu_cores_logical,
         m.timer.resolution_ns
     );
+    if let Some(c) = &m.system.machine_class {
+        let _ = writeln!(out, "machine class: {}", c.id);
+    }
+    out.push('\n');
 
     // Groups of (op, size, threads) in first-seen order.
     let mut groups: Vec<(String, u64, u32)> = Vec::new();
