@@ -8,8 +8,9 @@
 //! a module's ops/s divided by the reference module's in the same run, which cancels
 //! most of the machine's speed out of the comparison.
 
-use serde::Serialize;
 use std::collections::BTreeSet;
+
+use serde::Serialize;
 
 use crate::error::{EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION};
 use crate::machine::MachineClass;
