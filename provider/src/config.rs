@@ -30,6 +30,9 @@ pub const ENV_LOG_FILE: &str = "DALEK_PKCS11_LOG_FILE";
 
 /// The least PBKDF2-HMAC-SHA256 iteration count accepted for PIN derivation.
 pub const MIN_PIN_KDF_ITERATIONS: u32 = 600_000;
+/// The most accepted (some seconds per login): a stored count above it is
+/// refused rather than run, so an edited token file cannot stall `C_Login`.
+pub const MAX_PIN_KDF_ITERATIONS: u32 = 20_000_000;
 
 /// Where token objects are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -162,6 +165,11 @@ impl Config {
                     "pin_kdf_iterations {n} is below the minimum {MIN_PIN_KDF_ITERATIONS}"
                 )));
             }
+            if n > MAX_PIN_KDF_ITERATIONS {
+                return Err(config_error(format_args!(
+                    "pin_kdf_iterations {n} is above the maximum {MAX_PIN_KDF_ITERATIONS}"
+                )));
+            }
             self.pin_kdf_iterations = n;
         }
         Ok(())
@@ -226,6 +234,11 @@ mod tests {
         let path = dir.path().join("c.toml");
         std::fs::write(&path, "pin_kdf_iterations = 1000\n").unwrap();
         assert!(Config::defaults().apply_file(&path).is_err());
+        // A count that would stall every login is refused too.
+        std::fs::write(&path, "pin_kdf_iterations = 4000000000\n").unwrap();
+        assert!(Config::defaults().apply_file(&path).is_err());
+        std::fs::write(&path, "pin_kdf_iterations = 20000000\n").unwrap();
+        assert!(Config::defaults().apply_file(&path).is_ok());
         std::fs::write(&path, "tokendir = \"/x\"\n").unwrap();
         assert!(Config::defaults().apply_file(&path).is_err());
     }

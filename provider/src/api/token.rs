@@ -12,7 +12,7 @@ use super::handles::HandleMap;
 use super::object::Object;
 use crate::config::Config;
 use crate::error::{Result, err};
-use crate::storage::seal::{TokenKey, hex, random_bytes};
+use crate::storage::seal::{TokenKey, WrappedKey, hex, random_bytes};
 use crate::storage::{self, TokenMeta, TokenStore, Uid};
 use cryptoki_sys::*;
 use parking_lot::{Mutex, RwLock};
@@ -464,37 +464,20 @@ impl Token {
         });
     }
 
-    /// Checks `pin` for `user`, counting failures in the store (so the count
-    /// survives restarts and is shared by processes), and returns the
-    /// unwrapped token key.
+    /// Checks `pin` for `user` and returns the unwrapped token key, counting
+    /// failures in the store (so the count survives restarts and is shared
+    /// by processes).
+    ///
+    /// The try is *reserved* before the key derivation runs: one transaction
+    /// refuses a locked PIN and counts this attempt as a failure. Only then is
+    /// the PIN evaluated (slowly, with no lock held), and the outcome settled:
+    /// a right PIN clears the count, a wrong one leaves it counted, anything
+    /// else gives the try back. So at most [`MAX_PIN_FAILURES`] wrong PINs are
+    /// ever evaluated between two right ones, whatever the number of threads
+    /// or processes trying at once (PKCS#11 3.0 §5.6 `C_Login` and the token's
+    /// `CKF_USER_PIN_*` flags); and when the attempt cannot be recorded (full
+    /// disk, read-only file) the PIN is not evaluated at all.
     fn verify_pin(&self, user: CK_USER_TYPE, pin: &[u8]) -> Result<TokenKey> {
-        let meta = self
-            .store
-            .lock()
-            .as_mut()
-            .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?
-            .meta()?;
-        let (wrapped, failures) = match user {
-            CKU_SO => (
-                meta.so_pin.clone().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?,
-                meta.so_failures,
-            ),
-            _ => (
-                meta.user_pin
-                    .clone()
-                    .ok_or(err(CKR_USER_PIN_NOT_INITIALIZED))?,
-                meta.user_failures,
-            ),
-        };
-        if failures >= MAX_PIN_FAILURES {
-            return Err(err(CKR_PIN_LOCKED));
-        }
-        // The key derivation is slow by design: no lock is held during it.
-        let outcome = if check_pin_len(pin).is_ok() {
-            wrapped.unwrap(pin)
-        } else {
-            Err(err(CKR_PIN_INCORRECT))
-        };
         fn counter(m: &mut TokenMeta, user: CK_USER_TYPE) -> &mut u32 {
             if user == CKU_SO {
                 &mut m.so_failures
@@ -502,30 +485,53 @@ impl Token {
                 &mut m.user_failures
             }
         }
-        let mut store = self.store.lock();
-        let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
+        fn wrapped_pin(m: &TokenMeta, user: CK_USER_TYPE) -> Result<&WrappedKey> {
+            match user {
+                CKU_SO => m.so_pin.as_ref().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED)),
+                _ => m.user_pin.as_ref().ok_or(err(CKR_USER_PIN_NOT_INITIALIZED)),
+            }
+        }
+        let settle = |change: &mut dyn FnMut(&mut u32)| -> Result<()> {
+            let mut store = self.store.lock();
+            let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
+            s.update_meta(&mut |m| {
+                change(counter(m, user));
+                Ok(())
+            })
+            .map(drop)
+        };
+        let reserved = {
+            let mut store = self.store.lock();
+            let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
+            s.update_meta(&mut |m| {
+                wrapped_pin(m, user)?;
+                let c = counter(m, user);
+                if *c >= MAX_PIN_FAILURES {
+                    return Err(err(CKR_PIN_LOCKED));
+                }
+                *c += 1;
+                Ok(())
+            })?
+        };
+        let wrapped = wrapped_pin(&reserved, user)?;
+        // The key derivation is slow by design: no lock is held during it.
+        let outcome = if check_pin_len(pin).is_ok() {
+            wrapped.unwrap(pin)
+        } else {
+            Err(err(CKR_PIN_INCORRECT))
+        };
         match outcome {
             Ok(key) => {
-                if failures > 0 {
-                    s.update_meta(&mut |m| {
-                        if *counter(m, user) >= MAX_PIN_FAILURES {
-                            return Err(err(CKR_PIN_LOCKED));
-                        }
-                        *counter(m, user) = 0;
-                        Ok(())
-                    })?;
-                }
+                settle(&mut |c| *c = 0)?;
                 Ok(key)
             }
-            Err(e) if e.rv() == CKR_PIN_INCORRECT => {
-                s.update_meta(&mut |m| {
-                    let c = counter(m, user);
-                    *c = c.saturating_add(1);
-                    Ok(())
-                })?;
+            Err(e) if e.rv() == CKR_PIN_INCORRECT => Err(e),
+            Err(e) => {
+                // Not a verdict on the PIN (e.g. a damaged wrapped key): the
+                // try is given back if that can be recorded.
+                let _ = settle(&mut |c| *c = c.saturating_sub(1));
                 Err(e)
             }
-            Err(e) => Err(e),
         }
     }
 

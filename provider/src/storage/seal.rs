@@ -12,6 +12,7 @@
 //! wrap so it can be raised later). Changing a PIN re-wraps the token key; no
 //! object is re-encrypted. A wrong PIN is detected by the GCM tag failing.
 
+use crate::config::MAX_PIN_KDF_ITERATIONS;
 use crate::error::{Result, err};
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
@@ -22,6 +23,10 @@ use zeroize::Zeroizing;
 
 const NONCE_LEN: usize = 12;
 const KDF_NAME: &str = "pbkdf2-hmac-sha256";
+/// Salt of a PIN wrap (16 bytes are written; a little room for the future).
+const MAX_SALT_LEN: usize = 64;
+/// Nonce, 32-byte token key and tag of a PIN wrap.
+const MAX_SEALED_KEY_LEN: usize = NONCE_LEN + 32 + 16;
 
 /// Fills `buf` from the operating system's CSPRNG.
 pub fn random_bytes(buf: &mut [u8]) -> Result<()> {
@@ -93,8 +98,16 @@ pub struct WrappedKey {
 impl WrappedKey {
     /// Derives the key-encryption key from `pin` and unwraps the token key.
     /// A wrong PIN gives `CKR_PIN_INCORRECT`.
+    /// A record that no wrap could have written (an iteration count above
+    /// [`MAX_PIN_KDF_ITERATIONS`], an oversized salt or sealed key) is refused
+    /// with `CKR_DEVICE_ERROR` before any work: the stored metadata is input
+    /// from whoever can write the token's files.
     pub fn unwrap(&self, pin: &[u8]) -> Result<TokenKey> {
-        if self.kdf != KDF_NAME {
+        if self.kdf != KDF_NAME
+            || self.iterations > MAX_PIN_KDF_ITERATIONS
+            || self.salt.len() > 2 * MAX_SALT_LEN
+            || self.sealed.len() > 2 * MAX_SEALED_KEY_LEN
+        {
             return Err(err(CKR_DEVICE_ERROR));
         }
         let salt = unhex(&self.salt)?;
@@ -201,6 +214,35 @@ mod tests {
             k.wrap(b"1234", 1000).unwrap().salt,
             "salt is random"
         );
+    }
+
+    #[test]
+    fn edited_wraps_are_refused_before_any_work() {
+        let k = TokenKey::generate().unwrap();
+        let w = k.wrap(b"1234", 1000).unwrap();
+        // u32::MAX iterations would take hours per login (this test would
+        // hang): refused at once, as are oversized fields.
+        for edited in [
+            WrappedKey {
+                iterations: u32::MAX,
+                ..w.clone()
+            },
+            WrappedKey {
+                salt: "00".repeat(1 << 20),
+                ..w.clone()
+            },
+            WrappedKey {
+                sealed: "00".repeat(1 << 20),
+                ..w.clone()
+            },
+            WrappedKey {
+                kdf: "argon2".into(),
+                ..w.clone()
+            },
+        ] {
+            assert_eq!(edited.unwrap(b"1234").err().unwrap().rv(), CKR_DEVICE_ERROR);
+        }
+        assert!(w.unwrap(b"1234").is_ok());
     }
 
     #[test]
