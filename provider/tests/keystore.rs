@@ -107,21 +107,7 @@ fn worker() {
     };
     let args: Vec<&str> = spec.split(' ').collect();
     let (label, role, n) = (args[0], args[1], args[2].parse::<u64>().unwrap());
-    let p = cryptoki::context::Pkcs11::new(module_path()).unwrap();
-    p.initialize(cryptoki::context::CInitializeArgs::new(
-        cryptoki::context::CInitializeFlags::OS_LOCKING_OK,
-    ))
-    .unwrap();
-    let slot = p
-        .get_slots_with_token()
-        .unwrap()
-        .into_iter()
-        .find(|s| {
-            p.get_token_info(*s)
-                .map(|t| t.label() == label)
-                .unwrap_or(false)
-        })
-        .expect("token");
+    let (p, slot) = worker_module(label);
     let s = p.open_rw_session(slot).unwrap();
     s.login(UserType::User, Some(&pin(USER_PIN))).unwrap();
     let r = match role {
@@ -135,24 +121,7 @@ fn worker() {
 }
 
 fn spawn(f: &Fixture, label: &str, role: &str, n: u64) -> std::process::Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "worker",
-            "--nocapture",
-            "--test-threads",
-            "1",
-            "-q",
-        ])
-        .env("KEYSTORE_WORKER", format!("{label} {role} {n}"))
-        .env("DALEK_PKCS11_MODULE", module_path())
-        .env("DALEK_PKCS11_TOKEN_DIR", f.dir.path().join("tokens"))
-        .env("DALEK_PKCS11_STORAGE", "sqlite")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    f.spawn_worker("KEYSTORE_WORKER", &format!("{label} {role} {n}"))
 }
 
 /// Every key pair on the token is whole and works; the database passes

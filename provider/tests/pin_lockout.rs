@@ -9,11 +9,10 @@
 mod common;
 
 use common::*;
-use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
+use cryptoki::context::Pkcs11;
 use cryptoki::error::RvError;
 use cryptoki::session::UserType;
 use cryptoki::slot::Slot;
-use std::process::{Command, Stdio};
 use std::sync::Barrier;
 
 const THREADS: usize = 20;
@@ -116,19 +115,7 @@ fn worker() {
     };
     let args: Vec<&str> = spec.split(' ').collect();
     let (label, role) = (args[0], args[1]);
-    let p = Pkcs11::new(module_path()).unwrap();
-    p.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK))
-        .unwrap();
-    let slot = p
-        .get_slots_with_token()
-        .unwrap()
-        .into_iter()
-        .find(|s| {
-            p.get_token_info(*s)
-                .map(|t| t.label() == label)
-                .unwrap_or(false)
-        })
-        .expect("token");
+    let (p, slot) = worker_module(label);
     match role {
         "guess" => {
             let (wrong, locked) = guess_at_once(&p, slot, UserType::User, 10);
@@ -140,24 +127,7 @@ fn worker() {
 }
 
 fn spawn(f: &Fixture, label: &str, role: &str) -> std::process::Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "worker",
-            "--nocapture",
-            "--test-threads",
-            "1",
-            "-q",
-        ])
-        .env("PIN_WORKER", format!("{label} {role}"))
-        .env("DALEK_PKCS11_MODULE", module_path())
-        .env("DALEK_PKCS11_TOKEN_DIR", f.dir.path().join("tokens"))
-        .env("DALEK_PKCS11_STORAGE", "sqlite")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    f.spawn_worker("PIN_WORKER", &format!("{label} {role}"))
 }
 
 fn finish(child: std::process::Child) -> String {

@@ -154,6 +154,52 @@ impl Fixture {
     }
 }
 
+impl Fixture {
+    /// This test binary again as a second process on this fixture's token
+    /// directory: it runs the ignored test `worker`, which reads its role
+    /// from the environment variable `role_var` (set to `spec`). Output is
+    /// piped.
+    pub fn spawn_worker(&self, role_var: &str, spec: &str) -> std::process::Child {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "worker",
+                "--nocapture",
+                "--test-threads",
+                "1",
+                "-q",
+            ])
+            .env(role_var, spec)
+            .env("DALEK_PKCS11_MODULE", module_path())
+            .env("DALEK_PKCS11_TOKEN_DIR", self.dir.path().join("tokens"))
+            .env("DALEK_PKCS11_STORAGE", "sqlite")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+}
+
+/// In a worker process: the module initialised, and the slot of the token
+/// labelled `label`.
+pub fn worker_module(label: &str) -> (Pkcs11, Slot) {
+    let p = Pkcs11::new(module_path()).unwrap();
+    p.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK))
+        .unwrap();
+    let slot = p
+        .get_slots_with_token()
+        .unwrap()
+        .into_iter()
+        .find(|s| {
+            p.get_token_info(*s)
+                .map(|t| t.label() == label)
+                .unwrap_or(false)
+        })
+        .expect("token");
+    (p, slot)
+}
+
 impl Drop for Fixture {
     fn drop(&mut self) {
         if let Some(p) = self.pkcs11.take() {
