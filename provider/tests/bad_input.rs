@@ -303,3 +303,186 @@ fn invalid_handles_and_null_pointers_everywhere() {
         assert_eq!(l.C_Logout.unwrap()(bad), CKR_SESSION_HANDLE_INVALID);
     }
 }
+
+/// Lengths a caller chooses never reach an allocator or a loop unbounded.
+/// Each case below once aborted the process, stalled it, or panicked.
+mod hostile_lengths {
+    use super::common::*;
+    use crate::assert_rv;
+    use cryptoki::mechanism::Mechanism;
+    use cryptoki::mechanism::MechanismType;
+    use cryptoki::mechanism::elliptic_curve::{EcKdf, Ecdh1DeriveParams};
+    use cryptoki::mechanism::rsa::{PkcsMgfType, PkcsPssParams};
+    use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectClass};
+    use cryptoki_sys::*;
+
+    const P256: &[u8] = &[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
+
+    /// ECDH with a KDF into a key of 2^50 bytes: `Vec::with_capacity`
+    /// failed and aborted the host (no `catch_unwind` helps there); a
+    /// length that can be allocated ran the KDF loop for seconds.
+    #[test]
+    fn derived_key_lengths_are_bounded() {
+        let f = Fixture::new();
+        let slot = f.token("derive-len");
+        let s = f.user(slot);
+        let (public, private) = s
+            .generate_key_pair(
+                &Mechanism::EccKeyPairGen,
+                &[Attribute::EcParams(P256.to_vec())],
+                &[Attribute::Derive(true)],
+            )
+            .unwrap();
+        let point = match s
+            .get_attributes(public, &[AttributeType::EcPoint])
+            .unwrap()
+            .pop()
+        {
+            Some(Attribute::EcPoint(p)) => p,
+            other => panic!("{other:?}"),
+        };
+        let derive = |key_type: KeyType, len: u64| {
+            s.derive_key(
+                &Mechanism::Ecdh1Derive(Ecdh1DeriveParams::new(EcKdf::sha256(&[]), &point)),
+                private,
+                &[
+                    Attribute::Class(ObjectClass::SECRET_KEY),
+                    Attribute::KeyType(key_type),
+                    Attribute::ValueLen(len.into()),
+                ],
+            )
+        };
+        for len in [1u64 << 50, 1 << 30, 513, 0, u64::MAX] {
+            assert_rv!(derive(KeyType::GENERIC_SECRET, len), AttributeValueInvalid);
+        }
+        for len in [8u64, 33, 1 << 40] {
+            assert_rv!(derive(KeyType::AES, len), AttributeValueInvalid);
+        }
+        // The longest generic secret and every AES size still derive.
+        derive(KeyType::GENERIC_SECRET, 512).unwrap();
+        for len in [16u64, 24, 32] {
+            derive(KeyType::AES, len).unwrap();
+        }
+    }
+
+    /// An RSA private key without primes made the module factor `n` from
+    /// `(n, e, d)`; with d = 1 and e = 2^t + 1 the search ran t steps per
+    /// base (1.6 s at a 251-byte e, growing with it). The exponents are now
+    /// bounded and checked before any search.
+    #[test]
+    fn rsa_import_without_primes_is_bounded() {
+        let f = Fixture::new();
+        let slot = f.token("rsa-import");
+        let s = f.user(slot);
+        let mut n = vec![0xc3u8; 256];
+        n[255] |= 1;
+        let mut huge_e = vec![0u8; 64 * 1024];
+        huge_e[0] = 1;
+        huge_e[64 * 1024 - 1] = 1;
+        let import = |e: &[u8], d: &[u8]| {
+            s.create_object(&[
+                Attribute::Class(ObjectClass::PRIVATE_KEY),
+                Attribute::KeyType(KeyType::RSA),
+                Attribute::Modulus(n.clone()),
+                Attribute::PublicExponent(e.to_vec()),
+                Attribute::PrivateExponent(d.to_vec()),
+            ])
+        };
+        let start = std::time::Instant::now();
+        // e = 2^524287 + 1 (a 64 KiB exponent), d = 1.
+        assert_rv!(import(&huge_e, &[1]), AttributeValueInvalid);
+        // An even e, an e below 3, d = 0 or 1, d ≥ n.
+        for (e, d) in [
+            (&[1u8, 0, 0][..], &[5u8][..]),
+            (&[1u8][..], &[5u8][..]),
+            (&[1u8, 0, 1][..], &[0u8][..]),
+            (&[1u8, 0, 1][..], &[1u8][..]),
+            (&[1u8, 0, 1][..], &n[..]),
+        ] {
+            assert_rv!(import(e, d), AttributeValueInvalid);
+        }
+        // A consistent-looking but wrong (n, e, d) is refused after one
+        // exponentiation, not after the search.
+        let d = vec![0x5au8; 255];
+        assert_rv!(import(&[1, 0, 1], &d), AttributeValueInvalid);
+        // A hang guard, not a speed target: before the bounds the first
+        // import alone ran for over a minute (t = 524,287 squarings for
+        // each of 198 bases).
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    /// sLen = 2^64 − 34 wrapped `sLen + hLen + 2` to 0, passed the check,
+    /// and the signer panicked (`CKR_GENERAL_ERROR`, the operation left
+    /// active, a message on the host's stderr).
+    #[test]
+    fn pss_salt_lengths_cannot_overflow() {
+        let f = Fixture::new();
+        let slot = f.token("pss-salt");
+        let s = f.user(slot);
+        let (_, private) = s
+            .generate_key_pair(
+                &Mechanism::RsaPkcsKeyPairGen,
+                &[Attribute::ModulusBits(2048.into())],
+                &[Attribute::Sign(true)],
+            )
+            .unwrap();
+        for s_len in [u64::MAX - 33, u64::MAX, u64::MAX - 31, 1 << 63] {
+            let params = PkcsPssParams {
+                hash_alg: MechanismType::SHA256,
+                mgf: PkcsMgfType::MGF1_SHA256,
+                s_len: s_len.into(),
+            };
+            assert_rv!(
+                s.sign_init(&Mechanism::RsaPkcsPss(params), private),
+                MechanismParamInvalid
+            );
+        }
+        // Nothing was left active: a valid operation starts.
+        let params = PkcsPssParams {
+            hash_alg: MechanismType::SHA256,
+            mgf: PkcsMgfType::MGF1_SHA256,
+            s_len: 32.into(),
+        };
+        s.sign(&Mechanism::RsaPkcsPss(params), private, &[7; 32])
+            .unwrap();
+    }
+
+    /// `C_GetAttributeValue` with `ulCount` = 2^40 once sized an allocation
+    /// from it (8 TiB: the process aborted); every template count is bounded.
+    #[test]
+    fn template_counts_are_bounded() {
+        let f = Fixture::new();
+        let slot = f.token("count");
+        let s = f.user(slot);
+        let data = s
+            .create_object(&[
+                Attribute::Class(ObjectClass::DATA),
+                Attribute::Label(b"d".to_vec()),
+            ])
+            .unwrap();
+        let l = raw();
+        let h = s.handle();
+        let mut one = [CK_ATTRIBUTE {
+            type_: CKA_LABEL,
+            pValue: std::ptr::null_mut(),
+            ulValueLen: 0,
+        }];
+        for count in [1u64 << 40, 1025, CK_ULONG::MAX] {
+            // SAFETY: the module refuses the count before reading the array.
+            let rv = unsafe {
+                (l.C_GetAttributeValue.unwrap())(h, data.handle(), one.as_mut_ptr(), count)
+            };
+            assert_eq!(rv, CKR_ARGUMENTS_BAD, "count {count}");
+            let rv = unsafe { (l.C_FindObjectsInit.unwrap())(h, one.as_mut_ptr(), count) };
+            assert_eq!(rv, CKR_ARGUMENTS_BAD, "count {count}");
+        }
+        // SAFETY: a valid one-entry template.
+        let rv = unsafe { (l.C_GetAttributeValue.unwrap())(h, data.handle(), one.as_mut_ptr(), 1) };
+        assert_eq!(rv, CKR_OK);
+        assert_eq!(one[0].ulValueLen, 1);
+    }
+}

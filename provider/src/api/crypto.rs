@@ -517,7 +517,10 @@ pub fn generate_key(
     let value_len = template::template_value(template, CKA_VALUE_LEN)?
         .map(super::attributes::decode_ulong)
         .transpose()?;
-    let value = mechanisms::generate_key(mech, value_len.map(|l| l as usize))?;
+    let value_len = value_len
+        .map(|l| usize::try_from(l).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID)))
+        .transpose()?;
+    let value = mechanisms::generate_key(mech, value_len)?;
     insert_secret(
         session,
         template,
@@ -641,10 +644,14 @@ pub fn derive_key(
         .map(super::attributes::decode_ulong)
         .transpose()?;
     let len = match (key_type, len) {
-        (_, Some(l)) => Some(l as usize),
+        (_, Some(l)) => Some(usize::try_from(l).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?),
         (CKK_AES, None) => Some(32),
         _ => None,
     };
+    // The length drives the KDF's output buffer and loop: bounded first.
+    if let Some(l) = len {
+        mechanisms::check_secret_len(key_type, l)?;
+    }
     let value = mechanisms::derive(mech, &material, len)?;
     let template: Vec<Attr> = template
         .iter()

@@ -1,6 +1,6 @@
 //! Object management (base spec §5.7).
 
-use super::util::{guard, out, template};
+use super::util::{attribute_array, guard, out, template};
 use crate::api::objects::AttrOut;
 use crate::api::{module, objects};
 use crate::error::{Error, err};
@@ -99,16 +99,8 @@ pub unsafe extern "C" fn C_GetAttributeValue(
 ) -> CK_RV {
     guard(|| {
         module::with_session(hSession, |s| {
-            if pTemplate.is_null() && ulCount != 0 {
-                return Err(err(CKR_ARGUMENTS_BAD));
-            }
-            let count = usize::try_from(ulCount).map_err(|_| err(CKR_ARGUMENTS_BAD))?;
-            let attrs: &mut [CK_ATTRIBUTE] = if count == 0 {
-                &mut []
-            } else {
-                // SAFETY: non-null; the caller guarantees `ulCount` attributes.
-                unsafe { std::slice::from_raw_parts_mut(pTemplate, count) }
-            };
+            // SAFETY: forwarded caller guarantee (`ulCount` attributes).
+            let attrs = unsafe { attribute_array(pTemplate, ulCount)? };
             let types: Vec<_> = attrs.iter().map(|a| a.type_).collect();
             let answers = objects::get_attributes(s, hObject, &types)?;
             let mut rv = CKR_OK;

@@ -513,6 +513,9 @@ fn x963_kdf(
         CKD_SHA512_KDF => CKM_SHA512,
         _ => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
     };
+    if len > super::MAX_SECRET_LEN {
+        return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
+    }
     let mut out = Zeroizing::new(Vec::with_capacity(len + 64));
     let mut counter: u32 = 1;
     while out.len() < len {

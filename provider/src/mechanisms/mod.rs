@@ -645,6 +645,26 @@ pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'stati
     }
 }
 
+/// Longest secret key (generic secret or HMAC key) generated or derived,
+/// in bytes: 4096 bits, more than any MAC or KDF needs.
+pub const MAX_SECRET_LEN: usize = 512;
+
+/// Checks the `CKA_VALUE_LEN` of a new secret key of `key_type`: 16, 24 or
+/// 32 for AES, 1 to [`MAX_SECRET_LEN`] otherwise (else
+/// `CKR_ATTRIBUTE_VALUE_INVALID`). Every length a caller gives for a key to
+/// be made passes here before anything is allocated or computed.
+pub fn check_secret_len(key_type: CK_KEY_TYPE, len: usize) -> Result<()> {
+    let ok = match key_type {
+        CKK_AES => matches!(len, 16 | 24 | 32),
+        _ => (1..=MAX_SECRET_LEN).contains(&len),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(err(CKR_ATTRIBUTE_VALUE_INVALID))
+    }
+}
+
 /// Generates a secret key of `value_len` bytes (`CKA_VALUE_LEN`, required
 /// for generic secrets, 16/24/32 for AES).
 pub fn generate_key(mech: &Mechanism<'_>, value_len: Option<usize>) -> Result<Zeroizing<Vec<u8>>> {
@@ -652,36 +672,29 @@ pub fn generate_key(mech: &Mechanism<'_>, value_len: Option<usize>) -> Result<Ze
     if mech.param != Param::None {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
-    let len = match mech.ty {
-        CKM_AES_KEY_GEN => {
-            let len = value_len.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
-            if !matches!(len, 16 | 24 | 32) {
-                return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
-            }
-            len
-        }
-        CKM_GENERIC_SECRET_KEY_GEN => {
-            let len = value_len.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
-            if !(1..=512).contains(&len) {
-                return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
-            }
-            len
-        }
+    let key_type = match mech.ty {
+        CKM_AES_KEY_GEN => CKK_AES,
+        CKM_GENERIC_SECRET_KEY_GEN => CKK_GENERIC_SECRET,
         _ => return Err(err(CKR_MECHANISM_INVALID)),
     };
+    let len = value_len.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    check_secret_len(key_type, len)?;
     let mut value = Zeroizing::new(vec![0u8; len]);
     random::generate(&mut value)?;
     Ok(value)
 }
 
 /// Derives secret bytes from `base` (`C_DeriveKey`); `len` is the wanted
-/// length when the template gives one.
+/// length when the template gives one (at most [`MAX_SECRET_LEN`]).
 pub fn derive(
     mech: &Mechanism<'_>,
     base: &KeyMaterial,
     len: Option<usize>,
 ) -> Result<Zeroizing<Vec<u8>>> {
     require(mech, CKF_DERIVE)?;
+    if len.is_some_and(|l| l == 0 || l > MAX_SECRET_LEN) {
+        return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
+    }
     match mech.ty {
         CKM_ECDH1_DERIVE => ec::ecdh_derive(mech, base, len),
         _ => Err(err(CKR_MECHANISM_INVALID)),

@@ -173,6 +173,15 @@ fn is_zero(x: &BigUint) -> bool {
     x.bits() == 0
 }
 
+/// A public exponent this token takes: odd, from 3 to 2^33 − 1 (the `rsa`
+/// crate's limit; FIPS 186-5 asks for less than 2^256). Checked before any
+/// arithmetic with `e`, so a caller's huge exponent costs nothing.
+fn valid_public_exponent(e: &BigUint) -> bool {
+    *e <= BigUint::from(RsaPublicKey::MAX_PUB_EXPONENT)
+        && *e >= BigUint::from(3u32)
+        && e.to_bytes_le().first().is_some_and(|b| b & 1 == 1)
+}
+
 /// Big-endian bytes without leading zeros (a single zero byte for 0).
 fn be(x: &BigUint) -> Zeroizing<Vec<u8>> {
     Zeroizing::new(x.to_bytes_be())
@@ -216,10 +225,21 @@ fn mod_inverse(a: &BigUint, m: &BigUint) -> Option<BigUint> {
     (r0 == one()).then_some(t0)
 }
 
+/// Bases tried by [`recover_primes`]: each finds the factors of a consistent
+/// key with probability at least 1/2, so a valid key fails all of them with
+/// probability below 2^-64.
+const RECOVERY_BASES: u32 = 64;
+
 /// Factors `n` from `(n, e, d)`: the classic randomised method (e.g. Boneh,
 /// "Twenty years of attacks on the RSA cryptosystem", Fact 1) with small
 /// fixed bases, each of which succeeds with probability at least 1/2.
 /// Unlike the crate's SP 800-56B C.2 method this also works for `e < 2^16`.
+///
+/// The caller has bounded the inputs (`e` by [`valid_public_exponent`],
+/// `1 < d < n`), and inconsistent values are refused after one modular
+/// exponentiation: for a real key `g^(de−1) ≡ 1 (mod n)`. So the search runs
+/// only on keys that are consistent, and then each base stops at the first
+/// square root of 1.
 fn recover_primes(n: &BigUint, e: &BigUint, d: &BigUint) -> Option<(BigUint, BigUint)> {
     let one = one();
     let de = d * e;
@@ -227,10 +247,13 @@ fn recover_primes(n: &BigUint, e: &BigUint, d: &BigUint) -> Option<(BigUint, Big
         return None;
     }
     let k = de - &one;
+    if BigUint::from(2u32).modpow(&k, n) != one {
+        return None;
+    }
     let t = k.trailing_zeros()?;
     let r = &k >> t;
     let n_minus_1 = n - &one;
-    for g in 2u32..200 {
+    for g in 2u32..2 + RECOVERY_BASES {
         let mut y = BigUint::from(g).modpow(&r, n);
         if y == one || y == n_minus_1 {
             continue;
@@ -267,7 +290,14 @@ fn assemble(
     q: Option<BigUint>,
 ) -> Result<RsaPrivateKey> {
     let invalid = err(CKR_ATTRIBUTE_VALUE_INVALID);
-    if !(MIN_BITS..=MAX_BITS).contains(&n.bits()) || is_zero(&d) {
+    // Every component is bounded by `n` (and `e` by its own limit) before
+    // any arithmetic: the caller chooses their sizes.
+    if !(MIN_BITS..=MAX_BITS).contains(&n.bits())
+        || d <= one()
+        || d >= n
+        || e.as_ref().is_some_and(|e| !valid_public_exponent(e))
+        || [&p, &q].iter().any(|f| f.as_ref().is_some_and(|f| f >= &n))
+    {
         return Err(invalid);
     }
     let divide = |f: &BigUint| -> Result<BigUint> {
@@ -310,7 +340,7 @@ fn public_key(n: &[u8], e: &[u8]) -> Result<RsaPublicKey> {
         return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
     }
     let e = uint(e);
-    if e < BigUint::from(3u32) {
+    if !valid_public_exponent(&e) {
         return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
     }
     RsaPublicKey::new_with_max_size(n, e, MAX_BITS).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))
@@ -469,8 +499,7 @@ pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
         Some(v) => uint(v),
         None => BigUint::from(F4),
     };
-    let odd = e.to_bytes_le().first().is_some_and(|b| b & 1 == 1);
-    if !odd || e < BigUint::from(3u32) || e > BigUint::from(RsaPublicKey::MAX_PUB_EXPONENT) {
+    if !valid_public_exponent(&e) {
         return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
     }
     // With `aws-lc`, AWS-LC generates the 2048/3072/4096-bit keys with e = F4.
@@ -615,7 +644,10 @@ impl Scheme {
             // RFC 8017 §9.1.1: emLen ≥ hLen + sLen + 2, emLen = ⌈(modBits − 1)/8⌉.
             let em_len = (bits - 1).div_ceil(8);
             let salt_len = usize::try_from(salt_len).map_err(|_| bad())?;
-            if salt_len + p_hash.len() + 2 > em_len {
+            if salt_len
+                .checked_add(p_hash.len() + 2)
+                .is_none_or(|need| need > em_len)
+            {
                 return Err(bad());
             }
             SigPadding::Pss {
