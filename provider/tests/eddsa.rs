@@ -465,8 +465,31 @@ fn digests_and_random() {
     ] {
         assert_eq!(s.digest(&m, b"x").unwrap().len(), len);
     }
-    // C_DigestKey digests a secret key's value.
-    let key = s
+    // C_DigestKey digests the value of a secret key that could be read
+    // outright (extractable, not sensitive), and of no other.
+    let secret = |sensitive: bool, extractable: bool| {
+        s.create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::GENERIC_SECRET),
+            Attribute::Value(b"abc".to_vec()),
+            Attribute::Sensitive(sensitive),
+            Attribute::Extractable(extractable),
+        ])
+        .unwrap()
+    };
+    s.digest_init(&Mechanism::Sha256).unwrap();
+    s.digest_key(secret(false, true)).unwrap();
+    assert_eq!(s.digest_final().unwrap(), abc_sha256);
+    for (sensitive, extractable) in [(true, true), (false, false), (true, false)] {
+        s.digest_init(&Mechanism::Sha256).unwrap();
+        assert_rv!(
+            s.digest_key(secret(sensitive, extractable)),
+            KeyIndigestible
+        );
+        assert_rv!(s.digest_final(), OperationNotInitialized);
+    }
+    // A key made with the token's defaults is sensitive: indigestible.
+    let default_key = s
         .create_object(&[
             Attribute::Class(ObjectClass::SECRET_KEY),
             Attribute::KeyType(KeyType::GENERIC_SECRET),
@@ -474,8 +497,7 @@ fn digests_and_random() {
         ])
         .unwrap();
     s.digest_init(&Mechanism::Sha256).unwrap();
-    s.digest_key(key).unwrap();
-    assert_eq!(s.digest_final().unwrap(), abc_sha256);
+    assert_rv!(s.digest_key(default_key), KeyIndigestible);
     let (public, _) = generate(&s, false);
     s.digest_init(&Mechanism::Sha256).unwrap();
     assert_rv!(s.digest_key(public), KeyIndigestible);

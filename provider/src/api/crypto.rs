@@ -149,7 +149,10 @@ pub fn digest_key(session: &Session, key: CK_OBJECT_HANDLE) -> Result<()> {
     let r = (|| {
         let token = &session.token;
         let obj = token.key(key)?;
-        if obj.class != CKO_SECRET_KEY {
+        // Digesting a key reveals a function of its value: only a secret key
+        // that could be read outright may be digested (§5.12 C_DigestKey,
+        // `CKR_KEY_INDIGESTIBLE`).
+        if obj.class != CKO_SECRET_KEY || obj.flag(CKA_SENSITIVE) || !obj.flag(CKA_EXTRACTABLE) {
             return Err(err(CKR_KEY_INDIGESTIBLE));
         }
         let value = obj

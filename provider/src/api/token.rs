@@ -7,9 +7,10 @@
 //! object table's lock, never after. Signing and other operations on
 //! already-found objects touch neither.
 
-use super::attributes::{Attr, Attributes};
+use super::attributes::{Attr, Attributes, Value};
 use super::handles::HandleMap;
 use super::object::Object;
+use super::template::{self, Reveal};
 use crate::config::Config;
 use crate::error::{Result, err};
 use crate::storage::seal::{TokenKey, WrappedKey, hex, random_bytes};
@@ -142,13 +143,21 @@ impl ObjectTable {
     }
 
     /// Handles of visible objects matching `template`, ascending.
+    ///
+    /// An attribute takes part in matching only if `C_GetAttributeValue`
+    /// would reveal it (§5.7 rules 1–5): a template naming a sensitive or
+    /// unextractable value (or a sealed one) matches no object, so
+    /// `C_FindObjects` is never an equality oracle on key material.
     fn find(&self, template: &[Attr], user: bool) -> Vec<CK_OBJECT_HANDLE> {
         let matches = |o: &Object| {
             (!o.private || user)
                 && o.with_attrs(|a| {
-                    template
-                        .iter()
-                        .all(|t| a.bytes(t.ty) == Some(t.value.as_slice()))
+                    template.iter().all(|t| {
+                        matches!(
+                            template::reveal(a, o.tables, t.ty),
+                            Reveal::Value(Value::Plain(v)) if **v == *t.value
+                        )
+                    })
                 })
         };
         let indexed = template.iter().find_map(|t| match t.ty {
