@@ -628,6 +628,33 @@ fn vendor_batch_verification() {
                 "count {count}"
             );
         }
+        // A public key at the identity point with R = identity and S = 0:
+        // C_Verify refuses it, and so must the batch (its equation alone
+        // held for every message).
+        let mut identity = [0u8; 32];
+        identity[0] = 1;
+        let weak = s
+            .create_object(&[
+                Attribute::Class(ObjectClass::PUBLIC_KEY),
+                Attribute::KeyType(KeyType::EC_EDWARDS),
+                Attribute::EcParams(b"\x13\x0cedwards25519".to_vec()),
+                Attribute::EcPoint(identity.to_vec()),
+                Attribute::Verify(true),
+            ])
+            .unwrap();
+        let mut forged = vec![0u8; 64];
+        forged[..32].copy_from_slice(&identity);
+        assert_rv!(
+            s.verify(&eddsa(), weak, &messages[0], &forged),
+            SignatureInvalid
+        );
+        let mut with_weak = keys.clone();
+        with_weak[5] = weak.handle();
+        sigs[5] = forged;
+        assert_eq!(run(&sigs, &with_weak), CKR_SIGNATURE_INVALID);
+        let all_weak = vec![weak.handle(); 16];
+        let all_forged = vec![sigs[5].clone(); 16];
+        assert_eq!(run(&all_forged, &all_weak), CKR_SIGNATURE_INVALID);
         std::mem::forget(lib);
     }
 }
