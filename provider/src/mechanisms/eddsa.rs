@@ -15,7 +15,7 @@ use crate::error::{Result, err};
 use crate::storage::seal::random_bytes;
 use cryptoki_sys::*;
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use zeroize::Zeroizing;
 
 /// DER of the OID 1.3.101.112 (RFC 8410 id-Ed25519).
@@ -200,17 +200,40 @@ fn canonical_y(bytes: &[u8; 32]) -> bool {
     false
 }
 
+/// True if the 32 bytes encode one of the eight points of small order
+/// (the 8-torsion subgroup), including the encodings of (0, ±1) with the
+/// sign bit set, which decode to the same points.
+fn small_order_encoding(bytes: &[u8; 32]) -> bool {
+    static ENCODINGS: OnceLock<Vec<[u8; 32]>> = OnceLock::new();
+    ENCODINGS
+        .get_or_init(|| {
+            let mut list = Vec::with_capacity(10);
+            for (i, point) in curve25519_dalek::constants::EIGHT_TORSION
+                .iter()
+                .enumerate()
+            {
+                let e = point.compress().to_bytes();
+                list.push(e);
+                // [0]P and [4]P are (0, 1) and (0, −1): x = 0 either sign.
+                if i % 4 == 0 {
+                    let mut negative_zero = e;
+                    negative_zero[31] |= 0x80;
+                    list.push(negative_zero);
+                }
+            }
+            list
+        })
+        .contains(bytes)
+}
+
 /// What `verify_strict` refuses before its equation, checked per signature
 /// so the batch equation never sees it: a public key of small order, an `R`
-/// that is not a canonical encoding, does not decode, or has small order.
-/// (A non-canonical `S` the batch itself refuses.)
+/// that is not a canonical encoding or encodes a point of small order. (An
+/// `R` that does not decode, or a non-canonical `S`, the batch itself
+/// refuses.) Byte comparisons only: no point is decoded twice.
 fn strict_precheck(key: &VerifyingKey, sig: &Signature) -> bool {
     let r = sig.r_bytes();
-    !key.is_weak()
-        && canonical_y(r)
-        && curve25519_dalek::edwards::CompressedEdwardsY(*r)
-            .decompress()
-            .is_some_and(|point| !point.is_small_order())
+    !key.is_weak() && canonical_y(r) && !small_order_encoding(r)
 }
 
 /// Verifies many Ed25519 signatures at once (ed25519-dalek's batch
@@ -432,6 +455,39 @@ mod tests {
             assert_eq!(batch(&keys, &refs, &sigs), all_strict, "round {round}");
             assert_eq!(all_strict, round % 4 == 0, "round {round}");
         }
+    }
+
+    #[test]
+    fn small_order_encodings_are_exactly_the_torsion_points() {
+        use curve25519_dalek::edwards::CompressedEdwardsY;
+        let mut small = 0;
+        for b in 0u8..=255 {
+            for top in [0u8, 0x80] {
+                let mut e = [0u8; 32];
+                e[0] = b;
+                e[31] = top;
+                let decoded = CompressedEdwardsY(e).decompress();
+                let is_small = decoded.is_some_and(|p| p.is_small_order());
+                assert_eq!(small_order_encoding(&e), is_small, "{e:02x?}");
+                small += usize::from(is_small);
+            }
+        }
+        assert!(small >= 2, "identity and (0, -1) in both signs at least");
+        for p in curve25519_dalek::constants::EIGHT_TORSION {
+            let e = p.compress().to_bytes();
+            assert!(small_order_encoding(&e));
+            // The other sign: decodes to a small-order point only for x = 0.
+            let mut flipped = e;
+            flipped[31] ^= 0x80;
+            let decoded = CompressedEdwardsY(flipped).decompress();
+            assert_eq!(
+                small_order_encoding(&flipped),
+                decoded.is_some_and(|q| q.is_small_order()),
+                "{flipped:02x?}"
+            );
+        }
+        let honest = SigningKey::from_bytes(&[3; 32]).verifying_key();
+        assert!(!small_order_encoding(honest.as_bytes()));
     }
 
     #[test]
