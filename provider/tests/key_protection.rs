@@ -57,3 +57,149 @@ fn searches_never_match_on_sensitive_values() {
         .unwrap();
     assert_eq!(all.len(), 9);
 }
+
+/// `CKA_ALWAYS_AUTHENTICATE` was accepted and never enforced: a key that
+/// needs the PIN for every use signed twice without it. Each signature or
+/// decryption now needs its own `C_Login(CKU_CONTEXT_SPECIFIC)`.
+#[test]
+fn always_authenticate_needs_the_pin_for_every_use() {
+    use cryptoki::mechanism::Mechanism;
+    use cryptoki::session::UserType;
+    use cryptoki_sys::*;
+    let f = Fixture::new();
+    let slot = f.token("always-auth");
+    let s = f.user(slot);
+    const P256: &[u8] = &[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
+    let pair = |always: bool| {
+        s.generate_key_pair(
+            &Mechanism::EccKeyPairGen,
+            &[Attribute::EcParams(P256.to_vec())],
+            &[
+                Attribute::Sign(true),
+                Attribute::Derive(true),
+                Attribute::AlwaysAuthenticate(always),
+            ],
+        )
+        .unwrap()
+    };
+    let (_, key) = pair(true);
+    let l = raw();
+    let h = s.handle();
+    let c_sign = || {
+        let mut sig = [0u8; 64];
+        let mut len = sig.len() as CK_ULONG;
+        let data = [7u8; 32];
+        // SAFETY: live buffers of the stated lengths.
+        unsafe { (l.C_Sign.unwrap())(h, data.as_ptr() as *mut u8, 32, sig.as_mut_ptr(), &mut len) }
+    };
+    let context = |p: &str| s.login(UserType::ContextSpecific, Some(&pin(p)));
+    // Without the context login: refused, and the operation is over.
+    s.sign_init(&Mechanism::Ecdsa, key).unwrap();
+    assert_eq!(c_sign(), CKR_USER_NOT_LOGGED_IN);
+    assert_eq!(c_sign(), CKR_OPERATION_NOT_INITIALIZED);
+    // A wrong PIN leaves it waiting; the right one lets exactly one
+    // signature through.
+    s.sign_init(&Mechanism::Ecdsa, key).unwrap();
+    assert_rv!(context("0000"), PinIncorrect);
+    context(USER_PIN).unwrap();
+    assert_eq!(c_sign(), CKR_OK);
+    s.sign_init(&Mechanism::Ecdsa, key).unwrap();
+    assert_eq!(c_sign(), CKR_USER_NOT_LOGGED_IN, "the login was used up");
+    // Multi-part: one login covers the whole operation.
+    s.sign_init(&Mechanism::EcdsaSha256, key).unwrap();
+    assert_rv!(s.sign_update(b"part"), UserNotLoggedIn);
+    s.sign_init(&Mechanism::EcdsaSha256, key).unwrap();
+    context(USER_PIN).unwrap();
+    s.sign_update(b"part one").unwrap();
+    s.sign_update(b"part two").unwrap();
+    s.sign_final().unwrap();
+    // No operation awaits a context login: refused as the spec says.
+    assert_rv!(context(USER_PIN), OperationNotInitialized);
+    let (_, plain) = pair(false);
+    s.sign_init(&Mechanism::Ecdsa, plain).unwrap();
+    assert_rv!(context(USER_PIN), OperationNotInitialized);
+    assert_eq!(c_sign(), CKR_OK);
+    // Single-call uses cannot be preceded by a context login: refused.
+    let (peer, _) = pair(false);
+    let point = match s
+        .get_attributes(peer, &[cryptoki::object::AttributeType::EcPoint])
+        .unwrap()
+        .pop()
+    {
+        Some(Attribute::EcPoint(p)) => p,
+        other => panic!("{other:?}"),
+    };
+    let ecdh = cryptoki::mechanism::elliptic_curve::Ecdh1DeriveParams::new(
+        cryptoki::mechanism::elliptic_curve::EcKdf::null(),
+        &point,
+    );
+    let template = [
+        Attribute::Class(ObjectClass::SECRET_KEY),
+        Attribute::KeyType(KeyType::GENERIC_SECRET),
+    ];
+    assert_rv!(
+        s.derive_key(&Mechanism::Ecdh1Derive(ecdh), key, &template),
+        KeyFunctionNotPermitted
+    );
+    let (_, plain2) = pair(false);
+    s.derive_key(&Mechanism::Ecdh1Derive(ecdh), plain2, &template)
+        .unwrap();
+}
+
+/// Decryption with an always-authenticate RSA key, through the same gate.
+#[test]
+fn always_authenticate_covers_decryption() {
+    use cryptoki::mechanism::Mechanism;
+    use cryptoki::session::UserType;
+    let f = Fixture::new();
+    let slot = f.token("always-auth-rsa");
+    let s = f.user(slot);
+    let (public, private) = s
+        .generate_key_pair(
+            &Mechanism::RsaPkcsKeyPairGen,
+            &[
+                Attribute::ModulusBits(2048.into()),
+                Attribute::Encrypt(true),
+            ],
+            &[
+                Attribute::Decrypt(true),
+                Attribute::AlwaysAuthenticate(true),
+            ],
+        )
+        .unwrap();
+    let ct = s
+        .encrypt(&Mechanism::RsaPkcs, public, b"secret message")
+        .unwrap();
+    // cryptoki's decrypt is C_DecryptInit + C_Decrypt: no room for the login.
+    assert_rv!(
+        s.decrypt(&Mechanism::RsaPkcs, private, &ct),
+        UserNotLoggedIn
+    );
+    let l = raw();
+    let c_decrypt = || {
+        let mut out = [0u8; 256];
+        let mut len = out.len() as cryptoki_sys::CK_ULONG;
+        // SAFETY: live buffers of the stated lengths.
+        let rv = unsafe {
+            (l.C_Decrypt.unwrap())(
+                s.handle(),
+                ct.as_ptr() as *mut u8,
+                ct.len() as cryptoki_sys::CK_ULONG,
+                out.as_mut_ptr(),
+                &mut len,
+            )
+        };
+        (rv, out[..len as usize].to_vec())
+    };
+    s.decrypt_init(&Mechanism::RsaPkcs, private).unwrap();
+    s.login(UserType::ContextSpecific, Some(&pin(USER_PIN)))
+        .unwrap();
+    assert_eq!(
+        c_decrypt(),
+        (cryptoki_sys::CKR_OK, b"secret message".to_vec())
+    );
+    s.decrypt_init(&Mechanism::RsaPkcs, private).unwrap();
+    assert_eq!(c_decrypt().0, cryptoki_sys::CKR_USER_NOT_LOGGED_IN);
+    // Encryption with the public key needs nothing.
+    s.encrypt(&Mechanism::RsaPkcs, public, b"x").unwrap();
+}

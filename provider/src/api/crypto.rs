@@ -22,12 +22,20 @@ use zeroize::Zeroizing;
 
 /// Checks a key for use with `mech` in a function needing `usage`
 /// (`CKA_SIGN`, ...) and returns its parsed material.
+/// A key found usable for an operation.
+struct UsableKey {
+    /// Its parsed material.
+    material: Arc<KeyMaterial>,
+    /// `CKA_ALWAYS_AUTHENTICATE`: each use needs `C_Login(CKU_CONTEXT_SPECIFIC)`.
+    always_authenticate: bool,
+}
+
 fn usable_key(
     session: &Session,
     handle: CK_OBJECT_HANDLE,
     mech: &Mechanism<'_>,
     usage: CK_ATTRIBUTE_TYPE,
-) -> Result<Arc<KeyMaterial>> {
+) -> Result<UsableKey> {
     let token = &session.token;
     let key = token.key(handle)?;
     if key.key_type.is_none() {
@@ -39,7 +47,66 @@ fn usable_key(
     if !key.allows_mechanism(mech.ty) {
         return Err(err(CKR_MECHANISM_INVALID));
     }
-    key.key_material(|o: &Object| keys::load(o, token.token_key().as_deref()))
+    Ok(UsableKey {
+        material: key.key_material(|o: &Object| keys::load(o, token.token_key().as_deref()))?,
+        always_authenticate: key.flag(CKA_ALWAYS_AUTHENTICATE),
+    })
+}
+
+/// A key for a single-call operation (`C_UnwrapKey`, `C_DeriveKey`): no
+/// `C_Login(CKU_CONTEXT_SPECIFIC)` can come between an init and the use,
+/// so a key that needs one for every use (`CKA_ALWAYS_AUTHENTICATE`) is
+/// refused with `CKR_KEY_FUNCTION_NOT_PERMITTED` rather than used unasked.
+fn single_call_key(
+    session: &Session,
+    handle: CK_OBJECT_HANDLE,
+    mech: &Mechanism<'_>,
+    usage: CK_ATTRIBUTE_TYPE,
+) -> Result<Arc<KeyMaterial>> {
+    let key = usable_key(session, handle, mech, usage)?;
+    if key.always_authenticate {
+        return Err(err(CKR_KEY_FUNCTION_NOT_PERMITTED));
+    }
+    Ok(key.material)
+}
+
+/// `CKR_USER_NOT_LOGGED_IN` while the operation's key awaits its
+/// `C_Login(CKU_CONTEXT_SPECIFIC)` (`CKA_ALWAYS_AUTHENTICATE`, §4.9).
+fn check_context_login<T>(slot: &Option<Active<T>>) -> Result<()> {
+    match slot {
+        Some(a) if a.awaits_login => Err(err(CKR_USER_NOT_LOGGED_IN)),
+        _ => Ok(()),
+    }
+}
+
+/// `C_Login(CKU_CONTEXT_SPECIFIC)` (§5.6): checks the user's PIN for the
+/// signature or decryption of this session that awaits it, then lets that
+/// one operation proceed. Without such an operation:
+/// `CKR_OPERATION_NOT_INITIALIZED`. A wrong PIN counts towards the lockout
+/// and leaves the operation waiting. The session's operations stay locked
+/// during the (slow) PIN check, so the login applies to exactly the
+/// operation that awaited it, whatever another thread does to the session
+/// meanwhile (lock order: session operations, then the token's store, as in
+/// `C_FindObjectsInit`).
+pub fn context_login(session: &Session, pin: &[u8]) -> Result<()> {
+    let mut ops = session.ops.lock();
+    let ops = &mut *ops;
+    let awaiting: Vec<&mut bool> = [
+        ops.sign.as_mut().map(|a| &mut a.awaits_login),
+        ops.decrypt.as_mut().map(|a| &mut a.awaits_login),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|waiting| **waiting)
+    .collect();
+    if awaiting.is_empty() {
+        return Err(err(CKR_OPERATION_NOT_INITIALIZED));
+    }
+    session.token.reauthenticate(pin)?;
+    for waiting in awaiting {
+        *waiting = false;
+    }
+    Ok(())
 }
 
 /// Writes a fixed-length result: size query, too small (operation kept),
@@ -189,14 +256,17 @@ pub fn sign_init(session: &Session, mech: &Mechanism<'_>, key: CK_OBJECT_HANDLE)
         return Err(err(CKR_OPERATION_ACTIVE));
     }
     mechanisms::require(mech, CKF_SIGN)?;
-    let material = usable_key(session, key, mech, CKA_SIGN)?;
-    ops.sign = Some(Active::new(mechanisms::sign_init(mech, material)?));
+    let key = usable_key(session, key, mech, CKA_SIGN)?;
+    let mut active = Active::new(mechanisms::sign_init(mech, key.material)?);
+    active.awaits_login = key.always_authenticate;
+    ops.sign = Some(active);
     Ok(())
 }
 
 /// `C_Sign`.
 pub fn sign(session: &Session, data: &[u8], out: Option<&mut [u8]>) -> Result<usize> {
     let mut ops = session.ops.lock();
+    check_context_login(&ops.sign)?;
     let active = ops
         .sign
         .as_ref()
@@ -212,6 +282,7 @@ pub fn sign(session: &Session, data: &[u8], out: Option<&mut [u8]>) -> Result<us
 /// `C_SignUpdate`.
 pub fn sign_update(session: &Session, data: &[u8]) -> Result<()> {
     let mut ops = session.ops.lock();
+    check_context_login(&ops.sign)?;
     let active = ops
         .sign
         .as_mut()
@@ -224,6 +295,7 @@ pub fn sign_update(session: &Session, data: &[u8]) -> Result<()> {
 /// `C_SignFinal`.
 pub fn sign_final(session: &Session, out: Option<&mut [u8]>) -> Result<usize> {
     let mut ops = session.ops.lock();
+    check_context_login(&ops.sign)?;
     let need = ops
         .sign
         .as_ref()
@@ -240,7 +312,7 @@ pub fn verify_init(session: &Session, mech: &Mechanism<'_>, key: CK_OBJECT_HANDL
         return Err(err(CKR_OPERATION_ACTIVE));
     }
     mechanisms::require(mech, CKF_VERIFY)?;
-    let material = usable_key(session, key, mech, CKA_VERIFY)?;
+    let material = usable_key(session, key, mech, CKA_VERIFY)?.material;
     ops.verify = Some(Active::new(mechanisms::verify_init(mech, material)?));
     Ok(())
 }
@@ -422,10 +494,16 @@ pub fn cipher_init(
         Direction::Decrypt => (CKF_DECRYPT, CKA_DECRYPT),
     };
     mechanisms::require(mech, function)?;
-    let material = usable_key(session, key, mech, usage)?;
-    *slot = Some(Active::new(mechanisms::cipher_init(
-        mech, material, direction, function,
-    )?));
+    let key = usable_key(session, key, mech, usage)?;
+    let mut active = Active::new(mechanisms::cipher_init(
+        mech,
+        key.material,
+        direction,
+        function,
+    )?);
+    // §4.9: the PIN for each use means signing and decryption.
+    active.awaits_login = key.always_authenticate && direction == Direction::Decrypt;
+    *slot = Some(active);
     Ok(())
 }
 
@@ -438,6 +516,7 @@ pub fn cipher(
 ) -> Result<usize> {
     let mut ops = session.ops.lock();
     let slot = slot_of(&mut ops, direction);
+    check_context_login(slot)?;
     let active = slot.as_ref().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     if active.multipart {
         *slot = None;
@@ -456,6 +535,7 @@ pub fn cipher_update(
 ) -> Result<usize> {
     let mut ops = session.ops.lock();
     let slot = slot_of(&mut ops, direction);
+    check_context_login(slot)?;
     let active = slot.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     active.multipart = true;
     let len = active.op.update_len(data.len());
@@ -470,6 +550,7 @@ pub fn cipher_final(
 ) -> Result<usize> {
     let mut ops = session.ops.lock();
     let slot = slot_of(&mut ops, direction);
+    check_context_login(slot)?;
     let len = slot
         .as_ref()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?
@@ -546,11 +627,12 @@ pub fn wrap_key(
 ) -> Result<usize> {
     mechanisms::require(mech, CKF_WRAP)?;
     let token = &session.token;
-    let material = usable_key(session, wrapping, mech, CKA_WRAP).map_err(|e| match e.rv() {
-        CKR_KEY_HANDLE_INVALID => err(CKR_WRAPPING_KEY_HANDLE_INVALID),
-        CKR_KEY_TYPE_INCONSISTENT => err(CKR_WRAPPING_KEY_TYPE_INCONSISTENT),
-        _ => e,
-    })?;
+    let material =
+        single_call_key(session, wrapping, mech, CKA_WRAP).map_err(|e| match e.rv() {
+            CKR_KEY_HANDLE_INVALID => err(CKR_WRAPPING_KEY_HANDLE_INVALID),
+            CKR_KEY_TYPE_INCONSISTENT => err(CKR_WRAPPING_KEY_TYPE_INCONSISTENT),
+            _ => e,
+        })?;
     let target = token.key(key)?;
     if !target.flag(CKA_EXTRACTABLE) {
         return Err(err(CKR_KEY_UNEXTRACTABLE));
@@ -592,11 +674,12 @@ pub fn unwrap_key(
 ) -> Result<CK_OBJECT_HANDLE> {
     mechanisms::require(mech, CKF_UNWRAP)?;
     let token = &session.token;
-    let material = usable_key(session, unwrapping, mech, CKA_UNWRAP).map_err(|e| match e.rv() {
-        CKR_KEY_HANDLE_INVALID => err(CKR_UNWRAPPING_KEY_HANDLE_INVALID),
-        CKR_KEY_TYPE_INCONSISTENT => err(CKR_UNWRAPPING_KEY_TYPE_INCONSISTENT),
-        _ => e,
-    })?;
+    let material =
+        single_call_key(session, unwrapping, mech, CKA_UNWRAP).map_err(|e| match e.rv() {
+            CKR_KEY_HANDLE_INVALID => err(CKR_UNWRAPPING_KEY_HANDLE_INVALID),
+            CKR_KEY_TYPE_INCONSISTENT => err(CKR_UNWRAPPING_KEY_TYPE_INCONSISTENT),
+            _ => e,
+        })?;
     let mut op = mechanisms::cipher_init(mech, material, Direction::Decrypt, CKF_UNWRAP).map_err(
         |e| match e.rv() {
             CKR_KEY_TYPE_INCONSISTENT => err(CKR_UNWRAPPING_KEY_TYPE_INCONSISTENT),
@@ -638,7 +721,7 @@ pub fn derive_key(
     template: &[Attr],
 ) -> Result<CK_OBJECT_HANDLE> {
     mechanisms::require(mech, CKF_DERIVE)?;
-    let material = usable_key(session, base, mech, CKA_DERIVE)?;
+    let material = single_call_key(session, base, mech, CKA_DERIVE)?;
     let given = template::template_value(template, CKA_KEY_TYPE)?
         .map(super::attributes::decode_ulong)
         .transpose()?;
@@ -695,7 +778,9 @@ pub fn verify_batch_ed25519(
     let mech = Mechanism::plain(CKM_EDDSA);
     let publics = keys
         .iter()
-        .map(|&h| mechanisms::eddsa::verifying_key(&*usable_key(session, h, &mech, CKA_VERIFY)?))
+        .map(|&h| {
+            mechanisms::eddsa::verifying_key(&usable_key(session, h, &mech, CKA_VERIFY)?.material)
+        })
         .collect::<Result<Vec<_>>>()?;
     mechanisms::eddsa::verify_batch(&publics, messages, signatures)
 }

@@ -19,6 +19,9 @@ pub struct Active<T> {
     /// (its exact length was only known after computing it); the next call
     /// returns it.
     pub pending: Option<Zeroizing<Vec<u8>>>,
+    /// The key has `CKA_ALWAYS_AUTHENTICATE` and the operation still awaits
+    /// its `C_Login(CKU_CONTEXT_SPECIFIC)`.
+    pub awaits_login: bool,
 }
 
 impl<T> Active<T> {
@@ -28,6 +31,7 @@ impl<T> Active<T> {
             op,
             multipart: false,
             pending: None,
+            awaits_login: false,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Session management (base spec §5.6).
 
 use super::util::{bytes, guard, out};
-use crate::api::module;
+use crate::api::{crypto, module};
 use crate::error::err;
 use cryptoki_sys::*;
 use std::ffi::c_void;
@@ -69,8 +69,8 @@ pub unsafe extern "C" fn C_GetSessionInfo(
     })
 }
 
-/// `C_Login`. `CKU_CONTEXT_SPECIFIC` re-checks the user PIN for an active
-/// operation.
+/// `C_Login`. `CKU_CONTEXT_SPECIFIC` checks the user PIN for the operation
+/// whose key has `CKA_ALWAYS_AUTHENTICATE` (see `crypto::context_login`).
 ///
 /// # Safety
 /// `pPin` valid for `ulPinLen` bytes.
@@ -89,16 +89,7 @@ pub unsafe extern "C" fn C_Login(
             // SAFETY: caller guarantees the PIN bytes.
             let pin = unsafe { bytes(pPin, ulPinLen)? };
             if userType == CKU_CONTEXT_SPECIFIC {
-                let ops = s.ops.lock();
-                if ops.sign.is_none()
-                    && ops.verify.is_none()
-                    && ops.decrypt.is_none()
-                    && ops.encrypt.is_none()
-                {
-                    return Err(err(CKR_OPERATION_NOT_INITIALIZED));
-                }
-                drop(ops);
-                return s.token.reauthenticate(pin);
+                return crypto::context_login(s, pin);
             }
             s.token.login(userType, pin)
         })
