@@ -76,6 +76,7 @@ struct FileConfig {
     log_file: Option<PathBuf>,
     pin_kdf_iterations: Option<u32>,
     durability: Option<Durability>,
+    wrap_separation: Option<bool>,
 }
 
 /// The effective configuration.
@@ -94,6 +95,11 @@ pub struct Config {
     pub pin_kdf_iterations: u32,
     /// SQLite commit durability.
     pub durability: Durability,
+    /// Key-wrap separation (on by default): a key allowed to wrap or unwrap
+    /// (`CKA_WRAP` / `CKA_UNWRAP`) is refused for `C_Encrypt` / `C_Decrypt`
+    /// with the mechanisms that wrap keys, so what it wrapped cannot be
+    /// decrypted back out (see `docs/SECURITY.md`).
+    pub wrap_separation: bool,
 }
 
 impl Config {
@@ -135,6 +141,7 @@ impl Config {
             log_file: None,
             pin_kdf_iterations: MIN_PIN_KDF_ITERATIONS,
             durability: Durability::Normal,
+            wrap_separation: true,
         }
     }
 
@@ -158,6 +165,9 @@ impl Config {
         }
         if let Some(d) = file.durability {
             self.durability = d;
+        }
+        if let Some(w) = file.wrap_separation {
+            self.wrap_separation = w;
         }
         if let Some(n) = file.pin_kdf_iterations {
             if n < MIN_PIN_KDF_ITERATIONS {

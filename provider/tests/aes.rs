@@ -328,8 +328,19 @@ fn key_wrap_known_answers_rfc3394_rfc5649() {
         bad[wrapped.len() - 1] ^= 1;
         assert_rv!(s.decrypt(&mech, kek, &bad), EncryptedDataInvalid);
         if kind == "kw" {
-            // The key data are AES keys: C_WrapKey gives the same bytes.
-            let target = aes_key(&s, &data, true);
+            // The key data are AES keys: C_WrapKey gives the same bytes. (Not
+            // sensitive: key-wrap separation keeps a sensitive key from being
+            // wrapped under a key that decrypts, as this one does.)
+            let target = s
+                .create_object(&[
+                    Attribute::Class(ObjectClass::SECRET_KEY),
+                    Attribute::KeyType(KeyType::AES),
+                    Attribute::Value(data.clone()),
+                    Attribute::Encrypt(true),
+                    Attribute::Extractable(true),
+                    Attribute::Sensitive(false),
+                ])
+                .unwrap();
             assert_eq!(
                 s.wrap_key(&mech, kek, target).unwrap(),
                 wrapped,

@@ -203,3 +203,128 @@ fn always_authenticate_covers_decryption() {
     // Encryption with the public key needs nothing.
     s.encrypt(&Mechanism::RsaPkcs, public, b"x").unwrap();
 }
+
+/// Wrap-then-decrypt revealed a sensitive key: a key allowed both to wrap
+/// and to decrypt wrapped it with `CKM_AES_KEY_WRAP` and `C_Decrypt` gave
+/// its value. Key-wrap separation (on by default): a sensitive key is never
+/// wrapped under a key whose value can decrypt on this token, and
+/// `CKA_DECRYPT` never turns on later.
+#[test]
+fn wrap_then_decrypt_cannot_reveal_a_sensitive_key() {
+    use cryptoki::mechanism::Mechanism;
+    let mut f = Fixture::new();
+    let slot = f.token("wrap-sep");
+    let s = f.user(slot);
+    let value = vec![0x5cu8; 32];
+    let target = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::AES),
+            Attribute::Value(value.clone()),
+            Attribute::Sensitive(true),
+            Attribute::Extractable(true),
+        ])
+        .unwrap();
+    let kek = |decrypt: bool| {
+        s.generate_key(
+            &Mechanism::AesKeyGen,
+            &[
+                Attribute::ValueLen(32.into()),
+                Attribute::Wrap(true),
+                Attribute::Unwrap(true),
+                Attribute::Decrypt(decrypt),
+            ],
+        )
+        .unwrap()
+    };
+    // A key-encryption key that decrypts (the token's default): refused.
+    let both = kek(true);
+    assert_rv!(
+        s.wrap_key(&Mechanism::AesKeyWrap, both, target),
+        KeyNotWrappable
+    );
+    // One that cannot: allowed, and it never gains decryption.
+    let wrap_only = kek(false);
+    let blob = s
+        .wrap_key(&Mechanism::AesKeyWrap, wrap_only, target)
+        .unwrap();
+    assert_rv!(
+        s.update_attributes(wrap_only, &[Attribute::Decrypt(true)]),
+        AttributeReadOnly
+    );
+    assert_rv!(
+        s.copy_object(wrap_only, &[Attribute::Decrypt(true)]),
+        AttributeReadOnly
+    );
+    assert_rv!(
+        s.decrypt(&Mechanism::AesKeyWrap, wrap_only, &blob),
+        KeyFunctionNotPermitted
+    );
+    // A copy that cannot decrypt does not help while its original can.
+    let twin = s.copy_object(both, &[Attribute::Decrypt(false)]).unwrap();
+    assert_rv!(
+        s.wrap_key(&Mechanism::AesKeyWrap, twin, target),
+        KeyNotWrappable
+    );
+    // RSA: the public key wraps, its private half would decrypt.
+    let rsa = |decrypt: bool| {
+        s.generate_key_pair(
+            &Mechanism::RsaPkcsKeyPairGen,
+            &[Attribute::ModulusBits(2048.into()), Attribute::Wrap(true)],
+            &[Attribute::Decrypt(decrypt), Attribute::Unwrap(true)],
+        )
+        .unwrap()
+    };
+    let (public, _) = rsa(true);
+    assert_rv!(
+        s.wrap_key(&Mechanism::RsaPkcs, public, target),
+        KeyNotWrappable
+    );
+    let (public, _) = rsa(false);
+    s.wrap_key(&Mechanism::RsaPkcs, public, target).unwrap();
+    // A key that is not sensitive may be wrapped under anything.
+    let open = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::AES),
+            Attribute::Value(value.clone()),
+            Attribute::Sensitive(false),
+            Attribute::Extractable(true),
+        ])
+        .unwrap();
+    let blob = s.wrap_key(&Mechanism::AesKeyWrap, both, open).unwrap();
+    assert_eq!(
+        s.decrypt(&Mechanism::AesKeyWrap, both, &blob).unwrap(),
+        value
+    );
+    drop(s);
+
+    // With the policy turned off, the spec's full flexibility (and risk).
+    let conf = f.dir.path().join("conf.toml");
+    std::fs::write(&conf, "wrap_separation = false\n").unwrap();
+    // SAFETY: tests of this binary are serialised by the fixture's lock.
+    unsafe { std::env::set_var("DALEK_PKCS11_CONFIG", &conf) };
+    f.restart();
+    unsafe { std::env::remove_var("DALEK_PKCS11_CONFIG") };
+    let s = f.user(slot);
+    let both = s
+        .generate_key(
+            &Mechanism::AesKeyGen,
+            &[Attribute::ValueLen(32.into()), Attribute::Wrap(true)],
+        )
+        .unwrap();
+    let target = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::AES),
+            Attribute::Value(value.clone()),
+            Attribute::Sensitive(true),
+            Attribute::Extractable(true),
+        ])
+        .unwrap();
+    let blob = s.wrap_key(&Mechanism::AesKeyWrap, both, target).unwrap();
+    assert_eq!(
+        s.decrypt(&Mechanism::AesKeyWrap, both, &blob).unwrap(),
+        value
+    );
+}

@@ -545,6 +545,9 @@ fn key_wrapping_with_oaep_and_aes_key_wrap_pad() {
             &[
                 Attribute::ValueLen(32.into()),
                 Attribute::Encrypt(true),
+                // Key-wrap separation: a key that wraps sensitive keys (the
+                // RSA private key below) must not decrypt.
+                Attribute::Decrypt(false),
                 Attribute::Wrap(true),
                 Attribute::Unwrap(true),
                 Attribute::Extractable(true),
@@ -557,6 +560,9 @@ fn key_wrapping_with_oaep_and_aes_key_wrap_pad() {
         Attribute::Class(ObjectClass::SECRET_KEY),
         Attribute::KeyType(KeyType::AES),
         Attribute::Encrypt(true),
+        // Copies of the wrapping key's value that could decrypt would make it
+        // refuse to wrap the sensitive private key below.
+        Attribute::Decrypt(false),
     ];
     // An AES key under RSA-OAEP and PKCS #1 v1.5.
     let label = b"wrap".to_vec();

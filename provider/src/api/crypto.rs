@@ -10,6 +10,7 @@ use super::object::Object;
 use super::objects::{check_write_access, insert_new, new_object, set_key_origin};
 use super::session::{Active, Session};
 use super::template::{self, Origin};
+use super::token::Token;
 use crate::error::{Error, Result, err};
 use crate::mechanisms::keys::{self, KeyMaterial};
 use crate::mechanisms::{
@@ -637,7 +638,14 @@ pub fn wrap_key(
     if !target.flag(CKA_EXTRACTABLE) {
         return Err(err(CKR_KEY_UNEXTRACTABLE));
     }
-    if target.flag(CKA_WRAP_WITH_TRUSTED) && !token.key(wrapping)?.flag(CKA_TRUSTED) {
+    let wrapping_key = token.key(wrapping)?;
+    if target.flag(CKA_WRAP_WITH_TRUSTED) && !wrapping_key.flag(CKA_TRUSTED) {
+        return Err(err(CKR_KEY_NOT_WRAPPABLE));
+    }
+    if token.config().wrap_separation
+        && target.flag(CKA_SENSITIVE)
+        && could_decrypt_what_it_wraps(token, &wrapping_key)?
+    {
         return Err(err(CKR_KEY_NOT_WRAPPABLE));
     }
     let bytes = keys::export_for_wrap(&target, token.token_key().as_deref())?;
@@ -661,6 +669,43 @@ pub fn wrap_key(
     }
     out[..n].copy_from_slice(&tmp[..n]);
     Ok(n)
+}
+
+/// Key-wrap separation (`wrap_separation`, on by default): could the output
+/// of wrapping under `wrapping` be decrypted on this token by `C_Decrypt`?
+/// Yes if some secret key holding the same value (the wrapping key itself
+/// or a copy of it, whatever their other attributes) has `CKA_DECRYPT`, or
+/// for an RSA public key, if a private key with its modulus (any visibility)
+/// has `CKA_DECRYPT`. A sensitive key is never wrapped so: wrapping it and
+/// then decrypting the result would reveal its value. (An object whose
+/// value cannot be read here — a private key of a user not logged in — is
+/// counted as able to decrypt.)
+fn could_decrypt_what_it_wraps(token: &Token, wrapping: &Object) -> Result<bool> {
+    Ok(match (wrapping.class, wrapping.key_type) {
+        (CKO_SECRET_KEY, _) => {
+            let token_key = token.token_key();
+            let value = wrapping.plain_value(CKA_VALUE, token_key.as_deref())?;
+            token.any_object(|o| {
+                o.class == CKO_SECRET_KEY
+                    && o.flag(CKA_DECRYPT)
+                    && match (&value, o.plain_value(CKA_VALUE, token_key.as_deref())) {
+                        (Some(w), Ok(Some(v))) => **w == *v,
+                        (Some(_), Ok(None)) => false,
+                        _ => true,
+                    }
+            })
+        }
+        (CKO_PUBLIC_KEY, Some(CKK_RSA)) => wrapping.with_attrs(|a| {
+            a.bytes(CKA_MODULUS).is_some_and(|n| {
+                token.any_object(|o| {
+                    o.class == CKO_PRIVATE_KEY
+                        && o.flag(CKA_DECRYPT)
+                        && o.with_attrs(|p| p.bytes(CKA_MODULUS) == Some(n))
+                })
+            })
+        }),
+        _ => false,
+    })
 }
 
 /// `C_UnwrapKey`: decrypts and creates the key described by `template`

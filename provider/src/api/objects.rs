@@ -110,7 +110,14 @@ pub fn copy(
     }
     let is_so = token.logged_in() == Some(CKU_SO);
     let current = src.unsealed_attrs(token.token_key().as_deref())?;
-    let attrs = template::change(&current, template, src.tables, Change::Copy, is_so)?;
+    let attrs = template::change(
+        &current,
+        template,
+        src.tables,
+        Change::Copy,
+        is_so,
+        token.config().wrap_separation,
+    )?;
     check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
     insert_new(session, attrs, src.tables)
 }
@@ -182,7 +189,14 @@ pub fn set_attributes(
         return Err(err(CKR_ACTION_PROHIBITED));
     }
     let is_so = token.logged_in() == Some(CKU_SO);
-    let next = template::change(&obj.attrs(), template, obj.tables, Change::Set, is_so)?;
+    let next = template::change(
+        &obj.attrs(),
+        template,
+        obj.tables,
+        Change::Set,
+        is_so,
+        token.config().wrap_separation,
+    )?;
     token.update(&obj, next)
 }
 

@@ -170,12 +170,18 @@ pub fn build(template: &[Attr], tables: Tables, origin: Origin, is_so: bool) -> 
 
 /// Applies a `C_SetAttributeValue` or `C_CopyObject` template to a copy of
 /// `current` and returns the result; `current` is untouched on error.
+///
+/// With `wrap_separation` (the token policy, on by default), `CKA_DECRYPT`
+/// never turns from false to true, by `C_SetAttributeValue` or in a copy: a
+/// key kept from decrypting so that it may wrap sensitive keys cannot gain
+/// decryption later (see [`crate::api::crypto::wrap_key`]).
 pub fn change(
     current: &Attributes,
     template: &[Attr],
     tables: Tables,
     how: Change,
     is_so: bool,
+    wrap_separation: bool,
 ) -> Result<Attributes> {
     let mut next = current.clone();
     for a in template {
@@ -203,6 +209,9 @@ pub fn change(
                 return Err(err(CKR_ATTRIBUTE_READ_ONLY));
             }
             if rule.flags & policy::SO_SETS_TRUE != 0 && new && !old && !is_so {
+                return Err(err(CKR_ATTRIBUTE_READ_ONLY));
+            }
+            if wrap_separation && a.ty == CKA_DECRYPT && new && !old {
                 return Err(err(CKR_ATTRIBUTE_READ_ONLY));
             }
         }
@@ -348,6 +357,7 @@ mod tests {
             tables,
             Change::Set,
             false,
+            true,
         )
         .unwrap();
         assert_eq!(b.bytes(CKA_LABEL), Some(&b"x"[..]));
@@ -358,6 +368,7 @@ mod tests {
             tables,
             Change::Set,
             false,
+            true,
         );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         let e = change(
@@ -366,6 +377,7 @@ mod tests {
             tables,
             Change::Set,
             false,
+            true,
         );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         // Not modifiable at all.
@@ -375,6 +387,7 @@ mod tests {
             tables,
             Change::Set,
             false,
+            true,
         );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         // CKA_TOKEN only through copy.
@@ -384,6 +397,7 @@ mod tests {
             tables,
             Change::Set,
             false,
+            true,
         );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         let c = change(
@@ -392,6 +406,7 @@ mod tests {
             tables,
             Change::Copy,
             false,
+            true,
         )
         .unwrap();
         assert!(!c.flag(CKA_TOKEN));
@@ -402,6 +417,7 @@ mod tests {
             tables,
             Change::Set,
             false,
+            true,
         )
         .unwrap();
         let e = change(
@@ -410,8 +426,41 @@ mod tests {
             tables,
             Change::Set,
             false,
+            true,
         );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
+        // With wrap separation, decryption can be turned off, never on.
+        let off = change(
+            &a,
+            &[Attr::bool(CKA_DECRYPT, false)],
+            tables,
+            Change::Set,
+            false,
+            true,
+        )
+        .unwrap();
+        for how in [Change::Set, Change::Copy] {
+            let e = change(
+                &off,
+                &[Attr::bool(CKA_DECRYPT, true)],
+                tables,
+                how,
+                false,
+                true,
+            );
+            assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
+            assert!(
+                change(
+                    &off,
+                    &[Attr::bool(CKA_DECRYPT, true)],
+                    tables,
+                    how,
+                    false,
+                    false
+                )
+                .is_ok()
+            );
+        }
         // Only the SO marks a public key trusted.
         let pt = vec![
             Attr::ulong(CKA_CLASS, CKO_PUBLIC_KEY),
@@ -427,6 +476,7 @@ mod tests {
             ptables,
             Change::Set,
             false,
+            true,
         );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         assert!(
@@ -435,6 +485,7 @@ mod tests {
                 &[Attr::bool(CKA_TRUSTED, true)],
                 ptables,
                 Change::Set,
+                true,
                 true
             )
             .is_ok()

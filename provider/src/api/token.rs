@@ -249,6 +249,18 @@ impl Token {
         Ok(token)
     }
 
+    /// True if some object of the token known to this process (token
+    /// objects, this process's session objects; private ones too, whoever
+    /// is logged in) satisfies `test`.
+    pub fn any_object(&self, test: impl Fn(&Object) -> bool) -> bool {
+        self.objects.read().by_handle.values().any(|o| test(o))
+    }
+
+    /// The module's configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// True once `C_InitToken` has run for this token.
     pub fn initialized(&self) -> bool {
         self.store.lock().is_some()
