@@ -204,6 +204,22 @@ fn always_authenticate_covers_decryption() {
     s.encrypt(&Mechanism::RsaPkcs, public, b"x").unwrap();
 }
 
+/// An extractable AES key holding `value`.
+fn extractable_aes(
+    s: &cryptoki::session::Session,
+    value: &[u8],
+    sensitive: bool,
+) -> cryptoki::object::ObjectHandle {
+    s.create_object(&[
+        Attribute::Class(ObjectClass::SECRET_KEY),
+        Attribute::KeyType(KeyType::AES),
+        Attribute::Value(value.to_vec()),
+        Attribute::Sensitive(sensitive),
+        Attribute::Extractable(true),
+    ])
+    .unwrap()
+}
+
 /// Wrap-then-decrypt revealed a sensitive key: a key allowed both to wrap
 /// and to decrypt wrapped it with `CKM_AES_KEY_WRAP` and `C_Decrypt` gave
 /// its value. Key-wrap separation (on by default): a sensitive key is never
@@ -216,15 +232,7 @@ fn wrap_then_decrypt_cannot_reveal_a_sensitive_key() {
     let slot = f.token("wrap-sep");
     let s = f.user(slot);
     let value = vec![0x5cu8; 32];
-    let target = s
-        .create_object(&[
-            Attribute::Class(ObjectClass::SECRET_KEY),
-            Attribute::KeyType(KeyType::AES),
-            Attribute::Value(value.clone()),
-            Attribute::Sensitive(true),
-            Attribute::Extractable(true),
-        ])
-        .unwrap();
+    let target = extractable_aes(&s, &value, true);
     let kek = |decrypt: bool| {
         s.generate_key(
             &Mechanism::AesKeyGen,
@@ -283,15 +291,7 @@ fn wrap_then_decrypt_cannot_reveal_a_sensitive_key() {
     let (public, _) = rsa(false);
     s.wrap_key(&Mechanism::RsaPkcs, public, target).unwrap();
     // A key that is not sensitive may be wrapped under anything.
-    let open = s
-        .create_object(&[
-            Attribute::Class(ObjectClass::SECRET_KEY),
-            Attribute::KeyType(KeyType::AES),
-            Attribute::Value(value.clone()),
-            Attribute::Sensitive(false),
-            Attribute::Extractable(true),
-        ])
-        .unwrap();
+    let open = extractable_aes(&s, &value, false);
     let blob = s.wrap_key(&Mechanism::AesKeyWrap, both, open).unwrap();
     assert_eq!(
         s.decrypt(&Mechanism::AesKeyWrap, both, &blob).unwrap(),
@@ -313,15 +313,7 @@ fn wrap_then_decrypt_cannot_reveal_a_sensitive_key() {
             &[Attribute::ValueLen(32.into()), Attribute::Wrap(true)],
         )
         .unwrap();
-    let target = s
-        .create_object(&[
-            Attribute::Class(ObjectClass::SECRET_KEY),
-            Attribute::KeyType(KeyType::AES),
-            Attribute::Value(value.clone()),
-            Attribute::Sensitive(true),
-            Attribute::Extractable(true),
-        ])
-        .unwrap();
+    let target = extractable_aes(&s, &value, true);
     let blob = s.wrap_key(&Mechanism::AesKeyWrap, both, target).unwrap();
     assert_eq!(
         s.decrypt(&Mechanism::AesKeyWrap, both, &blob).unwrap(),
