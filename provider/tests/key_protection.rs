@@ -320,3 +320,253 @@ fn wrap_then_decrypt_cannot_reveal_a_sensitive_key() {
         value
     );
 }
+
+/// The one object labelled `label`.
+fn by_label(s: &cryptoki::session::Session, label: &[u8]) -> cryptoki::object::ObjectHandle {
+    let found = s.find_objects(&[Attribute::Label(label.to_vec())]).unwrap();
+    assert_eq!(found.len(), 1, "{}", String::from_utf8_lossy(label));
+    found[0]
+}
+
+/// A `CK_ATTRIBUTE` over a live byte buffer.
+fn raw_attr(ty: cryptoki_sys::CK_ATTRIBUTE_TYPE, v: &mut [u8]) -> cryptoki_sys::CK_ATTRIBUTE {
+    cryptoki_sys::CK_ATTRIBUTE {
+        type_: ty,
+        pValue: v.as_mut_ptr() as *mut std::ffi::c_void,
+        ulValueLen: v.len() as cryptoki_sys::CK_ULONG,
+    }
+}
+
+/// A nested-template attribute over a live `CK_ATTRIBUTE` array.
+fn raw_template(
+    ty: cryptoki_sys::CK_ATTRIBUTE_TYPE,
+    inner: &mut [cryptoki_sys::CK_ATTRIBUTE],
+) -> cryptoki_sys::CK_ATTRIBUTE {
+    cryptoki_sys::CK_ATTRIBUTE {
+        type_: ty,
+        pValue: inner.as_mut_ptr() as *mut std::ffi::c_void,
+        ulValueLen: std::mem::size_of_val(inner) as cryptoki_sys::CK_ULONG,
+    }
+}
+
+/// `CKA_WRAP_TEMPLATE` / `CKA_UNWRAP_TEMPLATE` were accepted as opaque bytes
+/// (the caller's structs, pointers included, even stored on disk), returned
+/// that way and never enforced. They are parsed, kept, returned in the
+/// spec's array form and enforced, as is `CKA_DERIVE_TEMPLATE`.
+#[test]
+fn wrap_unwrap_and_derive_templates_are_kept_returned_and_enforced() {
+    use cryptoki::mechanism::Mechanism;
+    use cryptoki_sys::*;
+    let f = Fixture::new();
+    let slot = f.token("templates");
+    let s = f.user(slot);
+    let l = raw();
+    let h = s.handle();
+    let (mut t, mut f_) = ([1u8], [0u8]);
+    let mut aes = CKK_AES.to_ne_bytes();
+    let mut len32 = (32 as CK_ULONG).to_ne_bytes();
+    // Wrap only AES keys; whatever it unwraps is sensitive and unextractable.
+    let mut wrap_t = [raw_attr(CKA_KEY_TYPE, &mut aes)];
+    let (mut t2, mut f2) = ([1u8], [0u8]);
+    let mut unwrap_t = [
+        raw_attr(CKA_SENSITIVE, &mut t2),
+        raw_attr(CKA_EXTRACTABLE, &mut f2),
+    ];
+    let mut label = *b"kek";
+    let mut template = [
+        raw_attr(CKA_LABEL, &mut label),
+        raw_attr(CKA_VALUE_LEN, &mut len32),
+        raw_attr(CKA_DECRYPT, &mut f_),
+        raw_attr(CKA_WRAP, &mut t),
+        raw_template(CKA_WRAP_TEMPLATE, &mut wrap_t),
+        raw_template(CKA_UNWRAP_TEMPLATE, &mut unwrap_t),
+    ];
+    let mut mech = CK_MECHANISM {
+        mechanism: CKM_AES_KEY_GEN,
+        pParameter: std::ptr::null_mut(),
+        ulParameterLen: 0,
+    };
+    let mut kek: CK_OBJECT_HANDLE = 0;
+    // SAFETY: every pointer is to a live local of the stated length.
+    let rv =
+        unsafe { (l.C_GenerateKey.unwrap())(h, &mut mech, template.as_mut_ptr(), 6, &mut kek) };
+    assert_eq!(rv, CKR_OK);
+    let kek = by_label(&s, b"kek");
+
+    // Read back in the spec's array form: size, then types and lengths,
+    // then values.
+    let mut outer = [CK_ATTRIBUTE {
+        type_: CKA_UNWRAP_TEMPLATE,
+        pValue: std::ptr::null_mut(),
+        ulValueLen: 0,
+    }];
+    let get = |outer: &mut [CK_ATTRIBUTE; 1]| {
+        // SAFETY: live locals of the stated lengths.
+        unsafe { (l.C_GetAttributeValue.unwrap())(h, kek.handle(), outer.as_mut_ptr(), 1) }
+    };
+    assert_eq!(get(&mut outer), CKR_OK);
+    assert_eq!(
+        outer[0].ulValueLen as usize,
+        2 * std::mem::size_of::<CK_ATTRIBUTE>()
+    );
+    let mut entries = [CK_ATTRIBUTE {
+        type_: 0,
+        pValue: std::ptr::null_mut(),
+        ulValueLen: 0,
+    }; 2];
+    outer[0].pValue = entries.as_mut_ptr() as *mut std::ffi::c_void;
+    assert_eq!(get(&mut outer), CKR_OK);
+    let types: Vec<_> = entries.iter().map(|e| (e.type_, e.ulValueLen)).collect();
+    assert_eq!(types, vec![(CKA_SENSITIVE, 1), (CKA_EXTRACTABLE, 1)]);
+    let (mut b1, mut b2) = ([9u8], [9u8]);
+    entries[0].pValue = b1.as_mut_ptr() as *mut std::ffi::c_void;
+    entries[1].pValue = b2.as_mut_ptr() as *mut std::ffi::c_void;
+    // The pointer taken after the writes, so the module sees them.
+    outer[0].pValue = entries.as_mut_ptr() as *mut std::ffi::c_void;
+    assert_eq!(get(&mut outer), CKR_OK);
+    assert_eq!((b1[0], b2[0]), (1, 0));
+    // Too small an outer array.
+    outer[0].ulValueLen = std::mem::size_of::<CK_ATTRIBUTE>() as CK_ULONG;
+    assert_eq!(get(&mut outer), CKR_BUFFER_TOO_SMALL);
+    assert_eq!(outer[0].ulValueLen, CK_UNAVAILABLE_INFORMATION);
+
+    // Wrap template: an AES key is wrappable, a generic secret is not.
+    let target = |ty: KeyType| {
+        s.create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(ty),
+            Attribute::Value(vec![0x11; 32]),
+            Attribute::Extractable(true),
+            Attribute::Sensitive(true),
+        ])
+        .unwrap()
+    };
+    let blob = s
+        .wrap_key(&Mechanism::AesKeyWrap, kek, target(KeyType::AES))
+        .unwrap();
+    assert_rv!(
+        s.wrap_key(&Mechanism::AesKeyWrap, kek, target(KeyType::GENERIC_SECRET)),
+        KeyNotWrappable
+    );
+    // Unwrap template: the unwrapped key is sensitive and unextractable,
+    // and a caller asking otherwise is refused.
+    let unwrap = |extra: &[Attribute]| {
+        let mut t = vec![
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::AES),
+        ];
+        t.extend_from_slice(extra);
+        s.unwrap_key(&Mechanism::AesKeyWrap, kek, &blob, &t)
+    };
+    let k = unwrap(&[]).unwrap();
+    let flags = s
+        .get_attributes(
+            k,
+            &[
+                cryptoki::object::AttributeType::Sensitive,
+                cryptoki::object::AttributeType::Extractable,
+            ],
+        )
+        .unwrap();
+    assert_eq!(
+        flags,
+        vec![Attribute::Sensitive(true), Attribute::Extractable(false)]
+    );
+    assert_rv!(unwrap(&[Attribute::Sensitive(false)]), TemplateInconsistent);
+    assert_rv!(
+        unwrap(&[Attribute::Extractable(true)]),
+        TemplateInconsistent
+    );
+    unwrap(&[Attribute::Sensitive(true)]).unwrap();
+
+    // A template inside a template, or a length that is not whole entries.
+    let mut inner = [raw_template(CKA_WRAP_TEMPLATE, &mut wrap_t)];
+    let mut bad = [
+        raw_attr(CKA_VALUE_LEN, &mut len32),
+        raw_template(CKA_UNWRAP_TEMPLATE, &mut inner),
+    ];
+    let mut k2: CK_OBJECT_HANDLE = 0;
+    // SAFETY: live locals.
+    let rv = unsafe { (l.C_GenerateKey.unwrap())(h, &mut mech, bad.as_mut_ptr(), 2, &mut k2) };
+    assert_eq!(rv, CKR_ATTRIBUTE_VALUE_INVALID);
+    let mut ragged = [
+        raw_attr(CKA_VALUE_LEN, &mut len32),
+        raw_template(CKA_WRAP_TEMPLATE, &mut wrap_t),
+    ];
+    ragged[1].ulValueLen -= 1;
+    // SAFETY: live locals (the module refuses the length before reading).
+    let rv = unsafe { (l.C_GenerateKey.unwrap())(h, &mut mech, ragged.as_mut_ptr(), 2, &mut k2) };
+    assert_eq!(rv, CKR_ATTRIBUTE_VALUE_INVALID);
+}
+
+/// `CKA_DERIVE_TEMPLATE` on an ECDH key binds what derived keys may be.
+#[test]
+fn derive_template_binds_derived_keys() {
+    use cryptoki::mechanism::Mechanism;
+    use cryptoki::mechanism::elliptic_curve::{EcKdf, Ecdh1DeriveParams};
+    use cryptoki::object::AttributeType;
+    use cryptoki_sys::*;
+    let f = Fixture::new();
+    let slot = f.token("derive-template");
+    let s = f.user(slot);
+    let l = raw();
+    let mut p256 = vec![0x06u8, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
+    let (mut t, mut t2) = ([1u8], [1u8]);
+    let mut derive_t = [raw_attr(CKA_SENSITIVE, &mut t2)];
+    let (mut pub_label, mut priv_label) = (*b"ecdh-public", *b"ecdh-private");
+    let mut public = [
+        raw_attr(CKA_EC_PARAMS, &mut p256),
+        raw_attr(CKA_LABEL, &mut pub_label),
+    ];
+    let mut private = [
+        raw_attr(CKA_LABEL, &mut priv_label),
+        raw_attr(CKA_DERIVE, &mut t),
+        raw_template(CKA_DERIVE_TEMPLATE, &mut derive_t),
+    ];
+    let mut mech = CK_MECHANISM {
+        mechanism: CKM_EC_KEY_PAIR_GEN,
+        pParameter: std::ptr::null_mut(),
+        ulParameterLen: 0,
+    };
+    let (mut pub_h, mut priv_h) = (0, 0);
+    // SAFETY: live locals of the stated lengths.
+    let rv = unsafe {
+        (l.C_GenerateKeyPair.unwrap())(
+            s.handle(),
+            &mut mech,
+            public.as_mut_ptr(),
+            2,
+            private.as_mut_ptr(),
+            3,
+            &mut pub_h,
+            &mut priv_h,
+        )
+    };
+    assert_eq!(rv, CKR_OK);
+    let point = match s
+        .get_attributes(by_label(&s, b"ecdh-public"), &[AttributeType::EcPoint])
+        .unwrap()
+        .pop()
+    {
+        Some(Attribute::EcPoint(p)) => p,
+        other => panic!("{other:?}"),
+    };
+    let derive = |extra: &[Attribute]| {
+        let mut t = vec![
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::GENERIC_SECRET),
+        ];
+        t.extend_from_slice(extra);
+        s.derive_key(
+            &Mechanism::Ecdh1Derive(Ecdh1DeriveParams::new(EcKdf::null(), &point)),
+            by_label(&s, b"ecdh-private"),
+            &t,
+        )
+    };
+    let k = derive(&[]).unwrap();
+    assert_eq!(
+        s.get_attributes(k, &[AttributeType::Sensitive]).unwrap(),
+        vec![Attribute::Sensitive(true)]
+    );
+    assert_rv!(derive(&[Attribute::Sensitive(false)]), TemplateInconsistent);
+}

@@ -324,9 +324,74 @@ impl Attributes {
     }
 }
 
+/// The attributes whose value is itself a template, an array of
+/// `CK_ATTRIBUTE` (base spec §4.7 `CKA_DERIVE_TEMPLATE`, §4.8
+/// `CKA_WRAP_TEMPLATE`, §4.9/§4.10 `CKA_UNWRAP_TEMPLATE`). The token keeps
+/// them encoded with [`encode_template`], never as the caller's structs
+/// (whose pointers mean nothing once the call returns).
+pub const TEMPLATE_ATTRIBUTES: [CK_ATTRIBUTE_TYPE; 3] =
+    [CKA_WRAP_TEMPLATE, CKA_UNWRAP_TEMPLATE, CKA_DERIVE_TEMPLATE];
+
+/// True if `ty` holds a nested template.
+pub fn is_template_attribute(ty: CK_ATTRIBUTE_TYPE) -> bool {
+    TEMPLATE_ATTRIBUTES.contains(&ty)
+}
+
+/// Encodes a nested template (as [`Attributes::encode`], plain values; a
+/// type given twice keeps its last value).
+pub fn encode_template(attrs: &[Attr]) -> Vec<u8> {
+    let mut set = Attributes::default();
+    for a in attrs {
+        set.set(a.ty, Value::plain(&a.value));
+    }
+    set.encode()
+}
+
+/// Decodes a nested template written by [`encode_template`]: plain values
+/// only, and no template nested in it (`CKR_ATTRIBUTE_VALUE_INVALID`
+/// otherwise).
+pub fn decode_template(bytes: &[u8]) -> Result<Attributes> {
+    let invalid = || err(CKR_ATTRIBUTE_VALUE_INVALID);
+    let set = Attributes::decode(bytes).map_err(|_| invalid())?;
+    for (ty, v) in set.iter() {
+        if is_template_attribute(*ty) || v.as_plain().is_none() {
+            return Err(invalid());
+        }
+    }
+    Ok(set)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nested_templates_round_trip_and_refuse_nesting() {
+        let t = [
+            Attr::bool(CKA_SENSITIVE, true),
+            Attr::ulong(CKA_KEY_TYPE, CKK_AES),
+            Attr::bool(CKA_SENSITIVE, true),
+        ];
+        let enc = encode_template(&t);
+        let back = decode_template(&enc).unwrap();
+        assert_eq!(back.iter().count(), 2);
+        assert!(back.flag(CKA_SENSITIVE));
+        assert_eq!(back.ulong(CKA_KEY_TYPE), Some(CKK_AES));
+        assert!(
+            decode_template(&encode_template(&[]))
+                .unwrap()
+                .iter()
+                .next()
+                .is_none()
+        );
+        let nested = encode_template(&[Attr::new(CKA_WRAP_TEMPLATE, &enc)]);
+        assert_eq!(
+            decode_template(&nested).unwrap_err().rv(),
+            CKR_ATTRIBUTE_VALUE_INVALID
+        );
+        // What an older version stored: the caller's raw CK_ATTRIBUTE bytes.
+        assert!(decode_template(&[0x11, 0x02, 0, 0, 0, 0, 0, 0, 0x78, 0x56]).is_err());
+    }
 
     #[test]
     fn encode_round_trip() {

@@ -5,7 +5,7 @@
 //! (`None` output → required length), `CKR_BUFFER_TOO_SMALL` keeping the
 //! operation alive, and every other outcome ending it.
 
-use super::attributes::{Attr, Attributes};
+use super::attributes::{Attr, Attributes, decode_template};
 use super::object::Object;
 use super::objects::{check_write_access, insert_new, new_object, set_key_origin};
 use super::session::{Active, Session};
@@ -642,6 +642,9 @@ pub fn wrap_key(
     if target.flag(CKA_WRAP_WITH_TRUSTED) && !wrapping_key.flag(CKA_TRUSTED) {
         return Err(err(CKR_KEY_NOT_WRAPPABLE));
     }
+    if !matches_wrap_template(&wrapping_key, &target) {
+        return Err(err(CKR_KEY_NOT_WRAPPABLE));
+    }
     if token.config().wrap_separation
         && target.flag(CKA_SENSITIVE)
         && could_decrypt_what_it_wraps(token, &wrapping_key)?
@@ -669,6 +672,48 @@ pub fn wrap_key(
     }
     out[..n].copy_from_slice(&tmp[..n]);
     Ok(n)
+}
+
+/// §4.8 `CKA_WRAP_TEMPLATE`: a key the wrapping key's template does not
+/// match (every attribute it names equal, by value, to the key's own)
+/// cannot be wrapped under it. A template that cannot be read (an older
+/// version stored the caller's raw structs) matches nothing.
+fn matches_wrap_template(wrapping: &Object, target: &Object) -> bool {
+    let Some(encoded) = wrapping.with_attrs(|a| a.bytes(CKA_WRAP_TEMPLATE).map(<[u8]>::to_vec))
+    else {
+        return true;
+    };
+    let Ok(required) = decode_template(&encoded) else {
+        return false;
+    };
+    target.with_attrs(|a| {
+        required
+            .iter()
+            .all(|(ty, v)| v.as_plain().is_some_and(|v| a.bytes(*ty) == Some(v)))
+    })
+}
+
+/// The caller's template for a key made from `key` (§4.9
+/// `CKA_UNWRAP_TEMPLATE` for unwrapping, §4.7 `CKA_DERIVE_TEMPLATE` for
+/// derivation, `ty` names which): the key's template comes first and the
+/// caller's is applied after it "as if the object has already been
+/// created", so an attribute both give must agree
+/// (`CKR_TEMPLATE_INCONSISTENT`). An unreadable stored template refuses.
+fn with_key_template(key: &Object, ty: CK_ATTRIBUTE_TYPE, user: &[Attr]) -> Result<Vec<Attr>> {
+    let Some(encoded) = key.with_attrs(|a| a.bytes(ty).map(<[u8]>::to_vec)) else {
+        return Ok(user.to_vec());
+    };
+    let forced = decode_template(&encoded).map_err(|_| err(CKR_TEMPLATE_INCONSISTENT))?;
+    let mut out = user.to_vec();
+    for (t, v) in forced.iter() {
+        let v = v.as_plain().ok_or(err(CKR_TEMPLATE_INCONSISTENT))?;
+        match template::template_value(user, *t)? {
+            Some(given) if given != v => return Err(err(CKR_TEMPLATE_INCONSISTENT)),
+            Some(_) => {}
+            None => out.push(Attr::new(*t, v)),
+        }
+    }
+    Ok(out)
 }
 
 /// Key-wrap separation (`wrap_separation`, on by default): could the output
@@ -739,6 +784,7 @@ pub fn unwrap_key(
         _ => e,
     })?;
     plain.truncate(n);
+    let template = &with_key_template(&*token.key(unwrapping)?, CKA_UNWRAP_TEMPLATE, template)?;
     let (class, key_type, tables) = template::tables_for_new(template, None, None)?;
     let key_type = key_type.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
     let mut attrs = template::build(
@@ -767,6 +813,7 @@ pub fn derive_key(
 ) -> Result<CK_OBJECT_HANDLE> {
     mechanisms::require(mech, CKF_DERIVE)?;
     let material = single_call_key(session, base, mech, CKA_DERIVE)?;
+    let template = &with_key_template(&*session.token.key(base)?, CKA_DERIVE_TEMPLATE, template)?;
     let given = template::template_value(template, CKA_KEY_TYPE)?
         .map(super::attributes::decode_ulong)
         .transpose()?;

@@ -23,6 +23,9 @@ pub enum Kind {
     Date,
     /// Array of `CK_MECHANISM_TYPE`.
     MechanismList,
+    /// A nested template (array of `CK_ATTRIBUTE`), kept encoded by
+    /// `attributes::encode_template`.
+    Template,
 }
 
 /// Value used when the template does not give one.
@@ -165,6 +168,7 @@ const KEY: &[Rule] = &[
     r(CKA_LOCAL, K::Bool, COMPUTED, D::None),
     r(CKA_KEY_GEN_MECHANISM, K::Ulong, COMPUTED, D::None),
     r(CKA_ALLOWED_MECHANISMS, K::MechanismList, 0, D::Empty),
+    r(CKA_DERIVE_TEMPLATE, K::Template, 0, D::None),
 ];
 
 /// §4.8 Public key objects.
@@ -180,7 +184,7 @@ const PUBLIC_KEY: &[Rule] = &[
         MODIFIABLE | SO_SETS_TRUE,
         D::Bool(false),
     ),
-    r(CKA_WRAP_TEMPLATE, K::Bytes, 0, D::None),
+    r(CKA_WRAP_TEMPLATE, K::Template, 0, D::None),
     r(CKA_PUBLIC_KEY_INFO, K::Bytes, 0, D::None),
 ];
 
@@ -213,7 +217,7 @@ const PRIVATE_KEY: &[Rule] = &[
         MODIFIABLE | STICKY_TRUE,
         D::Bool(false),
     ),
-    r(CKA_UNWRAP_TEMPLATE, K::Bytes, 0, D::None),
+    r(CKA_UNWRAP_TEMPLATE, K::Template, 0, D::None),
     r(CKA_ALWAYS_AUTHENTICATE, K::Bool, 0, D::Bool(false)),
     r(CKA_PUBLIC_KEY_INFO, K::Bytes, MODIFIABLE, D::None),
 ];
@@ -257,8 +261,8 @@ const SECRET_KEY: &[Rule] = &[
         MODIFIABLE | SO_SETS_TRUE,
         D::Bool(false),
     ),
-    r(CKA_WRAP_TEMPLATE, K::Bytes, 0, D::None),
-    r(CKA_UNWRAP_TEMPLATE, K::Bytes, 0, D::None),
+    r(CKA_WRAP_TEMPLATE, K::Template, 0, D::None),
+    r(CKA_UNWRAP_TEMPLATE, K::Template, 0, D::None),
 ];
 
 /// Mechanisms spec §2.3.3/§2.3.4 (EC) and §2.3.5/§2.3.6 (Edwards) public keys.

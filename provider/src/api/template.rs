@@ -40,6 +40,7 @@ fn check_shape(rule: &Rule, v: &[u8]) -> Result<()> {
         Kind::Bytes => true,
         Kind::Date => v.is_empty() || (v.len() == 8 && v.iter().all(u8::is_ascii_digit)),
         Kind::MechanismList => v.len().is_multiple_of(ULONG_LEN),
+        Kind::Template => super::attributes::decode_template(v).is_ok(),
     };
     if ok {
         Ok(())

@@ -1,6 +1,7 @@
 //! Object management (base spec §5.7).
 
-use super::util::{attribute_array, guard, out, template};
+use super::util::{attribute_array, guard, nested_array, out, template};
+use crate::api::attributes::{decode_template, is_template_attribute};
 use crate::api::objects::AttrOut;
 use crate::api::{module, objects};
 use crate::error::{Error, err};
@@ -110,6 +111,18 @@ pub unsafe extern "C" fn C_GetAttributeValue(
                 }
             };
             for (a, answer) in attrs.iter_mut().zip(answers) {
+                if let AttrOut::Value(v) = &answer
+                    && is_template_attribute(a.type_)
+                {
+                    // SAFETY: forwarded caller guarantee for the nested array.
+                    if let Err(code) = unsafe { write_nested(a, v) } {
+                        if code != CKR_BUFFER_TOO_SMALL {
+                            a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
+                        }
+                        fail(code);
+                    }
+                    continue;
+                }
                 match answer {
                     AttrOut::Sensitive => {
                         a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
@@ -140,6 +153,51 @@ pub unsafe extern "C" fn C_GetAttributeValue(
             }
         })
     })
+}
+
+/// Writes a nested template (§5.7.5 `C_GetAttributeValue`, array
+/// attributes): with `pValue` null, its size in bytes; with room for every
+/// entry, each entry's type and, by the same rules one level down, its length
+/// (entry `pValue` null) or value. A short outer or inner buffer sets that
+/// length to `CK_UNAVAILABLE_INFORMATION` and gives `CKR_BUFFER_TOO_SMALL`.
+///
+/// # Safety
+/// `a.pValue` null or valid for `a.ulValueLen` bytes of `CK_ATTRIBUTE`s,
+/// whose `pValue`s are null or valid for their `ulValueLen`.
+unsafe fn write_nested(a: &mut CK_ATTRIBUTE, encoded: &[u8]) -> Result<(), CK_RV> {
+    let inner = decode_template(encoded).map_err(|e| e.rv())?;
+    let need = inner.iter().count() * std::mem::size_of::<CK_ATTRIBUTE>();
+    if a.pValue.is_null() {
+        a.ulValueLen = need as CK_ULONG;
+        return Ok(());
+    }
+    if (a.ulValueLen as usize) < need {
+        a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
+        return Err(CKR_BUFFER_TOO_SMALL);
+    }
+    let limited = CK_ATTRIBUTE {
+        ulValueLen: need as CK_ULONG,
+        ..*a
+    };
+    // SAFETY: the caller's array holds at least `need` bytes of entries.
+    let entries = unsafe { nested_array(&limited) }.map_err(|e| e.rv())?;
+    let mut result = Ok(());
+    for (e, (ty, value)) in entries.iter_mut().zip(inner.iter()) {
+        let v = value.as_plain().unwrap_or_default();
+        e.type_ = *ty;
+        if e.pValue.is_null() {
+            e.ulValueLen = v.len() as CK_ULONG;
+        } else if (e.ulValueLen as usize) >= v.len() {
+            // SAFETY: the entry's buffer holds ulValueLen >= v.len() bytes.
+            unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), e.pValue as *mut u8, v.len()) };
+            e.ulValueLen = v.len() as CK_ULONG;
+        } else {
+            e.ulValueLen = CK_UNAVAILABLE_INFORMATION;
+            result = Err(CKR_BUFFER_TOO_SMALL);
+        }
+    }
+    a.ulValueLen = need as CK_ULONG;
+    result
 }
 
 /// `C_SetAttributeValue`.

@@ -2,7 +2,7 @@
 //! every check the spec asks for. This file and its siblings in `ffi/` are
 //! the only places with `unsafe` code.
 
-use crate::api::attributes::Attr;
+use crate::api::attributes::{Attr, encode_template, is_template_attribute};
 use crate::api::crypto::{self, OpKind};
 use crate::api::session::Session;
 use crate::error::{Error, Result, err};
@@ -163,11 +163,28 @@ pub unsafe fn attribute_array<'a>(
 }
 
 /// Copies a caller's template. `NULL` with count 0 is the empty template.
+/// A nested template (`CKA_WRAP_TEMPLATE`, `CKA_UNWRAP_TEMPLATE`,
+/// `CKA_DERIVE_TEMPLATE`: an array of `CK_ATTRIBUTE`, `ulValueLen` its size
+/// in bytes) is read element by element and kept encoded, one level deep.
 ///
 /// # Safety
 /// `ptr` must be null or valid for `count` `CK_ATTRIBUTE`s whose `pValue`s
-/// are valid for their `ulValueLen`.
+/// are valid for their `ulValueLen` (for nested templates: arrays of
+/// `CK_ATTRIBUTE` whose `pValue`s are valid in turn).
 pub unsafe fn template(ptr: *const CK_ATTRIBUTE, count: CK_ULONG) -> Result<Vec<Attr>> {
+    // SAFETY: forwarded caller guarantee.
+    unsafe { read_template(ptr, count, true) }
+}
+
+/// [`template`], with or without nested templates allowed.
+///
+/// # Safety
+/// As [`template`].
+unsafe fn read_template(
+    ptr: *const CK_ATTRIBUTE,
+    count: CK_ULONG,
+    nesting: bool,
+) -> Result<Vec<Attr>> {
     // SAFETY: forwarded caller guarantee; the array is only read here.
     let attrs = unsafe { attribute_array(ptr as *mut CK_ATTRIBUTE, count)? };
     attrs
@@ -176,11 +193,41 @@ pub unsafe fn template(ptr: *const CK_ATTRIBUTE, count: CK_ULONG) -> Result<Vec<
             if a.ulValueLen == CK_UNAVAILABLE_INFORMATION {
                 return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
             }
+            if is_template_attribute(a.type_) {
+                if !nesting {
+                    return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
+                }
+                // SAFETY: the caller guarantees the nested array.
+                let inner = unsafe { nested_array(a)? };
+                // SAFETY: as above, one level deeper.
+                let inner =
+                    unsafe { read_template(inner.as_ptr(), inner.len() as CK_ULONG, false)? };
+                return Ok(Attr::new(a.type_, &encode_template(&inner)));
+            }
             // SAFETY: the caller guarantees `pValue` holds `ulValueLen` bytes.
             let value = unsafe { bytes(a.pValue as *const u8, a.ulValueLen)? };
             Ok(Attr::new(a.type_, value))
         })
         .collect()
+}
+
+/// The `CK_ATTRIBUTE` array a nested-template attribute points to:
+/// `ulValueLen` a whole number of entries, `pValue` aligned (else
+/// `CKR_ATTRIBUTE_VALUE_INVALID`), at most [`MAX_TEMPLATE_ATTRS`] entries.
+///
+/// # Safety
+/// `a.pValue` null or valid for `a.ulValueLen` bytes of `CK_ATTRIBUTE`s.
+pub unsafe fn nested_array<'a>(a: &CK_ATTRIBUTE) -> Result<&'a mut [CK_ATTRIBUTE]> {
+    let size = std::mem::size_of::<CK_ATTRIBUTE>();
+    let len = checked_len(a.ulValueLen)?;
+    let ptr = a.pValue as *mut CK_ATTRIBUTE;
+    if !len.is_multiple_of(size)
+        || (len > 0 && !(ptr as usize).is_multiple_of(std::mem::align_of::<CK_ATTRIBUTE>()))
+    {
+        return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
+    }
+    // SAFETY: forwarded caller guarantee; count and alignment checked.
+    unsafe { attribute_array(ptr, (len / size) as CK_ULONG) }
 }
 
 /// Copies `s` into a fixed-size, blank-padded `CK_UTF8CHAR` field.
