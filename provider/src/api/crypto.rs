@@ -7,7 +7,7 @@
 
 use super::attributes::{Attr, Attributes, decode_template};
 use super::object::Object;
-use super::objects::{check_write_access, insert_new, new_object, set_key_origin};
+use super::objects::{check_write_access, insert_new, insert_objects, new_object, set_key_origin};
 use super::session::{Active, Session};
 use super::template::{self, Origin};
 use super::token::Token;
@@ -393,7 +393,7 @@ pub fn generate_key_pair(
     }
     let public = new_object(session, pub_attrs, pub_tables)?;
     let private = new_object(session, priv_attrs, priv_tables)?;
-    let handles = token.insert(vec![public, private])?;
+    let handles = insert_objects(session, vec![public, private])?;
     Ok((handles[0], handles[1]))
 }
 

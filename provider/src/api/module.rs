@@ -37,13 +37,16 @@ static FORKED: AtomicBool = AtomicBool::new(false);
 static SESSIONS_GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// A thread's last session lookup, so that the calls of an operation
-/// (`C_SignInit`, `C_Sign`, ...) on one session take no shared lock and
-/// touch no shared reference count: only two loads of shared atomics that
-/// nobody writes on the hot path.
+/// (`C_SignInit`, `C_Sign`, ...) on one session take no shared lock: two
+/// loads of shared atomics nobody writes on the hot path, and a weak
+/// reference upgraded for the call. Weak, so that the cache never keeps a
+/// session alive: once `C_CloseSession` or `C_Finalize` drops the table's
+/// reference, the session — its operations, keys and token, and through the
+/// token its database files — is gone, whatever other threads cached.
 struct CachedSession {
     generation: u64,
     handle: CK_SESSION_HANDLE,
-    session: Arc<Session>,
+    session: std::sync::Weak<Session>,
 }
 
 thread_local! {
@@ -81,7 +84,8 @@ pub fn with_session<T>(
         let c = c.borrow();
         match &*c {
             Some(e) if e.generation == generation && e.handle == handle => {
-                Some((f.take().expect("unused"))(&e.session))
+                let session = e.session.upgrade()?;
+                Some((f.take().expect("unused"))(&session))
             }
             _ => None,
         }
@@ -95,7 +99,7 @@ pub fn with_session<T>(
             *c = Some(CachedSession {
                 generation,
                 handle,
-                session: Arc::clone(&session),
+                session: Arc::downgrade(&session),
             });
         }
     });
@@ -271,6 +275,11 @@ impl Module {
             return Err(err(CKR_SESSION_READ_WRITE_SO_EXISTS));
         }
         token.refresh()?;
+        // Not while `C_InitToken` re-initialises the token: wait for it.
+        let init = token.init_lock.lock();
+        if !token.initialized() {
+            return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+        }
         let handle = self.next_session.fetch_add(1, Ordering::Relaxed) as CK_SESSION_HANDLE;
         token.sessions.fetch_add(1, Ordering::SeqCst);
         if rw {
@@ -278,16 +287,22 @@ impl Module {
         }
         let session = Arc::new(Session {
             handle,
-            token,
+            token: Arc::clone(&token),
             rw,
             ops: Default::default(),
+            open: true.into(),
         });
         self.sessions.write().insert(handle, session);
+        drop(init);
         Ok(handle)
     }
 
     fn forget_session(&self, session: &Session) {
         let token = &session.token;
+        // Marked closed before its objects go (see `objects::insert_objects`),
+        // and its operations end now, not when the last reference drops.
+        session.open.store(false, Ordering::SeqCst);
+        session.ops.lock().cancel_all();
         token.drop_session_objects(Some(session.handle), false);
         if session.rw {
             token.rw_sessions.fetch_sub(1, Ordering::SeqCst);
@@ -341,6 +356,9 @@ impl Module {
     /// `C_InitToken`.
     pub fn init_token(&self, slot: CK_SLOT_ID, so_pin: &[u8], label: &str) -> Result<()> {
         let token = self.token(slot)?;
+        // Held throughout: no session opens on the token while it is being
+        // (re-)initialised (`C_OpenSession` waits for the lock).
+        let _init = token.init_lock.lock();
         if !self.sessions_of(&token).is_empty() {
             return Err(err(CKR_SESSION_EXISTS));
         }

@@ -40,7 +40,24 @@ pub fn insert_new(
     tables: Tables,
 ) -> Result<CK_OBJECT_HANDLE> {
     let obj = new_object(session, attrs, tables)?;
-    Ok(session.token.insert(vec![obj])?[0])
+    Ok(insert_objects(session, vec![obj])?[0])
+}
+
+/// Stores new objects made on `session`. If the session was closed while
+/// they were being made (by another thread), its session objects are
+/// removed again and the call fails with `CKR_SESSION_CLOSED`: nothing
+/// outlives the session it belongs to. (Closing marks the session closed
+/// before it removes the session's objects, and this checks the mark after
+/// storing, so one of the two always sees the other.)
+pub fn insert_objects(session: &Session, objects: Vec<Object>) -> Result<Vec<CK_OBJECT_HANDLE>> {
+    let handles = session.token.insert(objects)?;
+    if !session.open.load(std::sync::atomic::Ordering::SeqCst) {
+        session
+            .token
+            .drop_session_objects(Some(session.handle), false);
+        return Err(err(CKR_SESSION_CLOSED));
+    }
+    Ok(handles)
 }
 
 /// May this session create or change an object with these flags?

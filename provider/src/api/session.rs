@@ -79,6 +79,9 @@ pub struct Session {
     pub rw: bool,
     /// Active operations; each session has its own lock.
     pub ops: Mutex<Operations>,
+    /// False once `C_CloseSession` (or close-all, finalize) has begun: a
+    /// call still running on the session may not leave anything behind.
+    pub open: std::sync::atomic::AtomicBool,
 }
 
 impl Session {

@@ -193,6 +193,10 @@ pub struct Token {
     store: Mutex<Option<Box<dyn TokenStore>>>,
     login: RwLock<Login>,
     objects: RwLock<ObjectTable>,
+    /// Held by `C_InitToken` for its whole run and briefly by
+    /// `C_OpenSession`, so that no session opens on a token being
+    /// (re-)initialised.
+    pub init_lock: Mutex<()>,
     /// Open sessions of this process on the token.
     pub sessions: AtomicUsize,
     /// Of which read/write.
@@ -243,6 +247,7 @@ impl Token {
                 key: None,
             }),
             objects: RwLock::new(ObjectTable::default()),
+            init_lock: Mutex::new(()),
             sessions: AtomicUsize::new(0),
             rw_sessions: AtomicUsize::new(0),
         };
@@ -577,6 +582,13 @@ impl Token {
         let key = self.verify_pin(user, pin)?;
         let mut login = self.login.write();
         check(login.user)?;
+        // The last session may have closed during the PIN check: its close
+        // logged nobody out (nobody was in yet), so logging in now would
+        // leave the token logged in with no session (§5.6). Closing
+        // decrements the count before it takes this lock to log out.
+        if self.sessions.load(Ordering::SeqCst) == 0 {
+            return Err(err(CKR_SESSION_CLOSED));
+        }
         login.user = Some(user);
         login.key = Some(Arc::new(key));
         Ok(())
@@ -699,11 +711,17 @@ impl Token {
         Ok(())
     }
 
-    /// Drops every cached key and object (`C_Finalize`).
+    /// Drops every cached key and object and closes the token's database
+    /// (`C_Finalize`). Locks are taken one at a time in `refresh`'s order
+    /// (store, objects, login), never nested the other way.
     pub fn shutdown(&self) {
-        let mut login = self.login.write();
-        login.user = None;
-        login.key = None;
+        let mut store = self.store.lock();
         self.objects.write().clear();
+        {
+            let mut login = self.login.write();
+            login.user = None;
+            login.key = None;
+        }
+        *store = None;
     }
 }

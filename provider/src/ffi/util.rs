@@ -375,6 +375,7 @@ mod tests {
             token: std::sync::Arc::new(token),
             rw: true,
             ops: parking_lot::Mutex::new(Operations::default()),
+            open: true.into(),
         };
         let start =
             || session.ops.lock().digest = Some(Active::new(DigestOp::new(CKM_SHA256).unwrap()));
