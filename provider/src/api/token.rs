@@ -616,6 +616,9 @@ impl Token {
             o.forget_key();
         }
         self.drop_session_objects(None, true);
+        // Key schedules that sealing and unsealing spilled to this thread's
+        // stack go too (the heap copies were zeroized as they dropped).
+        crate::storage::seal::wipe_stack();
         Ok(())
     }
 
@@ -723,5 +726,6 @@ impl Token {
             login.key = None;
         }
         *store = None;
+        crate::storage::seal::wipe_stack();
     }
 }

@@ -33,23 +33,48 @@ pub fn random_bytes(buf: &mut [u8]) -> Result<()> {
     getrandom::fill(buf).map_err(|_| err(CKR_GENERAL_ERROR))
 }
 
+/// A 256-bit secret in one heap allocation that never moves (moving the
+/// box moves a pointer), zeroized when dropped.
+type SecretBox = Box<Zeroizing<[u8; 32]>>;
+
+/// A zeroed [`SecretBox`] to fill in place.
+fn secret_box() -> SecretBox {
+    Box::new(Zeroizing::new([0u8; 32]))
+}
+
+/// Overwrites the stack below the caller's frame: the frames of the
+/// functions it called (key derivation, AES key schedules, GCM) may have
+/// left copies of keys there, which nothing else zeroizes. Called where a
+/// key or key-encryption key was handled; 16 KiB covers their frames and
+/// fits the smallest thread stacks a host might give us.
+#[inline(never)]
+pub fn wipe_stack() {
+    let mut area = [0u8; 16 * 1024];
+    zeroize::Zeroize::zeroize(&mut area[..]);
+    std::hint::black_box(&area);
+}
+
 /// The per-token data-encryption key, unwrapped in memory only while a
-/// user or SO is logged in. Zeroized on drop.
+/// user or SO is logged in. The key and its AES schedule each live in one
+/// heap allocation that is never moved (a `TokenKey` moves as two
+/// pointers), zeroized on drop; the stack its making used is wiped.
 pub struct TokenKey {
-    bytes: Zeroizing<[u8; 32]>,
-    cipher: Aes256Gcm,
+    bytes: SecretBox,
+    cipher: Box<Aes256Gcm>,
 }
 
 impl TokenKey {
     /// A fresh random token key.
     pub fn generate() -> Result<TokenKey> {
-        let mut bytes = Zeroizing::new([0u8; 32]);
-        random_bytes(bytes.as_mut())?;
-        Ok(TokenKey::from_bytes(bytes))
+        let mut bytes = secret_box();
+        random_bytes(&mut bytes[..])?;
+        Ok(TokenKey::from_box(bytes))
     }
 
-    fn from_bytes(bytes: Zeroizing<[u8; 32]>) -> TokenKey {
-        let cipher = Aes256Gcm::new(&(*bytes).into());
+    fn from_box(bytes: SecretBox) -> TokenKey {
+        let key: &[u8; 32] = &bytes;
+        let cipher = Box::new(Aes256Gcm::new(key.into()));
+        wipe_stack();
         TokenKey { bytes, cipher }
     }
 
@@ -71,8 +96,13 @@ impl TokenKey {
         let mut salt = [0u8; 16];
         random_bytes(&mut salt)?;
         let kek = derive(pin, &salt, iterations);
-        let cipher = Aes256Gcm::new(&(*kek).into());
-        let sealed = seal_with(&cipher, KDF_NAME.as_bytes(), self.bytes.as_ref())?;
+        let key: &[u8; 32] = &kek;
+        let cipher = Box::new(Aes256Gcm::new(key.into()));
+        let sealed = seal_with(&cipher, KDF_NAME.as_bytes(), &self.bytes[..]);
+        drop(cipher);
+        drop(kek);
+        wipe_stack();
+        let sealed = sealed?;
         Ok(WrappedKey {
             kdf: KDF_NAME.to_string(),
             iterations,
@@ -113,20 +143,26 @@ impl WrappedKey {
         let salt = unhex(&self.salt)?;
         let sealed = unhex(&self.sealed)?;
         let kek = derive(pin, &salt, self.iterations);
-        let cipher = Aes256Gcm::new(&(*kek).into());
-        let plain = unseal_with(&cipher, KDF_NAME.as_bytes(), &sealed)
-            .map_err(|_| err(CKR_PIN_INCORRECT))?;
-        let bytes: [u8; 32] = plain
-            .as_slice()
-            .try_into()
-            .map_err(|_| err(CKR_DEVICE_ERROR))?;
-        Ok(TokenKey::from_bytes(Zeroizing::new(bytes)))
+        let key: &[u8; 32] = &kek;
+        let cipher = Box::new(Aes256Gcm::new(key.into()));
+        let plain = unseal_with(&cipher, KDF_NAME.as_bytes(), &sealed);
+        drop(cipher);
+        drop(kek);
+        wipe_stack();
+        let plain = plain.map_err(|_| err(CKR_PIN_INCORRECT))?;
+        if plain.len() != 32 {
+            return Err(err(CKR_DEVICE_ERROR));
+        }
+        let mut bytes = secret_box();
+        bytes.copy_from_slice(&plain);
+        Ok(TokenKey::from_box(bytes))
     }
 }
 
-fn derive(pin: &[u8], salt: &[u8], iterations: u32) -> Zeroizing<[u8; 32]> {
-    let mut out = Zeroizing::new([0u8; 32]);
-    pbkdf2::pbkdf2_hmac::<Sha256>(pin, salt, iterations, out.as_mut());
+/// The key-encryption key of a PIN, in place in a [`SecretBox`].
+fn derive(pin: &[u8], salt: &[u8], iterations: u32) -> SecretBox {
+    let mut out = secret_box();
+    pbkdf2::pbkdf2_hmac::<Sha256>(pin, salt, iterations, &mut out[..]);
     out
 }
 
