@@ -7,9 +7,9 @@
 #   PERF_GATE_BASELINES   baselines directory (baselines)
 #   PERF_GATE_FLOORS      portable floors (baselines/floors.toml)
 #   PERF_GATE_PROFILE     profile measured (ci)
-#   PERF_GATE_BUILDS      builds of our module: "default aws-lc" when the aws-lc
-#                         module is built (target/aws-lc or
-#                         HSM_BENCH_DALEK_AWSLC_MODULE), else "default"
+#   PERF_GATE_BUILDS      builds of our module: "default pure-rust" when the
+#                         pure-Rust module is built (target/pure-rust or
+#                         HSM_BENCH_DALEK_PURE_MODULE), else "default"
 #   PERF_GATE_OUT         where the gate writes its results (target/perf-gate)
 bench="${HSM_BENCH:-target/release/hsm-bench}"
 baselines="${PERF_GATE_BASELINES:-baselines}"
@@ -17,8 +17,8 @@ floors="${PERF_GATE_FLOORS:-baselines/floors.toml}"
 profile="${PERF_GATE_PROFILE:-ci}"
 if [ -n "${PERF_GATE_BUILDS:-}" ]; then
   builds="$PERF_GATE_BUILDS"
-elif [ -n "${HSM_BENCH_DALEK_AWSLC_MODULE:-}" ] || [ -f target/aws-lc/release/libdalek_pkcs11.so ]; then
-  builds="default aws-lc"
+elif [ -n "${HSM_BENCH_DALEK_PURE_MODULE:-}" ] || [ -f target/pure-rust/release/libdalek_pkcs11.so ]; then
+  builds="default pure-rust"
 else
   builds="default"
 fi
@@ -27,8 +27,8 @@ fi
 module_of() {
   case "$1" in
     default) echo dalek ;;
-    aws-lc) echo dalek-aws-lc ;;
-    *) echo "unknown build '$1' (default, aws-lc)" >&2; return 2 ;;
+    pure-rust) echo dalek-pure-rust ;;
+    *) echo "unknown build '$1' (default, pure-rust)" >&2; return 2 ;;
   esac
 }
 

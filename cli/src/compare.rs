@@ -265,7 +265,7 @@ fn metadata_warnings(cur: &Report, base: &Report) -> Vec<String> {
 /// measured on one class do not carry to another. In ratio mode the reference
 /// module must also be the same library (description and version of `C_GetInfo`:
 /// SoftHSM2 2.6 and 2.7 are different yardsticks), and every other module the same
-/// build (its description, e.g. our default and `aws-lc` builds); its version may
+/// build (its description, e.g. our default and pure-Rust builds); its version may
 /// change, since that is what is being judged.
 pub fn class_mismatch(cur: &Report, base: &Report, reference: Option<&str>) -> Option<String> {
     let mut why = machine_reasons(

@@ -8,13 +8,13 @@ pub const DALEK_LIB: &str = "libdalek_pkcs11.so";
 /// Environment variable naming our module explicitly.
 pub const DALEK_ENV: &str = "HSM_BENCH_DALEK_MODULE";
 
-/// Environment variable naming the `aws-lc` build of our module explicitly.
-pub const DALEK_AWSLC_ENV: &str = "HSM_BENCH_DALEK_AWSLC_MODULE";
+/// Environment variable naming the pure-Rust build of our module explicitly.
+pub const DALEK_PURE_ENV: &str = "HSM_BENCH_DALEK_PURE_MODULE";
 
-/// Where `cargo build --release -p dalek-pkcs11 --features aws-lc
-/// --target-dir target/aws-lc` puts the `aws-lc` build, relative to the
+/// Where `cargo build --release -p dalek-pkcs11 --no-default-features
+/// --target-dir target/pure-rust` puts the pure-Rust build, relative to the
 /// workspace.
-pub const DALEK_AWSLC_REL: &str = "target/aws-lc/release/libdalek_pkcs11.so";
+pub const DALEK_PURE_REL: &str = "target/pure-rust/release/libdalek_pkcs11.so";
 
 /// Standard install locations of SoftHSM2 on Debian/Ubuntu, Fedora/RHEL, Arch,
 /// Alpine, FreeBSD and Homebrew.
@@ -91,26 +91,26 @@ pub fn find_dalek() -> Result<PathBuf, String> {
     ))
 }
 
-/// Locate the `aws-lc` build of our module: `$HSM_BENCH_DALEK_AWSLC_MODULE`, then a
-/// `target/aws-lc/release` found upward from the executable's directory or the
-/// current directory.
-pub fn find_dalek_awslc() -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os(DALEK_AWSLC_ENV) {
+/// Locate the pure-Rust build of our module: `$HSM_BENCH_DALEK_PURE_MODULE`,
+/// then a `target/pure-rust/release` found upward from the executable's
+/// directory or the current directory.
+pub fn find_dalek_pure() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os(DALEK_PURE_ENV) {
         let p = PathBuf::from(p);
         return if p.is_file() {
             Ok(p)
         } else {
             Err(format!(
-                "{DALEK_AWSLC_ENV}={} does not name a file",
+                "{DALEK_PURE_ENV}={} does not name a file",
                 p.display()
             ))
         };
     }
-    find_upward(DALEK_AWSLC_REL).ok_or_else(|| {
+    find_upward(DALEK_PURE_REL).ok_or_else(|| {
         format!(
-            "the aws-lc build of our module ({DALEK_AWSLC_REL}) was not found; build it \
-             (cargo build --release -p dalek-pkcs11 --features aws-lc --target-dir \
-             target/aws-lc) or set {DALEK_AWSLC_ENV}"
+            "the pure-Rust build of our module ({DALEK_PURE_REL}) was not found; build it \
+             (cargo build --release -p dalek-pkcs11 --no-default-features --target-dir \
+             target/pure-rust) or set {DALEK_PURE_ENV}"
         )
     })
 }

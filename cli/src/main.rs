@@ -102,10 +102,10 @@ pub enum ReportFormat {
 /// Arguments of `run`.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Module to benchmark: `dalek` (ours), `dalek-aws-lc` (ours built with the
-    /// `aws-lc` back end), `softhsm`, or a path; repeat to run several side by
+    /// Module to benchmark: `dalek` (ours), `dalek-pure-rust` (ours built
+    /// without AWS-LC), `softhsm`, or a path; repeat to run several side by
     /// side (interleaved rounds). Default: dalek.
-    #[arg(long = "module", value_name = "PATH|dalek|dalek-aws-lc|softhsm")]
+    #[arg(long = "module", value_name = "PATH|dalek|dalek-pure-rust|softhsm")]
     pub modules: Vec<String>,
     /// Slot id of the token to use (no temporary token is made).
     #[arg(long, conflicts_with = "token_label")]
@@ -253,8 +253,8 @@ pub struct MachineArgs {
 /// Arguments of `list`.
 #[derive(Args, Debug, Clone)]
 pub struct ListArgs {
-    /// Module(s) to list: `dalek`, `dalek-aws-lc`, `softhsm`, or a path. Default: dalek.
-    #[arg(long = "module", value_name = "PATH|dalek|dalek-aws-lc|softhsm")]
+    /// Module(s) to list: `dalek`, `dalek-pure-rust`, `softhsm`, or a path. Default: dalek.
+    #[arg(long = "module", value_name = "PATH|dalek|dalek-pure-rust|softhsm")]
     pub modules: Vec<String>,
 }
 

@@ -25,8 +25,8 @@ use crate::suite::population::{Population, ProbeCommand};
 pub enum ModuleKind {
     /// Our own module, `libdalek_pkcs11.so`.
     Dalek,
-    /// Our own module built with the `aws-lc` crypto back end.
-    DalekAwsLc,
+    /// Our own module built without AWS-LC (`--no-default-features`).
+    DalekPureRust,
     /// The system SoftHSM2.
     Softhsm,
     /// Any other module, by path.
@@ -52,9 +52,9 @@ impl ModuleChoice {
                 ModuleKind::Dalek,
                 locate::find_dalek().map_err(CliError::usage)?,
             ),
-            "dalek-aws-lc" => (
-                ModuleKind::DalekAwsLc,
-                locate::find_dalek_awslc().map_err(CliError::usage)?,
+            "dalek-pure-rust" => (
+                ModuleKind::DalekPureRust,
+                locate::find_dalek_pure().map_err(CliError::usage)?,
             ),
             "softhsm" => (
                 ModuleKind::Softhsm,
@@ -70,7 +70,7 @@ impl ModuleChoice {
         };
         let name = match kind {
             ModuleKind::Dalek => "dalek".to_string(),
-            ModuleKind::DalekAwsLc => "dalek-aws-lc".to_string(),
+            ModuleKind::DalekPureRust => "dalek-pure-rust".to_string(),
             ModuleKind::Softhsm => "softhsm".to_string(),
             ModuleKind::Path => path
                 .file_stem()
@@ -195,8 +195,8 @@ pub fn prepare_environment(
                 std::fs::write(&conf_path, conf)?;
                 set_env("SOFTHSM2_CONF", &conf_path);
             }
-            ModuleKind::Dalek | ModuleKind::DalekAwsLc if dalek_dir => {}
-            ModuleKind::Dalek | ModuleKind::DalekAwsLc => {
+            ModuleKind::Dalek | ModuleKind::DalekPureRust if dalek_dir => {}
+            ModuleKind::Dalek | ModuleKind::DalekPureRust => {
                 dalek_dir = true;
                 set_env("DALEK_PKCS11_TOKEN_DIR", dir.path());
                 set_env("DALEK_PKCS11_STORAGE", Path::new("sqlite"));
@@ -404,7 +404,7 @@ impl Module {
             if !token.given() {
                 return Err(CliError::usage(format!(
                     "module {} needs --slot or --token-label (and --pin): hsm-bench only \
-                     creates temporary tokens on `dalek`, `dalek-aws-lc` and `softhsm`",
+                     creates temporary tokens on `dalek`, `dalek-pure-rust` and `softhsm`",
                     choice.path.display()
                 )));
             }
