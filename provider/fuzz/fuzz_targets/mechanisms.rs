@@ -1,0 +1,413 @@
+//! Mechanisms and their parameters for every `*Init`, with keys of every
+//! type, then fuzzed single-part, multi-part, size-query and short-buffer
+//! sequences (and wrap and derive with fuzzed templates).
+#![no_main]
+
+use arbitrary::Arbitrary;
+use cryptoki_sys::*;
+use dalek_pkcs11_fuzz::*;
+use libfuzzer_sys::fuzz_target;
+use std::ffi::c_void;
+use std::ptr::null_mut;
+
+/// The mechanisms the token lists, and a few it does not.
+const MECHS: &[CK_MECHANISM_TYPE] = &[
+    CKM_EDDSA,
+    CKM_ECDSA,
+    CKM_ECDSA_SHA1,
+    CKM_ECDSA_SHA224,
+    CKM_ECDSA_SHA256,
+    CKM_ECDSA_SHA384,
+    CKM_ECDSA_SHA512,
+    CKM_ECDH1_DERIVE,
+    CKM_RSA_PKCS,
+    CKM_RSA_X_509,
+    CKM_SHA1_RSA_PKCS,
+    CKM_SHA256_RSA_PKCS,
+    CKM_SHA384_RSA_PKCS,
+    CKM_SHA512_RSA_PKCS,
+    CKM_RSA_PKCS_PSS,
+    CKM_SHA1_RSA_PKCS_PSS,
+    CKM_SHA256_RSA_PKCS_PSS,
+    CKM_SHA512_RSA_PKCS_PSS,
+    CKM_RSA_PKCS_OAEP,
+    CKM_AES_ECB,
+    CKM_AES_CBC,
+    CKM_AES_CBC_PAD,
+    CKM_AES_CTR,
+    CKM_AES_GCM,
+    CKM_AES_KEY_WRAP,
+    CKM_AES_KEY_WRAP_PAD,
+    CKM_AES_CMAC,
+    CKM_AES_CMAC_GENERAL,
+    CKM_SHA_1_HMAC,
+    CKM_SHA256_HMAC,
+    CKM_SHA256_HMAC_GENERAL,
+    CKM_SHA512_HMAC,
+    CKM_SHA_1,
+    CKM_SHA224,
+    CKM_SHA256,
+    CKM_SHA384,
+    CKM_SHA512,
+    CKM_MD5,
+    CKM_DES3_CBC,
+    0x8000_0001,
+];
+
+/// A mechanism parameter, built with real pointers into owned buffers.
+#[derive(Arbitrary, Debug)]
+enum Param {
+    None,
+    Bytes(Vec<u8>),
+    /// Bytes with a length field that does not match any struct.
+    Odd(Vec<u8>, u8),
+    Gcm {
+        iv: Vec<u8>,
+        aad: Vec<u8>,
+        tag_bits: u8,
+    },
+    Ctr {
+        bits: u8,
+        cb: [u8; 16],
+    },
+    Oaep {
+        hash: u8,
+        mgf: u8,
+        source: bool,
+        label: Vec<u8>,
+    },
+    Pss {
+        hash: u8,
+        mgf: u8,
+        s_len: u64,
+    },
+    Ecdh {
+        kdf: u8,
+        shared: Vec<u8>,
+        public: Vec<u8>,
+        point_of: u8,
+    },
+    EdDsa {
+        prehash: bool,
+        context: Option<Vec<u8>>,
+    },
+    MacLength(u64),
+}
+
+const HASHES: &[CK_MECHANISM_TYPE] = &[
+    CKM_SHA_1, CKM_SHA224, CKM_SHA256, CKM_SHA384, CKM_SHA512, 77,
+];
+const MGFS: &[CK_ULONG] = &[
+    CKG_MGF1_SHA1,
+    CKG_MGF1_SHA224,
+    CKG_MGF1_SHA256,
+    CKG_MGF1_SHA384,
+    CKG_MGF1_SHA512,
+    99,
+];
+
+/// Owns a parameter's buffers while the mechanism points into them.
+struct Built {
+    bytes: Vec<u8>,
+    _owned: Vec<Vec<u8>>,
+    len: CK_ULONG,
+}
+
+fn build(p: &Param, public_points: &[Vec<u8>]) -> Built {
+    fn as_bytes<T>(v: &T) -> Vec<u8> {
+        // SAFETY: reading a plain C struct's bytes.
+        unsafe {
+            std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>())
+                .to_vec()
+        }
+    }
+    let ptr = |b: &Vec<u8>| {
+        if b.is_empty() {
+            null_mut()
+        } else {
+            b.as_ptr() as *mut u8
+        }
+    };
+    let mut owned: Vec<Vec<u8>> = Vec::new();
+    let bytes = match p {
+        Param::None => Vec::new(),
+        Param::Bytes(b) => b.clone(),
+        Param::Odd(b, _) => b.clone(),
+        Param::Gcm { iv, aad, tag_bits } => {
+            owned.push(iv.clone());
+            owned.push(aad.clone());
+            as_bytes(&CK_GCM_PARAMS {
+                pIv: ptr(&owned[0]),
+                ulIvLen: owned[0].len() as CK_ULONG,
+                ulIvBits: owned[0].len() as CK_ULONG * 8,
+                pAAD: ptr(&owned[1]),
+                ulAADLen: owned[1].len() as CK_ULONG,
+                ulTagBits: *tag_bits as CK_ULONG,
+            })
+        }
+        Param::Ctr { bits, cb } => as_bytes(&CK_AES_CTR_PARAMS {
+            ulCounterBits: *bits as CK_ULONG,
+            cb: *cb,
+        }),
+        Param::Oaep {
+            hash,
+            mgf,
+            source,
+            label,
+        } => {
+            owned.push(label.clone());
+            as_bytes(&CK_RSA_PKCS_OAEP_PARAMS {
+                hashAlg: HASHES[*hash as usize % HASHES.len()],
+                mgf: MGFS[*mgf as usize % MGFS.len()],
+                source: if *source { CKZ_DATA_SPECIFIED } else { 0 },
+                pSourceData: ptr(&owned[0]) as *mut c_void,
+                ulSourceDataLen: owned[0].len() as CK_ULONG,
+            })
+        }
+        Param::Pss { hash, mgf, s_len } => as_bytes(&CK_RSA_PKCS_PSS_PARAMS {
+            hashAlg: HASHES[*hash as usize % HASHES.len()],
+            mgf: MGFS[*mgf as usize % MGFS.len()],
+            sLen: *s_len as CK_ULONG,
+        }),
+        Param::Ecdh {
+            kdf,
+            shared,
+            public,
+            point_of,
+        } => {
+            owned.push(shared.clone());
+            // Half the time a real point of one of the token's curves.
+            let point = if point_of % 2 == 0 && !public_points.is_empty() {
+                public_points[*point_of as usize / 2 % public_points.len()].clone()
+            } else {
+                public.clone()
+            };
+            owned.push(point);
+            as_bytes(&CK_ECDH1_DERIVE_PARAMS {
+                kdf: [CKD_NULL, CKD_SHA1_KDF, CKD_SHA256_KDF, CKD_SHA512_KDF, 42]
+                    [*kdf as usize % 5],
+                ulSharedDataLen: owned[0].len() as CK_ULONG,
+                pSharedData: ptr(&owned[0]),
+                ulPublicDataLen: owned[1].len() as CK_ULONG,
+                pPublicData: ptr(&owned[1]),
+            })
+        }
+        Param::EdDsa { prehash, context } => {
+            owned.push(context.clone().unwrap_or_default());
+            as_bytes(&CK_EDDSA_PARAMS {
+                phFlag: *prehash as u8,
+                ulContextDataLen: owned[0].len() as CK_ULONG,
+                pContextData: ptr(&owned[0]),
+            })
+        }
+        Param::MacLength(n) => (*n as CK_ULONG).to_ne_bytes().to_vec(),
+    };
+    let len = match p {
+        Param::Odd(_, n) => *n as CK_ULONG,
+        _ => bytes.len() as CK_ULONG,
+    };
+    // An `Odd` length never exceeds the bytes behind it.
+    let len = len.min(bytes.len() as CK_ULONG);
+    Built {
+        bytes,
+        _owned: owned,
+        len,
+    }
+}
+
+#[derive(Arbitrary, Debug)]
+enum Func {
+    Encrypt,
+    Decrypt,
+    Sign,
+    Verify,
+    Digest,
+    Derive(Vec<FuzzAttr>),
+    Wrap(u8),
+}
+
+#[derive(Arbitrary, Debug)]
+enum Step {
+    Single(Vec<u8>, OutBuf),
+    Update(Vec<u8>, OutBuf),
+    Final(OutBuf),
+    DigestKey(u8),
+}
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    key: u8,
+    mech: u8,
+    param: Param,
+    func: Func,
+    steps: Vec<Step>,
+}
+
+fuzz_target!(|input: Input| {
+    let h = harness();
+    let f = h.f;
+    let session = FuzzSession::open();
+    let s = session.h;
+    let key = h.keys[input.key as usize % h.keys.len()].1;
+    let points: Vec<Vec<u8>> = Vec::new();
+    let built = build(&input.param, &points);
+    let mut m = CK_MECHANISM {
+        mechanism: MECHS[input.mech as usize % MECHS.len()],
+        pParameter: if built.bytes.is_empty() {
+            null_mut()
+        } else {
+            built.bytes.as_ptr() as *mut c_void
+        },
+        ulParameterLen: built.len,
+    };
+    // SAFETY (every call below): live buffers of the stated lengths; the
+    // mechanism's parameter points into `built`, alive until the end.
+    unsafe {
+        match &input.func {
+            Func::Derive(attrs) => {
+                let mut t = Template::new(attrs);
+                let (p, n) = t.parts();
+                let mut out = 0;
+                if call("C_DeriveKey", || {
+                    (f.C_DeriveKey.unwrap())(s, &mut m, key, p, n, &mut out)
+                }) == CKR_OK
+                {
+                    call("C_DestroyObject", || (f.C_DestroyObject.unwrap())(s, out));
+                }
+                return;
+            }
+            Func::Wrap(target) => {
+                let target = h.keys[*target as usize % h.keys.len()].1;
+                for size in [0usize, 8, 4096] {
+                    let mut buf = vec![0u8; size];
+                    let mut len = size as CK_ULONG;
+                    let p = if size == 0 {
+                        null_mut()
+                    } else {
+                        buf.as_mut_ptr()
+                    };
+                    let rv = call("C_WrapKey", || {
+                        (f.C_WrapKey.unwrap())(s, &mut m, key, target, p, &mut len)
+                    });
+                    if rv == CKR_OK && size > 0 {
+                        assert!(len as usize <= size, "wrote past the buffer");
+                    }
+                }
+                return;
+            }
+            _ => {}
+        }
+        let (init, single, update, fin): (&str, &str, &str, &str) = match input.func {
+            Func::Encrypt => (
+                "C_EncryptInit",
+                "C_Encrypt",
+                "C_EncryptUpdate",
+                "C_EncryptFinal",
+            ),
+            Func::Decrypt => (
+                "C_DecryptInit",
+                "C_Decrypt",
+                "C_DecryptUpdate",
+                "C_DecryptFinal",
+            ),
+            Func::Sign => ("C_SignInit", "C_Sign", "C_SignUpdate", "C_SignFinal"),
+            Func::Verify => (
+                "C_VerifyInit",
+                "C_Verify",
+                "C_VerifyUpdate",
+                "C_VerifyFinal",
+            ),
+            _ => (
+                "C_DigestInit",
+                "C_Digest",
+                "C_DigestUpdate",
+                "C_DigestFinal",
+            ),
+        };
+        let rv = call(init, || match input.func {
+            Func::Encrypt => (f.C_EncryptInit.unwrap())(s, &mut m, key),
+            Func::Decrypt => (f.C_DecryptInit.unwrap())(s, &mut m, key),
+            Func::Sign => (f.C_SignInit.unwrap())(s, &mut m, key),
+            Func::Verify => (f.C_VerifyInit.unwrap())(s, &mut m, key),
+            _ => (f.C_DigestInit.unwrap())(s, &mut m),
+        });
+        if rv != CKR_OK {
+            return;
+        }
+        for step in input.steps.iter().take(16) {
+            match step {
+                Step::Single(data, out) => {
+                    let (mut buf, mut len) = out.make();
+                    let d = in_ptr(data);
+                    let dl = data.len() as CK_ULONG;
+                    let rv = call(single, || match input.func {
+                        Func::Encrypt => {
+                            (f.C_Encrypt.unwrap())(s, d, dl, out_ptr(&mut buf), &mut len)
+                        }
+                        Func::Decrypt => {
+                            (f.C_Decrypt.unwrap())(s, d, dl, out_ptr(&mut buf), &mut len)
+                        }
+                        Func::Sign => (f.C_Sign.unwrap())(s, d, dl, out_ptr(&mut buf), &mut len),
+                        // The signature is the second half of the data.
+                        Func::Verify => {
+                            (f.C_Verify.unwrap())(s, d, dl / 2, d.add(dl as usize / 2), dl - dl / 2)
+                        }
+                        _ => (f.C_Digest.unwrap())(s, d, dl, out_ptr(&mut buf), &mut len),
+                    });
+                    if rv == CKR_OK
+                        && let Some(b) = &buf
+                    {
+                        assert!(len as usize <= b.len(), "{single} wrote past the buffer");
+                    }
+                }
+                Step::Update(data, out) => {
+                    let (mut buf, mut len) = out.make();
+                    let d = in_ptr(data);
+                    let dl = data.len() as CK_ULONG;
+                    let rv = call(update, || match input.func {
+                        Func::Encrypt => {
+                            (f.C_EncryptUpdate.unwrap())(s, d, dl, out_ptr(&mut buf), &mut len)
+                        }
+                        Func::Decrypt => {
+                            (f.C_DecryptUpdate.unwrap())(s, d, dl, out_ptr(&mut buf), &mut len)
+                        }
+                        Func::Sign => (f.C_SignUpdate.unwrap())(s, d, dl),
+                        Func::Verify => (f.C_VerifyUpdate.unwrap())(s, d, dl),
+                        _ => (f.C_DigestUpdate.unwrap())(s, d, dl),
+                    });
+                    if rv == CKR_OK
+                        && let Some(b) = &buf
+                    {
+                        assert!(len as usize <= b.len(), "{update} wrote past the buffer");
+                    }
+                }
+                Step::Final(out) => {
+                    let (mut buf, mut len) = out.make();
+                    let sig = buf.clone().unwrap_or_default();
+                    let rv = call(fin, || match input.func {
+                        Func::Encrypt => {
+                            (f.C_EncryptFinal.unwrap())(s, out_ptr(&mut buf), &mut len)
+                        }
+                        Func::Decrypt => {
+                            (f.C_DecryptFinal.unwrap())(s, out_ptr(&mut buf), &mut len)
+                        }
+                        Func::Sign => (f.C_SignFinal.unwrap())(s, out_ptr(&mut buf), &mut len),
+                        Func::Verify => {
+                            (f.C_VerifyFinal.unwrap())(s, in_ptr(&sig), sig.len() as CK_ULONG)
+                        }
+                        _ => (f.C_DigestFinal.unwrap())(s, out_ptr(&mut buf), &mut len),
+                    });
+                    if rv == CKR_OK
+                        && let Some(b) = &buf
+                    {
+                        assert!(len as usize <= b.len(), "{fin} wrote past the buffer");
+                    }
+                }
+                Step::DigestKey(i) => {
+                    let k = h.keys[*i as usize % h.keys.len()].1;
+                    call("C_DigestKey", || (f.C_DigestKey.unwrap())(s, k));
+                }
+            }
+        }
+    }
+});
