@@ -251,6 +251,12 @@ fn two_processes_share_one_token() {
 
 #[test]
 fn a_token_created_by_another_process_appears() {
+    // The other process is pkcs11-tool, which cannot load a module built
+    // with a sanitizer (scripts/sanitizers); every other run covers this.
+    if std::env::var_os("DALEK_PKCS11_SANITIZER").is_some() {
+        eprintln!("skipped under a sanitizer: pkcs11-tool cannot load an instrumented module");
+        return;
+    }
     let f = Fixture::new();
     assert_eq!(f.p().get_all_slots().unwrap().len(), 1);
     let status = Command::new("pkcs11-tool")

@@ -181,6 +181,12 @@ fn describe(found: &[usize]) -> String {
 
 #[test]
 fn no_copy_of_the_token_key_survives_logout_or_finalize() {
+    // A sanitizer moves stack frames onto heap "fake stacks" and keeps freed
+    // memory in quarantine: what it leaves says nothing about the module.
+    if std::env::var_os("DALEK_PKCS11_SANITIZER").is_some() {
+        eprintln!("skipped under a sanitizer: its fake stacks and quarantine hold stale frames");
+        return;
+    }
     let mut f = Fixture::new();
     let slot = f.token("hygiene");
     let key = token_key(&f);
