@@ -130,17 +130,6 @@ fn spawn(f: &Fixture, label: &str, role: &str) -> std::process::Child {
     f.spawn_worker("PIN_WORKER", &format!("{label} {role}"))
 }
 
-fn finish(child: std::process::Child) -> String {
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "worker failed: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
-
 #[test]
 fn processes_guessing_at_once_share_the_ten_tries() {
     let f = Fixture::new();
@@ -148,7 +137,7 @@ fn processes_guessing_at_once_share_the_ten_tries() {
     let workers = [spawn(&f, "procs", "guess"), spawn(&f, "procs", "guess")];
     let mut wrong = 0;
     for w in workers {
-        let text = finish(w);
+        let text = finish_worker(w);
         let line = text.lines().find(|l| l.starts_with("wrong ")).expect(&text);
         let n: Vec<usize> = line.split(' ').filter_map(|x| x.parse().ok()).collect();
         assert_eq!(n[0] + n[1], 10, "{line}");
@@ -158,24 +147,12 @@ fn processes_guessing_at_once_share_the_ten_tries() {
     assert!(f.p().get_token_info(slot).unwrap().user_pin_locked());
 }
 
-/// In the worker: the token's files cannot grow (`RLIMIT_FSIZE` 0, the way a
-/// full disk refuses writes, and unlike file modes it binds root too).
+/// In the worker: the token's files cannot be written (see
+/// [`limit_file_size`]).
 fn unwritable(p: &Pkcs11, slot: Slot) {
-    let set_limit = |bytes: u64| {
-        let lim = libc::rlimit {
-            rlim_cur: bytes,
-            rlim_max: libc::RLIM_INFINITY,
-        };
-        // SAFETY: plain system calls on this process; SIGXFSZ is ignored so a
-        // refused write is an error (EFBIG), not the end of the process.
-        unsafe {
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
-        }
-    };
     let s = p.open_rw_session(slot).unwrap();
     let login = |guess: &str| s.login(UserType::User, Some(&pin(guess))).map_err(rv_of);
-    set_limit(0);
+    limit_file_size(0);
     // Neither PIN is evaluated while its try cannot be counted: before the
     // fix the right one logged in (nothing to write at a count of 0).
     let e = login(USER_PIN).expect_err("right PIN while the token cannot be written");
@@ -188,19 +165,19 @@ fn unwritable(p: &Pkcs11, slot: Slot) {
         matches!(e, RvError::DeviceMemory | RvError::DeviceError),
         "{e:?}"
     );
-    set_limit(libc::RLIM_INFINITY);
+    limit_file_size(libc::RLIM_INFINITY);
     // Nine counted failures, then the file stops taking writes: the tenth
     // guess is refused without being evaluated or counted...
     for _ in 0..9 {
         assert_eq!(login("wrong-pin"), Err(RvError::PinIncorrect));
     }
-    set_limit(0);
+    limit_file_size(0);
     for _ in 0..5 {
         let e = login("wrong-pin").expect_err("wrong PIN");
         assert_ne!(e, RvError::PinIncorrect);
         assert_ne!(e, RvError::PinLocked);
     }
-    set_limit(libc::RLIM_INFINITY);
+    limit_file_size(libc::RLIM_INFINITY);
     // ...so the right PIN still has its try.
     assert_eq!(login(USER_PIN), Ok(()));
     println!("unwritable ok");
@@ -210,6 +187,6 @@ fn unwritable(p: &Pkcs11, slot: Slot) {
 fn a_try_that_cannot_be_counted_is_not_evaluated() {
     let f = Fixture::new();
     f.token("nowrite");
-    let text = finish(spawn(&f, "nowrite", "unwritable"));
+    let text = finish_worker(spawn(&f, "nowrite", "unwritable"));
     assert!(text.contains("unwritable ok"), "{text}");
 }

@@ -90,15 +90,19 @@ impl Object {
 
     /// The record to store for this token object.
     pub fn to_record(&self) -> ObjectRecord {
-        let st = self.state.read();
+        self.record_with(&self.state.read().attrs)
+    }
+
+    /// The record this token object would have with `attrs` (not yet its own).
+    pub fn record_with(&self, attrs: &Attributes) -> ObjectRecord {
         ObjectRecord {
             uid: self.uid,
-            generation: st.generation,
+            generation: self.generation(),
             class: self.class,
             private: self.private,
-            label: st.attrs.bytes(CKA_LABEL).unwrap_or_default().to_vec(),
-            id: st.attrs.bytes(CKA_ID).unwrap_or_default().to_vec(),
-            attrs: st.attrs.encode(),
+            label: attrs.bytes(CKA_LABEL).unwrap_or_default().to_vec(),
+            id: attrs.bytes(CKA_ID).unwrap_or_default().to_vec(),
+            attrs: attrs.encode(),
         }
     }
 
@@ -117,15 +121,27 @@ impl Object {
         f(&self.state.read().attrs)
     }
 
+    /// A copy of the attributes and the generation they belong to (read
+    /// together, for a change that must apply to exactly this state).
+    pub fn attrs_at(&self) -> (Attributes, u64) {
+        let st = self.state.read();
+        (st.attrs.clone(), st.generation)
+    }
+
     /// A copy of the attributes.
     pub fn attrs(&self) -> Attributes {
         self.state.read().attrs.clone()
     }
 
-    /// Replaces the attributes (after `template::change` checked them) and
+    /// Replaces the attributes (after `template::change` checked them and
+    /// the store took them) and the generation they were stored at, and
     /// drops the cached key material, which may depend on them.
-    pub fn replace_attrs(&self, attrs: Attributes) {
-        self.state.write().attrs = attrs;
+    pub fn replace_attrs(&self, attrs: Attributes, generation: u64) {
+        {
+            let mut st = self.state.write();
+            st.attrs = attrs;
+            st.generation = generation;
+        }
         self.forget_key();
     }
 
@@ -164,11 +180,16 @@ impl Object {
 
     /// Seals, in place, every sensitive value of a private token object.
     pub fn seal_sensitive(&self, key: &TokenKey) -> Result<()> {
+        self.seal_into(&mut self.state.write().attrs, key)
+    }
+
+    /// Seals, in `attrs` (this object's attributes to be), every sensitive
+    /// value of a private token object.
+    pub fn seal_into(&self, attrs: &mut Attributes, key: &TokenKey) -> Result<()> {
         if !(self.token && self.private) {
             return Ok(());
         }
-        let mut st = self.state.write();
-        for (ty, v) in st.attrs.values_mut() {
+        for (ty, v) in attrs.values_mut() {
             if let Value::Plain(p) = v
                 && template::is_sealed_attribute(self.tables, ty)
             {
@@ -179,15 +200,16 @@ impl Object {
     }
 
     /// All attributes with sealed values opened (for copying an object).
-    pub fn unsealed_attrs(&self, key: Option<&TokenKey>) -> Result<Attributes> {
-        let mut attrs = self.attrs();
+    /// Also returns the generation they belong to.
+    pub fn unsealed_attrs(&self, key: Option<&TokenKey>) -> Result<(Attributes, u64)> {
+        let (mut attrs, generation) = self.attrs_at();
         for (ty, v) in attrs.values_mut() {
             if let Value::Sealed(s) = v {
                 let key = key.ok_or(err(CKR_USER_NOT_LOGGED_IN))?;
                 *v = Value::Plain(key.unseal(&seal_aad(&self.uid, ty), s)?.into());
             }
         }
-        Ok(attrs)
+        Ok((attrs, generation))
     }
 
     /// The parsed key, built once by `load` and cached until the object

@@ -50,15 +50,30 @@ pub fn insert_new(
 /// before it removes the session's objects, and this checks the mark after
 /// storing, so one of the two always sees the other.)
 pub fn insert_objects(session: &Session, objects: Vec<Object>) -> Result<Vec<CK_OBJECT_HANDLE>> {
-    let handles = session.token.insert(objects)?;
+    let handles = session
+        .token
+        .insert(objects, None)?
+        .ok_or(err(CKR_GENERAL_ERROR))?;
+    check_still_open(session)?;
+    Ok(handles)
+}
+
+/// The session-closed half of [`insert_objects`].
+fn check_still_open(session: &Session) -> Result<()> {
     if !session.open.load(std::sync::atomic::Ordering::SeqCst) {
         session
             .token
             .drop_session_objects(Some(session.handle), false);
         return Err(err(CKR_SESSION_CLOSED));
     }
-    Ok(handles)
+    Ok(())
 }
+
+/// How many times a write made through a view another process changed
+/// meanwhile is re-applied to the fresh object before giving up. Each retry
+/// means another writer committed in between, so this is only reached
+/// under sustained contention on one object.
+const STALE_RETRIES: usize = 64;
 
 /// May this session create or change an object with these flags?
 /// Token objects need a read/write session; private objects need the user.
@@ -114,29 +129,39 @@ pub fn create(session: &Session, template: &[Attr]) -> Result<CK_OBJECT_HANDLE> 
     insert_new(session, attrs, tables)
 }
 
-/// `C_CopyObject`.
+/// `C_CopyObject`. The copy is stored only if the source still stands as
+/// it was read (a copy through a stale handle never revives an object
+/// another process destroyed).
 pub fn copy(
     session: &Session,
     handle: CK_OBJECT_HANDLE,
     template: &[Attr],
 ) -> Result<CK_OBJECT_HANDLE> {
     let token = &session.token;
-    let src = token.object(handle)?;
-    if !src.flag(CKA_COPYABLE) {
-        return Err(err(CKR_ACTION_PROHIBITED));
+    for _ in 0..STALE_RETRIES {
+        let src = token.object(handle)?;
+        if !src.flag(CKA_COPYABLE) {
+            return Err(err(CKR_ACTION_PROHIBITED));
+        }
+        let is_so = token.logged_in() == Some(CKU_SO);
+        let (current, read_at) = src.unsealed_attrs(token.token_key().as_deref())?;
+        let attrs = template::change(
+            &current,
+            template,
+            src.tables,
+            Change::Copy,
+            is_so,
+            token.config().wrap_separation,
+        )?;
+        check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
+        let obj = new_object(session, attrs, src.tables)?;
+        if let Some(handles) = token.insert(vec![obj], Some((&src, read_at)))? {
+            check_still_open(session)?;
+            return Ok(handles[0]);
+        }
+        token.refresh()?;
     }
-    let is_so = token.logged_in() == Some(CKU_SO);
-    let current = src.unsealed_attrs(token.token_key().as_deref())?;
-    let attrs = template::change(
-        &current,
-        template,
-        src.tables,
-        Change::Copy,
-        is_so,
-        token.config().wrap_separation,
-    )?;
-    check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
-    insert_new(session, attrs, src.tables)
+    Err(err(CKR_FUNCTION_FAILED))
 }
 
 /// `C_DestroyObject`.
@@ -193,28 +218,38 @@ pub fn get_attributes(
         .collect()
 }
 
-/// `C_SetAttributeValue`.
+/// `C_SetAttributeValue`: changes only the attributes in `template`, on
+/// the object as it is stored now (a change another process committed
+/// since this one last looked is kept, not overwritten), and changes
+/// nothing when the call fails.
 pub fn set_attributes(
     session: &Session,
     handle: CK_OBJECT_HANDLE,
     template: &[Attr],
 ) -> Result<()> {
     let token = &session.token;
-    let obj = token.object(handle)?;
-    check_write_access(session, obj.token, obj.private)?;
-    if !obj.flag(CKA_MODIFIABLE) {
-        return Err(err(CKR_ACTION_PROHIBITED));
+    for _ in 0..STALE_RETRIES {
+        let obj = token.object(handle)?;
+        check_write_access(session, obj.token, obj.private)?;
+        if !obj.flag(CKA_MODIFIABLE) {
+            return Err(err(CKR_ACTION_PROHIBITED));
+        }
+        let is_so = token.logged_in() == Some(CKU_SO);
+        let (current, read_at) = obj.attrs_at();
+        let next = template::change(
+            &current,
+            template,
+            obj.tables,
+            Change::Set,
+            is_so,
+            token.config().wrap_separation,
+        )?;
+        if token.update(&obj, read_at, next)? {
+            return Ok(());
+        }
+        token.refresh()?;
     }
-    let is_so = token.logged_in() == Some(CKU_SO);
-    let next = template::change(
-        &obj.attrs(),
-        template,
-        obj.tables,
-        Change::Set,
-        is_so,
-        token.config().wrap_separation,
-    )?;
-    token.update(&obj, next)
+    Err(err(CKR_FUNCTION_FAILED))
 }
 
 /// `C_FindObjectsInit`: collects the matching visible objects now (a

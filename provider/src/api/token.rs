@@ -14,7 +14,7 @@ use super::template::{self, Reveal};
 use crate::config::Config;
 use crate::error::{Result, err};
 use crate::storage::seal::{TokenKey, WrappedKey, hex, random_bytes};
-use crate::storage::{self, TokenMeta, TokenStore, Uid};
+use crate::storage::{self, TokenMeta, TokenStore, Uid, Written};
 use cryptoki_sys::*;
 use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeSet, HashMap};
@@ -408,8 +408,15 @@ impl Token {
 
     /// Adds new objects (all token or all session objects), storing token
     /// objects in one transaction. Sensitive values of private token
-    /// objects are sealed first.
-    pub fn insert(&self, objects: Vec<Object>) -> Result<Vec<CK_OBJECT_HANDLE>> {
+    /// objects are sealed first. With `source` (the object a copy or
+    /// derivation was made from), the write lands only if that object still
+    /// stands as read: `Ok(None)` asks the caller to refresh and try again,
+    /// a destroyed source gives `CKR_OBJECT_HANDLE_INVALID`.
+    pub fn insert(
+        &self,
+        objects: Vec<Object>,
+        source: Option<(&Object, u64)>,
+    ) -> Result<Option<Vec<CK_OBJECT_HANDLE>>> {
         let token_objects = objects.iter().any(|o| o.token);
         let mut store = self.store.lock();
         if token_objects {
@@ -423,8 +430,22 @@ impl Token {
                 .map(Object::to_record)
                 .collect();
             let refs: Vec<_> = records.iter().collect();
+            let expect: Vec<_> = source
+                .filter(|(o, _)| o.token)
+                .map(|(o, read_at)| (o.uid, read_at))
+                .into_iter()
+                .collect();
             let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
-            let g = s.put(&refs)?;
+            let g = match s.put(&refs, &expect)? {
+                Written::At(g) => g,
+                Written::Stale => return Ok(None),
+                Written::Gone => {
+                    if let Some((src, _)) = source {
+                        self.objects.write().take(src.handle);
+                    }
+                    return Err(err(CKR_OBJECT_HANDLE_INVALID));
+                }
+            };
             let mut t = self.objects.write();
             if t.generation + 1 == g {
                 t.generation = g;
@@ -439,46 +460,81 @@ impl Token {
         for o in objects {
             t.add(Arc::new(o));
         }
-        Ok(handles)
+        Ok(Some(handles))
     }
 
-    /// Stores changed attributes of an object.
-    pub fn update(&self, obj: &Arc<Object>, attrs: Attributes) -> Result<()> {
+    /// Replaces the attributes of `obj` with `attrs` (checked by the
+    /// caller against `obj` as it stood at generation `read_at`; session
+    /// objects count their changes in memory). Nothing changes unless the store
+    /// took the new record: the new attribute set is sealed and written
+    /// first and only then swapped in, so a failed call leaves the object as
+    /// it was (PKCS#11 3.0 §5.7 `C_SetAttributeValue`). The write lands only
+    /// if the stored object is still the one `obj` reflects: `Ok(false)`
+    /// when another process changed it since (refresh and apply the change
+    /// again), `CKR_OBJECT_HANDLE_INVALID` when it was destroyed. The same
+    /// holds between threads of this process.
+    pub fn update(&self, obj: &Arc<Object>, read_at: u64, mut attrs: Attributes) -> Result<bool> {
         let mut store = self.store.lock();
-        {
-            // Re-index under the new label and id.
-            let mut t = self.objects.write();
-            t.take(obj.handle);
-            obj.replace_attrs(attrs);
-            t.add(obj.clone());
+        if obj.generation() != read_at {
+            return Ok(false);
         }
+        let mut generation = read_at + 1;
         if obj.token {
             if obj.private {
-                obj.seal_sensitive(&*self.token_key().ok_or(err(CKR_USER_NOT_LOGGED_IN))?)?;
+                let key = self.token_key().ok_or(err(CKR_USER_NOT_LOGGED_IN))?;
+                obj.seal_into(&mut attrs, &key)?;
             }
             let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
-            let g = s.put(&[&obj.to_record()])?;
-            obj.set_generation(g);
-            let mut t = self.objects.write();
-            if t.generation + 1 == g {
-                t.generation = g;
+            let record = obj.record_with(&attrs);
+            match s.put(&[&record], &[(obj.uid, read_at)])? {
+                Written::At(g) => generation = g,
+                Written::Stale => return Ok(false),
+                Written::Gone => {
+                    self.objects.write().take(obj.handle);
+                    return Err(err(CKR_OBJECT_HANDLE_INVALID));
+                }
             }
         }
-        Ok(())
+        // Re-index under the new label and id; an object another thread
+        // destroyed meanwhile stays destroyed.
+        let mut t = self.objects.write();
+        match t.take(obj.handle) {
+            Some(current) if Arc::ptr_eq(&current, obj) => {}
+            Some(current) => {
+                t.add(current);
+                return Ok(false);
+            }
+            None => return Err(err(CKR_OBJECT_HANDLE_INVALID)),
+        }
+        obj.replace_attrs(attrs, generation);
+        t.add(obj.clone());
+        if obj.token && t.generation + 1 == generation {
+            t.generation = generation;
+        }
+        Ok(true)
     }
 
-    /// Destroys an object.
+    /// Destroys an object. One that another process destroyed first is
+    /// `CKR_OBJECT_HANDLE_INVALID` (and forgotten here).
     pub fn remove(&self, obj: &Object) -> Result<()> {
         let mut store = self.store.lock();
-        if obj.token {
+        let gone = if obj.token {
             let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
             let g = s.delete(&obj.uid)?;
             let mut t = self.objects.write();
-            if t.generation + 1 == g {
+            if let Some(g) = g
+                && t.generation + 1 == g
+            {
                 t.generation = g;
             }
+            g.is_none()
+        } else {
+            false
+        };
+        let taken = self.objects.write().take(obj.handle);
+        if gone || taken.is_none() {
+            return Err(err(CKR_OBJECT_HANDLE_INVALID));
         }
-        self.objects.write().take(obj.handle);
         Ok(())
     }
 

@@ -1,7 +1,7 @@
 //! The memory store: nothing touches disk; the token lives as long as the
 //! process that created it.
 
-use super::{Changes, ObjectRecord, TokenMeta, TokenStore, Uid};
+use super::{Changes, Expect, ObjectRecord, TokenMeta, TokenStore, Uid, Written};
 use crate::error::Result;
 use std::collections::HashMap;
 
@@ -64,19 +64,28 @@ impl TokenStore for MemoryStore {
         }))
     }
 
-    fn put(&mut self, records: &[&ObjectRecord]) -> Result<u64> {
+    fn put(&mut self, records: &[&ObjectRecord], expect: &[Expect]) -> Result<Written> {
+        for (uid, generation) in expect {
+            match self.objects.get(uid) {
+                None => return Ok(Written::Gone),
+                Some(r) if r.generation != *generation => return Ok(Written::Stale),
+                Some(_) => {}
+            }
+        }
         self.generation += 1;
         for r in records {
             let mut r = (*r).clone();
             r.generation = self.generation;
             self.objects.insert(r.uid, r);
         }
-        Ok(self.generation)
+        Ok(Written::At(self.generation))
     }
 
-    fn delete(&mut self, uid: &Uid) -> Result<u64> {
+    fn delete(&mut self, uid: &Uid) -> Result<Option<u64>> {
+        if self.objects.remove(uid).is_none() {
+            return Ok(None);
+        }
         self.generation += 1;
-        self.objects.remove(uid);
-        Ok(self.generation)
+        Ok(Some(self.generation))
     }
 }

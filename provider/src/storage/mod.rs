@@ -73,6 +73,23 @@ pub struct Changes {
     pub deletes: Vec<Uid>,
 }
 
+/// What a conditional write found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// Written, at this generation.
+    At(u64),
+    /// An expected object was written by someone else since the caller read
+    /// it: nothing was written; refresh and try again.
+    Stale,
+    /// An expected object no longer exists (destroyed, or the token was
+    /// re-initialised): nothing was written.
+    Gone,
+}
+
+/// A stored object a write depends on: it must still exist, at this
+/// generation, when the write commits.
+pub type Expect = (Uid, u64);
+
 /// One token's persistent state.
 pub trait TokenStore: Send {
     /// Reads the metadata.
@@ -88,11 +105,14 @@ pub trait TokenStore: Send {
     /// Everything changed after `generation` of `epoch`; `None` when nothing
     /// changed (cheap: no query when no other connection wrote).
     fn changes_since(&mut self, epoch: &str, generation: u64) -> Result<Option<Changes>>;
-    /// Inserts or replaces objects in one transaction; returns the generation
-    /// they were written at.
-    fn put(&mut self, records: &[&ObjectRecord]) -> Result<u64>;
-    /// Deletes an object; returns the generation of the deletion.
-    fn delete(&mut self, uid: &Uid) -> Result<u64>;
+    /// Inserts or replaces objects in one transaction, provided every
+    /// object in `expect` still exists at the given generation (checked in
+    /// the same transaction, so a write made through a stale view of an
+    /// object, or of one another process destroyed, never lands).
+    fn put(&mut self, records: &[&ObjectRecord], expect: &[Expect]) -> Result<Written>;
+    /// Deletes an object; returns the generation of the deletion, or `None`
+    /// when there was no such object.
+    fn delete(&mut self, uid: &Uid) -> Result<Option<u64>>;
 }
 
 /// Opens the stores of every token that exists for `config`.

@@ -11,7 +11,7 @@
 //! A new token is built under a temporary name and renamed into place, so no
 //! process ever sees a half-created token.
 
-use super::{Changes, ObjectRecord, TokenMeta, TokenStore, UID_LEN, Uid};
+use super::{Changes, Expect, ObjectRecord, TokenMeta, TokenStore, UID_LEN, Uid, Written};
 use crate::config::Durability;
 use crate::error::{Result, err};
 use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_NOT_RECOGNIZED};
@@ -294,8 +294,19 @@ impl TokenStore for SqliteStore {
         Ok(Some(changes))
     }
 
-    fn put(&mut self, records: &[&ObjectRecord]) -> Result<u64> {
+    fn put(&mut self, records: &[&ObjectRecord], expect: &[Expect]) -> Result<Written> {
         self.write(|tx| {
+            for (uid, generation) in expect {
+                let stored: Option<i64> = tx
+                    .prepare_cached("SELECT generation FROM objects WHERE uid = ?1")?
+                    .query_row(params![&uid[..]], |r| r.get(0))
+                    .optional()?;
+                match stored {
+                    None => return Ok(Written::Gone),
+                    Some(g) if g as u64 != *generation => return Ok(Written::Stale),
+                    Some(_) => {}
+                }
+            }
             let g = bump_generation(tx)?;
             let mut stmt = tx.prepare_cached(
                 "INSERT INTO objects(uid, generation, class, private, label, ckid, attrs)
@@ -315,21 +326,23 @@ impl TokenStore for SqliteStore {
                     r.attrs
                 ])?;
             }
-            Ok(g)
+            Ok(Written::At(g))
         })
     }
 
-    fn delete(&mut self, uid: &Uid) -> Result<u64> {
+    fn delete(&mut self, uid: &Uid) -> Result<Option<u64>> {
         debug_assert_eq!(uid.len(), UID_LEN);
         self.write(|tx| {
+            if tx.execute("DELETE FROM objects WHERE uid = ?1", params![&uid[..]])? == 0 {
+                return Ok(None);
+            }
             let g = bump_generation(tx)?;
-            tx.execute("DELETE FROM objects WHERE uid = ?1", params![&uid[..]])?;
             tx.execute(
                 "INSERT INTO tombstones(uid, generation) VALUES(?1, ?2)
                  ON CONFLICT(uid) DO UPDATE SET generation = excluded.generation",
                 params![&uid[..], g as i64],
             )?;
-            Ok(g)
+            Ok(Some(g))
         })
     }
 }
@@ -371,12 +384,15 @@ mod tests {
             b.changes_since("e1", 0).unwrap().is_none(),
             "nothing written yet"
         );
-        let g = a.put(&[&rec(1), &rec(2)]).unwrap();
+        let Written::At(g) = a.put(&[&rec(1), &rec(2)], &[]).unwrap() else {
+            panic!("unconditional put")
+        };
         let c = b.changes_since("e1", 0).unwrap().expect("b sees a's write");
         assert_eq!(c.generation, g);
         assert_eq!(c.upserts.len(), 2);
         assert!(!c.reset);
-        a.delete(&[1; UID_LEN]).unwrap();
+        a.delete(&[1; UID_LEN]).unwrap().expect("existed");
+        assert_eq!(a.delete(&[1; UID_LEN]).unwrap(), None, "already gone");
         let c = b.changes_since("e1", g).unwrap().unwrap();
         assert_eq!(c.deletes, vec![[1; UID_LEN]]);
         assert!(c.upserts.is_empty());
@@ -387,6 +403,35 @@ mod tests {
         assert!(c.reset);
         assert!(c.upserts.is_empty());
         assert_eq!(list_serials(dir.path()), vec!["abc".to_string()]);
+    }
+
+    #[test]
+    fn conditional_writes_refuse_stale_and_destroyed_objects() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = SqliteStore::create(dir.path(), &meta("cw"), Durability::Normal).unwrap();
+        let mut b = SqliteStore::open(dir.path(), "cw", Durability::Normal).unwrap();
+        let Written::At(g1) = a.put(&[&rec(1)], &[]).unwrap() else {
+            panic!()
+        };
+        // B read generation g1; A writes again; B's write is stale.
+        let Written::At(g2) = a.put(&[&rec(1)], &[([1; UID_LEN], g1)]).unwrap() else {
+            panic!()
+        };
+        assert!(g2 > g1);
+        let mut changed = rec(1);
+        changed.id = b"from b".to_vec();
+        assert_eq!(
+            b.put(&[&changed], &[([1; UID_LEN], g1)]).unwrap(),
+            Written::Stale
+        );
+        // A destroys it; B's write through its old view must not bring it back.
+        a.delete(&[1; UID_LEN]).unwrap().unwrap();
+        assert_eq!(
+            b.put(&[&changed], &[([1; UID_LEN], g2)]).unwrap(),
+            Written::Gone
+        );
+        let all = b.changes_since("e1", u64::MAX).unwrap().unwrap();
+        assert!(all.upserts.is_empty(), "nothing was written");
     }
 
     #[test]

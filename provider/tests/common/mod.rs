@@ -181,6 +181,19 @@ impl Fixture {
     }
 }
 
+/// Waits for a worker; its standard output. A worker that failed fails
+/// the test with its output.
+pub fn finish_worker(child: std::process::Child) -> String {
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "worker failed: {text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
 /// In a worker process: the module initialised, and the slot of the token
 /// labelled `label`.
 pub fn worker_module(label: &str) -> (Pkcs11, Slot) {
@@ -205,6 +218,23 @@ impl Drop for Fixture {
         if let Some(p) = self.pkcs11.take() {
             let _ = p.finalize();
         }
+    }
+}
+
+/// Limits the size every file of this process may reach (`RLIMIT_FSIZE`):
+/// at 0 no write to the token's files succeeds, the way a full disk refuses
+/// them (and unlike file modes it binds root too); `libc::RLIM_INFINITY`
+/// lifts it. For worker processes.
+pub fn limit_file_size(bytes: u64) {
+    let lim = libc::rlimit {
+        rlim_cur: bytes,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: plain system calls on this process; SIGXFSZ is ignored so a
+    // refused write is an error (EFBIG), not the end of the process.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
     }
 }
 
