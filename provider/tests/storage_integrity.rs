@@ -182,3 +182,106 @@ fn two_processes_keep_each_others_changes() {
     let copy = s.copy_object(found[0], &[Attribute::Token(false)]).unwrap();
     assert_eq!(get(&s, copy, AttributeType::Label), b"second");
 }
+
+fn tokens_dir(f: &Fixture) -> std::path::PathBuf {
+    f.dir.path().join("tokens")
+}
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn token_files_are_private_whatever_the_umask() {
+    // SAFETY: umask is process-wide; the tests of this binary take turns
+    // (Fixture) and it is restored below.
+    let old = unsafe { libc::umask(0) };
+    let mut f = Fixture::new();
+    let slot = f.token("modes");
+    let s = f.user(slot);
+    secret_key(&s, b"k");
+    let serial = f
+        .p()
+        .get_token_info(slot)
+        .unwrap()
+        .serial_number()
+        .to_string();
+    let dir = tokens_dir(&f);
+    let files: Vec<_> = ["", "-wal", "-shm"]
+        .iter()
+        .map(|side| dir.join(format!("{serial}.sqlite{side}")))
+        .collect();
+    let modes: Vec<u32> = files.iter().map(|p| mode(p)).collect();
+    drop(s);
+    f.stop();
+    // SAFETY: as above.
+    unsafe { libc::umask(old) };
+    assert_eq!(mode(&dir), 0o700, "token directory");
+    assert_eq!(modes, vec![0o600; 3], "database, WAL and SHM files");
+}
+
+#[test]
+fn a_copied_token_file_does_not_add_slots() {
+    let f = Fixture::new();
+    let slot = f.token("original");
+    let serial = f
+        .p()
+        .get_token_info(slot)
+        .unwrap()
+        .serial_number()
+        .to_string();
+    let dir = tokens_dir(&f);
+    std::fs::copy(
+        dir.join(format!("{serial}.sqlite")),
+        dir.join("0123ABCDCOPY.sqlite"),
+    )
+    .unwrap();
+    let before = f.p().get_all_slots().unwrap().len();
+    for _ in 0..20 {
+        f.p().get_all_slots().unwrap();
+    }
+    assert_eq!(f.p().get_all_slots().unwrap().len(), before);
+    let labels: Vec<String> = f
+        .p()
+        .get_slots_with_token()
+        .unwrap()
+        .into_iter()
+        .filter_map(|s| f.p().get_token_info(s).ok())
+        .filter(|t| t.token_initialized())
+        .map(|t| t.label().to_string())
+        .collect();
+    assert_eq!(
+        labels,
+        vec!["original".to_string()],
+        "the copy is not a token"
+    );
+}
+
+#[test]
+fn leftovers_of_an_unfinished_creation_are_removed() {
+    let f = Fixture::new();
+    f.token("present");
+    let dir = tokens_dir(&f);
+    let abandoned = dir.join(".DEADBEEF01.sqlite.new");
+    let side_files =
+        ["-wal", "-shm", "-journal"].map(|s| dir.join(format!(".DEADBEEF01.sqlite.new{s}")));
+    std::fs::write(&abandoned, b"half a token").unwrap();
+    for p in &side_files {
+        std::fs::write(p, b"x").unwrap();
+    }
+    let orphan_wal = dir.join(".FEEDFACE02.sqlite.new-wal");
+    std::fs::write(&orphan_wal, b"x").unwrap();
+    // One being built right now (its builder holds the lock) stays.
+    let busy = dir.join(".C0FFEE03.sqlite.new");
+    let held = std::fs::File::create(&busy).unwrap();
+    held.lock().unwrap();
+    f.p().get_all_slots().unwrap();
+    assert!(!abandoned.exists(), "abandoned token file kept");
+    assert!(side_files.iter().all(|p| !p.exists()), "side files kept");
+    assert!(!orphan_wal.exists());
+    assert!(busy.exists(), "a token being built was removed");
+    drop(held);
+    f.p().get_all_slots().unwrap();
+    assert!(!busy.exists());
+}

@@ -14,7 +14,8 @@ use crate::config::Config;
 use crate::error::{Result, err};
 use crate::storage;
 use cryptoki_sys::*;
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -26,6 +27,10 @@ pub struct Module {
     slots: RwLock<Vec<Arc<Token>>>,
     sessions: RwLock<HandleMap<Arc<Session>>>,
     next_session: AtomicU64,
+    /// Held for a whole rescan (two threads never add one token twice);
+    /// holds the serials of token files refused once (not retried, not
+    /// logged again, until the next `C_Initialize`).
+    rescan: Mutex<HashSet<String>>,
 }
 
 static MODULE: RwLock<Option<Arc<Module>>> = RwLock::new(None);
@@ -158,6 +163,7 @@ pub fn initialize() -> Result<()> {
         slots: RwLock::new(Vec::new()),
         sessions: RwLock::new(HandleMap::default()),
         next_session: AtomicU64::new(1),
+        rescan: Mutex::new(HashSet::new()),
         config,
     };
     for store in storage::discover(&module.config)? {
@@ -207,7 +213,10 @@ impl Module {
     }
 
     /// Picks up tokens created by other processes and keeps one free slot.
+    /// A token file that cannot be opened is logged once and skipped (the
+    /// slot list stays stable however often it is asked for).
     pub fn rescan(&self) -> Result<()> {
+        let mut refused = self.rescan.lock();
         let known: Vec<String> = self
             .slots
             .read()
@@ -215,12 +224,15 @@ impl Module {
             .filter_map(|t| t.serial())
             .collect();
         for serial in storage::list_serials(&self.config) {
-            if !known.contains(&serial) {
+            if !known.contains(&serial) && !refused.contains(&serial) {
                 match storage::open(&self.config, &serial) {
                     Ok(s) => {
                         self.add_token(Some(s))?;
                     }
-                    Err(e) => crate::log::warn(format_args!("token {serial} not opened: {e}")),
+                    Err(e) => {
+                        crate::log::warn(format_args!("token {serial} not opened: {e}"));
+                        refused.insert(serial);
+                    }
                 }
             }
         }

@@ -282,9 +282,9 @@ impl Token {
         })
     }
 
-    /// Serial number, if initialised.
+    /// Serial number, if initialised (from the store's name: no I/O).
     pub fn serial(&self) -> Option<String> {
-        self.status().ok().and_then(|s| s.meta).map(|m| m.serial)
+        self.store.lock().as_ref().map(|s| s.serial())
     }
 
     /// Who is logged in (in this process).

@@ -24,6 +24,10 @@ impl MemoryStore {
 }
 
 impl TokenStore for MemoryStore {
+    fn serial(&self) -> String {
+        self.meta.serial.clone()
+    }
+
     fn meta(&mut self) -> Result<TokenMeta> {
         Ok(self.meta.clone())
     }

@@ -92,6 +92,8 @@ pub type Expect = (Uid, u64);
 
 /// One token's persistent state.
 pub trait TokenStore: Send {
+    /// The token's serial number, as the store is named (fixed for its life).
+    fn serial(&self) -> String;
     /// Reads the metadata.
     fn meta(&mut self) -> Result<TokenMeta>;
     /// Reads, changes and writes the metadata in one transaction (so that

@@ -9,17 +9,40 @@
 //! tombstone so other processes learn of the deletion. `PRAGMA data_version`
 //! tells without a query whether another connection committed anything.
 //! A new token is built under a temporary name and renamed into place, so no
-//! process ever sees a half-created token.
+//! process ever sees a half-created token; the temporary file is locked
+//! (`flock`) while it is being built, and one left behind by a killed or
+//! failed `C_InitToken` is removed at the next scan of the directory once no
+//! process holds that lock.
+//!
+//! Files are private to their owner whatever the umask: the token directory
+//! is created 0700 and each database 0600 (SQLite gives its `-wal` and
+//! `-shm` files the database's mode). A directory or database that group or
+//! others can reach is reported in the log, not changed: the operator may
+//! share a token on purpose.
+//!
+//! A file is a token only if the serial number inside it matches its name
+//! (`<serial>.sqlite`); a copy under another name is skipped with a log
+//! line, so the slot list does not grow with copies.
 
 use super::{Changes, Expect, ObjectRecord, TokenMeta, TokenStore, UID_LEN, Uid, Written};
 use crate::config::Durability;
 use crate::error::{Result, err};
 use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_NOT_RECOGNIZED};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const SUFFIX: &str = ".sqlite";
+/// Suffix of a token file being built (after `.<serial>.sqlite`).
+const BUILDING: &str = ".new";
+/// Files SQLite keeps beside a database.
+const SIDE_FILES: [&str; 3] = ["-wal", "-shm", "-journal"];
+/// Mode of the token directory the module creates.
+const DIR_MODE: u32 = 0o700;
+/// Mode of the database files.
+const FILE_MODE: u32 = 0o600;
 const SCHEMA_VERSION: i64 = 1;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -46,34 +69,117 @@ CREATE INDEX IF NOT EXISTS tombstones_generation ON tombstones(generation);
 pub struct SqliteStore {
     conn: Connection,
     data_version: i64,
+    serial: String,
 }
 
 fn token_path(dir: &Path, serial: &str) -> PathBuf {
     dir.join(format!("{serial}{SUFFIX}"))
 }
 
-/// Serial numbers of the token files in `dir`, sorted.
+/// Serial numbers of the token files in `dir`, sorted. Removes what a
+/// killed or failed token creation left behind on the way.
 pub fn list_serials(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut serials: Vec<String> = entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let serial = name.strip_suffix(SUFFIX)?;
-            (!serial.is_empty() && serial.chars().all(|c| c.is_ascii_alphanumeric()))
-                .then(|| serial.to_string())
-        })
-        .collect();
+    let mut serials = Vec::new();
+    let mut leftovers = Vec::new();
+    for name in entries.filter_map(|e| e.ok()?.file_name().into_string().ok()) {
+        if let Some(serial) = name.strip_suffix(SUFFIX)
+            && is_serial(serial)
+        {
+            serials.push(serial.to_string());
+        } else if let Some(serial) = building_serial(&name) {
+            leftovers.push(serial.to_string());
+        }
+    }
+    leftovers.sort();
+    leftovers.dedup();
+    for serial in leftovers {
+        remove_leftover(dir, &serial);
+    }
     serials.sort();
     serials
+}
+
+fn is_serial(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+fn building_path(dir: &Path, serial: &str) -> PathBuf {
+    dir.join(format!(".{serial}{SUFFIX}{BUILDING}"))
+}
+
+/// The serial of a token-creation file (`.<serial>.sqlite.new` or one of
+/// its side files).
+fn building_serial(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix('.')?;
+    let base = SIDE_FILES
+        .iter()
+        .find_map(|s| rest.strip_suffix(s))
+        .unwrap_or(rest);
+    let serial = base.strip_suffix(BUILDING)?.strip_suffix(SUFFIX)?;
+    is_serial(serial).then_some(serial)
+}
+
+/// Removes the files of an abandoned token creation, unless a process is
+/// still building it (it holds the lock on the main file).
+fn remove_leftover(dir: &Path, serial: &str) {
+    let base = building_path(dir, serial);
+    let _guard = match File::open(&base) {
+        Ok(f) => match f.try_lock() {
+            Ok(()) => Some(f),
+            Err(_) => return,
+        },
+        // No main file: its side files cannot be in use.
+        Err(_) => None,
+    };
+    crate::log::warn(format_args!(
+        "removing the leftovers of an unfinished token creation: {}",
+        base.display()
+    ));
+    for side in SIDE_FILES {
+        let _ = std::fs::remove_file(format!("{}{side}", base.display()));
+    }
+    let _ = std::fs::remove_file(&base);
+}
+
+/// Warns when group or others can reach `path`.
+fn warn_if_shared(path: &Path, what: &str) {
+    if let Ok(m) = std::fs::metadata(path)
+        && m.permissions().mode() & 0o077 != 0
+    {
+        crate::log::warn(format_args!(
+            "{what} {} is accessible to group or others (mode {:o}); the token's PIN-wrapped keys are in it",
+            path.display(),
+            m.permissions().mode() & 0o777
+        ));
+    }
+}
+
+/// Creates the token directory (0700) if missing; warns about one that
+/// group or others can reach.
+fn ensure_dir(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        warn_if_shared(dir, "token directory");
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)
+        .and_then(|()| std::fs::set_permissions(dir, std::fs::Permissions::from_mode(DIR_MODE)))
+        .map_err(|e| {
+            crate::log::error(format_args!("cannot create {}: {e}", dir.display()));
+            err(CKR_DEVICE_ERROR)
+        })
 }
 
 /// Opens every token in `dir`. A file that cannot be opened is logged and
 /// skipped, so one damaged token does not hide the others.
 pub fn discover(dir: &Path, durability: Durability) -> Result<Vec<Box<dyn TokenStore>>> {
     let mut stores: Vec<Box<dyn TokenStore>> = Vec::new();
+    warn_if_shared(dir, "token directory");
     for serial in list_serials(dir) {
         match SqliteStore::open(dir, &serial, durability) {
             Ok(s) => stores.push(Box::new(s)),
@@ -147,6 +253,38 @@ fn uid_from(v: Vec<u8>) -> rusqlite::Result<Uid> {
     })
 }
 
+/// Creates `path` empty with mode 0600 (whatever the umask) and locks it,
+/// so a directory scan leaves it alone until the returned file is dropped.
+fn claim_new_file(path: &Path) -> Result<File> {
+    let io = |e: std::io::Error| {
+        crate::log::error(format_args!("cannot create {}: {e}", path.display()));
+        err(CKR_DEVICE_ERROR)
+    };
+    use std::os::unix::fs::MetadataExt;
+    for _ in 0..8 {
+        for side in SIDE_FILES {
+            let _ = std::fs::remove_file(format!("{}{side}", path.display()));
+        }
+        let _ = std::fs::remove_file(path);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(FILE_MODE)
+            .open(path)
+            .map_err(io)?;
+        file.set_permissions(std::fs::Permissions::from_mode(FILE_MODE))
+            .map_err(io)?;
+        file.lock().map_err(io)?;
+        // A scan may have taken the file for a leftover between its creation
+        // and the lock: the name must still be this file.
+        let ours = file.metadata().map_err(io)?;
+        if std::fs::metadata(path).is_ok_and(|m| m.ino() == ours.ino() && m.dev() == ours.dev()) {
+            return Ok(file);
+        }
+    }
+    Err(err(CKR_DEVICE_ERROR))
+}
+
 impl SqliteStore {
     /// Opens the existing token `serial` in `dir`.
     pub fn open(dir: &Path, serial: &str, durability: Durability) -> Result<SqliteStore> {
@@ -160,25 +298,33 @@ impl SqliteStore {
         if version != Some(SCHEMA_VERSION) {
             return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
         }
+        let inner = read_meta(&conn)?.serial;
+        if inner != serial {
+            crate::log::error(format_args!(
+                "skipping {}: it holds token {inner}, not {serial} (a copied file?)",
+                token_path(dir, serial).display()
+            ));
+            return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+        }
+        warn_if_shared(&token_path(dir, serial), "token file");
         let mut store = SqliteStore {
             conn,
             data_version: -1,
+            serial: serial.to_string(),
         };
-        read_meta(&store.conn)?;
         store.data_version = store.current_data_version()?;
         Ok(store)
     }
 
     /// Creates a token file for `meta.serial` in `dir` (created if missing).
     pub fn create(dir: &Path, meta: &TokenMeta, durability: Durability) -> Result<SqliteStore> {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            crate::log::error(format_args!("cannot create {}: {e}", dir.display()));
-            err(CKR_DEVICE_ERROR)
-        })?;
-        let tmp = dir.join(format!(".{}{SUFFIX}.new", meta.serial));
-        let _ = std::fs::remove_file(&tmp);
+        ensure_dir(dir)?;
+        let tmp = building_path(dir, &meta.serial);
+        let _building = claim_new_file(&tmp)?;
         {
-            let mut conn = connect(&tmp, true, Durability::Full)?;
+            // Not `create`: the file exists (claimed above) and must not be
+            // silently re-made with the umask's mode.
+            let mut conn = connect(&tmp, false, Durability::Full)?;
             let tx = conn.transaction()?;
             tx.execute_batch(SCHEMA)?;
             tx.execute(
@@ -217,6 +363,10 @@ impl SqliteStore {
 }
 
 impl TokenStore for SqliteStore {
+    fn serial(&self) -> String {
+        self.serial.clone()
+    }
+
     fn meta(&mut self) -> Result<TokenMeta> {
         read_meta(&self.conn)
     }
