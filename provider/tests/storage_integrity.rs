@@ -187,6 +187,14 @@ fn tokens_dir(f: &Fixture) -> std::path::PathBuf {
     f.dir.path().join("tokens")
 }
 
+fn serial_of(f: &Fixture, slot: cryptoki::slot::Slot) -> String {
+    f.p()
+        .get_token_info(slot)
+        .unwrap()
+        .serial_number()
+        .to_string()
+}
+
 fn mode(path: &std::path::Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
@@ -201,12 +209,7 @@ fn token_files_are_private_whatever_the_umask() {
     let slot = f.token("modes");
     let s = f.user(slot);
     secret_key(&s, b"k");
-    let serial = f
-        .p()
-        .get_token_info(slot)
-        .unwrap()
-        .serial_number()
-        .to_string();
+    let serial = serial_of(&f, slot);
     let dir = tokens_dir(&f);
     let files: Vec<_> = ["", "-wal", "-shm"]
         .iter()
@@ -225,12 +228,7 @@ fn token_files_are_private_whatever_the_umask() {
 fn a_copied_token_file_does_not_add_slots() {
     let f = Fixture::new();
     let slot = f.token("original");
-    let serial = f
-        .p()
-        .get_token_info(slot)
-        .unwrap()
-        .serial_number()
-        .to_string();
+    let serial = serial_of(&f, slot);
     let dir = tokens_dir(&f);
     std::fs::copy(
         dir.join(format!("{serial}.sqlite")),
