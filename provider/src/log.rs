@@ -4,11 +4,11 @@
 //! (`log_level`, `log_file`, or `DALEK_PKCS11_LOG` / `DALEK_PKCS11_LOG_FILE`).
 //! When logging is off, a call costs one relaxed atomic load.
 
-use parking_lot::Mutex;
 use std::fmt::Arguments;
 use std::fs::File;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Log levels, most severe first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -35,11 +35,21 @@ impl Level {
 }
 
 static LEVEL: AtomicU8 = AtomicU8::new(Level::Off as u8);
+/// A `std` mutex (futex based): the fork handlers hold it across `fork()`,
+/// so a child never inherits it held by a thread it does not have.
 static SINK: Mutex<Option<File>> = Mutex::new(None);
+
+/// The log destination, held (see [`hold_sink`]).
+pub type SinkHold = MutexGuard<'static, Option<File>>;
+
+/// Holds the log destination: no thread writes a line until it is dropped.
+pub fn hold_sink() -> SinkHold {
+    SINK.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// Sets the level and destination (`None` = standard error).
 pub fn configure(level: Level, file: Option<File>) {
-    *SINK.lock() = file;
+    *hold_sink() = file;
     LEVEL.store(level as u8, Ordering::Relaxed);
 }
 
@@ -59,7 +69,7 @@ fn write(level: Level, args: Arguments<'_>) {
         level,
         args
     );
-    let mut sink = SINK.lock();
+    let mut sink = hold_sink();
     // Logging must never fail the caller's operation: write errors are ignored.
     let _ = match sink.as_mut() {
         Some(f) => f.write_all(line.as_bytes()),

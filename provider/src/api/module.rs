@@ -18,6 +18,7 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{PoisonError, RwLock as StdRwLock};
 
 /// The module's state between `C_Initialize` and `C_Finalize`.
 pub struct Module {
@@ -33,8 +34,70 @@ pub struct Module {
     rescan: Mutex<HashSet<String>>,
 }
 
-static MODULE: RwLock<Option<Arc<Module>>> = RwLock::new(None);
+/// The module while initialised. A `std` lock (futex based, no global
+/// tables), held only for a moment by each call (which clones the `Arc`):
+/// the fork handlers hold it across `fork()`, so a child always inherits it
+/// free.
+static MODULE: StdRwLock<Option<Arc<Module>>> = StdRwLock::new(None);
 static FORKED: AtomicBool = AtomicBool::new(false);
+
+fn module_read() -> std::sync::RwLockReadGuard<'static, Option<Arc<Module>>> {
+    MODULE.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn module_write() -> std::sync::RwLockWriteGuard<'static, Option<Arc<Module>>> {
+    MODULE.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Taken (shared) around every use of a token's database, and exclusively
+/// by the fork handlers across `fork()`: a child never inherits a database
+/// connection in the middle of a statement, nor a store lock held by a
+/// thread it does not have.
+static FORK_GATE: StdRwLock<()> = StdRwLock::new(());
+
+/// Shared hold on [`FORK_GATE`] for one use of a token's database. Take it
+/// before the store's own lock, and never twice in one thread.
+pub fn storage_gate() -> std::sync::RwLockReadGuard<'static, ()> {
+    FORK_GATE.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What the forking thread holds across `fork()`.
+struct ForkHold {
+    _log: crate::log::SinkHold,
+    _gate: std::sync::RwLockWriteGuard<'static, ()>,
+    _module: std::sync::RwLockWriteGuard<'static, Option<Arc<Module>>>,
+}
+
+thread_local! {
+    static FORK_HOLD: std::cell::RefCell<Option<ForkHold>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `pthread_atfork` prepare handler: waits until no thread is initialising,
+/// finalising, rescanning or using a token's database, and keeps it so
+/// until the fork is done (locks taken in the module's order).
+pub fn before_fork() {
+    let module = module_write();
+    let gate = FORK_GATE.write().unwrap_or_else(PoisonError::into_inner);
+    let log = crate::log::hold_sink();
+    let _ = FORK_HOLD.try_with(|h| {
+        *h.borrow_mut() = Some(ForkHold {
+            _log: log,
+            _gate: gate,
+            _module: module,
+        })
+    });
+}
+
+/// `pthread_atfork` parent and child handler: releases what
+/// [`before_fork`] took (the child's only thread is the one that took it).
+/// In the child, also marks the inherited state as unusable.
+pub fn after_fork(child: bool) {
+    if child {
+        mark_forked();
+    }
+    let _ = FORK_HOLD.try_with(|h| h.borrow_mut().take());
+}
 
 /// Bumped after any session leaves the session table (close, close-all,
 /// finalize) and at initialise (handles restart at 1): a thread's cached
@@ -125,20 +188,28 @@ pub fn with<T>(f: impl FnOnce(&Module) -> Result<T>) -> Result<T> {
     if FORKED.load(Ordering::Relaxed) {
         return Err(err(CKR_CRYPTOKI_NOT_INITIALIZED));
     }
-    let guard = MODULE.read();
-    let m = guard.as_ref().ok_or(err(CKR_CRYPTOKI_NOT_INITIALIZED))?;
-    f(m)
+    let m = module_read()
+        .clone()
+        .ok_or(err(CKR_CRYPTOKI_NOT_INITIALIZED))?;
+    f(&m)
 }
 
 /// `C_Initialize` after the FFI layer validated the arguments.
 pub fn initialize() -> Result<()> {
-    let mut guard = MODULE.write();
-    if FORKED.swap(false, Ordering::SeqCst) {
-        // State copied from the parent: its SQLite connections and locks
-        // must not be used or even closed here. Leak it.
-        if let Some(old) = guard.take() {
-            std::mem::forget(old);
+    let mut guard = module_write();
+    if FORKED.swap(false, Ordering::SeqCst)
+        && let Some(old) = guard.take()
+    {
+        // State copied from the parent, in which other threads may have
+        // held locks: it is leaked, not dropped. Only its database
+        // connections are closed (they were idle at the fork, see
+        // `before_fork`): SQLite keeps per-process lock bookkeeping, and
+        // connections this process opens must not share the parent's, or
+        // the parent would think itself alone on the file.
+        for t in old.slots.read().iter() {
+            t.abandon_store();
         }
+        std::mem::forget(old);
     }
     if guard.is_some() {
         return Err(err(CKR_CRYPTOKI_ALREADY_INITIALIZED));
@@ -180,8 +251,7 @@ pub fn finalize() -> Result<()> {
     if FORKED.load(Ordering::SeqCst) {
         return Err(err(CKR_CRYPTOKI_NOT_INITIALIZED));
     }
-    let module = MODULE
-        .write()
+    let module = module_write()
         .take()
         .ok_or(err(CKR_CRYPTOKI_NOT_INITIALIZED))?;
     module.sessions.write().clear();
@@ -216,6 +286,7 @@ impl Module {
     /// A token file that cannot be opened is logged once and skipped (the
     /// slot list stays stable however often it is asked for).
     pub fn rescan(&self) -> Result<()> {
+        let _gate = storage_gate();
         let mut refused = self.rescan.lock();
         let known: Vec<String> = self
             .slots

@@ -223,7 +223,43 @@ fn random_hex(n: usize) -> Result<String> {
     Ok(hex(&b))
 }
 
+/// A token's store, locked, with the shared hold on the fork gate that
+/// every use of a database takes (see `module::storage_gate`). The store
+/// lock is released before the gate.
+struct StoreGuard<'a> {
+    store: parking_lot::MutexGuard<'a, Option<Box<dyn TokenStore>>>,
+    _gate: std::sync::RwLockReadGuard<'static, ()>,
+}
+
+impl std::ops::Deref for StoreGuard<'_> {
+    type Target = Option<Box<dyn TokenStore>>;
+    fn deref(&self) -> &Self::Target {
+        &self.store
+    }
+}
+
+impl std::ops::DerefMut for StoreGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.store
+    }
+}
+
 impl Token {
+    /// The store, locked for a use of its database.
+    fn store(&self) -> StoreGuard<'_> {
+        let gate = super::module::storage_gate();
+        StoreGuard {
+            store: self.store.lock(),
+            _gate: gate,
+        }
+    }
+
+    /// In a forked child's `C_Initialize`: closes the database connection
+    /// inherited from the parent (idle at the fork), dropping nothing else.
+    pub fn abandon_store(&self) {
+        drop(self.store.lock().take());
+    }
+
     /// A token over an existing store (or `None` for a free slot).
     ///
     /// Its objects are read from the store on first use (the first
@@ -273,7 +309,7 @@ impl Token {
 
     /// Current metadata, read from the store (fresh PIN counters).
     pub fn status(&self) -> Result<TokenStatus> {
-        let mut store = self.store.lock();
+        let mut store = self.store();
         Ok(TokenStatus {
             meta: match store.as_mut() {
                 Some(s) => Some(s.meta()?),
@@ -304,7 +340,7 @@ impl Token {
 
     /// Imports what other processes changed since we last looked.
     pub fn refresh(&self) -> Result<()> {
-        let mut store = self.store.lock();
+        let mut store = self.store();
         let Some(s) = store.as_mut() else {
             return Ok(());
         };
@@ -418,7 +454,7 @@ impl Token {
         source: Option<(&Object, u64)>,
     ) -> Result<Option<Vec<CK_OBJECT_HANDLE>>> {
         let token_objects = objects.iter().any(|o| o.token);
-        let mut store = self.store.lock();
+        let mut store = self.store();
         if token_objects {
             let key = self.token_key();
             for o in objects.iter().filter(|o| o.private) {
@@ -474,7 +510,7 @@ impl Token {
     /// again), `CKR_OBJECT_HANDLE_INVALID` when it was destroyed. The same
     /// holds between threads of this process.
     pub fn update(&self, obj: &Arc<Object>, read_at: u64, mut attrs: Attributes) -> Result<bool> {
-        let mut store = self.store.lock();
+        let mut store = self.store();
         if obj.generation() != read_at {
             return Ok(false);
         }
@@ -517,7 +553,7 @@ impl Token {
     /// Destroys an object. One that another process destroyed first is
     /// `CKR_OBJECT_HANDLE_INVALID` (and forgotten here).
     pub fn remove(&self, obj: &Object) -> Result<()> {
-        let mut store = self.store.lock();
+        let mut store = self.store();
         let gone = if obj.token {
             let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
             let g = s.delete(&obj.uid)?;
@@ -574,7 +610,7 @@ impl Token {
             }
         }
         let settle = |change: &mut dyn FnMut(&mut u32)| -> Result<()> {
-            let mut store = self.store.lock();
+            let mut store = self.store();
             let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
             s.update_meta(&mut |m| {
                 change(counter(m, user));
@@ -583,7 +619,7 @@ impl Token {
             .map(drop)
         };
         let reserved = {
-            let mut store = self.store.lock();
+            let mut store = self.store();
             let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
             s.update_meta(&mut |m| {
                 wrapped_pin(m, user)?;
@@ -694,7 +730,7 @@ impl Token {
         }
         let key = TokenKey::generate()?;
         let so_wrap = key.wrap(so_pin, self.config.pin_kdf_iterations)?;
-        let mut store = self.store.lock();
+        let mut store = self.store();
         let meta = TokenMeta {
             label: label.to_string(),
             serial: match store.as_mut() {
@@ -733,7 +769,7 @@ impl Token {
         check_pin_len(pin)?;
         let key = self.token_key().ok_or(err(CKR_USER_NOT_LOGGED_IN))?;
         let wrapped = key.wrap(pin, self.config.pin_kdf_iterations)?;
-        let mut store = self.store.lock();
+        let mut store = self.store();
         store
             .as_mut()
             .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?
@@ -755,7 +791,7 @@ impl Token {
         check_pin_len(new)?;
         let key = self.verify_pin(user, old)?;
         let wrapped = key.wrap(new, self.config.pin_kdf_iterations)?;
-        let mut store = self.store.lock();
+        let mut store = self.store();
         store
             .as_mut()
             .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?
@@ -774,7 +810,7 @@ impl Token {
     /// (`C_Finalize`). Locks are taken one at a time in `refresh`'s order
     /// (store, objects, login), never nested the other way.
     pub fn shutdown(&self) {
-        let mut store = self.store.lock();
+        let mut store = self.store();
         self.objects.write().clear();
         {
             let mut login = self.login.write();

@@ -14,8 +14,18 @@ pub const MANUFACTURER: &str = "dalek-pkcs11 project";
 
 static ATFORK: Once = Once::new();
 
-extern "C" fn forked_child() {
-    module::mark_forked();
+/// `pthread_atfork` handlers: the module's locks and idle databases
+/// across `fork()` (see `module::before_fork`). Panics cannot cross them.
+extern "C" fn before_fork() {
+    let _ = std::panic::catch_unwind(module::before_fork);
+}
+
+extern "C" fn after_fork_in_parent() {
+    let _ = std::panic::catch_unwind(|| module::after_fork(false));
+}
+
+extern "C" fn after_fork_in_child() {
+    let _ = std::panic::catch_unwind(|| module::after_fork(true));
 }
 
 /// Validates `CK_C_INITIALIZE_ARGS` (§5.4 C_Initialize and §5.4 table
@@ -58,8 +68,15 @@ pub unsafe extern "C" fn C_Initialize(pInitArgs: *mut c_void) -> CK_RV {
         let args = unsafe { (pInitArgs as *const CK_C_INITIALIZE_ARGS).as_ref() };
         check_init_args(args)?;
         ATFORK.call_once(|| {
-            // SAFETY: registers a handler that only stores to an atomic.
-            unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
+            // SAFETY: registers handlers that only take and release the
+            // module's own locks (on the forking thread) and store to atomics.
+            unsafe {
+                libc::pthread_atfork(
+                    Some(before_fork),
+                    Some(after_fork_in_parent),
+                    Some(after_fork_in_child),
+                )
+            };
         });
         module::initialize()
     })
