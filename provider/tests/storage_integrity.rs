@@ -80,6 +80,9 @@ fn worker() {
                 .unwrap();
         }
         "failed-set" => failed_set(&s),
+        "create" => {
+            secret_key(&s, args[2].as_bytes());
+        }
         other => panic!("unknown role {other}"),
     }
     println!("done");
@@ -452,4 +455,106 @@ fn a_child_forked_while_other_threads_use_the_module_never_hangs() {
         hung
     });
     assert_eq!(hung, 0, "children hung in C_Initialize");
+}
+
+/// The bytes of a token's database and log files.
+fn token_file_bytes(f: &Fixture, serial: &str) -> Vec<u8> {
+    ["", "-wal"]
+        .iter()
+        .filter_map(|side| std::fs::read(tokens_dir(f).join(format!("{serial}.sqlite{side}"))).ok())
+        .flatten()
+        .collect()
+}
+
+#[test]
+fn destroyed_objects_leave_nothing_in_the_files() {
+    let f = Fixture::new();
+    let slot = f.token("shred");
+    let serial = serial_of(&f, slot);
+    let s = f.user(slot);
+    let marker = b"SHRED-ME-7f3a9c".to_vec();
+    let keep = secret_key(&s, b"kept");
+    let doomed = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::DATA),
+            Attribute::Token(true),
+            Attribute::Private(false),
+            Attribute::Label(marker.clone()),
+            Attribute::Value(marker.repeat(4)),
+        ])
+        .unwrap();
+    let has_marker = |bytes: &[u8]| bytes.windows(marker.len()).any(|w| w == &marker[..]);
+    assert!(has_marker(&token_file_bytes(&f, &serial)), "marker written");
+    s.destroy_object(doomed).unwrap();
+    assert!(
+        !has_marker(&token_file_bytes(&f, &serial)),
+        "a destroyed object's attributes are still in the token's files"
+    );
+    assert_eq!(get(&s, keep, AttributeType::Label), b"kept");
+}
+
+/// Deletes `sides` of the token's files under this open process, lets
+/// another process write, then writes here: every write reported done must
+/// survive, and the other process's write too.
+fn delete_under_open_token(sides: &[&str]) {
+    let mut f = Fixture::new();
+    let slot = f.token("shm");
+    let serial = serial_of(&f, slot);
+    let s = f.user(slot);
+    secret_key(&s, b"before");
+    // A destruction checkpoints the log into the database: deleting the
+    // log now loses no commit (deleting it with commits in it would, and
+    // nothing can prevent that).
+    let scratch = secret_key(&s, b"scratch");
+    s.destroy_object(scratch).unwrap();
+    for side in sides {
+        std::fs::remove_file(tokens_dir(&f).join(format!("{serial}.sqlite{side}"))).unwrap();
+    }
+    // Another process starts on the files as they are now and writes.
+    finish_worker(spawn(&f, "shm create from-other"));
+    // This process's writes: refused while its view is stale, never
+    // reported done and then lost.
+    let mut succeeded = Vec::new();
+    for i in 0..3 {
+        let label = format!("from-this-{i}").into_bytes();
+        if s.create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::GENERIC_SECRET),
+            Attribute::Token(true),
+            Attribute::Label(label.clone()),
+            Attribute::Value(vec![9; 32]),
+        ])
+        .is_ok()
+        {
+            succeeded.push(label);
+        }
+    }
+    assert!(!succeeded.is_empty(), "the token never recovered");
+    drop(s);
+    f.restart();
+    let s = f.user(slot);
+    assert_eq!(count(&s, b"before"), 1);
+    assert_eq!(
+        count(&s, b"from-other"),
+        1,
+        "the other process's write was lost"
+    );
+    for label in &succeeded {
+        assert_eq!(
+            count(&s, label),
+            1,
+            "{} was reported stored and is gone",
+            String::from_utf8_lossy(label)
+        );
+    }
+}
+
+#[test]
+fn a_deleted_shared_memory_file_never_loses_a_write_that_succeeded() {
+    delete_under_open_token(&["-shm"]);
+}
+
+#[test]
+fn deleted_log_files_never_lose_a_write_that_succeeded() {
+    delete_under_open_token(&["-shm", "-wal"]);
 }

@@ -375,12 +375,21 @@ impl Token {
             t.take_where(|o| o.token);
             t.epoch = e;
         }
+        if changes.full {
+            // Every object is listed: the token objects not in the list are gone.
+            let listed: std::collections::HashSet<Uid> =
+                changes.upserts.iter().map(|r| r.uid).collect();
+            t.take_where(|o| o.token && !listed.contains(&o.uid));
+        }
         for rec in &changes.upserts {
             let existing = t.by_uid.get(&rec.uid).copied();
             if let Some(h) = existing
-                && t.by_handle
-                    .get(&h)
-                    .is_some_and(|o| o.generation() >= rec.generation)
+                && t.by_handle.get(&h).is_some_and(|o| {
+                    // A full list is the truth even if its generations went
+                    // back (a log lost to tampering).
+                    o.generation() == rec.generation
+                        || (!changes.full && o.generation() > rec.generation)
+                })
             {
                 continue;
             }
@@ -399,7 +408,7 @@ impl Token {
             }
         }
         t.generation = t.generation.max(changes.generation);
-        if changes.reset || generation == u64::MAX {
+        if changes.reset || changes.full || generation == u64::MAX {
             t.generation = changes.generation;
         }
         Ok(())

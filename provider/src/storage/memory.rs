@@ -58,6 +58,7 @@ impl TokenStore for MemoryStore {
         Ok(Some(Changes {
             generation: self.generation,
             reset: epoch != self.meta.epoch,
+            full: false,
             upserts: self
                 .objects
                 .values()

@@ -67,6 +67,10 @@ pub struct Changes {
     pub generation: u64,
     /// The token was re-initialised (epoch changed): drop everything cached.
     pub reset: bool,
+    /// `upserts` holds every object of the token (the reader was too far
+    /// behind to be told deletions one by one, or the store was reopened):
+    /// any other token object the reader knows is gone.
+    pub full: bool,
     /// Objects written since.
     pub upserts: Vec<ObjectRecord>,
     /// Objects destroyed since.

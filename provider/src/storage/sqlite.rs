@@ -65,12 +65,46 @@ CREATE TABLE IF NOT EXISTS tombstones (uid BLOB PRIMARY KEY, generation INTEGER 
 CREATE INDEX IF NOT EXISTS tombstones_generation ON tombstones(generation);
 ";
 
+/// Generations of tombstones kept: a process that last looked longer ago
+/// than this reloads the whole object list instead (see `changes_since`).
+const TOMBSTONE_GENERATIONS: u64 = 1024;
+/// A purge of old tombstones runs at every this many generations.
+const PURGE_EVERY: u64 = 128;
+
+/// Identity (device, inode) of a file.
+type FileId = (u64, u64);
+
+fn file_id(path: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// The files a connection uses, as they were when it opened them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileIds {
+    db: Option<FileId>,
+    wal: Option<FileId>,
+    shm: Option<FileId>,
+}
+
 /// A token database.
 pub struct SqliteStore {
     conn: Connection,
     data_version: i64,
     serial: String,
+    path: PathBuf,
+    durability: Durability,
+    files: FileIds,
+    /// The next `changes_since` returns every object (after a reopen).
+    reload: bool,
+    /// When a read last checked the files (writes always do).
+    files_checked: std::time::Instant,
 }
+
+/// How often a read (`changes_since`) checks that the files are still the
+/// ones opened: three `stat` calls, kept off the path of every
+/// `C_FindObjectsInit`.
+const READ_FILE_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
 fn token_path(dir: &Path, serial: &str) -> PathBuf {
     dir.join(format!("{serial}{SUFFIX}"))
@@ -203,6 +237,8 @@ fn connect(path: &Path, create: bool, durability: Durability) -> Result<Connecti
     };
     conn.pragma_update(None, "synchronous", sync)?;
     conn.pragma_update(None, "foreign_keys", "OFF")?;
+    // Deleted records are overwritten, not left in free pages.
+    conn.pragma_update(None, "secure_delete", "ON")?;
     Ok(conn)
 }
 
@@ -226,25 +262,48 @@ fn write_meta(conn: &Connection, meta: &TokenMeta) -> Result<()> {
     Ok(())
 }
 
-fn generation(conn: &Connection) -> Result<u64> {
+/// A numeric metadata row (0 when absent).
+fn meta_number(conn: &Connection, name: &str) -> Result<u64> {
     let g: Option<i64> = conn
-        .query_row(
-            "SELECT value FROM meta WHERE name = 'generation'",
-            [],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT value FROM meta WHERE name = ?1")?
+        .query_row(params![name], |r| r.get(0))
         .optional()?;
     Ok(g.unwrap_or(0) as u64)
 }
 
+fn set_meta_number(conn: &Connection, name: &str, value: u64) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO meta(name, value) VALUES(?1, ?2)
+         ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+    )?
+    .execute(params![name, value as i64])?;
+    Ok(())
+}
+
+fn generation(conn: &Connection) -> Result<u64> {
+    meta_number(conn, "generation")
+}
+
 fn bump_generation(conn: &Connection) -> Result<u64> {
     let g = generation(conn)? + 1;
-    conn.execute(
-        "INSERT INTO meta(name, value) VALUES('generation', ?1)
-         ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-        params![g as i64],
-    )?;
+    set_meta_number(conn, "generation", g)?;
     Ok(g)
+}
+
+/// At most every [`PURGE_EVERY`] generations, drops the tombstones older
+/// than [`TOMBSTONE_GENERATIONS`] and raises the floor below which readers
+/// reload everything. True when it purged.
+fn purge_tombstones(conn: &Connection, generation: u64) -> Result<bool> {
+    let floor = generation.saturating_sub(TOMBSTONE_GENERATIONS);
+    if floor < meta_number(conn, "tombstone_floor")? + PURGE_EVERY {
+        return Ok(false);
+    }
+    conn.execute(
+        "DELETE FROM tombstones WHERE generation <= ?1",
+        params![floor as i64],
+    )?;
+    set_meta_number(conn, "tombstone_floor", floor)?;
+    Ok(true)
 }
 
 fn uid_from(v: Vec<u8>) -> rusqlite::Result<Uid> {
@@ -285,6 +344,49 @@ fn claim_new_file(path: &Path) -> Result<File> {
     Err(err(CKR_DEVICE_ERROR))
 }
 
+/// Closes a connection whose files were deleted or replaced under it,
+/// without the checkpoint (and log deletion) a last connection makes.
+fn close_without_checkpoint(conn: Connection) {
+    let _ = conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    );
+    drop(conn);
+}
+
+impl Drop for SqliteStore {
+    /// `C_Finalize` or the end of a token: a connection whose files were
+    /// deleted or replaced under it closes without a checkpoint (see
+    /// `check_files`).
+    fn drop(&mut self) {
+        if self.files_moved() {
+            crate::log::error(format_args!(
+                "{}: the database or its -wal/-shm file was deleted or replaced while open; \
+                 closing without a checkpoint",
+                self.path.display()
+            ));
+            let conn = std::mem::replace(
+                &mut self.conn,
+                match Connection::open_in_memory() {
+                    Ok(c) => c,
+                    Err(_) => return,
+                },
+            );
+            close_without_checkpoint(conn);
+        }
+    }
+}
+
+/// The current identities of a database's files.
+fn file_ids(db: &Path) -> FileIds {
+    let side = |suffix: &str| file_id(Path::new(&format!("{}{suffix}", db.display())));
+    FileIds {
+        db: file_id(db),
+        wal: side("-wal"),
+        shm: side("-shm"),
+    }
+}
+
 impl SqliteStore {
     /// Opens the existing token `serial` in `dir`.
     pub fn open(dir: &Path, serial: &str, durability: Durability) -> Result<SqliteStore> {
@@ -307,10 +409,16 @@ impl SqliteStore {
             return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
         }
         warn_if_shared(&token_path(dir, serial), "token file");
+        let path = token_path(dir, serial);
         let mut store = SqliteStore {
             conn,
             data_version: -1,
             serial: serial.to_string(),
+            files: file_ids(&path),
+            path,
+            durability,
+            reload: false,
+            files_checked: std::time::Instant::now(),
         };
         store.data_version = store.current_data_version()?;
         Ok(store)
@@ -325,6 +433,9 @@ impl SqliteStore {
             // Not `create`: the file exists (claimed above) and must not be
             // silently re-made with the umask's mode.
             let mut conn = connect(&tmp, false, Durability::Full)?;
+            // Before any table exists: lets purged tombstones give their
+            // pages back (`incremental_vacuum`).
+            conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
             let tx = conn.transaction()?;
             tx.execute_batch(SCHEMA)?;
             tx.execute(
@@ -353,12 +464,83 @@ impl SqliteStore {
         &mut self,
         body: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>,
     ) -> Result<T> {
+        self.check_files()?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = body(&tx)?;
         tx.commit()?;
         Ok(out)
+    }
+
+    /// After a deletion: the deleted record was overwritten in the database
+    /// (`secure_delete`), but older copies of its page are still in the
+    /// log; a checkpoint that truncates the log drops them (best effort: it
+    /// completes once no other connection is reading an older snapshot, and
+    /// the next deletion tries again). After a purge of tombstones, free
+    /// pages go back to the file system.
+    fn forget_deleted(&mut self, purged: bool) {
+        let checkpoint = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        if let Err(e) = checkpoint {
+            crate::log::debug(format_args!("checkpoint after a deletion: {e}"));
+        }
+        if purged && let Err(e) = self.conn.execute_batch("PRAGMA incremental_vacuum") {
+            crate::log::debug(format_args!("incremental vacuum: {e}"));
+        }
+    }
+
+    /// True when a file this connection opened is no longer at its path.
+    fn files_moved(&self) -> bool {
+        self.moved_in(&file_ids(&self.path))
+    }
+
+    /// True when `now` lacks a file this connection opened.
+    fn moved_in(&self, now: &FileIds) -> bool {
+        let moved = |then: Option<FileId>, now: Option<FileId>| then.is_some() && then != now;
+        moved(self.files.db, now.db)
+            || moved(self.files.wal, now.wal)
+            || moved(self.files.shm, now.shm)
+    }
+
+    /// Refuses to go on when the database, its WAL or its shared-memory
+    /// file is no longer the file this connection opened (deleted or
+    /// replaced while the token was open, which SQLite cannot survive: a
+    /// new process would build a fresh index of the log and the two would
+    /// overwrite each other's commits). The call fails with
+    /// `CKR_DEVICE_ERROR` and a log line; the connection is reopened on the
+    /// files as they are now, and the next look at the store reloads every
+    /// object from them.
+    fn check_files(&mut self) -> Result<()> {
+        let now = file_ids(&self.path);
+        if !self.moved_in(&now) {
+            // A file SQLite made since (the log after a checkpoint) is adopted.
+            self.files = FileIds {
+                db: self.files.db.or(now.db),
+                wal: self.files.wal.or(now.wal),
+                shm: self.files.shm.or(now.shm),
+            };
+            return Ok(());
+        }
+        crate::log::error(format_args!(
+            "{}: the database or its -wal/-shm file was deleted or replaced while open; \
+             the call is refused and the token reopened",
+            self.path.display()
+        ));
+        // The old connection goes first (a second one in this process would
+        // share its stale lock and shared-memory state), without the
+        // checkpoint a closing connection makes: from its stale index of
+        // the log it would copy only the frames it knows of and then delete
+        // the log, other processes' commits with it.
+        let stale = std::mem::replace(&mut self.conn, Connection::open_in_memory()?);
+        close_without_checkpoint(stale);
+        self.conn = connect(&self.path, false, self.durability)?;
+        read_meta(&self.conn)?;
+        self.files = file_ids(&self.path);
+        self.data_version = -1;
+        self.reload = true;
+        Err(err(CKR_DEVICE_ERROR))
     }
 }
 
@@ -393,8 +575,12 @@ impl TokenStore for SqliteStore {
     }
 
     fn changes_since(&mut self, epoch: &str, since: u64) -> Result<Option<Changes>> {
+        if self.files_checked.elapsed() >= READ_FILE_CHECK_INTERVAL {
+            self.files_checked = std::time::Instant::now();
+            self.check_files()?;
+        }
         let dv = self.current_data_version()?;
-        if dv == self.data_version && since != u64::MAX {
+        if dv == self.data_version && since != u64::MAX && !self.reload {
             return Ok(None);
         }
         // One read transaction, so the generation and rows agree.
@@ -404,13 +590,19 @@ impl TokenStore for SqliteStore {
         let meta = read_meta(&tx)?;
         let current = generation(&tx)?;
         let reset = meta.epoch != epoch;
-        let from = if reset { 0 } else { since };
+        // Tombstones older than the floor are purged: a reader that looked
+        // before it cannot learn deletions one by one and gets every object.
+        let full = !reset
+            && since != u64::MAX
+            && (self.reload || since < meta_number(&tx, "tombstone_floor")?);
+        let from = if reset || full { 0 } else { since };
         let mut changes = Changes {
             generation: current,
             reset,
+            full,
             ..Changes::default()
         };
-        if reset || current != since {
+        if reset || full || current != since {
             let mut stmt = tx.prepare_cached(
                 "SELECT uid, generation, class, private, attrs FROM objects WHERE generation > ?1",
             )?;
@@ -430,7 +622,7 @@ impl TokenStore for SqliteStore {
             for row in rows {
                 changes.upserts.push(row?);
             }
-            if !reset {
+            if !reset && !full {
                 let mut stmt =
                     tx.prepare_cached("SELECT uid FROM tombstones WHERE generation > ?1")?;
                 let rows = stmt.query_map(params![from as i64], |r| uid_from(r.get(0)?))?;
@@ -441,6 +633,7 @@ impl TokenStore for SqliteStore {
         }
         drop(tx);
         self.data_version = self.current_data_version()?;
+        self.reload = false;
         Ok(Some(changes))
     }
 
@@ -482,7 +675,7 @@ impl TokenStore for SqliteStore {
 
     fn delete(&mut self, uid: &Uid) -> Result<Option<u64>> {
         debug_assert_eq!(uid.len(), UID_LEN);
-        self.write(|tx| {
+        let done = self.write(|tx| {
             if tx.execute("DELETE FROM objects WHERE uid = ?1", params![&uid[..]])? == 0 {
                 return Ok(None);
             }
@@ -492,8 +685,13 @@ impl TokenStore for SqliteStore {
                  ON CONFLICT(uid) DO UPDATE SET generation = excluded.generation",
                 params![&uid[..], g as i64],
             )?;
-            Ok(Some(g))
-        })
+            Ok(Some((g, purge_tombstones(tx, g)?)))
+        })?;
+        let Some((g, purged)) = done else {
+            return Ok(None);
+        };
+        self.forget_deleted(purged);
+        Ok(Some(g))
     }
 }
 
@@ -582,6 +780,60 @@ mod tests {
         );
         let all = b.changes_since("e1", u64::MAX).unwrap().unwrap();
         assert!(all.upserts.is_empty(), "nothing was written");
+    }
+
+    #[test]
+    fn tombstones_are_purged_and_late_readers_reload_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = SqliteStore::create(dir.path(), &meta("tp"), Durability::Normal).unwrap();
+        let mut b = SqliteStore::open(dir.path(), "tp", Durability::Normal).unwrap();
+        a.put(&[&rec(1)], &[]).unwrap();
+        let early = b.changes_since("e1", u64::MAX).unwrap().unwrap().generation;
+        for i in 0..TOMBSTONE_GENERATIONS + 2 * PURGE_EVERY {
+            let mut r = rec(2);
+            r.uid[..8].copy_from_slice(&i.to_le_bytes());
+            a.put(&[&r], &[]).unwrap();
+            a.delete(&r.uid).unwrap().unwrap();
+        }
+        let tombstones = a
+            .conn
+            .query_row("SELECT COUNT(*) FROM tombstones", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .unwrap() as u64;
+        assert!(
+            tombstones <= TOMBSTONE_GENERATIONS / 2 + PURGE_EVERY,
+            "{tombstones} tombstones kept"
+        );
+        // B last looked before the floor: it gets the whole (one-object) list.
+        let c = b.changes_since("e1", early).unwrap().unwrap();
+        assert!(c.full && !c.reset);
+        assert_eq!(c.upserts.len(), 1);
+        assert_eq!(c.upserts[0].uid, [1; UID_LEN]);
+        // A recent reader still gets deletions one by one.
+        let g = c.generation;
+        a.put(&[&rec(3)], &[]).unwrap();
+        a.delete(&[3; UID_LEN]).unwrap().unwrap();
+        let c = b.changes_since("e1", g).unwrap().unwrap();
+        assert!(!c.full);
+        assert_eq!(c.deletes, vec![[3; UID_LEN]]);
+    }
+
+    #[test]
+    fn files_deleted_under_an_open_store_are_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = SqliteStore::create(dir.path(), &meta("fd"), Durability::Normal).unwrap();
+        a.put(&[&rec(1)], &[]).unwrap();
+        for side in ["-shm", "-wal"] {
+            std::fs::remove_file(dir.path().join(format!("fd.sqlite{side}"))).unwrap();
+        }
+        let e = a.put(&[&rec(2)], &[]).unwrap_err();
+        assert_eq!(e.rv(), CKR_DEVICE_ERROR);
+        // Reopened on the files as they are: writes work again and the
+        // next look lists every object.
+        a.put(&[&rec(3)], &[]).unwrap();
+        let c = a.changes_since("e1", 5).unwrap().unwrap();
+        assert!(c.full);
     }
 
     #[test]
