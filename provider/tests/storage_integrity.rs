@@ -64,6 +64,11 @@ fn worker() {
         return;
     };
     let args: Vec<&str> = spec.split(' ').collect();
+    if args[1] == "read-only" {
+        read_only_worker(args[0]);
+        println!("done");
+        return;
+    }
     let (p, slot) = worker_module(args[0]);
     let s = p.open_rw_session(slot).unwrap();
     s.login(cryptoki::session::UserType::User, Some(&pin(USER_PIN)))
@@ -557,4 +562,84 @@ fn a_deleted_shared_memory_file_never_loses_a_write_that_succeeded() {
 #[test]
 fn deleted_log_files_never_lose_a_write_that_succeeded() {
     delete_under_open_token(&["-shm", "-wal"]);
+}
+
+/// In the worker: the token's files are read-only to this process (as
+/// nobody when run as root, since root writes anyway).
+fn read_only_worker(label: &str) {
+    // SAFETY: plain system calls on this process, before any thread uses
+    // the module.
+    unsafe {
+        if libc::geteuid() == 0 {
+            assert_eq!(libc::setgid(65534), 0);
+            assert_eq!(libc::setuid(65534), 0);
+        }
+    }
+    let (p, slot) = worker_module(label);
+    let info = p.get_token_info(slot).unwrap();
+    assert!(info.write_protected(), "CKF_WRITE_PROTECTED");
+    assert_rv!(p.open_rw_session(slot), TokenWriteProtected);
+    let s = p.open_ro_session(slot).unwrap();
+    // Tries cannot be recorded: counted in this process.
+    for _ in 0..3 {
+        assert_rv!(
+            s.login(cryptoki::session::UserType::User, Some(&pin("wrong-pin"))),
+            PinIncorrect
+        );
+    }
+    s.login(cryptoki::session::UserType::User, Some(&pin(USER_PIN)))
+        .unwrap();
+    let key = s
+        .find_objects(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::Label(b"ro-key".to_vec()),
+        ])
+        .unwrap();
+    assert_eq!(key.len(), 1, "the stored key is readable");
+    let sig = s
+        .sign(
+            &Mechanism::Eddsa(cryptoki::mechanism::eddsa::EddsaParams::new(
+                cryptoki::mechanism::eddsa::EddsaSignatureScheme::Pure,
+            )),
+            key[0],
+            b"read-only",
+        )
+        .unwrap();
+    assert_eq!(sig.len(), 64);
+    // Session objects work; token objects need a read/write session.
+    s.create_object(&[
+        Attribute::Class(ObjectClass::DATA),
+        Attribute::Token(false),
+        Attribute::Value(b"x".to_vec()),
+    ])
+    .unwrap();
+    assert_rv!(
+        s.create_object(&[
+            Attribute::Class(ObjectClass::DATA),
+            Attribute::Token(true),
+            Attribute::Value(b"x".to_vec()),
+        ]),
+        SessionReadOnly
+    );
+}
+
+#[test]
+fn a_read_only_token_is_listed_write_protected_and_usable() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut f = Fixture::new();
+    let slot = f.token("read-only");
+    let serial = serial_of(&f, slot);
+    key_pair(&f.user(slot), b"ro-key");
+    // Closed everywhere: the log is folded into the database and removed.
+    f.stop();
+    let dir = tokens_dir(&f);
+    let set = |p: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    set(f.dir.path(), 0o755);
+    set(&dir.join(format!("{serial}.sqlite")), 0o444);
+    set(&dir, 0o555);
+    let out = finish_worker(spawn(&f, "read-only read-only"));
+    set(&dir, 0o700);
+    assert!(out.contains("done"), "{out}");
 }

@@ -354,6 +354,9 @@ impl Module {
             return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
         }
         let rw = flags & CKF_RW_SESSION != 0;
+        if rw && token.write_protected() {
+            return Err(err(CKR_TOKEN_WRITE_PROTECTED));
+        }
         if !rw && token.logged_in() == Some(CKU_SO) {
             return Err(err(CKR_SESSION_READ_WRITE_SO_EXISTS));
         }

@@ -201,6 +201,9 @@ pub struct Token {
     pub sessions: AtomicUsize,
     /// Of which read/write.
     pub rw_sessions: AtomicUsize,
+    /// Failed tries (SO, user) on a write-protected token, which cannot
+    /// record them: counted for this process only.
+    volatile_failures: Mutex<[u32; 2]>,
 }
 
 /// Snapshot of token metadata for `C_GetTokenInfo`.
@@ -286,6 +289,7 @@ impl Token {
             init_lock: Mutex::new(()),
             sessions: AtomicUsize::new(0),
             rw_sessions: AtomicUsize::new(0),
+            volatile_failures: Mutex::new([0; 2]),
         };
         Ok(token)
     }
@@ -308,14 +312,28 @@ impl Token {
     }
 
     /// Current metadata, read from the store (fresh PIN counters).
+    /// On a write-protected token the PIN counts include this process's
+    /// unrecorded failures.
     pub fn status(&self) -> Result<TokenStatus> {
         let mut store = self.store();
-        Ok(TokenStatus {
-            meta: match store.as_mut() {
-                Some(s) => Some(s.meta()?),
-                None => None,
-            },
-        })
+        let mut meta = match store.as_mut() {
+            Some(s) => Some(s.meta()?),
+            None => None,
+        };
+        if let Some(m) = meta.as_mut()
+            && store.as_ref().is_some_and(|s| !s.writable())
+        {
+            let [so, user] = *self.volatile_failures.lock();
+            m.so_failures = m.so_failures.saturating_add(so);
+            m.user_failures = m.user_failures.saturating_add(user);
+        }
+        Ok(TokenStatus { meta })
+    }
+
+    /// True when the token's store can be read but not written
+    /// (`CKF_WRITE_PROTECTED`).
+    pub fn write_protected(&self) -> bool {
+        self.store.lock().as_ref().is_some_and(|s| !s.writable())
     }
 
     /// Serial number, if initialised (from the store's name: no I/O).
@@ -618,7 +636,15 @@ impl Token {
                 _ => m.user_pin.as_ref().ok_or(err(CKR_USER_PIN_NOT_INITIALIZED)),
             }
         }
+        let slot = usize::from(user != CKU_SO);
+        // A write-protected token cannot record tries: they are counted in
+        // this process's memory, on top of the stored count.
+        let volatile = self.write_protected();
         let settle = |change: &mut dyn FnMut(&mut u32)| -> Result<()> {
+            if volatile {
+                change(&mut self.volatile_failures.lock()[slot]);
+                return Ok(());
+            }
             let mut store = self.store();
             let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
             s.update_meta(&mut |m| {
@@ -630,15 +656,26 @@ impl Token {
         let reserved = {
             let mut store = self.store();
             let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
-            s.update_meta(&mut |m| {
-                wrapped_pin(m, user)?;
-                let c = counter(m, user);
-                if *c >= MAX_PIN_FAILURES {
+            if volatile {
+                let mut m = s.meta()?;
+                wrapped_pin(&m, user)?;
+                let mut failures = self.volatile_failures.lock();
+                if counter(&mut m, user).saturating_add(failures[slot]) >= MAX_PIN_FAILURES {
                     return Err(err(CKR_PIN_LOCKED));
                 }
-                *c += 1;
-                Ok(())
-            })?
+                failures[slot] += 1;
+                m
+            } else {
+                s.update_meta(&mut |m| {
+                    wrapped_pin(m, user)?;
+                    let c = counter(m, user);
+                    if *c >= MAX_PIN_FAILURES {
+                        return Err(err(CKR_PIN_LOCKED));
+                    }
+                    *c += 1;
+                    Ok(())
+                })?
+            }
         };
         let wrapped = wrapped_pin(&reserved, user)?;
         // The key derivation is slow by design: no lock is held during it.
@@ -732,6 +769,9 @@ impl Token {
     /// existing one after checking the SO PIN. The caller checked that no
     /// session is open.
     pub fn init_token(&self, so_pin: &[u8], label: &str) -> Result<()> {
+        if self.write_protected() {
+            return Err(err(CKR_TOKEN_WRITE_PROTECTED));
+        }
         check_pin_len(so_pin)?;
         let existing = self.initialized();
         if existing {

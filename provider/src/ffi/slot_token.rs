@@ -81,6 +81,9 @@ pub unsafe extern "C" fn C_GetTokenInfo(slotID: CK_SLOT_ID, pInfo: *mut CK_TOKEN
             let token = m.token(slotID)?;
             let status = token.status()?;
             let mut flags = CKF_RNG | CKF_LOGIN_REQUIRED | CKF_RESTORE_KEY_NOT_NEEDED;
+            if token.write_protected() {
+                flags |= CKF_WRITE_PROTECTED;
+            }
             match &status.meta {
                 Some(meta) => {
                     flags |= CKF_TOKEN_INITIALIZED;

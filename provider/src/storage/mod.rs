@@ -98,6 +98,11 @@ pub type Expect = (Uid, u64);
 pub trait TokenStore: Send {
     /// The token's serial number, as the store is named (fixed for its life).
     fn serial(&self) -> String;
+    /// False when the store can be read but not written (its writes fail
+    /// with `CKR_TOKEN_WRITE_PROTECTED`).
+    fn writable(&self) -> bool {
+        true
+    }
     /// Reads the metadata.
     fn meta(&mut self) -> Result<TokenMeta>;
     /// Reads, changes and writes the metadata in one transaction (so that

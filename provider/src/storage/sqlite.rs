@@ -27,7 +27,7 @@
 use super::{Changes, Expect, ObjectRecord, TokenMeta, TokenStore, UID_LEN, Uid, Written};
 use crate::config::Durability;
 use crate::error::{Result, err};
-use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_NOT_RECOGNIZED};
+use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_NOT_RECOGNIZED, CKR_TOKEN_WRITE_PROTECTED};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -99,6 +99,9 @@ pub struct SqliteStore {
     reload: bool,
     /// When a read last checked the files (writes always do).
     files_checked: std::time::Instant,
+    /// False when the file or its directory cannot be written: every
+    /// write is `CKR_TOKEN_WRITE_PROTECTED`.
+    writable: bool,
 }
 
 /// How often a read (`changes_since`) checks that the files are still the
@@ -224,6 +227,10 @@ pub fn discover(dir: &Path, durability: Durability) -> Result<Vec<Box<dyn TokenS
 }
 
 fn connect(path: &Path, create: bool, durability: Durability) -> Result<Connection> {
+    Ok(connect_raw(path, create, durability)?)
+}
+
+fn connect_raw(path: &Path, create: bool, durability: Durability) -> rusqlite::Result<Connection> {
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     if create {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
@@ -239,9 +246,62 @@ fn connect(path: &Path, create: bool, durability: Durability) -> Result<Connecti
     conn.pragma_update(None, "foreign_keys", "OFF")?;
     // Deleted records are overwritten, not left in free pages.
     conn.pragma_update(None, "secure_delete", "ON")?;
+    // The first read makes SQLite open the log and its index: a directory
+    // or file that cannot be written shows here.
+    conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |_| Ok(()))?;
     Ok(conn)
 }
 
+/// True for the errors of a database that can be read but not written
+/// (read-only file or directory): the token is then opened read-only.
+fn is_write_refusal(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(
+            rusqlite::ErrorCode::CannotOpen
+                | rusqlite::ErrorCode::ReadOnly
+                | rusqlite::ErrorCode::PermissionDenied
+        )
+    )
+}
+
+/// `path` as a SQLite URI path (`%`, `?` and `#` escaped).
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.display().to_string().chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3f"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Opens an existing token's database for reading only: with SQLite's
+/// usual locking when its log files exist or can be made, else (a
+/// read-only directory without them, where nobody can write the token
+/// either) as an immutable file.
+fn connect_read_only(path: &Path) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let try_open = |query: &str| -> rusqlite::Result<Connection> {
+        let conn = Connection::open_with_flags(format!("file:{}?{query}", uri_path(path)), flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |_| Ok(()))?;
+        Ok(conn)
+    };
+    let log_is_empty =
+        std::fs::metadata(format!("{}-wal", path.display())).map_or(true, |m| m.len() == 0);
+    match try_open("mode=ro") {
+        Ok(c) => Ok(c),
+        // Immutable reads ignore the log: only when it holds nothing.
+        Err(_) if log_is_empty => Ok(try_open("immutable=1")?),
+        Err(e) => Err(e.into()),
+    }
+}
 fn read_meta(conn: &Connection) -> Result<TokenMeta> {
     let json: Vec<u8> = conn
         .query_row("SELECT value FROM meta WHERE name = 'token'", [], |r| {
@@ -390,7 +450,19 @@ fn file_ids(db: &Path) -> FileIds {
 impl SqliteStore {
     /// Opens the existing token `serial` in `dir`.
     pub fn open(dir: &Path, serial: &str, durability: Durability) -> Result<SqliteStore> {
-        let conn = connect(&token_path(dir, serial), false, durability)?;
+        let path = token_path(dir, serial);
+        let (conn, writable) = match connect_raw(&path, false, durability) {
+            Ok(c) if !c.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) => (c, true),
+            Ok(_) => (connect_read_only(&path)?, false),
+            Err(e) if is_write_refusal(&e) => (connect_read_only(&path)?, false),
+            Err(e) => return Err(e.into()),
+        };
+        if !writable {
+            crate::log::info(format_args!(
+                "{} cannot be written: token {serial} is write-protected",
+                path.display()
+            ));
+        }
         let version: Option<i64> = conn
             .query_row("SELECT value FROM meta WHERE name = 'schema'", [], |r| {
                 r.get(0)
@@ -408,8 +480,7 @@ impl SqliteStore {
             ));
             return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
         }
-        warn_if_shared(&token_path(dir, serial), "token file");
-        let path = token_path(dir, serial);
+        warn_if_shared(&path, "token file");
         let mut store = SqliteStore {
             conn,
             data_version: -1,
@@ -419,6 +490,7 @@ impl SqliteStore {
             durability,
             reload: false,
             files_checked: std::time::Instant::now(),
+            writable,
         };
         store.data_version = store.current_data_version()?;
         Ok(store)
@@ -464,6 +536,9 @@ impl SqliteStore {
         &mut self,
         body: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>,
     ) -> Result<T> {
+        if !self.writable {
+            return Err(err(CKR_TOKEN_WRITE_PROTECTED));
+        }
         self.check_files()?;
         let tx = self
             .conn
@@ -547,6 +622,10 @@ impl SqliteStore {
 impl TokenStore for SqliteStore {
     fn serial(&self) -> String {
         self.serial.clone()
+    }
+
+    fn writable(&self) -> bool {
+        self.writable
     }
 
     fn meta(&mut self) -> Result<TokenMeta> {
