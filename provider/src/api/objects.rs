@@ -260,6 +260,7 @@ pub fn find_init(session: &Session, template: &[Attr]) -> Result<()> {
         return Err(err(CKR_OPERATION_ACTIVE));
     }
     session.token.refresh()?;
+    session.token.check_intact()?;
     let handles = session.token.find(template);
     ops.find = Some(Find { handles, next: 0 });
     Ok(())

@@ -330,6 +330,19 @@ impl Token {
         Ok(TokenStatus { meta })
     }
 
+    /// `CKR_DEVICE_ERROR` (and a log line) when stored records failed
+    /// authentication or the set of records does not match its digest, as
+    /// of the last refresh: a search would silently miss them.
+    pub fn check_intact(&self) -> Result<()> {
+        match self.store.lock().as_ref().and_then(|s| s.damage()) {
+            None => Ok(()),
+            Some(what) => {
+                crate::log::error(format_args!("search refused: {what}"));
+                Err(err(CKR_DEVICE_ERROR))
+            }
+        }
+    }
+
     /// True when the token's store can be read but not written
     /// (`CKF_WRITE_PROTECTED`).
     pub fn write_protected(&self) -> bool {
@@ -420,7 +433,9 @@ impl Token {
                 )),
             }
         }
-        for uid in &changes.deletes {
+        // Destroyed objects go, and so do objects whose stored record no
+        // longer authenticates: never served in a state nobody wrote.
+        for uid in changes.deletes.iter().chain(&changes.damaged) {
             if let Some(h) = t.by_uid.get(uid).copied() {
                 t.take(h);
             }
@@ -791,6 +806,7 @@ impl Token {
             user_pin: None,
             so_failures: 0,
             user_failures: 0,
+            integrity: Some(random_hex(32)?),
         };
         match store.as_mut() {
             Some(s) => s.reinitialize(&meta)?,

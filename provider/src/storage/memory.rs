@@ -66,6 +66,7 @@ impl TokenStore for MemoryStore {
                 .cloned()
                 .collect(),
             deletes: Vec::new(),
+            damaged: Vec::new(),
         }))
     }
 

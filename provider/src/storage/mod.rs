@@ -7,6 +7,7 @@
 //! cheaply for what other processes changed since it last looked
 //! ([`TokenStore::changes_since`]).
 
+pub mod integrity;
 pub mod memory;
 pub mod seal;
 pub mod sqlite;
@@ -38,6 +39,9 @@ pub struct TokenMeta {
     pub so_failures: u32,
     /// Consecutive failed user logins.
     pub user_failures: u32,
+    /// Hex integrity secret (see `integrity`); absent in schema 1 files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<String>,
 }
 
 /// One stored object: a few indexed columns plus the serialized attributes.
@@ -75,6 +79,9 @@ pub struct Changes {
     pub upserts: Vec<ObjectRecord>,
     /// Objects destroyed since.
     pub deletes: Vec<Uid>,
+    /// Objects whose stored record failed authentication: not served, and
+    /// dropped by a reader that knew them.
+    pub damaged: Vec<Uid>,
 }
 
 /// What a conditional write found.
@@ -124,6 +131,12 @@ pub trait TokenStore: Send {
     /// Deletes an object; returns the generation of the deletion, or `None`
     /// when there was no such object.
     fn delete(&mut self, uid: &Uid) -> Result<Option<u64>>;
+    /// What is wrong with the stored objects, if anything: records that
+    /// failed authentication, or a set of records that does not match its
+    /// digest (as of the last look).
+    fn damage(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Opens the stores of every token that exists for `config`.

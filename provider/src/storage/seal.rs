@@ -71,6 +71,13 @@ impl TokenKey {
         Ok(TokenKey::from_box(bytes))
     }
 
+    /// A token key with the value `key` (copied into its own allocation).
+    pub fn from_bytes(key: &[u8; 32]) -> Result<TokenKey> {
+        let mut bytes = secret_box();
+        bytes.copy_from_slice(key);
+        Ok(TokenKey::from_box(bytes))
+    }
+
     fn from_box(bytes: SecretBox) -> TokenKey {
         let key: &[u8; 32] = &bytes;
         let cipher = Box::new(Aes256Gcm::new(key.into()));

@@ -24,11 +24,13 @@
 //! (`<serial>.sqlite`); a copy under another name is skipped with a log
 //! line, so the slot list does not grow with copies.
 
+use super::integrity::{Integrity, MAC_LEN, Tag, toggle};
 use super::{Changes, Expect, ObjectRecord, TokenMeta, TokenStore, UID_LEN, Uid, Written};
 use crate::config::Durability;
 use crate::error::{Result, err};
 use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_NOT_RECOGNIZED, CKR_TOKEN_WRITE_PROTECTED};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use std::collections::{BTreeSet, HashMap};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -43,7 +45,10 @@ const SIDE_FILES: [&str; 3] = ["-wal", "-shm", "-journal"];
 const DIR_MODE: u32 = 0o700;
 /// Mode of the database files.
 const FILE_MODE: u32 = 0o600;
-const SCHEMA_VERSION: i64 = 1;
+/// Version 2 added record MACs (`objects.mac`), the metadata MAC and the
+/// object-set digest; a version 1 file is upgraded when it is opened for
+/// writing.
+const SCHEMA_VERSION: i64 = 2;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 const SCHEMA: &str = "
@@ -55,7 +60,8 @@ CREATE TABLE IF NOT EXISTS objects (
     private INTEGER NOT NULL,
     label BLOB NOT NULL,
     ckid BLOB NOT NULL,
-    attrs BLOB NOT NULL
+    attrs BLOB NOT NULL,
+    mac BLOB NOT NULL DEFAULT x''
 );
 CREATE INDEX IF NOT EXISTS objects_generation ON objects(generation);
 CREATE INDEX IF NOT EXISTS objects_label ON objects(label);
@@ -102,6 +108,44 @@ pub struct SqliteStore {
     /// False when the file or its directory cannot be written: every
     /// write is `CKR_TOKEN_WRITE_PROTECTED`.
     writable: bool,
+    /// Keys from the token's integrity secret (`None` only for a schema 1
+    /// file that could not be upgraded because it is read-only).
+    integrity: Option<Integrity>,
+    /// What this connection knows of the stored records' MACs.
+    known: Known,
+}
+
+/// The stored MACs of the records a connection knows of.
+#[derive(Default)]
+struct Known {
+    /// Stored MAC of every record, and their XOR.
+    macs: HashMap<Uid, Tag>,
+    xor: Tag,
+    /// Records whose MAC did not match: refused, never served.
+    damaged: BTreeSet<Uid>,
+    /// False when the known records do not add up to the stored digest.
+    digest_off: bool,
+}
+
+impl Known {
+    /// Records the stored MAC of a record.
+    fn learn(&mut self, uid: Uid, stored: &[u8]) {
+        let mut tag = [0u8; MAC_LEN];
+        let n = stored.len().min(MAC_LEN);
+        tag[..n].copy_from_slice(&stored[..n]);
+        if let Some(old) = self.macs.insert(uid, tag) {
+            toggle(&mut self.xor, &old);
+        }
+        toggle(&mut self.xor, &tag);
+    }
+
+    /// Forgets a record that no longer exists.
+    fn forget(&mut self, uid: &Uid) {
+        if let Some(old) = self.macs.remove(uid) {
+            toggle(&mut self.xor, &old);
+        }
+        self.damaged.remove(uid);
+    }
 }
 
 /// How often a read (`changes_since`) checks that the files are still the
@@ -302,23 +346,114 @@ fn connect_read_only(path: &Path) -> Result<Connection> {
         Err(e) => Err(e.into()),
     }
 }
+fn meta_blob(conn: &Connection, name: &str) -> Result<Option<Vec<u8>>> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM meta WHERE name = ?1")?
+        .query_row(params![name], |r| r.get(0))
+        .optional()?)
+}
+
+fn set_meta_blob(conn: &Connection, name: &str, value: &[u8]) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO meta(name, value) VALUES(?1, ?2)
+         ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+    )?
+    .execute(params![name, value])?;
+    Ok(())
+}
+
+/// Reads the metadata; when it names an integrity secret (every token since
+/// schema 2), its MAC must match or the token is refused.
 fn read_meta(conn: &Connection) -> Result<TokenMeta> {
-    let json: Vec<u8> = conn
-        .query_row("SELECT value FROM meta WHERE name = 'token'", [], |r| {
-            r.get(0)
-        })
-        .optional()?
-        .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
-    serde_json::from_slice(&json).map_err(|_| err(CKR_TOKEN_NOT_RECOGNIZED))
+    let json = meta_blob(conn, "token")?.ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
+    let meta: TokenMeta =
+        serde_json::from_slice(&json).map_err(|_| err(CKR_TOKEN_NOT_RECOGNIZED))?;
+    if let Some(secret) = &meta.integrity {
+        let keys = Integrity::from_hex(secret)?;
+        if meta_blob(conn, "token_mac")?.as_deref() != Some(&keys.meta_mac(&json)[..]) {
+            crate::log::error(format_args!(
+                "token {}: metadata failed authentication (corrupted or edited)",
+                meta.serial
+            ));
+            return Err(err(CKR_DEVICE_ERROR));
+        }
+    }
+    Ok(meta)
 }
 
 fn write_meta(conn: &Connection, meta: &TokenMeta) -> Result<()> {
     let json = serde_json::to_vec(meta).map_err(|_| err(CKR_DEVICE_ERROR))?;
-    conn.execute(
-        "INSERT INTO meta(name, value) VALUES('token', ?1)
-         ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-        params![json],
-    )?;
+    set_meta_blob(conn, "token", &json)?;
+    if let Some(secret) = &meta.integrity {
+        set_meta_blob(
+            conn,
+            "token_mac",
+            &Integrity::from_hex(secret)?.meta_mac(&json),
+        )?;
+    }
+    Ok(())
+}
+
+/// The object-set digest (see `integrity`).
+fn digest(conn: &Connection) -> Result<Tag> {
+    let mut d = [0u8; MAC_LEN];
+    if let Some(v) = meta_blob(conn, "objects_digest")?
+        && v.len() == MAC_LEN
+    {
+        d.copy_from_slice(&v);
+    }
+    Ok(d)
+}
+
+/// The stored MAC of object `uid`, if it exists.
+fn stored_mac(conn: &Connection, uid: &Uid) -> Result<Option<Vec<u8>>> {
+    Ok(conn
+        .prepare_cached("SELECT mac FROM objects WHERE uid = ?1")?
+        .query_row(params![&uid[..]], |r| r.get(0))
+        .optional()?)
+}
+
+/// Upgrades a schema 1 file in place (one transaction): a fresh integrity
+/// secret, the MAC of every record as it stands, the object-set digest.
+/// The records are trusted as they are at this moment.
+fn upgrade_from_1(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version = meta_number(&tx, "schema")?;
+    if version == SCHEMA_VERSION as u64 {
+        return Ok(()); // another process upgraded it first
+    }
+    tx.execute_batch("ALTER TABLE objects ADD COLUMN mac BLOB NOT NULL DEFAULT x''")?;
+    let mut meta = read_meta(&tx)?;
+    let mut secret = [0u8; MAC_LEN];
+    super::seal::random_bytes(&mut secret)?;
+    meta.integrity = Some(super::seal::hex(&secret));
+    secret.fill(0);
+    let keys = Integrity::from_hex(meta.integrity.as_deref().unwrap_or_default())?;
+    /// uid, generation, class, private, attrs.
+    type Row = (Vec<u8>, i64, i64, bool, Vec<u8>);
+    let rows: Vec<Row> = tx
+        .prepare("SELECT uid, generation, class, private, attrs FROM objects")?
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut d = [0u8; MAC_LEN];
+    for (uid, g, class, private, attrs) in rows {
+        let tag = keys.record_mac(&uid, g as u64, class as u64, private, &attrs);
+        toggle(&mut d, &tag);
+        tx.execute(
+            "UPDATE objects SET mac = ?1 WHERE uid = ?2",
+            params![&tag[..], uid],
+        )?;
+    }
+    set_meta_blob(&tx, "objects_digest", &d)?;
+    write_meta(&tx, &meta)?;
+    set_meta_number(&tx, "schema", SCHEMA_VERSION as u64)?;
+    tx.commit()?;
+    crate::log::info(format_args!(
+        "token {}: upgraded to schema 2 (record MACs)",
+        meta.serial
+    ));
     Ok(())
 }
 
@@ -463,16 +598,23 @@ impl SqliteStore {
                 path.display()
             ));
         }
+        let mut conn = conn;
         let version: Option<i64> = conn
             .query_row("SELECT value FROM meta WHERE name = 'schema'", [], |r| {
                 r.get(0)
             })
             .optional()
             .map_err(|_| err(CKR_TOKEN_NOT_RECOGNIZED))?;
-        if version != Some(SCHEMA_VERSION) {
-            return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+        match version {
+            Some(SCHEMA_VERSION) => {}
+            Some(1) if writable => upgrade_from_1(&mut conn)?,
+            Some(1) => crate::log::warn(format_args!(
+                "token {serial}: schema 1 file opened read-only: its records cannot be authenticated"
+            )),
+            _ => return Err(err(CKR_TOKEN_NOT_RECOGNIZED)),
         }
-        let inner = read_meta(&conn)?.serial;
+        let meta = read_meta(&conn)?;
+        let inner = meta.serial.clone();
         if inner != serial {
             crate::log::error(format_args!(
                 "skipping {}: it holds token {inner}, not {serial} (a copied file?)",
@@ -491,6 +633,12 @@ impl SqliteStore {
             reload: false,
             files_checked: std::time::Instant::now(),
             writable,
+            integrity: meta
+                .integrity
+                .as_deref()
+                .map(Integrity::from_hex)
+                .transpose()?,
+            known: Known::default(),
         };
         store.data_version = store.current_data_version()?;
         Ok(store)
@@ -534,7 +682,7 @@ impl SqliteStore {
 
     fn write<T>(
         &mut self,
-        body: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>,
+        body: impl FnOnce(&rusqlite::Transaction<'_>, Option<&Integrity>) -> Result<T>,
     ) -> Result<T> {
         if !self.writable {
             return Err(err(CKR_TOKEN_WRITE_PROTECTED));
@@ -543,9 +691,25 @@ impl SqliteStore {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = body(&tx)?;
+        let out = body(&tx, self.integrity.as_ref())?;
         tx.commit()?;
         Ok(out)
+    }
+
+    /// Uses the keys of the metadata's integrity secret.
+    fn use_keys_of(&mut self, meta: &TokenMeta) -> Result<()> {
+        let current = self
+            .integrity
+            .as_ref()
+            .map(|k| meta.integrity.as_deref().is_some_and(|s| k.is_of(s)));
+        if current != Some(true) {
+            self.integrity = meta
+                .integrity
+                .as_deref()
+                .map(Integrity::from_hex)
+                .transpose()?;
+        }
+        Ok(())
     }
 
     /// After a deletion: the deleted record was overwritten in the database
@@ -636,21 +800,26 @@ impl TokenStore for SqliteStore {
         &mut self,
         change: &mut dyn FnMut(&mut TokenMeta) -> Result<()>,
     ) -> Result<TokenMeta> {
-        self.write(|tx| {
+        let m = self.write(|tx, _| {
             let mut m = read_meta(tx)?;
             change(&mut m)?;
             write_meta(tx, &m)?;
             Ok(m)
-        })
+        })?;
+        self.use_keys_of(&m)?;
+        Ok(m)
     }
 
     fn reinitialize(&mut self, meta: &TokenMeta) -> Result<()> {
-        self.write(|tx| {
+        self.write(|tx, _| {
             tx.execute("DELETE FROM objects", [])?;
             tx.execute("DELETE FROM tombstones", [])?;
+            set_meta_blob(tx, "objects_digest", &[0; MAC_LEN])?;
             bump_generation(tx)?;
             write_meta(tx, meta)
-        })
+        })?;
+        self.known = Known::default();
+        self.use_keys_of(meta)
     }
 
     fn changes_since(&mut self, epoch: &str, since: u64) -> Result<Option<Changes>> {
@@ -667,6 +836,17 @@ impl TokenStore for SqliteStore {
             .conn
             .transaction_with_behavior(TransactionBehavior::Deferred)?;
         let meta = read_meta(&tx)?;
+        let current_keys = self
+            .integrity
+            .as_ref()
+            .map(|k| meta.integrity.as_deref().is_some_and(|s| k.is_of(s)));
+        if current_keys != Some(true) {
+            self.integrity = meta
+                .integrity
+                .as_deref()
+                .map(Integrity::from_hex)
+                .transpose()?;
+        }
         let current = generation(&tx)?;
         let reset = meta.epoch != epoch;
         // Tombstones older than the floor are purged: a reader that looked
@@ -681,34 +861,81 @@ impl TokenStore for SqliteStore {
             full,
             ..Changes::default()
         };
+        if reset || full || since == u64::MAX {
+            // Everything is read again: so is every MAC.
+            self.known = Known::default();
+        }
         if reset || full || current != since {
             let mut stmt = tx.prepare_cached(
-                "SELECT uid, generation, class, private, attrs FROM objects WHERE generation > ?1",
+                "SELECT uid, generation, class, private, attrs, mac FROM objects
+                 WHERE generation > ?1",
             )?;
             // `label` and `ckid` are columns for queries on the file; a
             // reader rebuilds them from `attrs`, so they are not read here.
             let rows = stmt.query_map(params![from as i64], |r| {
-                Ok(ObjectRecord {
-                    uid: uid_from(r.get(0)?)?,
-                    generation: r.get::<_, i64>(1)? as u64,
-                    class: r.get::<_, i64>(2)? as u64,
-                    private: r.get(3)?,
-                    label: Vec::new(),
-                    id: Vec::new(),
-                    attrs: r.get(4)?,
-                })
+                Ok((
+                    ObjectRecord {
+                        uid: uid_from(r.get(0)?)?,
+                        generation: r.get::<_, i64>(1)? as u64,
+                        class: r.get::<_, i64>(2)? as u64,
+                        private: r.get(3)?,
+                        label: Vec::new(),
+                        id: Vec::new(),
+                        attrs: r.get(4)?,
+                    },
+                    r.get::<_, Vec<u8>>(5)?,
+                ))
             })?;
+            let mut read = Vec::new();
             for row in rows {
-                changes.upserts.push(row?);
+                read.push(row?);
+            }
+            drop(stmt);
+            for (rec, stored) in read {
+                let authentic = self.integrity.as_ref().is_none_or(|k| {
+                    k.record_mac(&rec.uid, rec.generation, rec.class, rec.private, &rec.attrs)[..]
+                        == stored[..]
+                });
+                self.known.learn(rec.uid, &stored);
+                if authentic {
+                    self.known.damaged.remove(&rec.uid);
+                    changes.upserts.push(rec);
+                } else {
+                    crate::log::error(format_args!(
+                        "token {}: object {} failed authentication (corrupted or edited); \
+                         it is not served",
+                        self.serial,
+                        super::seal::hex(&rec.uid)
+                    ));
+                    self.known.damaged.insert(rec.uid);
+                    changes.damaged.push(rec.uid);
+                }
             }
             if !reset && !full {
                 let mut stmt =
                     tx.prepare_cached("SELECT uid FROM tombstones WHERE generation > ?1")?;
                 let rows = stmt.query_map(params![from as i64], |r| uid_from(r.get(0)?))?;
+                let mut gone = Vec::new();
                 for row in rows {
-                    changes.deletes.push(row?);
+                    gone.push(row?);
+                }
+                drop(stmt);
+                for uid in gone {
+                    self.known.forget(&uid);
+                    changes.deletes.push(uid);
                 }
             }
+        }
+        if self.integrity.is_some() {
+            let ok = digest(&tx)? == self.known.xor;
+            if !ok && !self.known.digest_off {
+                crate::log::error(format_args!(
+                    "token {}: its objects do not add up to the stored digest \
+                     (records deleted or added outside the module)",
+                    self.serial
+                ));
+            }
+            self.known.digest_off = !ok;
         }
         drop(tx);
         self.data_version = self.current_data_version()?;
@@ -717,27 +944,36 @@ impl TokenStore for SqliteStore {
     }
 
     fn put(&mut self, records: &[&ObjectRecord], expect: &[Expect]) -> Result<Written> {
-        self.write(|tx| {
+        let (written, tags) = self.write(|tx, keys| {
             for (uid, generation) in expect {
                 let stored: Option<i64> = tx
                     .prepare_cached("SELECT generation FROM objects WHERE uid = ?1")?
                     .query_row(params![&uid[..]], |r| r.get(0))
                     .optional()?;
                 match stored {
-                    None => return Ok(Written::Gone),
-                    Some(g) if g as u64 != *generation => return Ok(Written::Stale),
+                    None => return Ok((Written::Gone, Vec::new())),
+                    Some(g) if g as u64 != *generation => return Ok((Written::Stale, Vec::new())),
                     Some(_) => {}
                 }
             }
             let g = bump_generation(tx)?;
+            let mut d = digest(tx)?;
             let mut stmt = tx.prepare_cached(
-                "INSERT INTO objects(uid, generation, class, private, label, ckid, attrs)
-                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                "INSERT INTO objects(uid, generation, class, private, label, ckid, attrs, mac)
+                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                  ON CONFLICT(uid) DO UPDATE SET generation = excluded.generation,
                    class = excluded.class, private = excluded.private, label = excluded.label,
-                   ckid = excluded.ckid, attrs = excluded.attrs",
+                   ckid = excluded.ckid, attrs = excluded.attrs, mac = excluded.mac",
             )?;
+            let mut tags = Vec::with_capacity(records.len());
             for r in records {
+                let tag = keys
+                    .map(|k| k.record_mac(&r.uid, g, r.class, r.private, &r.attrs))
+                    .unwrap_or_default();
+                if let Some(old) = stored_mac(tx, &r.uid)? {
+                    toggle(&mut d, &old);
+                }
+                toggle(&mut d, &tag);
                 stmt.execute(params![
                     &r.uid[..],
                     g as i64,
@@ -745,19 +981,45 @@ impl TokenStore for SqliteStore {
                     r.private,
                     r.label,
                     r.id,
-                    r.attrs
+                    r.attrs,
+                    &tag[..]
                 ])?;
+                tags.push((r.uid, tag));
             }
-            Ok(Written::At(g))
-        })
+            set_meta_blob(tx, "objects_digest", &d)?;
+            Ok((Written::At(g), tags))
+        })?;
+        for (uid, tag) in tags {
+            self.known.learn(uid, &tag);
+            self.known.damaged.remove(&uid);
+        }
+        Ok(written)
+    }
+
+    fn damage(&self) -> Option<String> {
+        match (self.known.damaged.len(), self.known.digest_off) {
+            (0, false) => None,
+            (0, true) => Some(format!(
+                "token {}: objects were deleted or added outside the module",
+                self.serial
+            )),
+            (n, _) => Some(format!(
+                "token {}: {n} object record(s) failed authentication",
+                self.serial
+            )),
+        }
     }
 
     fn delete(&mut self, uid: &Uid) -> Result<Option<u64>> {
         debug_assert_eq!(uid.len(), UID_LEN);
-        let done = self.write(|tx| {
-            if tx.execute("DELETE FROM objects WHERE uid = ?1", params![&uid[..]])? == 0 {
+        let done = self.write(|tx, _| {
+            let Some(old) = stored_mac(tx, uid)? else {
                 return Ok(None);
-            }
+            };
+            tx.execute("DELETE FROM objects WHERE uid = ?1", params![&uid[..]])?;
+            let mut d = digest(tx)?;
+            toggle(&mut d, &old);
+            set_meta_blob(tx, "objects_digest", &d)?;
             let g = bump_generation(tx)?;
             tx.execute(
                 "INSERT INTO tombstones(uid, generation) VALUES(?1, ?2)
@@ -769,6 +1031,7 @@ impl TokenStore for SqliteStore {
         let Some((g, purged)) = done else {
             return Ok(None);
         };
+        self.known.forget(uid);
         self.forget_deleted(purged);
         Ok(Some(g))
     }
@@ -787,6 +1050,7 @@ mod tests {
             user_pin: None,
             so_failures: 0,
             user_failures: 0,
+            integrity: Some("5a".repeat(32)),
         }
     }
 
@@ -913,6 +1177,112 @@ mod tests {
         a.put(&[&rec(3)], &[]).unwrap();
         let c = a.changes_since("e1", 5).unwrap().unwrap();
         assert!(c.full);
+    }
+
+    /// A raw connection to the token file, as someone editing it would use.
+    fn raw(dir: &Path, serial: &str) -> Connection {
+        Connection::open(token_path(dir, serial)).unwrap()
+    }
+
+    #[test]
+    fn edited_and_missing_records_are_refused_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = SqliteStore::create(dir.path(), &meta("ed"), Durability::Normal).unwrap();
+        a.put(&[&rec(1), &rec(2), &rec(3)], &[]).unwrap();
+        assert_eq!(a.damage(), None);
+        // One flipped bit in record 2.
+        raw(dir.path(), "ed")
+            .execute(
+                "UPDATE objects SET attrs = x'010203ff' WHERE uid = ?1",
+                params![&[2u8; UID_LEN][..]],
+            )
+            .unwrap();
+        let mut b = SqliteStore::open(dir.path(), "ed", Durability::Normal).unwrap();
+        let c = b.changes_since("e1", u64::MAX).unwrap().unwrap();
+        let mut served: Vec<u8> = c.upserts.iter().map(|r| r.uid[0]).collect();
+        served.sort();
+        assert_eq!(served, vec![1, 3], "the edited record is not served");
+        assert_eq!(c.damaged, vec![[2; UID_LEN]]);
+        assert!(b.damage().unwrap().contains("1 object record(s)"));
+        // A record removed behind the module's back.
+        raw(dir.path(), "ed")
+            .execute(
+                "DELETE FROM objects WHERE uid = ?1",
+                params![&[3u8; UID_LEN][..]],
+            )
+            .unwrap();
+        raw(dir.path(), "ed")
+            .execute(
+                "DELETE FROM objects WHERE uid = ?1",
+                params![&[2u8; UID_LEN][..]],
+            )
+            .unwrap();
+        let mut c2 = SqliteStore::open(dir.path(), "ed", Durability::Normal).unwrap();
+        let c = c2.changes_since("e1", u64::MAX).unwrap().unwrap();
+        assert_eq!(c.upserts.len(), 1);
+        assert!(c2.damage().unwrap().contains("deleted or added"));
+        // The module's own writes keep the digest right.
+        let mut d = SqliteStore::create(dir.path(), &meta("ok"), Durability::Normal).unwrap();
+        d.put(&[&rec(1), &rec(2)], &[]).unwrap();
+        d.put(&[&rec(2)], &[]).unwrap();
+        d.delete(&[1; UID_LEN]).unwrap();
+        let mut e = SqliteStore::open(dir.path(), "ok", Durability::Normal).unwrap();
+        e.changes_since("e1", u64::MAX).unwrap();
+        assert_eq!(e.damage(), None);
+    }
+
+    #[test]
+    fn edited_metadata_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        SqliteStore::create(dir.path(), &meta("md"), Durability::Normal).unwrap();
+        let conn = raw(dir.path(), "md");
+        let json: Vec<u8> = conn
+            .query_row("SELECT value FROM meta WHERE name = 'token'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        let edited = String::from_utf8(json)
+            .unwrap()
+            .replace("\"user_failures\":0", "\"user_failures\":1");
+        conn.execute(
+            "UPDATE meta SET value = ?1 WHERE name = 'token'",
+            params![edited.as_bytes()],
+        )
+        .unwrap();
+        let e = SqliteStore::open(dir.path(), "md", Durability::Normal)
+            .err()
+            .expect("refused");
+        assert_eq!(e.rv(), CKR_DEVICE_ERROR);
+    }
+
+    #[test]
+    fn schema_1_files_are_upgraded_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut old = meta("v1");
+        old.integrity = None;
+        {
+            let conn = Connection::open(token_path(dir.path(), "v1")).unwrap();
+            conn.execute_batch(&SCHEMA.replace(",\n    mac BLOB NOT NULL DEFAULT x''", ""))
+                .unwrap();
+            conn.execute("INSERT INTO meta(name, value) VALUES('schema', 1)", [])
+                .unwrap();
+            write_meta(&conn, &old).unwrap();
+            conn.execute(
+                "INSERT INTO objects(uid, generation, class, private, label, ckid, attrs)
+                 VALUES(?1, 1, 3, 1, x'', x'', x'0102')",
+                params![&[7u8; UID_LEN][..]],
+            )
+            .unwrap();
+        }
+        let mut s = SqliteStore::open(dir.path(), "v1", Durability::Normal).unwrap();
+        assert!(s.meta().unwrap().integrity.is_some(), "a secret was made");
+        let c = s.changes_since("e1", u64::MAX).unwrap().unwrap();
+        assert_eq!(c.upserts.len(), 1);
+        assert_eq!(s.damage(), None);
+        assert_eq!(
+            meta_number(&s.conn, "schema").unwrap(),
+            SCHEMA_VERSION as u64
+        );
     }
 
     #[test]
