@@ -102,7 +102,9 @@ impl std::fmt::Debug for PlainBytes {
 pub enum Value {
     /// The value itself.
     Plain(PlainBytes),
-    /// Nonce ‖ AES-256-GCM ciphertext ‖ tag under the token key.
+    /// Format byte ‖ nonce ‖ AES-256-GCM ciphertext ‖ tag (see
+    /// `object::seal_aad`; format 1 is the unbound form of schema 1 files,
+    /// format 2 binds the object's protection attributes).
     Sealed(Vec<u8>),
 }
 
@@ -279,7 +281,8 @@ impl Attributes {
         for (ty, v) in &self.entries {
             let (tag, bytes): (u8, &[u8]) = match v {
                 Value::Plain(b) => (0, &**b),
-                Value::Sealed(b) => (1, b),
+                // The format byte is the record's tag (1 or 2).
+                Value::Sealed(b) => (b.first().copied().unwrap_or(1), b.get(1..).unwrap_or(&[])),
             };
             out.extend_from_slice(&(*ty).to_le_bytes());
             out.push(tag);
@@ -309,7 +312,12 @@ impl Attributes {
             let (bytes, rest) = input.split_at(len);
             let value = match tag {
                 0 => Value::plain(bytes),
-                1 => Value::Sealed(bytes.to_vec()),
+                1 | 2 => {
+                    let mut sealed = Vec::with_capacity(bytes.len() + 1);
+                    sealed.push(tag);
+                    sealed.extend_from_slice(bytes);
+                    Value::Sealed(sealed)
+                }
                 _ => return Err(corrupt()),
             };
             let ty = ty as CK_ATTRIBUTE_TYPE;
@@ -398,7 +406,9 @@ mod tests {
         let mut a = Attributes::new();
         a.set_ulong(CKA_CLASS, CKO_SECRET_KEY);
         a.set_flag(CKA_TOKEN, true);
-        a.set(CKA_VALUE, Value::Sealed(vec![9; 40]));
+        let mut sealed = vec![2u8];
+        sealed.extend_from_slice(&[9; 40]);
+        a.set(CKA_VALUE, Value::Sealed(sealed));
         a.set_bytes(CKA_LABEL, b"k");
         let b = Attributes::decode(&a.encode()).unwrap();
         assert_eq!(a, b);

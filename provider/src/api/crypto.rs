@@ -49,7 +49,7 @@ fn usable_key(
         return Err(err(CKR_MECHANISM_INVALID));
     }
     Ok(UsableKey {
-        material: key.key_material(|o: &Object| keys::load(o, token.token_key().as_deref()))?,
+        material: key.key_material(|o: &Object| keys::load(o, token.seal_key(o).as_deref()))?,
         always_authenticate: key.flag(CKA_ALWAYS_AUTHENTICATE),
     })
 }
@@ -224,7 +224,7 @@ pub fn digest_key(session: &Session, key: CK_OBJECT_HANDLE) -> Result<()> {
             return Err(err(CKR_KEY_INDIGESTIBLE));
         }
         let value = obj
-            .plain_value(CKA_VALUE, token.token_key().as_deref())?
+            .plain_value(CKA_VALUE, token.seal_key(&obj).as_deref())?
             .ok_or(err(CKR_KEY_INDIGESTIBLE))?;
         Ok(value)
     })();
@@ -651,7 +651,7 @@ pub fn wrap_key(
     {
         return Err(err(CKR_KEY_NOT_WRAPPABLE));
     }
-    let bytes = keys::export_for_wrap(&target, token.token_key().as_deref())?;
+    let bytes = keys::export_for_wrap(&target, token.seal_key(&target).as_deref())?;
     let mut op = mechanisms::cipher_init(mech, material, Direction::Encrypt, CKF_WRAP).map_err(
         |e| match e.rv() {
             CKR_KEY_TYPE_INCONSISTENT => err(CKR_WRAPPING_KEY_TYPE_INCONSISTENT),
@@ -728,12 +728,15 @@ fn with_key_template(key: &Object, ty: CK_ATTRIBUTE_TYPE, user: &[Attr]) -> Resu
 fn could_decrypt_what_it_wraps(token: &Token, wrapping: &Object) -> Result<bool> {
     Ok(match (wrapping.class, wrapping.key_type) {
         (CKO_SECRET_KEY, _) => {
-            let token_key = token.token_key();
-            let value = wrapping.plain_value(CKA_VALUE, token_key.as_deref())?;
+            let keys = token.seal_keys();
+            let value = wrapping.plain_value(CKA_VALUE, keys.for_object(wrapping).map(|k| &**k))?;
             token.any_object(|o| {
                 o.class == CKO_SECRET_KEY
                     && o.flag(CKA_DECRYPT)
-                    && match (&value, o.plain_value(CKA_VALUE, token_key.as_deref())) {
+                    && match (
+                        &value,
+                        o.plain_value(CKA_VALUE, keys.for_object(o).map(|k| &**k)),
+                    ) {
                         (Some(w), Ok(Some(v))) => **w == *v,
                         (Some(_), Ok(None)) => false,
                         _ => true,

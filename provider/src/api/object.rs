@@ -40,12 +40,115 @@ struct State {
     generation: u64,
 }
 
-/// Associated data binding a sealed value to its object and attribute.
-pub fn seal_aad(uid: &Uid, ty: CK_ATTRIBUTE_TYPE) -> [u8; 24] {
+/// The attributes that decide what may be done with an object's secret
+/// values: its identity, where it lives, its protection and usage flags, and
+/// the mechanisms and templates it allows. A sealed value is bound to them
+/// (see [`seal_aad`]).
+const BOUND_ATTRIBUTES: &[CK_ATTRIBUTE_TYPE] = &[
+    CKA_CLASS,
+    CKA_KEY_TYPE,
+    CKA_TOKEN,
+    CKA_PRIVATE,
+    CKA_SENSITIVE,
+    CKA_EXTRACTABLE,
+    CKA_ALWAYS_SENSITIVE,
+    CKA_NEVER_EXTRACTABLE,
+    CKA_WRAP_WITH_TRUSTED,
+    CKA_ALWAYS_AUTHENTICATE,
+    CKA_TRUSTED,
+    CKA_COPYABLE,
+    CKA_MODIFIABLE,
+    CKA_DESTROYABLE,
+    CKA_ENCRYPT,
+    CKA_DECRYPT,
+    CKA_SIGN,
+    CKA_SIGN_RECOVER,
+    CKA_VERIFY,
+    CKA_VERIFY_RECOVER,
+    CKA_WRAP,
+    CKA_UNWRAP,
+    CKA_DERIVE,
+    CKA_ALLOWED_MECHANISMS,
+    CKA_WRAP_TEMPLATE,
+    CKA_UNWRAP_TEMPLATE,
+    CKA_DERIVE_TEMPLATE,
+];
+
+/// Format byte of a value sealed unbound (schema 1 files): associated data
+/// uid ‖ type.
+const SEALED_UNBOUND: u8 = 1;
+/// Format byte of a value sealed bound to [`BOUND_ATTRIBUTES`].
+const SEALED_BOUND: u8 = 2;
+
+/// SHA-256 of the [`BOUND_ATTRIBUTES`] of `attrs` (type, length and value
+/// of each; a distinct marker for an absent one).
+pub fn binding(attrs: &Attributes) -> [u8; 32] {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for &ty in BOUND_ATTRIBUTES {
+        h.update(ty.to_le_bytes());
+        match attrs.get(ty).and_then(Value::as_plain) {
+            Some(v) => {
+                h.update((v.len() as u64).to_le_bytes());
+                h.update(v);
+            }
+            None => h.update(u64::MAX.to_le_bytes()),
+        }
+    }
+    h.finalize().into()
+}
+
+/// Associated data of a sealed value: the object's unique id, the
+/// attribute type and the [`binding`] of the object's protection
+/// attributes. A value moved to another object or attribute, or read back
+/// after someone edited `CKA_SENSITIVE`, `CKA_EXTRACTABLE` or any other bound
+/// attribute in the file, fails authentication: editing those flags needs
+/// the key the value is sealed under, not just write access to the file.
+pub fn seal_aad(uid: &Uid, ty: CK_ATTRIBUTE_TYPE, binding: &[u8; 32]) -> [u8; 56] {
+    let mut aad = [0u8; 56];
+    aad[..16].copy_from_slice(uid);
+    aad[16..24].copy_from_slice(&ty.to_le_bytes());
+    aad[24..].copy_from_slice(binding);
+    aad
+}
+
+/// Associated data of a value sealed by schema 1 (uid ‖ type).
+fn unbound_aad(uid: &Uid, ty: CK_ATTRIBUTE_TYPE) -> [u8; 24] {
     let mut aad = [0u8; 24];
     aad[..16].copy_from_slice(uid);
     aad[16..].copy_from_slice(&ty.to_le_bytes());
     aad
+}
+
+/// Seals `plain` as attribute `ty` of the object `uid` whose attributes
+/// will be `attrs`.
+fn seal_value(
+    key: &TokenKey,
+    uid: &Uid,
+    ty: CK_ATTRIBUTE_TYPE,
+    attrs: &Attributes,
+    plain: &[u8],
+) -> Result<Vec<u8>> {
+    let sealed = key.seal(&seal_aad(uid, ty, &binding(attrs)), plain)?;
+    let mut out = Vec::with_capacity(sealed.len() + 1);
+    out.push(SEALED_BOUND);
+    out.extend_from_slice(&sealed);
+    Ok(out)
+}
+
+/// Opens attribute `ty` of object `uid` whose attributes are `attrs`.
+fn unseal_value(
+    key: &TokenKey,
+    uid: &Uid,
+    ty: CK_ATTRIBUTE_TYPE,
+    attrs: &Attributes,
+    sealed: &[u8],
+) -> Result<Zeroizing<Vec<u8>>> {
+    match sealed.split_first() {
+        Some((&SEALED_BOUND, rest)) => key.unseal(&seal_aad(uid, ty, &binding(attrs)), rest),
+        Some((&SEALED_UNBOUND, rest)) => key.unseal(&unbound_aad(uid, ty), rest),
+        _ => Err(err(CKR_DEVICE_ERROR)),
+    }
 }
 
 impl Object {
@@ -173,7 +276,7 @@ impl Object {
             Some(Value::Plain(v)) => Ok(Some(v.to_zeroizing())),
             Some(Value::Sealed(s)) => {
                 let key = key.ok_or(err(CKR_USER_NOT_LOGGED_IN))?;
-                key.unseal(&seal_aad(&self.uid, ty), s).map(Some)
+                unseal_value(key, &self.uid, ty, &st.attrs, s).map(Some)
             }
         }
     }
@@ -183,17 +286,21 @@ impl Object {
         self.seal_into(&mut self.state.write().attrs, key)
     }
 
-    /// Seals, in `attrs` (this object's attributes to be), every sensitive
-    /// value of a private token object.
+    /// Seals, in `attrs` (this object's attributes to be), every secret
+    /// value of a token object (under the token key for a private object,
+    /// the token's public sealing key otherwise; see `Token::seal_key`),
+    /// and the `CKA_VALUE` of any private token object.
     pub fn seal_into(&self, attrs: &mut Attributes, key: &TokenKey) -> Result<()> {
-        if !(self.token && self.private) {
+        if !self.token {
             return Ok(());
         }
+        let bound = attrs.clone();
         for (ty, v) in attrs.values_mut() {
             if let Value::Plain(p) = v
-                && template::is_sealed_attribute(self.tables, ty)
+                && (template::is_sealed_attribute(self.tables, ty)
+                    || (self.private && ty == CKA_VALUE))
             {
-                *v = Value::Sealed(key.seal(&seal_aad(&self.uid, ty), p)?);
+                *v = Value::Sealed(seal_value(key, &self.uid, ty, &bound, p)?);
             }
         }
         Ok(())
@@ -203,10 +310,11 @@ impl Object {
     /// Also returns the generation they belong to.
     pub fn unsealed_attrs(&self, key: Option<&TokenKey>) -> Result<(Attributes, u64)> {
         let (mut attrs, generation) = self.attrs_at();
+        let bound = attrs.clone();
         for (ty, v) in attrs.values_mut() {
             if let Value::Sealed(s) = v {
                 let key = key.ok_or(err(CKR_USER_NOT_LOGGED_IN))?;
-                *v = Value::Plain(key.unseal(&seal_aad(&self.uid, ty), s)?.into());
+                *v = Value::Plain(unseal_value(key, &self.uid, ty, &bound, s)?.into());
             }
         }
         Ok((attrs, generation))

@@ -144,7 +144,7 @@ pub fn copy(
             return Err(err(CKR_ACTION_PROHIBITED));
         }
         let is_so = token.logged_in() == Some(CKU_SO);
-        let (current, read_at) = src.unsealed_attrs(token.token_key().as_deref())?;
+        let (current, read_at) = src.unsealed_attrs(token.seal_key(&src).as_deref())?;
         let attrs = template::change(
             &current,
             template,
@@ -200,7 +200,7 @@ pub fn get_attributes(
 ) -> Result<Vec<AttrOut>> {
     let token = &session.token;
     let obj = token.object(handle)?;
-    let key = token.token_key();
+    let key = token.seal_key(&obj);
     let attrs = obj.attrs();
     types
         .iter()
@@ -235,7 +235,9 @@ pub fn set_attributes(
             return Err(err(CKR_ACTION_PROHIBITED));
         }
         let is_so = token.logged_in() == Some(CKU_SO);
-        let (current, read_at) = obj.attrs_at();
+        // Values sealed now are sealed again with the new attributes (their
+        // binding may change): the change is made on the opened values.
+        let (current, read_at) = obj.unsealed_attrs(token.seal_key(&obj).as_deref())?;
         let next = template::change(
             &current,
             template,

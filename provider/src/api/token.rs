@@ -148,16 +148,32 @@ impl ObjectTable {
     /// would reveal it (§5.7 rules 1–5): a template naming a sensitive or
     /// unextractable value (or a sealed one) matches no object, so
     /// `C_FindObjects` is never an equality oracle on key material.
-    fn find(&self, template: &[Attr], user: bool) -> Vec<CK_OBJECT_HANDLE> {
+    fn find(&self, template: &[Attr], user: bool, keys: &SealKeys) -> Vec<CK_OBJECT_HANDLE> {
         let matches = |o: &Object| {
-            (!o.private || user)
-                && o.with_attrs(|a| {
-                    template.iter().all(|t| {
-                        matches!(
-                            template::reveal(a, o.tables, t.ty),
-                            Reveal::Value(Value::Plain(v)) if **v == *t.value
-                        )
+            if o.private && !user {
+                return false;
+            }
+            // Readable values stored sealed (a private object's CKA_VALUE)
+            // are opened after the attribute lock is released.
+            let mut sealed = Vec::new();
+            let plain_match = o.with_attrs(|a| {
+                template
+                    .iter()
+                    .all(|t| match template::reveal(a, o.tables, t.ty) {
+                        Reveal::Value(Value::Plain(v)) => **v == *t.value,
+                        Reveal::Value(Value::Sealed(_)) => {
+                            sealed.push(t);
+                            true
+                        }
+                        _ => false,
                     })
+            });
+            plain_match
+                && sealed.iter().all(|t| {
+                    matches!(
+                        o.plain_value(t.ty, keys.for_object(o).map(|k| &**k)),
+                        Ok(Some(v)) if *v == *t.value
+                    )
                 })
         };
         let indexed = template.iter().find_map(|t| match t.ty {
@@ -204,6 +220,25 @@ pub struct Token {
     /// Failed tries (SO, user) on a write-protected token, which cannot
     /// record them: counted for this process only.
     volatile_failures: Mutex<[u32; 2]>,
+}
+
+/// The keys sealed values are under (see [`Token::seal_key`]).
+pub struct SealKeys {
+    private: Option<Arc<TokenKey>>,
+    public: Option<Arc<TokenKey>>,
+}
+
+impl SealKeys {
+    /// The key of `obj`'s sealed values.
+    pub fn for_object(&self, obj: &Object) -> Option<&Arc<TokenKey>> {
+        if obj.private {
+            self.private.as_ref()
+        } else if obj.token {
+            self.public.as_ref()
+        } else {
+            None
+        }
+    }
 }
 
 /// Snapshot of token metadata for `C_GetTokenInfo`.
@@ -369,6 +404,23 @@ impl Token {
         self.login.read().key.clone()
     }
 
+    /// The key `obj`'s sealed values are (to be) sealed under: the token key
+    /// for a private object (while someone is logged in), the token's public
+    /// sealing key for a token object that is not private (`None` for a
+    /// store that has none, whose values stay plain).
+    pub fn seal_key(&self, obj: &Object) -> Option<Arc<TokenKey>> {
+        self.seal_keys().for_object(obj).cloned()
+    }
+
+    /// Both sealing keys at once (for a pass over many objects while the
+    /// object table is locked, where the store must not be locked).
+    pub fn seal_keys(&self) -> SealKeys {
+        SealKeys {
+            private: self.token_key(),
+            public: self.store.lock().as_ref().and_then(|s| s.public_seal_key()),
+        }
+    }
+
     /// Imports what other processes changed since we last looked.
     pub fn refresh(&self) -> Result<()> {
         let mut store = self.store();
@@ -476,7 +528,8 @@ impl Token {
     /// attributes equal; sealed values never match), ascending.
     pub fn find(&self, template: &[Attr]) -> Vec<CK_OBJECT_HANDLE> {
         let user = self.user_logged_in();
-        self.objects.read().find(template, user)
+        let keys = self.seal_keys();
+        self.objects.read().find(template, user, &keys)
     }
 
     /// A fresh handle.
@@ -498,9 +551,14 @@ impl Token {
         let token_objects = objects.iter().any(|o| o.token);
         let mut store = self.store();
         if token_objects {
-            let key = self.token_key();
-            for o in objects.iter().filter(|o| o.private) {
-                o.seal_sensitive(key.as_deref().ok_or(err(CKR_USER_NOT_LOGGED_IN))?)?;
+            let public = store.as_ref().and_then(|s| s.public_seal_key());
+            let private = self.token_key();
+            for o in objects.iter().filter(|o| o.token) {
+                if o.private {
+                    o.seal_sensitive(private.as_deref().ok_or(err(CKR_USER_NOT_LOGGED_IN))?)?;
+                } else if let Some(k) = public.as_deref() {
+                    o.seal_sensitive(k)?;
+                }
             }
             let records: Vec<_> = objects
                 .iter()
@@ -558,8 +616,12 @@ impl Token {
         }
         let mut generation = read_at + 1;
         if obj.token {
-            if obj.private {
-                let key = self.token_key().ok_or(err(CKR_USER_NOT_LOGGED_IN))?;
+            let key = if obj.private {
+                Some(self.token_key().ok_or(err(CKR_USER_NOT_LOGGED_IN))?)
+            } else {
+                store.as_ref().and_then(|s| s.public_seal_key())
+            };
+            if let Some(key) = key {
                 obj.seal_into(&mut attrs, &key)?;
             }
             let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;

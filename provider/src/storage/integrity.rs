@@ -26,6 +26,7 @@ use super::seal::TokenKey;
 use crate::error::Result;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
+use std::sync::Arc;
 use zeroize::Zeroizing;
 
 /// Length of a MAC and of the integrity secret.
@@ -37,7 +38,8 @@ pub type Tag = [u8; MAC_LEN];
 pub struct Integrity {
     record: Zeroizing<[u8; 32]>,
     meta: Zeroizing<[u8; 32]>,
-    secret_hex: String,
+    public: Arc<TokenKey>,
+    secret_hex: Zeroizing<String>,
 }
 
 fn derive(secret: &[u8], label: &[u8]) -> Zeroizing<[u8; 32]> {
@@ -65,13 +67,17 @@ impl Integrity {
         Ok(Integrity {
             record: derive(&secret, b"dalek-pkcs11 record mac v1"),
             meta: derive(&secret, b"dalek-pkcs11 metadata mac v1"),
-            secret_hex: secret_hex.to_string(),
+            public: Arc::new(TokenKey::from_bytes(&derive(
+                &secret,
+                b"dalek-pkcs11 public seal v1",
+            ))?),
+            secret_hex: Zeroizing::new(secret_hex.to_string()),
         })
     }
 
     /// True if these are the keys of `secret_hex`.
     pub fn is_of(&self, secret_hex: &str) -> bool {
-        self.secret_hex == secret_hex
+        *self.secret_hex == secret_hex
     }
 
     /// The MAC of one object record.
@@ -100,10 +106,9 @@ impl Integrity {
         mac(&self.meta[..], &[meta])
     }
 
-    /// The key that seals sensitive values of objects that are not private.
-    pub fn public_seal_key(&self) -> Result<TokenKey> {
-        let secret = Zeroizing::new(super::seal::unhex(&self.secret_hex)?);
-        TokenKey::from_bytes(&derive(&secret, b"dalek-pkcs11 public seal v1"))
+    /// The key that seals secret values of objects that are not private.
+    pub fn public_seal_key(&self) -> Arc<TokenKey> {
+        self.public.clone()
     }
 }
 

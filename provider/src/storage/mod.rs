@@ -131,6 +131,12 @@ pub trait TokenStore: Send {
     /// Deletes an object; returns the generation of the deletion, or `None`
     /// when there was no such object.
     fn delete(&mut self, uid: &Uid) -> Result<Option<u64>>;
+    /// The key sealing the secret values of token objects that are not
+    /// private (needs no PIN; see `integrity`). `None`: such values are
+    /// kept as they are (a store that never reaches a disk).
+    fn public_seal_key(&self) -> Option<std::sync::Arc<seal::TokenKey>> {
+        None
+    }
     /// What is wrong with the stored objects, if anything: records that
     /// failed authentication, or a set of records that does not match its
     /// digest (as of the last look).

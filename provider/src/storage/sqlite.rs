@@ -25,6 +25,7 @@
 //! line, so the slot list does not grow with copies.
 
 use super::integrity::{Integrity, MAC_LEN, Tag, toggle};
+use super::seal::TokenKey;
 use super::{Changes, Expect, ObjectRecord, TokenMeta, TokenStore, UID_LEN, Uid, Written};
 use crate::config::Durability;
 use crate::error::{Result, err};
@@ -34,6 +35,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 const SUFFIX: &str = ".sqlite";
@@ -539,6 +541,24 @@ fn claim_new_file(path: &Path) -> Result<File> {
     Err(err(CKR_DEVICE_ERROR))
 }
 
+/// Makes `keys` the keys of `meta`'s integrity secret (derived again only
+/// when the secret changed).
+fn keys_of(keys: &mut Option<Integrity>, meta: &TokenMeta) -> Result<()> {
+    let same = match (keys.as_ref(), meta.integrity.as_deref()) {
+        (Some(k), Some(s)) => k.is_of(s),
+        (None, None) => true,
+        _ => false,
+    };
+    if !same {
+        *keys = meta
+            .integrity
+            .as_deref()
+            .map(Integrity::from_hex)
+            .transpose()?;
+    }
+    Ok(())
+}
+
 /// Closes a connection whose files were deleted or replaced under it,
 /// without the checkpoint (and log deletion) a last connection makes.
 fn close_without_checkpoint(conn: Connection) {
@@ -698,18 +718,7 @@ impl SqliteStore {
 
     /// Uses the keys of the metadata's integrity secret.
     fn use_keys_of(&mut self, meta: &TokenMeta) -> Result<()> {
-        let current = self
-            .integrity
-            .as_ref()
-            .map(|k| meta.integrity.as_deref().is_some_and(|s| k.is_of(s)));
-        if current != Some(true) {
-            self.integrity = meta
-                .integrity
-                .as_deref()
-                .map(Integrity::from_hex)
-                .transpose()?;
-        }
-        Ok(())
+        keys_of(&mut self.integrity, meta)
     }
 
     /// After a deletion: the deleted record was overwritten in the database
@@ -836,17 +845,8 @@ impl TokenStore for SqliteStore {
             .conn
             .transaction_with_behavior(TransactionBehavior::Deferred)?;
         let meta = read_meta(&tx)?;
-        let current_keys = self
-            .integrity
-            .as_ref()
-            .map(|k| meta.integrity.as_deref().is_some_and(|s| k.is_of(s)));
-        if current_keys != Some(true) {
-            self.integrity = meta
-                .integrity
-                .as_deref()
-                .map(Integrity::from_hex)
-                .transpose()?;
-        }
+        // Another process may have re-initialised the token (a new secret).
+        keys_of(&mut self.integrity, &meta)?;
         let current = generation(&tx)?;
         let reset = meta.epoch != epoch;
         // Tombstones older than the floor are purged: a reader that looked
@@ -994,6 +994,10 @@ impl TokenStore for SqliteStore {
             self.known.damaged.remove(&uid);
         }
         Ok(written)
+    }
+
+    fn public_seal_key(&self) -> Option<Arc<TokenKey>> {
+        self.integrity.as_ref().map(Integrity::public_seal_key)
     }
 
     fn damage(&self) -> Option<String> {
