@@ -49,6 +49,8 @@ fn usable_key(
         return Err(err(CKR_MECHANISM_INVALID));
     }
     Ok(UsableKey {
+        // The sealing key is looked up only on a cache miss; it takes no
+        // lock that is ever held while an object's key slot is wanted.
         material: key.key_material(|o: &Object| keys::load(o, token.seal_key(o).as_deref()))?,
         always_authenticate: key.flag(CKA_ALWAYS_AUTHENTICATE),
     })

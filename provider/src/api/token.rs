@@ -220,6 +220,10 @@ pub struct Token {
     /// Failed tries (SO, user) on a write-protected token, which cannot
     /// record them: counted for this process only.
     volatile_failures: Mutex<[u32; 2]>,
+    /// The store's public sealing key, kept here so that opening a value
+    /// never needs the store's lock (taken after object locks elsewhere);
+    /// renewed whenever the store is looked at.
+    public_seal: RwLock<Option<Arc<TokenKey>>>,
 }
 
 /// The keys sealed values are under (see [`Token::seal_key`]).
@@ -325,7 +329,9 @@ impl Token {
             sessions: AtomicUsize::new(0),
             rw_sessions: AtomicUsize::new(0),
             volatile_failures: Mutex::new([0; 2]),
+            public_seal: RwLock::new(None),
         };
+        token.note_public_seal(token.store.lock().as_deref());
         Ok(token)
     }
 
@@ -417,8 +423,14 @@ impl Token {
     pub fn seal_keys(&self) -> SealKeys {
         SealKeys {
             private: self.token_key(),
-            public: self.store.lock().as_ref().and_then(|s| s.public_seal_key()),
+            public: self.public_seal.read().clone(),
         }
+    }
+
+    /// Takes the public sealing key of `store` (after it was opened,
+    /// created or refreshed: a re-initialisation changes it).
+    fn note_public_seal(&self, store: Option<&dyn TokenStore>) {
+        *self.public_seal.write() = store.and_then(|s| s.public_seal_key());
     }
 
     /// Imports what other processes changed since we last looked.
@@ -441,6 +453,7 @@ impl Token {
         let Some(changes) = s.changes_since(&epoch, generation)? else {
             return Ok(());
         };
+        self.note_public_seal(Some(&**s));
         let meta_epoch = if changes.reset || epoch.is_empty() {
             Some(s.meta()?.epoch)
         } else {
@@ -874,6 +887,7 @@ impl Token {
             Some(s) => s.reinitialize(&meta)?,
             None => *store = Some(storage::create(&self.config, &meta)?),
         }
+        self.note_public_seal(store.as_deref());
         drop(store);
         let mut login = self.login.write();
         login.user = None;
