@@ -187,8 +187,11 @@ fn journal_writer(label: &str) {
 
 /// The token as found: label → (private keys, public keys, CKA_ID of the
 /// private key); each private key also signs and its public key verifies.
-fn observed(s: &Session) -> Result<BTreeMap<String, (usize, usize, Vec<u8>)>, String> {
-    let mut seen: BTreeMap<String, (usize, usize, Vec<u8>)> = BTreeMap::new();
+/// Label → (private keys, public keys, CKA_ID of the private key).
+type Seen = BTreeMap<String, (usize, usize, Vec<u8>)>;
+
+fn observed(s: &Session) -> Result<Seen, String> {
+    let mut seen = Seen::new();
     for (class, private) in [
         (ObjectClass::PRIVATE_KEY, true),
         (ObjectClass::PUBLIC_KEY, false),
