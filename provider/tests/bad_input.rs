@@ -8,21 +8,6 @@ use common::*;
 use cryptoki_sys::*;
 use std::ptr::null_mut;
 
-/// xorshift64*: a small deterministic generator so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 const TYPES: &[CK_ATTRIBUTE_TYPE] = &[
     CKA_CLASS,
     CKA_TOKEN,

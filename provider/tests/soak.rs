@@ -37,33 +37,18 @@ fn env_or(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// A small deterministic generator (xorshift64*), seeded from the clock
-/// and printed, so a failing run can be replayed with `SOAK_SEED`.
-struct Rng(u64);
-
-impl Rng {
-    fn new(phase: &str) -> Rng {
-        let seed = env_or(
-            "SOAK_SEED",
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1),
-        ) | 1;
-        println!("soak {phase}: seed {seed}");
-        Rng(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
+/// A generator seeded from the clock (or `SOAK_SEED`), the seed printed so
+/// a failing run can be replayed.
+fn seeded_rng(phase: &str) -> Rng {
+    let seed = env_or(
+        "SOAK_SEED",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1),
+    ) | 1;
+    println!("soak {phase}: seed {seed}");
+    Rng(seed)
 }
 
 fn eddsa() -> Mechanism<'static> {
@@ -226,7 +211,7 @@ fn observed(s: &Session) -> Result<Seen, String> {
 #[test]
 fn soak_kills_lose_nothing() {
     let kills = env_or("SOAK_KILLS", 12);
-    let mut rng = Rng::new("kills");
+    let mut rng = seeded_rng("kills");
     let mut f = Fixture::new();
     let slot = f.token("journal");
     let (mut lost, mut checks, mut max_step) = (0u64, 0u64, 0usize);
@@ -518,7 +503,7 @@ fn fnv(bytes: &[u8]) -> u64 {
 #[test]
 fn soak_corruption_is_never_served_silently() {
     let trials = env_or("SOAK_CORRUPTIONS", 24) as usize;
-    let mut rng = Rng::new("corruption");
+    let mut rng = seeded_rng("corruption");
     let mut f = Fixture::new();
     let slot = f.token("victim");
     {
