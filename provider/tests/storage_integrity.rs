@@ -822,3 +822,41 @@ fn secret_values_are_sealed_whatever_cka_private_says() {
     assert_eq!(count(&s, b"copy"), 1);
     let _ = copy;
 }
+
+#[test]
+fn threads_setting_one_object_all_succeed_and_keep_each_others_changes() {
+    let f = Fixture::new();
+    let slot = f.token("set-race");
+    let s = f.user(slot);
+    let h = secret_key(&s, b"raced");
+    const ROUNDS: usize = 200;
+    const THREADS: u8 = 6;
+    let f = &f;
+    std::thread::scope(|sc| {
+        for t in 0..THREADS {
+            sc.spawn(move || {
+                let s = f.p().open_rw_session(slot).unwrap();
+                for i in 0..ROUNDS {
+                    let v = format!("{t}-{i}").into_bytes();
+                    let attr = match t {
+                        0 => Attribute::Label(v),
+                        1 => Attribute::Derive(i.is_multiple_of(2)),
+                        _ => Attribute::Id(v),
+                    };
+                    // Every set succeeds: no retry budget runs out because
+                    // the other threads keep writing the same object.
+                    s.update_attributes(h, &[attr]).unwrap();
+                    s.find_objects(&[]).unwrap();
+                }
+            });
+        }
+    });
+    let last = |t: u8| format!("{t}-{}", ROUNDS - 1).into_bytes();
+    assert_eq!(get(&s, h, AttributeType::Label), last(0));
+    assert_eq!(
+        s.get_attributes(h, &[AttributeType::Derive]).unwrap(),
+        vec![Attribute::Derive((ROUNDS - 1).is_multiple_of(2))]
+    );
+    let id = get(&s, h, AttributeType::Id);
+    assert!((2..THREADS).any(|t| id == last(t)), "{id:?}");
+}

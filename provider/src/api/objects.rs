@@ -235,18 +235,19 @@ pub fn set_attributes(
             return Err(err(CKR_ACTION_PROHIBITED));
         }
         let is_so = token.logged_in() == Some(CKU_SO);
-        // Values sealed now are sealed again with the new attributes (their
-        // binding may change): the change is made on the opened values.
-        let (current, read_at) = obj.unsealed_attrs(token.seal_key(&obj).as_deref())?;
-        let next = template::change(
-            &current,
-            template,
-            obj.tables,
-            Change::Set,
-            is_so,
-            token.config().wrap_separation,
-        )?;
-        if token.update(&obj, read_at, next)? {
+        // The change is made on the opened values, which are sealed again
+        // with the new attributes (their binding may change).
+        let done = token.modify(&obj, |current| {
+            template::change(
+                current,
+                template,
+                obj.tables,
+                Change::Set,
+                is_so,
+                token.config().wrap_separation,
+            )
+        })?;
+        if done {
             return Ok(());
         }
         token.refresh()?;

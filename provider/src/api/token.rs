@@ -612,21 +612,24 @@ impl Token {
         Ok(Some(handles))
     }
 
-    /// Replaces the attributes of `obj` with `attrs` (checked by the
-    /// caller against `obj` as it stood at generation `read_at`; session
-    /// objects count their changes in memory). Nothing changes unless the store
-    /// took the new record: the new attribute set is sealed and written
-    /// first and only then swapped in, so a failed call leaves the object as
-    /// it was (PKCS#11 3.0 §5.7 `C_SetAttributeValue`). The write lands only
-    /// if the stored object is still the one `obj` reflects: `Ok(false)`
-    /// when another process changed it since (refresh and apply the change
-    /// again), `CKR_OBJECT_HANDLE_INVALID` when it was destroyed. The same
-    /// holds between threads of this process.
-    pub fn update(&self, obj: &Arc<Object>, read_at: u64, mut attrs: Attributes) -> Result<bool> {
+    /// Changes the attributes of `obj` to `change(current)`, where
+    /// `current` are its attributes with sealed values opened, read under
+    /// the store lock (so threads of this process never undo each other's
+    /// changes: every token-object write takes that lock). Nothing changes
+    /// unless the store took the new record: the new attribute set is
+    /// sealed and written first and only then swapped in, so a failed call
+    /// leaves the object as it was (PKCS#11 3.0 §5.7 `C_SetAttributeValue`).
+    /// The write lands only if the stored object is still the one `obj`
+    /// reflects: `Ok(false)` when another process changed it since (refresh
+    /// and try again), `CKR_OBJECT_HANDLE_INVALID` when it was destroyed.
+    pub fn modify(
+        &self,
+        obj: &Arc<Object>,
+        change: impl FnOnce(&Attributes) -> Result<Attributes>,
+    ) -> Result<bool> {
         let mut store = self.store();
-        if obj.generation() != read_at {
-            return Ok(false);
-        }
+        let (current, read_at) = obj.unsealed_attrs(self.seal_key(obj).as_deref())?;
+        let mut attrs = change(&current)?;
         let mut generation = read_at + 1;
         if obj.token {
             let key = if obj.private {
