@@ -34,6 +34,12 @@ pub const MIN_PIN_KDF_ITERATIONS: u32 = 600_000;
 /// refused rather than run, so an edited token file cannot stall `C_Login`.
 pub const MAX_PIN_KDF_ITERATIONS: u32 = 20_000_000;
 
+/// The least RSA modulus `rsa_min_bits` may allow for generated keys
+/// (1024: SoftHSM2's legacy floor; below 2048 is legacy strength).
+pub const RSA_MIN_BITS_FLOOR: u32 = 1024;
+/// The largest RSA modulus the token makes or uses.
+pub const RSA_MAX_BITS: u32 = 16384;
+
 /// Where token objects are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -77,6 +83,7 @@ struct FileConfig {
     pin_kdf_iterations: Option<u32>,
     durability: Option<Durability>,
     wrap_separation: Option<bool>,
+    rsa_min_bits: Option<u32>,
 }
 
 /// The effective configuration.
@@ -100,6 +107,10 @@ pub struct Config {
     /// with the mechanisms that wrap keys, so what it wrapped cannot be
     /// decrypted back out (see `docs/SECURITY.md`).
     pub wrap_separation: bool,
+    /// Smallest RSA modulus `C_GenerateKeyPair` makes, in bits (default
+    /// 1024 for test suites written against SoftHSM2; 2048 or more for
+    /// keys that must resist factoring today).
+    pub rsa_min_bits: u32,
 }
 
 impl Config {
@@ -142,6 +153,7 @@ impl Config {
             pin_kdf_iterations: MIN_PIN_KDF_ITERATIONS,
             durability: Durability::Normal,
             wrap_separation: true,
+            rsa_min_bits: RSA_MIN_BITS_FLOOR,
         }
     }
 
@@ -168,6 +180,14 @@ impl Config {
         }
         if let Some(w) = file.wrap_separation {
             self.wrap_separation = w;
+        }
+        if let Some(bits) = file.rsa_min_bits {
+            if !(RSA_MIN_BITS_FLOOR..=RSA_MAX_BITS).contains(&bits) || bits % 8 != 0 {
+                return Err(config_error(format_args!(
+                    "rsa_min_bits {bits} is not a multiple of 8 from {RSA_MIN_BITS_FLOOR} to {RSA_MAX_BITS}"
+                )));
+            }
+            self.rsa_min_bits = bits;
         }
         if let Some(n) = file.pin_kdf_iterations {
             if n < MIN_PIN_KDF_ITERATIONS {
@@ -251,6 +271,29 @@ mod tests {
         assert!(Config::defaults().apply_file(&path).is_ok());
         std::fs::write(&path, "tokendir = \"/x\"\n").unwrap();
         assert!(Config::defaults().apply_file(&path).is_err());
+    }
+
+    #[test]
+    fn rsa_min_bits_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        assert_eq!(Config::defaults().rsa_min_bits, 1024);
+        for (bits, ok) in [
+            (512, false),
+            (1020, false),
+            (2047, false),
+            (16392, false),
+            (1024, true),
+            (3072, true),
+            (16384, true),
+        ] {
+            std::fs::write(&path, format!("rsa_min_bits = {bits}\n")).unwrap();
+            let mut c = Config::defaults();
+            assert_eq!(c.apply_file(&path).is_ok(), ok, "{bits}");
+            if ok {
+                assert_eq!(c.rsa_min_bits, bits);
+            }
+        }
     }
 
     #[test]

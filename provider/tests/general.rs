@@ -288,10 +288,20 @@ fn legacy_and_unsupported_functions() {
             l.C_EncryptInit.unwrap()(h, null_mut(), 0),
             CKR_ARGUMENTS_BAD
         );
+        // C_SeedRandom mixes the seed in (base spec §5.17).
+        assert_eq!(l.C_SeedRandom.unwrap()(h, [1u8; 4].as_mut_ptr(), 4), CKR_OK);
+        assert_eq!(l.C_SeedRandom.unwrap()(h, null_mut(), 0), CKR_OK);
+        assert_eq!(l.C_SeedRandom.unwrap()(h, null_mut(), 4), CKR_ARGUMENTS_BAD);
         assert_eq!(
-            l.C_SeedRandom.unwrap()(h, [1u8; 4].as_mut_ptr(), 4),
-            CKR_RANDOM_SEED_NOT_SUPPORTED
+            l.C_SeedRandom.unwrap()(0xdead, [1u8; 4].as_mut_ptr(), 4),
+            CKR_SESSION_HANDLE_INVALID
         );
+        let mut random = [0u8; 32];
+        assert_eq!(
+            l.C_GenerateRandom.unwrap()(h, random.as_mut_ptr(), 32),
+            CKR_OK
+        );
+        assert_ne!(random, [0u8; 32]);
         let mut slot_out: CK_SLOT_ID = 0;
         assert_eq!(
             l.C_WaitForSlotEvent.unwrap()(CKF_DONT_BLOCK, &mut slot_out, null_mut()),
@@ -354,4 +364,78 @@ fn closing_a_session_elsewhere_invalidates_this_threads_lookup() {
     assert_eq!(digest_init(h2), CKR_OK);
     assert_eq!(digest(h2), CKR_OK);
     assert_eq!(digest_init(h), CKR_SESSION_HANDLE_INVALID);
+}
+
+/// Argument checks come before mechanism checks: a NULL template with a
+/// non-zero count, or a NULL handle pointer, is `CKR_ARGUMENTS_BAD` whatever
+/// the mechanism (supported, unsupported or unknown), as consumer suites
+/// written against SoftHSM2 expect.
+#[test]
+fn arguments_are_checked_before_the_mechanism() {
+    let f = Fixture::new();
+    let slot = f.token("argorder");
+    let s = f.user(slot);
+    let h = s.handle();
+    let l = raw();
+    let mut ck_true: CK_BBOOL = CK_TRUE;
+    let mut attrs = [CK_ATTRIBUTE {
+        type_: CKA_TOKEN,
+        pValue: (&mut ck_true as *mut CK_BBOOL).cast(),
+        ulValueLen: 1,
+    }; 3];
+    for ty in [CKM_AES_KEY_GEN, CKM_RSA_PKCS, 0xdead_beef] {
+        let mut mech = CK_MECHANISM {
+            mechanism: ty,
+            pParameter: null_mut(),
+            ulParameterLen: 0,
+        };
+        let mut key: CK_OBJECT_HANDLE = 0;
+        let (mut public, mut private): (CK_OBJECT_HANDLE, CK_OBJECT_HANDLE) = (0, 0);
+        // SAFETY: module calls with valid pointers, or NULLs it must refuse.
+        unsafe {
+            assert_eq!(
+                l.C_GenerateKey.unwrap()(h, &mut mech, null_mut(), 3, &mut key),
+                CKR_ARGUMENTS_BAD,
+                "{ty:#x}"
+            );
+            assert_eq!(
+                l.C_GenerateKey.unwrap()(h, &mut mech, attrs.as_mut_ptr(), 3, null_mut()),
+                CKR_ARGUMENTS_BAD,
+                "{ty:#x}"
+            );
+            assert_eq!(
+                l.C_GenerateKeyPair.unwrap()(
+                    h,
+                    &mut mech,
+                    null_mut(),
+                    3,
+                    attrs.as_mut_ptr(),
+                    3,
+                    &mut public,
+                    &mut private
+                ),
+                CKR_ARGUMENTS_BAD,
+                "{ty:#x}"
+            );
+            assert_eq!(
+                l.C_DeriveKey.unwrap()(h, &mut mech, 1, attrs.as_mut_ptr(), 3, null_mut()),
+                CKR_ARGUMENTS_BAD,
+                "{ty:#x}"
+            );
+            assert_eq!(
+                l.C_UnwrapKey.unwrap()(
+                    h,
+                    &mut mech,
+                    1,
+                    null_mut(),
+                    16,
+                    attrs.as_mut_ptr(),
+                    3,
+                    &mut key
+                ),
+                CKR_ARGUMENTS_BAD,
+                "{ty:#x}"
+            );
+        }
+    }
 }

@@ -279,3 +279,172 @@ fn generate_secret_keys() {
         KeyFunctionNotPermitted
     );
 }
+
+/// `CK_ULONG` attribute read through the raw API (cryptoki cannot name
+/// every HMAC key type, see [`secret`]).
+fn raw_ulong(s: &Session, key: ObjectHandle, ty: CK_ATTRIBUTE_TYPE) -> CK_ULONG {
+    let mut v: CK_ULONG = CK_ULONG::MAX;
+    let mut attr = CK_ATTRIBUTE {
+        type_: ty,
+        pValue: (&mut v as *mut CK_ULONG).cast(),
+        ulValueLen: 8,
+    };
+    // SAFETY: one attribute over a live CK_ULONG.
+    let rv = unsafe { raw().C_GetAttributeValue.unwrap()(s.handle(), key.handle(), &mut attr, 1) };
+    assert_eq!(rv, CKR_OK);
+    v
+}
+
+/// `C_GenerateKey` through the raw API; `None` leaves `CKA_VALUE_LEN` out.
+fn raw_generate(
+    s: &Session,
+    mech: CK_MECHANISM_TYPE,
+    len: Option<CK_ULONG>,
+    key_type: Option<CK_KEY_TYPE>,
+) -> Result<ObjectHandle, CK_RV> {
+    let (mut yes, mut no) = (CK_TRUE, CK_FALSE);
+    let mut len_v = len.unwrap_or(0);
+    let mut kt = key_type.unwrap_or(0);
+    let flag = |ty, v: &mut CK_BBOOL| CK_ATTRIBUTE {
+        type_: ty,
+        pValue: (v as *mut CK_BBOOL).cast(),
+        ulValueLen: 1,
+    };
+    let mut template = vec![
+        flag(CKA_EXTRACTABLE, &mut yes),
+        flag(CKA_SENSITIVE, &mut no),
+        flag(CKA_SIGN, &mut yes),
+        flag(CKA_VERIFY, &mut yes),
+    ];
+    if len.is_some() {
+        template.push(CK_ATTRIBUTE {
+            type_: CKA_VALUE_LEN,
+            pValue: (&mut len_v as *mut CK_ULONG).cast(),
+            ulValueLen: 8,
+        });
+    }
+    if key_type.is_some() {
+        template.push(CK_ATTRIBUTE {
+            type_: CKA_KEY_TYPE,
+            pValue: (&mut kt as *mut CK_ULONG).cast(),
+            ulValueLen: 8,
+        });
+    }
+    let mut mechanism = CK_MECHANISM {
+        mechanism: mech,
+        pParameter: std::ptr::null_mut(),
+        ulParameterLen: 0,
+    };
+    let mut handle: CK_OBJECT_HANDLE = 0;
+    // SAFETY: every pValue points at a live buffer of its length.
+    let rv = unsafe {
+        raw().C_GenerateKey.unwrap()(
+            s.handle(),
+            &mut mechanism,
+            template.as_mut_ptr(),
+            template.len() as CK_ULONG,
+            &mut handle,
+        )
+    };
+    if rv == CKR_OK {
+        // SAFETY: a handle the module just returned for this session.
+        Ok(unsafe { ObjectHandle::new_from_raw(handle) })
+    } else {
+        Err(rv)
+    }
+}
+
+/// `CKM_SHA*_KEY_GEN` (PKCS #11 3.0) make keys of the matching
+/// `CKK_SHA*_HMAC` type, of `CKA_VALUE_LEN` bytes or (left out) the hash's
+/// length; the key MACs with its own HMAC exactly as RFC 2104 computes it,
+/// and is refused for another hash's HMAC.
+#[test]
+fn hash_specific_key_generation_makes_hmac_keys() {
+    use hmac::{KeyInit, Mac};
+    let f = Fixture::new();
+    let slot = f.token("shakeygen");
+    let s = f.user(slot);
+    type MacFn = fn(&[u8], &[u8]) -> Vec<u8>;
+    fn mac<M: Mac + KeyInit>(key: &[u8], data: &[u8]) -> Vec<u8> {
+        let mut m = <M as KeyInit>::new_from_slice(key).unwrap();
+        m.update(data);
+        m.finalize().into_bytes().to_vec()
+    }
+    let cases: [(CK_MECHANISM_TYPE, CK_KEY_TYPE, Mechanism, usize, MacFn); 5] = [
+        (
+            CKM_SHA_1_KEY_GEN,
+            CKK_SHA_1_HMAC,
+            Mechanism::Sha1Hmac,
+            20,
+            mac::<hmac::Hmac<sha1::Sha1>>,
+        ),
+        (
+            CKM_SHA224_KEY_GEN,
+            CKK_SHA224_HMAC,
+            Mechanism::Sha224Hmac,
+            28,
+            mac::<hmac::Hmac<sha2::Sha224>>,
+        ),
+        (
+            CKM_SHA256_KEY_GEN,
+            CKK_SHA256_HMAC,
+            Mechanism::Sha256Hmac,
+            32,
+            mac::<hmac::Hmac<sha2::Sha256>>,
+        ),
+        (
+            CKM_SHA384_KEY_GEN,
+            CKK_SHA384_HMAC,
+            Mechanism::Sha384Hmac,
+            48,
+            mac::<hmac::Hmac<sha2::Sha384>>,
+        ),
+        (
+            CKM_SHA512_KEY_GEN,
+            CKK_SHA512_HMAC,
+            Mechanism::Sha512Hmac,
+            64,
+            mac::<hmac::Hmac<sha2::Sha512>>,
+        ),
+    ];
+    for (i, (gen_mech, key_type, hmac_mech, hash_len, reference)) in cases.iter().enumerate() {
+        let info = f
+            .p()
+            .get_mechanism_info(
+                slot,
+                cryptoki::mechanism::MechanismType::try_from(*gen_mech).unwrap(),
+            )
+            .unwrap();
+        assert!(info.generate(), "{gen_mech:#x}");
+        for len in [None, Some(17), Some(128)] {
+            let key = raw_generate(&s, *gen_mech, len, None).unwrap();
+            assert_eq!(raw_ulong(&s, key, CKA_KEY_TYPE), *key_type);
+            let want_len = len.map_or(*hash_len, |l| l as usize);
+            assert_eq!(raw_ulong(&s, key, CKA_VALUE_LEN) as usize, want_len);
+            assert_eq!(raw_ulong(&s, key, CKA_KEY_GEN_MECHANISM), *gen_mech);
+            let value = match &s.get_attributes(key, &[AttributeType::Value]).unwrap()[0] {
+                Attribute::Value(v) => v.clone(),
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(value.len(), want_len);
+            let tag = s.sign(hmac_mech, key, b"hash-specific").unwrap();
+            assert_eq!(tag, reference(&value, b"hash-specific"), "{gen_mech:#x}");
+            s.verify(hmac_mech, key, b"hash-specific", &tag).unwrap();
+            // Another hash's HMAC is not this key's.
+            let other = &cases[(i + 1) % cases.len()].2;
+            assert_rv!(s.sign(other, key, b"x"), KeyTypeInconsistent);
+        }
+        // A template naming another key type is inconsistent; lengths are bounded.
+        assert_eq!(
+            raw_generate(&s, *gen_mech, Some(32), Some(CKK_AES)).unwrap_err(),
+            CKR_TEMPLATE_INCONSISTENT
+        );
+        for bad in [0, 513, CK_ULONG::MAX] {
+            assert_eq!(
+                raw_generate(&s, *gen_mech, Some(bad), None).unwrap_err(),
+                CKR_ATTRIBUTE_VALUE_INVALID,
+                "{bad}"
+            );
+        }
+    }
+}

@@ -470,3 +470,66 @@ fn find_operations_are_stateful() {
         );
     }
 }
+
+/// `CKA_UNIQUE_ID` (base spec 3.0 §4.4.1): assigned by the token, different
+/// for every object (a copy gets its own), the same after a restart (as
+/// another process sees it), usable in a search, and never set by a caller:
+/// neither in a template (`CKR_ATTRIBUTE_READ_ONLY`) nor afterwards.
+#[test]
+fn unique_ids_are_assigned_stable_and_read_only() {
+    let mut f = Fixture::new();
+    let slot = f.token("uniqueid");
+    let unique_id = |s: &cryptoki::session::Session, h| match &s
+        .get_attributes(h, &[AttributeType::UniqueId])
+        .unwrap()[0]
+    {
+        Attribute::UniqueId(u) => u.clone(),
+        other => panic!("{other:?}"),
+    };
+    let (token_id, session_id, copy_id) = {
+        let s = f.user(slot);
+        let token_obj = s.create_object(&data_object(true, false, "u1")).unwrap();
+        let session_obj = s.create_object(&data_object(false, false, "u2")).unwrap();
+        let copy = s
+            .copy_object(token_obj, &[Attribute::Label(b"u3".to_vec())])
+            .unwrap();
+        let ids = (
+            unique_id(&s, token_obj),
+            unique_id(&s, session_obj),
+            unique_id(&s, copy),
+        );
+        assert_ne!(ids.0, ids.1);
+        assert_ne!(ids.0, ids.2);
+        assert_ne!(ids.1, ids.2);
+        assert!(!ids.0.is_empty());
+        // Never set by a caller, at creation, in a copy, or later.
+        let mut with_id = data_object(true, false, "u4");
+        with_id.push(Attribute::UniqueId(b"chosen".to_vec()));
+        assert_rv!(s.create_object(&with_id), AttributeReadOnly);
+        assert_rv!(
+            s.copy_object(token_obj, &[Attribute::UniqueId(b"chosen".to_vec())]),
+            AttributeReadOnly
+        );
+        assert_rv!(
+            s.update_attributes(token_obj, &[Attribute::UniqueId(b"chosen".to_vec())]),
+            AttributeReadOnly
+        );
+        assert_eq!(unique_id(&s, token_obj), ids.0);
+        ids
+    };
+    f.restart();
+    let s = f.user(slot);
+    let found = s
+        .find_objects(&[Attribute::UniqueId(token_id.clone())])
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(unique_id(&s, found[0]), token_id);
+    let copy = s.find_objects(&[Attribute::Label(b"u3".to_vec())]).unwrap();
+    assert_eq!(unique_id(&s, copy[0]), copy_id);
+    // The session object ended with its session; its id is not reused.
+    assert!(
+        s.find_objects(&[Attribute::UniqueId(session_id)])
+            .unwrap()
+            .is_empty()
+    );
+}

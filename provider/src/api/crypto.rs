@@ -382,6 +382,14 @@ pub fn generate_key_pair(
         priv_attrs.flag(CKA_TOKEN),
         priv_attrs.flag(CKA_PRIVATE),
     )?;
+    if mech.ty == CKM_RSA_PKCS_KEY_PAIR_GEN
+        && pub_attrs
+            .ulong(CKA_MODULUS_BITS)
+            .is_some_and(|bits| bits < CK_ULONG::from(token.config().rsa_min_bits))
+    {
+        // The token's `rsa_min_bits` (docs/configuration.md).
+        return Err(err(CKR_KEY_SIZE_RANGE));
+    }
     let generated = mechanisms::generate_key_pair(mech, &pub_attrs)?;
     merge(&mut pub_attrs, &generated.public);
     merge(&mut priv_attrs, &generated.private);

@@ -26,12 +26,14 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
             if phPublicKey.is_null() || phPrivateKey.is_null() {
                 return Err(err(CKR_ARGUMENTS_BAD));
             }
+            // Arguments before the mechanism: a bad template is
+            // CKR_ARGUMENTS_BAD whatever the mechanism, as consumer suites expect.
             // SAFETY: forwarded caller guarantees.
-            let (mech, public, private) = unsafe {
+            let (public, private, mech) = unsafe {
                 (
-                    mechanism::read(pMechanism)?,
                     template(pPublicKeyTemplate, ulPublicKeyAttributeCount)?,
                     template(pPrivateKeyTemplate, ulPrivateKeyAttributeCount)?,
+                    mechanism::read(pMechanism)?,
                 )
             };
             let (hpub, hpriv) = crypto::generate_key_pair(s, &mech, &public, &private)?;
@@ -59,12 +61,13 @@ pub unsafe extern "C" fn C_GenerateKey(
 ) -> CK_RV {
     guard(|| {
         module::with_session(hSession, |s| {
+            // Arguments before the mechanism (see C_GenerateKeyPair).
             // SAFETY: forwarded caller guarantees.
-            let (mech, t, out) = unsafe {
+            let (t, out, mech) = unsafe {
                 (
-                    mechanism::read(pMechanism)?,
                     template(pTemplate, ulCount)?,
                     out(phKey)?,
+                    mechanism::read(pMechanism)?,
                 )
             };
             *out = crypto::generate_key(s, &mech, &t)?;
@@ -88,11 +91,12 @@ pub unsafe extern "C" fn C_WrapKey(
 ) -> CK_RV {
     guard(|| {
         module::with_session(hSession, |s| {
+            // Arguments before the mechanism (see C_GenerateKeyPair).
             // SAFETY: forwarded caller guarantees.
-            let (mech, (buf, len)) = unsafe {
+            let ((buf, len), mech) = unsafe {
                 (
-                    mechanism::read(pMechanism)?,
                     out_buffer(pWrappedKey, pulWrappedKeyLen)?,
+                    mechanism::read(pMechanism)?,
                 )
             };
             finish_output(crypto::wrap_key(s, &mech, hWrappingKey, hKey, buf), len)
@@ -117,13 +121,14 @@ pub unsafe extern "C" fn C_UnwrapKey(
 ) -> CK_RV {
     guard(|| {
         module::with_session(hSession, |s| {
+            // Arguments before the mechanism (see C_GenerateKeyPair).
             // SAFETY: forwarded caller guarantees.
-            let (mech, wrapped, t, out) = unsafe {
+            let (wrapped, t, out, mech) = unsafe {
                 (
-                    mechanism::read(pMechanism)?,
                     bytes(pWrappedKey, ulWrappedKeyLen)?,
                     template(pTemplate, ulAttributeCount)?,
                     out(phKey)?,
+                    mechanism::read(pMechanism)?,
                 )
             };
             *out = crypto::unwrap_key(s, &mech, hUnwrappingKey, wrapped, &t)?;
@@ -147,12 +152,13 @@ pub unsafe extern "C" fn C_DeriveKey(
 ) -> CK_RV {
     guard(|| {
         module::with_session(hSession, |s| {
+            // Arguments before the mechanism (see C_GenerateKeyPair).
             // SAFETY: forwarded caller guarantees.
-            let (mech, t, out) = unsafe {
+            let (t, out, mech) = unsafe {
                 (
-                    mechanism::read(pMechanism)?,
                     template(pTemplate, ulAttributeCount)?,
                     out(phKey)?,
+                    mechanism::read(pMechanism)?,
                 )
             };
             *out = crypto::derive_key(s, &mech, hBaseKey, &t)?;

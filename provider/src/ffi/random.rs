@@ -5,8 +5,8 @@ use crate::api::{crypto, module};
 use crate::error::err;
 use cryptoki_sys::*;
 
-/// `C_SeedRandom`: the generator seeds itself from the OS only; callers
-/// cannot add seed material (`CKR_RANDOM_SEED_NOT_SUPPORTED`).
+/// `C_SeedRandom` (base spec §5.17): the seed is mixed into the generator
+/// (never used in place of the OS entropy; see `mechanisms::random`).
 ///
 /// # Safety
 /// `pSeed` valid for `ulSeedLen`.
@@ -19,9 +19,10 @@ pub unsafe extern "C" fn C_SeedRandom(
     guard(|| {
         module::with(|m| {
             m.session(hSession)?;
-            // SAFETY: forwarded caller guarantee (checks the pointer only).
-            unsafe { bytes(pSeed, ulSeedLen)? };
-            Err(err(CKR_RANDOM_SEED_NOT_SUPPORTED))
+            // SAFETY: forwarded caller guarantee.
+            let seed = unsafe { bytes(pSeed, ulSeedLen)? };
+            crate::mechanisms::random::mix_seed(seed);
+            Ok(())
         })
     })
 }

@@ -165,9 +165,12 @@ pub unsafe extern "C" fn C_GetMechanismInfo(
         module::with(|m| {
             // SAFETY: caller guarantees a valid CK_MECHANISM_INFO if non-null.
             let info = unsafe { out(pInfo)? };
-            m.token(slotID)?;
+            let token = m.token(slotID)?;
             let d = mechanisms::lookup(type_)?;
             info.ulMinKeySize = d.min_key;
+            if type_ == CKM_RSA_PKCS_KEY_PAIR_GEN {
+                info.ulMinKeySize = CK_ULONG::from(token.config().rsa_min_bits);
+            }
             info.ulMaxKeySize = d.max_key;
             info.flags = d.flags;
             Ok(())

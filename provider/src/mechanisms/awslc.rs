@@ -15,7 +15,7 @@
 //! - OAEP with SHA-1/256/384/512 and MGF1 over the same hash, any label;
 //!   SHA-224 or a different MGF1 hash falls back.
 //! - `CKM_RSA_X_509` and PKCS #1 v1.5 encryption always use the rsa crate.
-//! - Key-pair generation of 2048/3072/4096-bit keys with e = 65537; other
+//! - Key-pair generation of 2048/3072/4096/8192-bit keys with e = 65537; other
 //!   exponents fall back.
 //! - ECDSA: every mechanism, raw `CKM_ECDSA` included, signs and verifies
 //!   the prehash (the leftmost field-size bytes of the left-padded value,
@@ -290,6 +290,7 @@ pub fn generate_rsa_pkcs8(bits: usize) -> Option<Result<Zeroizing<Vec<u8>>>> {
         2048 => KeySize::Rsa2048,
         3072 => KeySize::Rsa3072,
         4096 => KeySize::Rsa4096,
+        8192 => KeySize::Rsa8192,
         _ => return None,
     };
     Some(

@@ -196,25 +196,25 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_ECDH1_DERIVE, 256, 384, CKF_DERIVE | EC_FLAGS, P::Ecdh1),
     d(
         CKM_RSA_PKCS_KEY_PAIR_GEN,
-        2048,
-        4096,
+        1024,
+        16384,
         CKF_GENERATE_KEY_PAIR,
         P::None,
     ),
-    d(CKM_RSA_PKCS, 1024, 8192, SV | ED | WU, P::None),
-    d(CKM_RSA_X_509, 1024, 8192, SV | ED, P::None),
-    d(CKM_SHA1_RSA_PKCS, 1024, 8192, SV, P::None),
-    d(CKM_SHA224_RSA_PKCS, 1024, 8192, SV, P::None),
-    d(CKM_SHA256_RSA_PKCS, 1024, 8192, SV, P::None),
-    d(CKM_SHA384_RSA_PKCS, 1024, 8192, SV, P::None),
-    d(CKM_SHA512_RSA_PKCS, 1024, 8192, SV, P::None),
-    d(CKM_RSA_PKCS_PSS, 1024, 8192, SV, P::Pss),
-    d(CKM_SHA1_RSA_PKCS_PSS, 1024, 8192, SV, P::Pss),
-    d(CKM_SHA224_RSA_PKCS_PSS, 1024, 8192, SV, P::Pss),
-    d(CKM_SHA256_RSA_PKCS_PSS, 1024, 8192, SV, P::Pss),
-    d(CKM_SHA384_RSA_PKCS_PSS, 1024, 8192, SV, P::Pss),
-    d(CKM_SHA512_RSA_PKCS_PSS, 1024, 8192, SV, P::Pss),
-    d(CKM_RSA_PKCS_OAEP, 1024, 8192, ED | WU, P::Oaep),
+    d(CKM_RSA_PKCS, 1024, 16384, SV | ED | WU, P::None),
+    d(CKM_RSA_X_509, 1024, 16384, SV | ED, P::None),
+    d(CKM_SHA1_RSA_PKCS, 1024, 16384, SV, P::None),
+    d(CKM_SHA224_RSA_PKCS, 1024, 16384, SV, P::None),
+    d(CKM_SHA256_RSA_PKCS, 1024, 16384, SV, P::None),
+    d(CKM_SHA384_RSA_PKCS, 1024, 16384, SV, P::None),
+    d(CKM_SHA512_RSA_PKCS, 1024, 16384, SV, P::None),
+    d(CKM_RSA_PKCS_PSS, 1024, 16384, SV, P::Pss),
+    d(CKM_SHA1_RSA_PKCS_PSS, 1024, 16384, SV, P::Pss),
+    d(CKM_SHA224_RSA_PKCS_PSS, 1024, 16384, SV, P::Pss),
+    d(CKM_SHA256_RSA_PKCS_PSS, 1024, 16384, SV, P::Pss),
+    d(CKM_SHA384_RSA_PKCS_PSS, 1024, 16384, SV, P::Pss),
+    d(CKM_SHA512_RSA_PKCS_PSS, 1024, 16384, SV, P::Pss),
+    d(CKM_RSA_PKCS_OAEP, 1024, 16384, ED | WU, P::Oaep),
     d(CKM_AES_KEY_GEN, 16, 32, CKF_GENERATE, P::None),
     d(CKM_AES_ECB, 16, 32, ED | WU, P::None),
     d(CKM_AES_CBC, 16, 32, ED | WU, P::Bytes),
@@ -226,6 +226,11 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_AES_CMAC, 16, 32, SV, P::None),
     d(CKM_AES_CMAC_GENERAL, 16, 32, SV, P::MacLength),
     d(CKM_GENERIC_SECRET_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_SHA_1_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_SHA224_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_SHA256_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_SHA384_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_SHA512_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
     d(CKM_SHA_1_HMAC, 1, 512, SV, P::None),
     d(CKM_SHA_1_HMAC_GENERAL, 1, 512, SV, P::MacLength),
     d(CKM_SHA224_HMAC, 1, 512, SV, P::None),
@@ -641,7 +646,29 @@ pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'stati
                 CKK_SHA512_HMAC,
             ],
         )),
+        // The hash-specific HMAC key generators of PKCS #11 3.0
+        // (mechanisms spec 3.0, the "SHA-n key generation" sections).
+        CKM_SHA_1_KEY_GEN => Ok((CKK_SHA_1_HMAC, &[CKK_SHA_1_HMAC])),
+        CKM_SHA224_KEY_GEN => Ok((CKK_SHA224_HMAC, &[CKK_SHA224_HMAC])),
+        CKM_SHA256_KEY_GEN => Ok((CKK_SHA256_HMAC, &[CKK_SHA256_HMAC])),
+        CKM_SHA384_KEY_GEN => Ok((CKK_SHA384_HMAC, &[CKK_SHA384_HMAC])),
+        CKM_SHA512_KEY_GEN => Ok((CKK_SHA512_HMAC, &[CKK_SHA512_HMAC])),
         _ => Err(err(CKR_MECHANISM_INVALID)),
+    }
+}
+
+/// The length a hash-specific HMAC key generator gives when the template
+/// has no `CKA_VALUE_LEN`: the hash's output length (RFC 2104 §3's
+/// recommended key length). The spec expects `CKA_VALUE_LEN`; consumers
+/// that leave it out get this rather than `CKR_TEMPLATE_INCOMPLETE`.
+fn default_secret_len(mech: CK_MECHANISM_TYPE) -> Option<usize> {
+    match mech {
+        CKM_SHA_1_KEY_GEN => Some(20),
+        CKM_SHA224_KEY_GEN => Some(28),
+        CKM_SHA256_KEY_GEN => Some(32),
+        CKM_SHA384_KEY_GEN => Some(48),
+        CKM_SHA512_KEY_GEN => Some(64),
+        _ => None,
     }
 }
 
@@ -672,12 +699,10 @@ pub fn generate_key(mech: &Mechanism<'_>, value_len: Option<usize>) -> Result<Ze
     if mech.param != Param::None {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
-    let key_type = match mech.ty {
-        CKM_AES_KEY_GEN => CKK_AES,
-        CKM_GENERIC_SECRET_KEY_GEN => CKK_GENERIC_SECRET,
-        _ => return Err(err(CKR_MECHANISM_INVALID)),
-    };
-    let len = value_len.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    let (key_type, _) = secret_key_types(mech.ty)?;
+    let len = value_len
+        .or(default_secret_len(mech.ty))
+        .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
     check_secret_len(key_type, len)?;
     let mut value = Zeroizing::new(vec![0u8; len]);
     random::generate(&mut value)?;

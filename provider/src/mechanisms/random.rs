@@ -13,6 +13,11 @@
 //!   key with 32 bytes of its own output, so a state read from memory later
 //!   does not reveal what earlier requests returned.
 //! - No thread shares a generator, so concurrent sessions contend on nothing.
+//! - **Caller seed** (`C_SeedRandom`, base spec §5.17): the seed is hashed
+//!   into a process-wide pool, and every generator reseeds before its next
+//!   output from SHA-256(fresh OS seed ‖ pool). A seed is only ever mixed
+//!   in: the OS entropy stays in every seed, so a known or hostile seed
+//!   cannot make the output predictable.
 //!
 //! Keys made by the token (`C_GenerateKey`, `C_GenerateKeyPair`, the token
 //! key) take their randomness from the OS directly
@@ -21,7 +26,9 @@
 use crate::error::Result;
 use rand_chacha::ChaCha20Rng;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
+use sha2::{Digest, Sha256};
 use std::cell::RefCell;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use zeroize::Zeroizing;
 
@@ -37,9 +44,35 @@ pub fn note_fork() {
     FORK_EPOCH.fetch_add(1, Ordering::SeqCst);
 }
 
+/// Counts the caller seeds mixed into [`SEED_POOL`].
+static SEED_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// SHA-256 over every seed given to `C_SeedRandom` (chained), or `None`
+/// before the first one.
+static SEED_POOL: Mutex<Option<Zeroizing<[u8; 32]>>> = Mutex::new(None);
+
+/// Mixes a caller's seed into every generator of the process
+/// (`C_SeedRandom`): each reseeds from the OS and the pool before its next
+/// output.
+pub fn mix_seed(seed: &[u8]) {
+    let mut pool = SEED_POOL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut hash = Sha256::new();
+    hash.update(b"dalek-pkcs11 seed pool\0");
+    if let Some(previous) = pool.as_ref() {
+        hash.update(previous.as_slice());
+    }
+    hash.update((seed.len() as u64).to_be_bytes());
+    hash.update(seed);
+    let mut next = Zeroizing::new([0u8; 32]);
+    next.copy_from_slice(&hash.finalize());
+    *pool = Some(next);
+    SEED_EPOCH.fetch_add(1, Ordering::SeqCst);
+}
+
 struct Generator {
     rng: ChaCha20Rng,
     epoch: u64,
+    seed_epoch: u64,
     output_since_seed: usize,
 }
 
@@ -47,9 +80,19 @@ impl Generator {
     fn seeded(epoch: u64) -> Result<Self> {
         let mut seed = Zeroizing::new([0u8; 32]);
         crate::storage::seal::random_bytes(seed.as_mut())?;
+        let seed_epoch = SEED_EPOCH.load(Ordering::SeqCst);
+        let pool = SEED_POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(pool) = pool.as_ref() {
+            let mut hash = Sha256::new();
+            hash.update(b"dalek-pkcs11 reseed\0");
+            hash.update(seed.as_slice());
+            hash.update(pool.as_slice());
+            seed.copy_from_slice(&hash.finalize());
+        }
         Ok(Generator {
             rng: ChaCha20Rng::from_seed(*seed),
             epoch,
+            seed_epoch,
             output_since_seed: 0,
         })
     }
@@ -73,7 +116,11 @@ pub fn generate(out: &mut [u8]) -> Result<()> {
         let mut slot = cell.borrow_mut();
         let epoch = FORK_EPOCH.load(Ordering::Relaxed);
         let fresh = match &*slot {
-            Some(g) => g.epoch != epoch || g.output_since_seed >= RESEED_AFTER,
+            Some(g) => {
+                g.epoch != epoch
+                    || g.seed_epoch != SEED_EPOCH.load(Ordering::Relaxed)
+                    || g.output_since_seed >= RESEED_AFTER
+            }
             None => true,
         };
         if fresh {
@@ -127,6 +174,29 @@ mod tests {
         generate(&mut buf).unwrap();
         let used = GENERATOR.with(|c| c.borrow().as_ref().unwrap().output_since_seed);
         assert_eq!(used, buf.len(), "reseeded before this request");
+    }
+
+    /// A caller's seed makes the thread's generator reseed before its next
+    /// output, so the output is not what the state before predicted; the
+    /// same seed twice still gives different output (the OS seed is kept).
+    #[test]
+    fn a_caller_seed_is_mixed_in_not_substituted() {
+        let mut buf = [0u8; 32];
+        generate(&mut buf).unwrap();
+        let clone_state = || GENERATOR.with(|c| c.borrow().as_ref().unwrap().rng.clone());
+        let mut before = clone_state();
+        mix_seed(b"a seed the caller knows");
+        let mut after_seed = [0u8; 32];
+        generate(&mut after_seed).unwrap();
+        let mut predicted = [0u8; 32];
+        before.fill_bytes(&mut predicted);
+        assert_ne!(predicted, after_seed, "the seed was not mixed in");
+        mix_seed(b"a seed the caller knows");
+        let mut again = [0u8; 32];
+        generate(&mut again).unwrap();
+        assert_ne!(after_seed, again, "the seed replaced the OS entropy");
+        mix_seed(&[]);
+        generate(&mut again).unwrap();
     }
 
     /// Each request rekeys: the state after a request is not the state

@@ -39,7 +39,7 @@ use zeroize::Zeroizing;
 /// Smallest modulus accepted, in bits.
 const MIN_BITS: usize = 1024;
 /// Largest modulus accepted, in bits.
-const MAX_BITS: usize = 8192;
+const MAX_BITS: usize = crate::config::RSA_MAX_BITS as usize;
 /// Default public exponent (F4).
 const F4: u64 = 65537;
 
@@ -437,7 +437,7 @@ pub fn load_public(get: ValueOf<'_>) -> Result<KeyMaterial> {
 }
 
 /// Checks an imported RSA key (§2.1.2–2.1.3) and normalises it: modulus of
-/// 1024 to 8192 bits, odd public exponent from 3 to 2^33 − 1, consistent
+/// 1024 to 16384 bits, odd public exponent from 3 to 2^33 − 1, consistent
 /// private components. Public keys get `CKA_MODULUS_BITS`; private keys get
 /// whichever of `CKA_PUBLIC_EXPONENT`, the primes and the CRT values were
 /// missing (given CRT values must match the computed ones).
@@ -483,8 +483,9 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
     set_private(&key, attrs)
 }
 
-/// Generates a key pair (§2.1.5): `CKA_MODULUS_BITS` (2048 to 4096, a
-/// multiple of 8; else `CKR_KEY_SIZE_RANGE`) and `CKA_PUBLIC_EXPONENT`
+/// Generates a key pair (§2.1.5): `CKA_MODULUS_BITS` (1024 to 16384, a
+/// multiple of 8; else `CKR_KEY_SIZE_RANGE`; the token's `rsa_min_bits` is
+/// checked by the caller) and `CKA_PUBLIC_EXPONENT`
 /// (default 65537; odd, at least 3 and below 2^33, else
 /// `CKR_ATTRIBUTE_VALUE_INVALID`).
 pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
@@ -1575,7 +1576,7 @@ mod tests {
             CKR_WRAPPED_KEY_INVALID
         );
         let mut t = Attributes::new();
-        for bits in [1024, 2047, 4104] {
+        for bits in [0, 512, 1016, 2047, 16392] {
             t.set_ulong(CKA_MODULUS_BITS, bits);
             assert_eq!(generate(&t).err().unwrap().rv(), CKR_KEY_SIZE_RANGE);
         }
