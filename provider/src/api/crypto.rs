@@ -579,6 +579,7 @@ fn insert_secret(
     origin: Origin,
     mech: CK_MECHANISM_TYPE,
     value: &[u8],
+    base: Option<BaseProtection>,
 ) -> Result<CK_OBJECT_HANDLE> {
     let token = &session.token;
     let (_, key_type, tables) =
@@ -590,8 +591,43 @@ fn insert_secret(
     attrs.set_ulong(CKA_KEY_TYPE, key_type);
     attrs.set_bytes(CKA_VALUE, value);
     set_key_origin(&mut attrs, origin, Some(mech));
+    if let Some(base) = base {
+        base.carry_to(&mut attrs);
+    }
     keys::complete_import(CKO_SECRET_KEY, Some(key_type), &mut attrs)?;
     insert_new(session, attrs, tables)
+}
+
+/// What a derived key inherits from its base key's history.
+#[derive(Clone, Copy, Debug)]
+struct BaseProtection {
+    /// The base key's `CKA_ALWAYS_SENSITIVE`.
+    always_sensitive: bool,
+    /// The base key's `CKA_NEVER_EXTRACTABLE`.
+    never_extractable: bool,
+}
+
+impl BaseProtection {
+    fn of(key: &Object) -> BaseProtection {
+        BaseProtection {
+            always_sensitive: key.flag(CKA_ALWAYS_SENSITIVE),
+            never_extractable: key.flag(CKA_NEVER_EXTRACTABLE),
+        }
+    }
+
+    /// The rule every derivation mechanism states (mechanisms spec 3.0,
+    /// e.g. §2.3.11 ECDH, §2.43 HKDF): the derived key is always sensitive
+    /// only if the base was and the derived key is sensitive, and never
+    /// extractable only if the base never was and the derived key is not.
+    fn carry_to(self, attrs: &mut Attributes) {
+        let sensitive = attrs.flag(CKA_SENSITIVE);
+        let extractable = attrs.flag(CKA_EXTRACTABLE);
+        attrs.set_flag(CKA_ALWAYS_SENSITIVE, self.always_sensitive && sensitive);
+        attrs.set_flag(
+            CKA_NEVER_EXTRACTABLE,
+            self.never_extractable && !extractable,
+        );
+    }
 }
 
 /// `C_GenerateKey`.
@@ -623,6 +659,7 @@ pub fn generate_key(
         Origin::Generate,
         mech.ty,
         &value,
+        None,
     )
 }
 
@@ -826,7 +863,21 @@ pub fn derive_key(
 ) -> Result<CK_OBJECT_HANDLE> {
     mechanisms::require(mech, CKF_DERIVE)?;
     let material = single_call_key(session, base, mech, CKA_DERIVE)?;
-    let template = &with_key_template(&*session.token.key(base)?, CKA_DERIVE_TEMPLATE, template)?;
+    let base_key = session.token.key(base)?;
+    let protection = BaseProtection::of(&base_key);
+    let template = &with_key_template(&base_key, CKA_DERIVE_TEMPLATE, template)?;
+    drop(base_key);
+    // The second key a parameter names (the HKDF salt key) must allow
+    // derivation and this mechanism, as the base key must.
+    let other = match mech.param {
+        mechanisms::Param::Hkdf(mechanisms::kdf::hkdf::Params {
+            salt: mechanisms::kdf::hkdf::Salt::Key(handle),
+            ..
+        }) => Some(kdf_key_value(&*single_call_key(
+            session, handle, mech, CKA_DERIVE,
+        )?)?),
+        _ => None,
+    };
     let given = template::template_value(template, CKA_KEY_TYPE)?
         .map(super::attributes::decode_ulong)
         .transpose()?;
@@ -843,12 +894,33 @@ pub fn derive_key(
     if let Some(l) = len {
         mechanisms::check_secret_len(key_type, l)?;
     }
-    let value = mechanisms::derive(mech, &material, len)?;
-    let template: Vec<Attr> = template
+    let value = mechanisms::derive(mech, &material, len, other.as_ref().map(|v| v.as_slice()))?;
+    let mut template: Vec<Attr> = template
         .iter()
         .filter(|a| a.ty != CKA_VALUE_LEN)
         .cloned()
         .collect();
+    if mech.ty == CKM_HKDF_DATA {
+        // Mechanisms spec 3.0 §2.43.3: the output is a data object.
+        if template
+            .iter()
+            .any(|a| a.ty == CKA_VALUE || a.ty == CKA_KEY_TYPE)
+        {
+            return Err(err(CKR_TEMPLATE_INCONSISTENT));
+        }
+        if !template.iter().any(|a| a.ty == CKA_CLASS) {
+            template.push(Attr::ulong(CKA_CLASS, CKO_DATA));
+        }
+        if template::template_value(&template, CKA_CLASS)?
+            .map(super::attributes::decode_ulong)
+            .transpose()?
+            != Some(CKO_DATA)
+        {
+            return Err(err(CKR_TEMPLATE_INCONSISTENT));
+        }
+        template.push(Attr::new(CKA_VALUE, &value));
+        return super::objects::create(session, &template);
+    }
     insert_secret(
         session,
         &template,
@@ -856,7 +928,21 @@ pub fn derive_key(
         Origin::Derive,
         mech.ty,
         &value,
+        Some(protection),
     )
+}
+
+/// The value of a secret key a KDF parameter names (a generic secret or
+/// HKDF key), else `CKR_KEY_TYPE_INCONSISTENT`.
+fn kdf_key_value(material: &KeyMaterial) -> Result<Zeroizing<Vec<u8>>> {
+    match material {
+        KeyMaterial::Secret {
+            key_type: CKK_GENERIC_SECRET | CKK_HKDF,
+            value,
+            ..
+        } => Ok(value.clone()),
+        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+    }
 }
 
 /// Most signatures one batch may hold (bounds the memory a caller can make

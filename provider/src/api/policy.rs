@@ -410,7 +410,7 @@ pub fn tables(
             CKO_SECRET_KEY,
             Some(
                 CKK_GENERIC_SECRET | CKK_AES | CKK_SHA_1_HMAC | CKK_SHA224_HMAC | CKK_SHA256_HMAC
-                | CKK_SHA384_HMAC | CKK_SHA512_HMAC,
+                | CKK_SHA384_HMAC | CKK_SHA512_HMAC | CKK_HKDF,
             ),
         ) => &[STORAGE, KEY, SECRET_KEY, SECRET_VALUE],
         _ => return None,

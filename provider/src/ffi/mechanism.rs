@@ -111,6 +111,28 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
                 public,
             }
         }
+        ParamKind::Hkdf => {
+            use crate::mechanisms::kdf::hkdf::{Params, Salt};
+            // SAFETY: as above.
+            let p: &CK_HKDF_PARAMS = unsafe { param_struct(m)? };
+            let salt = match p.ulSaltType {
+                CKF_HKDF_SALT_NULL => Salt::Null,
+                // SAFETY: caller guarantees pSalt holds ulSaltLen bytes.
+                CKF_HKDF_SALT_DATA => {
+                    Salt::Data(unsafe { bytes(p.pSalt, p.ulSaltLen) }.map_err(invalid)?)
+                }
+                CKF_HKDF_SALT_KEY => Salt::Key(p.hSaltKey),
+                _ => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
+            };
+            Param::Hkdf(Params {
+                extract: p.bExtract != 0,
+                expand: p.bExpand != 0,
+                prf: p.prfHashMechanism,
+                salt,
+                // SAFETY: caller guarantees pInfo holds ulInfoLen bytes.
+                info: unsafe { bytes(p.pInfo, p.ulInfoLen) }.map_err(invalid)?,
+            })
+        }
         ParamKind::MacLength => {
             // SAFETY: as above.
             let p: &CK_ULONG = unsafe { param_struct(m)? };

@@ -57,11 +57,12 @@ pub enum KeyMaterial {
     },
 }
 
-/// True for the key types whose value is a plain secret (HMAC keys).
+/// True for the key types whose value is a plain secret (HMAC and HKDF keys).
 pub fn is_generic_secret(key_type: CK_KEY_TYPE) -> bool {
     matches!(
         key_type,
         CKK_GENERIC_SECRET
+            | CKK_HKDF
             | CKK_SHA_1_HMAC
             | CKK_SHA224_HMAC
             | CKK_SHA256_HMAC

@@ -14,6 +14,7 @@ pub mod digest;
 pub mod ec;
 pub mod eddsa;
 pub mod hmac;
+pub mod kdf;
 pub mod keys;
 pub mod random;
 pub mod rsa;
@@ -49,6 +50,8 @@ pub enum ParamKind {
     Ecdh1,
     /// `CK_MAC_GENERAL_PARAMS` (a `CK_ULONG` output length).
     MacLength,
+    /// `CK_HKDF_PARAMS`.
+    Hkdf,
 }
 
 /// A mechanism parameter, read from the caller's memory.
@@ -110,6 +113,8 @@ pub enum Param<'a> {
     },
     /// `CK_MAC_GENERAL_PARAMS`: output length in bytes.
     MacLength(CK_ULONG),
+    /// `CK_HKDF_PARAMS`.
+    Hkdf(kdf::hkdf::Params<'a>),
 }
 
 /// A `CK_MECHANISM` in safe form.
@@ -241,6 +246,9 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_SHA384_HMAC_GENERAL, 1, 512, SV, P::MacLength),
     d(CKM_SHA512_HMAC, 1, 512, SV, P::None),
     d(CKM_SHA512_HMAC_GENERAL, 1, 512, SV, P::MacLength),
+    d(CKM_HKDF_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_HKDF_DERIVE, 1, 512, CKF_DERIVE, P::Hkdf),
+    d(CKM_HKDF_DATA, 1, 512, CKF_DERIVE, P::Hkdf),
     d(CKM_SHA_1, 0, 0, CKF_DIGEST, P::None),
     d(CKM_SHA224, 0, 0, CKF_DIGEST, P::None),
     d(CKM_SHA256, 0, 0, CKF_DIGEST, P::None),
@@ -653,6 +661,8 @@ pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'stati
         CKM_SHA256_KEY_GEN => Ok((CKK_SHA256_HMAC, &[CKK_SHA256_HMAC])),
         CKM_SHA384_KEY_GEN => Ok((CKK_SHA384_HMAC, &[CKK_SHA384_HMAC])),
         CKM_SHA512_KEY_GEN => Ok((CKK_SHA512_HMAC, &[CKK_SHA512_HMAC])),
+        // Mechanisms spec 3.0 §2.43.4: a key for HKDF derivation.
+        CKM_HKDF_KEY_GEN => Ok((CKK_HKDF, &[CKK_HKDF])),
         _ => Err(err(CKR_MECHANISM_INVALID)),
     }
 }
@@ -711,18 +721,43 @@ pub fn generate_key(mech: &Mechanism<'_>, value_len: Option<usize>) -> Result<Ze
 
 /// Derives secret bytes from `base` (`C_DeriveKey`); `len` is the wanted
 /// length when the template gives one (at most [`MAX_SECRET_LEN`]).
+/// `other` is the value of the second key a mechanism's parameter names
+/// (the HKDF salt key), read by the caller.
 pub fn derive(
     mech: &Mechanism<'_>,
     base: &KeyMaterial,
     len: Option<usize>,
+    other: Option<&[u8]>,
 ) -> Result<Zeroizing<Vec<u8>>> {
     require(mech, CKF_DERIVE)?;
     if len.is_some_and(|l| l == 0 || l > MAX_SECRET_LEN) {
         return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
     }
-    match mech.ty {
-        CKM_ECDH1_DERIVE => ec::ecdh_derive(mech, base, len),
+    match (mech.ty, mech.param) {
+        (CKM_ECDH1_DERIVE, _) => ec::ecdh_derive(mech, base, len),
+        (CKM_HKDF_DERIVE | CKM_HKDF_DATA, Param::Hkdf(p)) => {
+            let ikm = kdf_base(base)?;
+            let len = kdf::hkdf::output_len(&p, len)?;
+            if len > MAX_SECRET_LEN {
+                return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
+            }
+            kdf::hkdf::derive(&p, ikm, other, len)
+        }
+        (CKM_HKDF_DERIVE | CKM_HKDF_DATA, _) => Err(err(CKR_MECHANISM_PARAM_INVALID)),
         _ => Err(err(CKR_MECHANISM_INVALID)),
+    }
+}
+
+/// The value of a KDF's base key: a generic secret or an HKDF key
+/// (mechanisms spec 3.0 §2.43.2), else `CKR_KEY_TYPE_INCONSISTENT`.
+fn kdf_base(base: &KeyMaterial) -> Result<&[u8]> {
+    match base {
+        KeyMaterial::Secret {
+            key_type: CKK_GENERIC_SECRET | CKK_HKDF,
+            value,
+            ..
+        } => Ok(value),
+        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }
 }
 

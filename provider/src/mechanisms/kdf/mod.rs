@@ -1,0 +1,6 @@
+//! Key derivation functions for `C_DeriveKey`: HKDF (PKCS #11 3.0
+//! mechanisms spec §2.43, RFC 5869). Each KDF takes plain key values and
+//! returns the derived bytes; which object they come from and which object
+//! the result becomes is the caller's business (`api::crypto`).
+
+pub mod hkdf;
