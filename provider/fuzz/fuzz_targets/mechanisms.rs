@@ -20,6 +20,15 @@ const MECHS: &[CK_MECHANISM_TYPE] = &[
     CKM_ECDSA_SHA384,
     CKM_ECDSA_SHA512,
     CKM_ECDH1_DERIVE,
+    CKM_HKDF_DERIVE,
+    CKM_HKDF_DATA,
+    CKM_CONCATENATE_BASE_AND_KEY,
+    CKM_CONCATENATE_BASE_AND_DATA,
+    CKM_CONCATENATE_DATA_AND_BASE,
+    CKM_XOR_BASE_AND_DATA,
+    CKM_EXTRACT_KEY_FROM_KEY,
+    CKM_AES_ECB_ENCRYPT_DATA,
+    CKM_AES_CBC_ENCRYPT_DATA,
     CKM_RSA_PKCS,
     CKM_RSA_X_509,
     CKM_SHA1_RSA_PKCS,
@@ -92,6 +101,24 @@ enum Param {
         context: Option<Vec<u8>>,
     },
     MacLength(u64),
+    Hkdf {
+        extract: bool,
+        expand: bool,
+        hash: u8,
+        salt_type: u8,
+        salt: Vec<u8>,
+        /// A handle number: small ones are the harness's keys.
+        salt_key: u8,
+        info: Vec<u8>,
+    },
+    /// A handle number (`CKM_CONCATENATE_BASE_AND_KEY`).
+    Handle(u8),
+    /// `CK_KEY_DERIVATION_STRING_DATA`.
+    DerivationString(Vec<u8>),
+    /// `CK_EXTRACT_PARAMS`.
+    BitIndex(u64),
+    /// `CK_AES_CBC_ENCRYPT_DATA_PARAMS`.
+    AesCbcData([u8; 16], Vec<u8>),
 }
 
 const HASHES: &[CK_MECHANISM_TYPE] = &[
@@ -201,6 +228,52 @@ fn build(p: &Param, public_points: &[Vec<u8>]) -> Built {
             })
         }
         Param::MacLength(n) => (*n as CK_ULONG).to_ne_bytes().to_vec(),
+        Param::Hkdf {
+            extract,
+            expand,
+            hash,
+            salt_type,
+            salt,
+            salt_key,
+            info,
+        } => {
+            owned.push(salt.clone());
+            owned.push(info.clone());
+            as_bytes(&CK_HKDF_PARAMS {
+                bExtract: *extract as u8,
+                bExpand: *expand as u8,
+                prfHashMechanism: HASHES[*hash as usize % HASHES.len()],
+                ulSaltType: [
+                    CKF_HKDF_SALT_NULL,
+                    CKF_HKDF_SALT_DATA,
+                    CKF_HKDF_SALT_KEY,
+                    0,
+                    7,
+                ][*salt_type as usize % 5],
+                pSalt: ptr(&owned[0]),
+                ulSaltLen: owned[0].len() as CK_ULONG,
+                hSaltKey: *salt_key as CK_OBJECT_HANDLE,
+                pInfo: ptr(&owned[1]),
+                ulInfoLen: owned[1].len() as CK_ULONG,
+            })
+        }
+        Param::Handle(h) => (*h as CK_OBJECT_HANDLE).to_ne_bytes().to_vec(),
+        Param::DerivationString(data) => {
+            owned.push(data.clone());
+            as_bytes(&CK_KEY_DERIVATION_STRING_DATA {
+                pData: ptr(&owned[0]),
+                ulLen: owned[0].len() as CK_ULONG,
+            })
+        }
+        Param::BitIndex(i) => (*i as CK_ULONG).to_ne_bytes().to_vec(),
+        Param::AesCbcData(iv, data) => {
+            owned.push(data.clone());
+            as_bytes(&CK_AES_CBC_ENCRYPT_DATA_PARAMS {
+                iv: *iv,
+                pData: ptr(&owned[0]),
+                length: owned[0].len() as CK_ULONG,
+            })
+        }
     };
     let len = match p {
         Param::Odd(_, n) => *n as CK_ULONG,

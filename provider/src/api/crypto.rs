@@ -598,20 +598,52 @@ fn insert_secret(
     insert_new(session, attrs, tables)
 }
 
-/// What a derived key inherits from its base key's history.
+/// What a derived key inherits from its base keys.
 #[derive(Clone, Copy, Debug)]
 struct BaseProtection {
-    /// The base key's `CKA_ALWAYS_SENSITIVE`.
+    /// The base keys' `CKA_SENSITIVE` (any of them).
+    sensitive: bool,
+    /// The base keys' `CKA_EXTRACTABLE` (all of them).
+    extractable: bool,
+    /// The base keys' `CKA_ALWAYS_SENSITIVE` (all of them).
     always_sensitive: bool,
-    /// The base key's `CKA_NEVER_EXTRACTABLE`.
+    /// The base keys' `CKA_NEVER_EXTRACTABLE` (all of them).
     never_extractable: bool,
 }
 
 impl BaseProtection {
     fn of(key: &Object) -> BaseProtection {
         BaseProtection {
+            sensitive: key.flag(CKA_SENSITIVE),
+            extractable: key.flag(CKA_EXTRACTABLE),
             always_sensitive: key.flag(CKA_ALWAYS_SENSITIVE),
             never_extractable: key.flag(CKA_NEVER_EXTRACTABLE),
+        }
+    }
+
+    /// Both bases together (`CKM_CONCATENATE_BASE_AND_KEY`).
+    fn and(self, other: BaseProtection) -> BaseProtection {
+        BaseProtection {
+            sensitive: self.sensitive || other.sensitive,
+            extractable: self.extractable && other.extractable,
+            always_sensitive: self.always_sensitive && other.always_sensitive,
+            never_extractable: self.never_extractable && other.never_extractable,
+        }
+    }
+
+    /// For a value that is a simple function of the bases' values (§2.42:
+    /// "if either of the two original keys has its CKA_SENSITIVE attribute
+    /// set to CK_TRUE, so does the derived key ... if either has
+    /// CKA_EXTRACTABLE set to CK_FALSE, so does the derived key"): the
+    /// template cannot make the derived key less protected than its bases.
+    fn impose_on(self, template: &mut Vec<Attr>) {
+        if self.sensitive {
+            template.retain(|a| a.ty != CKA_SENSITIVE);
+            template.push(Attr::bool(CKA_SENSITIVE, true));
+        }
+        if !self.extractable {
+            template.retain(|a| a.ty != CKA_EXTRACTABLE);
+            template.push(Attr::bool(CKA_EXTRACTABLE, false));
         }
     }
 
@@ -864,11 +896,12 @@ pub fn derive_key(
     mechanisms::require(mech, CKF_DERIVE)?;
     let material = single_call_key(session, base, mech, CKA_DERIVE)?;
     let base_key = session.token.key(base)?;
-    let protection = BaseProtection::of(&base_key);
-    let template = &with_key_template(&base_key, CKA_DERIVE_TEMPLATE, template)?;
+    let mut protection = BaseProtection::of(&base_key);
+    let mut template = with_key_template(&base_key, CKA_DERIVE_TEMPLATE, template)?;
     drop(base_key);
-    // The second key a parameter names (the HKDF salt key) must allow
-    // derivation and this mechanism, as the base key must.
+    // The second key a parameter names (the HKDF salt key, the key of
+    // CKM_CONCATENATE_BASE_AND_KEY) must allow derivation and this
+    // mechanism, as the base key must.
     let other = match mech.param {
         mechanisms::Param::Hkdf(mechanisms::kdf::hkdf::Params {
             salt: mechanisms::kdf::hkdf::Salt::Key(handle),
@@ -876,8 +909,17 @@ pub fn derive_key(
         }) => Some(kdf_key_value(&*single_call_key(
             session, handle, mech, CKA_DERIVE,
         )?)?),
+        mechanisms::Param::Handle(handle) => {
+            let value = secret_key_value(&*single_call_key(session, handle, mech, CKA_DERIVE)?)?;
+            protection = protection.and(BaseProtection::of(&*session.token.key(handle)?));
+            Some(value)
+        }
         _ => None,
     };
+    if mechanisms::derives_by_simple_function(mech.ty) {
+        protection.impose_on(&mut template);
+    }
+    let template = &template;
     let given = template::template_value(template, CKA_KEY_TYPE)?
         .map(super::attributes::decode_ulong)
         .transpose()?;
@@ -930,6 +972,16 @@ pub fn derive_key(
         &value,
         Some(protection),
     )
+}
+
+/// The value of any secret key a derivation parameter names (the second
+/// key of `CKM_CONCATENATE_BASE_AND_KEY`), else `CKR_KEY_TYPE_INCONSISTENT`.
+fn secret_key_value(material: &KeyMaterial) -> Result<Zeroizing<Vec<u8>>> {
+    match material {
+        KeyMaterial::Secret { value, .. } => Ok(value.clone()),
+        KeyMaterial::Aes(k) => Ok(Zeroizing::new(k.bytes().to_vec())),
+        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+    }
 }
 
 /// The value of a secret key a KDF parameter names (a generic secret or

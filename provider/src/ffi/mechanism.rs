@@ -133,6 +133,38 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
                 info: unsafe { bytes(p.pInfo, p.ulInfoLen) }.map_err(invalid)?,
             })
         }
+        ParamKind::Handle => {
+            // SAFETY: as above.
+            let p: &CK_OBJECT_HANDLE = unsafe { param_struct(m)? };
+            Param::Handle(*p)
+        }
+        ParamKind::DerivationString => {
+            // SAFETY: as above.
+            let p: &CK_KEY_DERIVATION_STRING_DATA = unsafe { param_struct(m)? };
+            // Bounded: no derived value may exceed the longest secret key.
+            if p.ulLen as u128 > crate::mechanisms::MAX_SECRET_LEN as u128 {
+                return Err(err(CKR_MECHANISM_PARAM_INVALID));
+            }
+            // SAFETY: caller guarantees pData holds ulLen bytes.
+            Param::Bytes(unsafe { bytes(p.pData, p.ulLen) }.map_err(invalid)?)
+        }
+        ParamKind::BitIndex => {
+            // SAFETY: as above.
+            let p: &CK_EXTRACT_PARAMS = unsafe { param_struct(m)? };
+            Param::BitIndex(*p)
+        }
+        ParamKind::AesCbcData => {
+            // SAFETY: as above.
+            let p: &CK_AES_CBC_ENCRYPT_DATA_PARAMS = unsafe { param_struct(m)? };
+            if p.length as u128 > crate::mechanisms::MAX_SECRET_LEN as u128 {
+                return Err(err(CKR_MECHANISM_PARAM_INVALID));
+            }
+            Param::AesCbcData {
+                iv: p.iv,
+                // SAFETY: caller guarantees pData holds length bytes.
+                data: unsafe { bytes(p.pData, p.length) }.map_err(invalid)?,
+            }
+        }
         ParamKind::MacLength => {
             // SAFETY: as above.
             let p: &CK_ULONG = unsafe { param_struct(m)? };

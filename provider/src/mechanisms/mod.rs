@@ -52,6 +52,14 @@ pub enum ParamKind {
     MacLength,
     /// `CK_HKDF_PARAMS`.
     Hkdf,
+    /// A `CK_OBJECT_HANDLE` (`CKM_CONCATENATE_BASE_AND_KEY`).
+    Handle,
+    /// `CK_KEY_DERIVATION_STRING_DATA`, read as [`Param::Bytes`].
+    DerivationString,
+    /// `CK_EXTRACT_PARAMS` (a bit index).
+    BitIndex,
+    /// `CK_AES_CBC_ENCRYPT_DATA_PARAMS`.
+    AesCbcData,
 }
 
 /// A mechanism parameter, read from the caller's memory.
@@ -115,6 +123,17 @@ pub enum Param<'a> {
     MacLength(CK_ULONG),
     /// `CK_HKDF_PARAMS`.
     Hkdf(kdf::hkdf::Params<'a>),
+    /// A key handle (`CKM_CONCATENATE_BASE_AND_KEY`).
+    Handle(CK_OBJECT_HANDLE),
+    /// `CK_EXTRACT_PARAMS`: the first bit to extract.
+    BitIndex(CK_ULONG),
+    /// `CK_AES_CBC_ENCRYPT_DATA_PARAMS`.
+    AesCbcData {
+        /// `iv`.
+        iv: [u8; 16],
+        /// `pData`.
+        data: &'a [u8],
+    },
 }
 
 /// A `CK_MECHANISM` in safe form.
@@ -247,6 +266,37 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_SHA512_HMAC, 1, 512, SV, P::None),
     d(CKM_SHA512_HMAC_GENERAL, 1, 512, SV, P::MacLength),
     d(CKM_HKDF_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_CONCATENATE_BASE_AND_KEY, 1, 512, CKF_DERIVE, P::Handle),
+    d(
+        CKM_CONCATENATE_BASE_AND_DATA,
+        1,
+        512,
+        CKF_DERIVE,
+        P::DerivationString,
+    ),
+    d(
+        CKM_CONCATENATE_DATA_AND_BASE,
+        1,
+        512,
+        CKF_DERIVE,
+        P::DerivationString,
+    ),
+    d(
+        CKM_XOR_BASE_AND_DATA,
+        1,
+        512,
+        CKF_DERIVE,
+        P::DerivationString,
+    ),
+    d(CKM_EXTRACT_KEY_FROM_KEY, 1, 512, CKF_DERIVE, P::BitIndex),
+    d(
+        CKM_AES_ECB_ENCRYPT_DATA,
+        16,
+        32,
+        CKF_DERIVE,
+        P::DerivationString,
+    ),
+    d(CKM_AES_CBC_ENCRYPT_DATA, 16, 32, CKF_DERIVE, P::AesCbcData),
     d(CKM_HKDF_DERIVE, 1, 512, CKF_DERIVE, P::Hkdf),
     d(CKM_HKDF_DATA, 1, 512, CKF_DERIVE, P::Hkdf),
     d(CKM_SHA_1, 0, 0, CKF_DIGEST, P::None),
@@ -258,7 +308,7 @@ pub static REGISTRY: &[Descriptor] = &[
 
 /// Slots of the registry's hash index: a power of two at least four times the
 /// registry's length, so a lookup probes one or two slots.
-const INDEX_SLOTS: usize = 256;
+const INDEX_SLOTS: usize = 1024;
 /// An empty slot of the index.
 const INDEX_EMPTY: u8 = u8::MAX;
 
@@ -719,10 +769,27 @@ pub fn generate_key(mech: &Mechanism<'_>, value_len: Option<usize>) -> Result<Ze
     Ok(value)
 }
 
+/// True for the derivations whose result must be at least as protected as
+/// their base keys (mechanisms spec 3.0 §2.42 and §2.16.12: the value is a
+/// simple function of the base's value).
+pub fn derives_by_simple_function(ty: CK_MECHANISM_TYPE) -> bool {
+    matches!(
+        ty,
+        CKM_CONCATENATE_BASE_AND_KEY
+            | CKM_CONCATENATE_BASE_AND_DATA
+            | CKM_CONCATENATE_DATA_AND_BASE
+            | CKM_XOR_BASE_AND_DATA
+            | CKM_EXTRACT_KEY_FROM_KEY
+            | CKM_AES_ECB_ENCRYPT_DATA
+            | CKM_AES_CBC_ENCRYPT_DATA
+    )
+}
+
 /// Derives secret bytes from `base` (`C_DeriveKey`); `len` is the wanted
 /// length when the template gives one (at most [`MAX_SECRET_LEN`]).
 /// `other` is the value of the second key a mechanism's parameter names
-/// (the HKDF salt key), read by the caller.
+/// (the HKDF salt key, the key of `CKM_CONCATENATE_BASE_AND_KEY`), read by
+/// the caller.
 pub fn derive(
     mech: &Mechanism<'_>,
     base: &KeyMaterial,
@@ -744,7 +811,69 @@ pub fn derive(
             kdf::hkdf::derive(&p, ikm, other, len)
         }
         (CKM_HKDF_DERIVE | CKM_HKDF_DATA, _) => Err(err(CKR_MECHANISM_PARAM_INVALID)),
+        (CKM_EXTRACT_KEY_FROM_KEY, Param::BitIndex(first)) => kdf::concat::extract(
+            secret_value(base)?,
+            first,
+            len.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?,
+        ),
+        (ty, param) if derives_by_simple_function(ty) => {
+            let value = simple_derivation(ty, param, base, other)?;
+            match len {
+                None if value.len() > MAX_SECRET_LEN => Err(err(CKR_KEY_SIZE_RANGE)),
+                None => Ok(value),
+                // §2.42: a shorter length takes the leading bytes; a longer
+                // one cannot be met.
+                Some(l) if l > value.len() => Err(err(CKR_TEMPLATE_INCONSISTENT)),
+                Some(l) => Ok(Zeroizing::new(value[..l].to_vec())),
+            }
+        }
         _ => Err(err(CKR_MECHANISM_INVALID)),
+    }
+}
+
+/// The full output of a §2.42 / §2.16.12 derivation, before truncation.
+fn simple_derivation(
+    ty: CK_MECHANISM_TYPE,
+    param: Param<'_>,
+    base: &KeyMaterial,
+    other: Option<&[u8]>,
+) -> Result<Zeroizing<Vec<u8>>> {
+    let bad = || err(CKR_MECHANISM_PARAM_INVALID);
+    match (ty, param) {
+        (CKM_CONCATENATE_BASE_AND_KEY, Param::Handle(_)) => Ok(kdf::concat::concatenate(
+            secret_value(base)?,
+            other.ok_or_else(bad)?,
+        )),
+        (CKM_CONCATENATE_BASE_AND_DATA, Param::Bytes(d)) => {
+            Ok(kdf::concat::concatenate(secret_value(base)?, d))
+        }
+        (CKM_CONCATENATE_DATA_AND_BASE, Param::Bytes(d)) => {
+            Ok(kdf::concat::concatenate(d, secret_value(base)?))
+        }
+        (CKM_XOR_BASE_AND_DATA, Param::Bytes(d)) => Ok(kdf::concat::xor(secret_value(base)?, d)),
+        (CKM_AES_ECB_ENCRYPT_DATA, Param::Bytes(d)) => kdf::encrypt_data::ecb(aes_key(base)?, d),
+        (CKM_AES_CBC_ENCRYPT_DATA, Param::AesCbcData { iv, data }) => {
+            kdf::encrypt_data::cbc(aes_key(base)?, &iv, data)
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// The value of any secret key (generic, HMAC, HKDF or AES), else
+/// `CKR_KEY_TYPE_INCONSISTENT`.
+fn secret_value(base: &KeyMaterial) -> Result<&[u8]> {
+    match base {
+        KeyMaterial::Secret { value, .. } => Ok(value),
+        KeyMaterial::Aes(k) => Ok(k.bytes()),
+        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+    }
+}
+
+/// The base of an AES data-encryption derivation.
+fn aes_key(base: &KeyMaterial) -> Result<&aes::AesKey> {
+    match base {
+        KeyMaterial::Aes(k) => Ok(k),
+        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }
 }
 
@@ -758,6 +887,18 @@ fn kdf_base(base: &KeyMaterial) -> Result<&[u8]> {
             ..
         } => Ok(value),
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+    }
+}
+
+/// Helpers for the families' known-answer tests.
+#[cfg(test)]
+pub(crate) mod test_util {
+    /// Bytes from hex digits (test vectors).
+    pub fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     }
 }
 

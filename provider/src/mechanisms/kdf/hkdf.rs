@@ -134,13 +134,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::mechanisms::test_util::unhex;
 
     /// RFC 5869 A.1 (SHA-256) through every extract/expand combination.
     #[test]
