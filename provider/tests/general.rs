@@ -282,7 +282,7 @@ fn legacy_and_unsupported_functions() {
         );
         assert_eq!(
             l.C_SignRecoverInit.unwrap()(h, null_mut(), 0),
-            CKR_FUNCTION_NOT_SUPPORTED
+            CKR_ARGUMENTS_BAD
         );
         assert_eq!(
             l.C_EncryptInit.unwrap()(h, null_mut(), 0),

@@ -97,6 +97,7 @@ pub fn context_login(session: &Session, pin: &[u8]) -> Result<()> {
     let awaiting: Vec<&mut bool> = [
         ops.sign.as_mut().map(|a| &mut a.awaits_login),
         ops.decrypt.as_mut().map(|a| &mut a.awaits_login),
+        ops.sign_recover.as_mut().map(|a| &mut a.awaits_login),
     ]
     .into_iter()
     .flatten()
@@ -153,6 +154,10 @@ pub enum OpKind {
     Encrypt,
     /// Decrypt.
     Decrypt,
+    /// Sign with recovery.
+    SignRecover,
+    /// Verify with recovery.
+    VerifyRecover,
 }
 
 /// Ends the operation of `kind` (the FFI layer calls this when a call that
@@ -167,6 +172,8 @@ pub fn end(session: &Session, kind: OpKind) {
         OpKind::Verify => ops.verify = None,
         OpKind::Encrypt => ops.encrypt = None,
         OpKind::Decrypt => ops.decrypt = None,
+        OpKind::SignRecover => ops.sign_recover = None,
+        OpKind::VerifyRecover => ops.verify_recover = None,
     }
 }
 
@@ -353,6 +360,76 @@ pub fn verify_final(session: &Session, signature: &[u8]) -> Result<()> {
         .take()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     active.op.finish(signature)
+}
+
+/// `C_SignRecoverInit` (§5.13): the key needs `CKA_SIGN_RECOVER`.
+pub fn sign_recover_init(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    key: CK_OBJECT_HANDLE,
+) -> Result<()> {
+    let mut ops = session.ops.lock();
+    if ops.sign_recover.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    mechanisms::require(mech, CKF_SIGN_RECOVER)?;
+    let key = usable_key(session, key, mech, CKA_SIGN_RECOVER)?;
+    let mut active = Active::new(mechanisms::sign_recover_init(mech, key.material)?);
+    active.awaits_login = key.always_authenticate;
+    ops.sign_recover = Some(active);
+    Ok(())
+}
+
+/// `C_SignRecover`: single-part only.
+pub fn sign_recover(session: &Session, data: &[u8], out: Option<&mut [u8]>) -> Result<usize> {
+    let mut ops = session.ops.lock();
+    check_context_login(&ops.sign_recover)?;
+    let need = ops
+        .sign_recover
+        .as_ref()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?
+        .op
+        .output_len();
+    output(&mut ops.sign_recover, need, out, |op, out| {
+        op.sign(data, out)
+    })
+}
+
+/// `C_VerifyRecoverInit` (§5.14): the key needs `CKA_VERIFY_RECOVER`.
+pub fn verify_recover_init(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    key: CK_OBJECT_HANDLE,
+) -> Result<()> {
+    let mut ops = session.ops.lock();
+    if ops.verify_recover.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    mechanisms::require(mech, CKF_VERIFY_RECOVER)?;
+    let material = usable_key(session, key, mech, CKA_VERIFY_RECOVER)?.material;
+    ops.verify_recover = Some(Active::new(mechanisms::verify_recover_init(
+        mech, material,
+    )?));
+    Ok(())
+}
+
+/// `C_VerifyRecover`: the recovered data, under the size-query and
+/// buffer-too-small conventions (the operation survives a short buffer).
+pub fn verify_recover(
+    session: &Session,
+    signature: &[u8],
+    out: Option<&mut [u8]>,
+) -> Result<usize> {
+    let mut ops = session.ops.lock();
+    let len = ops
+        .verify_recover
+        .as_ref()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?
+        .op
+        .output_len(signature.len());
+    cipher_output(&mut ops.verify_recover, len, out, true, |op, out| {
+        op.process(signature, out)
+    })
 }
 
 /// `C_GenerateKeyPair`: returns (public, private) handles.

@@ -60,6 +60,10 @@ pub struct Operations {
     pub encrypt: Option<Active<CipherOp>>,
     /// Decryption.
     pub decrypt: Option<Active<CipherOp>>,
+    /// Signature with recovery.
+    pub sign_recover: Option<Active<SignOp>>,
+    /// Verification with recovery.
+    pub verify_recover: Option<Active<CipherOp>>,
 }
 
 impl Operations {

@@ -179,3 +179,97 @@ pub unsafe extern "C" fn C_VerifyFinal(
         })
     })
 }
+
+/// `C_SignRecoverInit` (§5.13).
+///
+/// # Safety
+/// `pMechanism` null or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SignRecoverInit(
+    hSession: CK_SESSION_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+    hKey: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantee.
+            let mech = unsafe { mechanism::read(pMechanism)? };
+            crypto::sign_recover_init(s, &mech, hKey)
+        })
+    })
+}
+
+/// `C_SignRecover` (§5.13).
+///
+/// # Safety
+/// `pData` valid for `ulDataLen`; `pSignature` null or valid for `*pulSignatureLen`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SignRecover(
+    hSession: CK_SESSION_HANDLE,
+    pData: *mut CK_BYTE,
+    ulDataLen: CK_ULONG,
+    pSignature: *mut CK_BYTE,
+    pulSignatureLen: *mut CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::SignRecover, || {
+                // SAFETY: forwarded caller guarantees.
+                let (data, (buf, len)) = unsafe {
+                    (
+                        bytes(pData, ulDataLen)?,
+                        out_buffer(pSignature, pulSignatureLen)?,
+                    )
+                };
+                finish_output(crypto::sign_recover(s, data, buf), len)
+            })
+        })
+    })
+}
+
+/// `C_VerifyRecoverInit` (§5.14).
+///
+/// # Safety
+/// `pMechanism` null or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_VerifyRecoverInit(
+    hSession: CK_SESSION_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+    hKey: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantee.
+            let mech = unsafe { mechanism::read(pMechanism)? };
+            crypto::verify_recover_init(s, &mech, hKey)
+        })
+    })
+}
+
+/// `C_VerifyRecover` (§5.14).
+///
+/// # Safety
+/// `pSignature` valid for `ulSignatureLen`; `pData` null or valid for `*pulDataLen`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_VerifyRecover(
+    hSession: CK_SESSION_HANDLE,
+    pSignature: *mut CK_BYTE,
+    ulSignatureLen: CK_ULONG,
+    pData: *mut CK_BYTE,
+    pulDataLen: *mut CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            terminating(s, OpKind::VerifyRecover, || {
+                // SAFETY: forwarded caller guarantees.
+                let (signature, (buf, len)) = unsafe {
+                    (
+                        bytes(pSignature, ulSignatureLen)?,
+                        out_buffer(pData, pulDataLen)?,
+                    )
+                };
+                finish_output(crypto::verify_recover(s, signature, buf), len)
+            })
+        })
+    })
+}

@@ -188,6 +188,7 @@ const fn d(
 
 const EC_FLAGS: CK_FLAGS = CKF_EC_F_P | CKF_EC_OID | CKF_EC_UNCOMPRESS;
 const SV: CK_FLAGS = CKF_SIGN | CKF_VERIFY;
+const SVR: CK_FLAGS = CKF_SIGN_RECOVER | CKF_VERIFY_RECOVER;
 const ED: CK_FLAGS = CKF_ENCRYPT | CKF_DECRYPT;
 const WU: CK_FLAGS = CKF_WRAP | CKF_UNWRAP;
 use ParamKind as P;
@@ -225,8 +226,8 @@ pub static REGISTRY: &[Descriptor] = &[
         CKF_GENERATE_KEY_PAIR,
         P::None,
     ),
-    d(CKM_RSA_PKCS, 1024, 16384, SV | ED | WU, P::None),
-    d(CKM_RSA_X_509, 1024, 16384, SV | ED, P::None),
+    d(CKM_RSA_PKCS, 1024, 16384, SV | SVR | ED | WU, P::None),
+    d(CKM_RSA_X_509, 1024, 16384, SV | SVR | ED, P::None),
     d(CKM_SHA1_RSA_PKCS, 1024, 16384, SV, P::None),
     d(CKM_SHA224_RSA_PKCS, 1024, 16384, SV, P::None),
     d(CKM_SHA256_RSA_PKCS, 1024, 16384, SV, P::None),
@@ -537,6 +538,7 @@ dispatch_enum!(
     CipherOp {
         Aes(aes::AesCipher),
         Rsa(rsa::RsaCipher),
+        RsaRecover(rsa::RsaRecover),
     }
 );
 
@@ -620,6 +622,20 @@ pub fn verify_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Verify
         | CKM_ECDSA_SHA512 => ec::EcdsaVerify::new(mech, key).map(VerifyOp::Ecdsa),
         _ => rsa::RsaVerify::new(mech, key).map(VerifyOp::Rsa),
     }
+}
+
+/// Starts a signature with recovery (`C_SignRecoverInit`, §5.13): the RSA
+/// mechanisms whose signature holds the data (`CKM_RSA_PKCS`,
+/// `CKM_RSA_X_509`).
+pub fn sign_recover_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<SignOp> {
+    require(mech, CKF_SIGN_RECOVER)?;
+    rsa::RsaSign::new(mech, key).map(SignOp::Rsa)
+}
+
+/// Starts a verification with recovery (`C_VerifyRecoverInit`, §5.14).
+pub fn verify_recover_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<CipherOp> {
+    require(mech, CKF_VERIFY_RECOVER)?;
+    rsa::RsaRecover::new(mech, key).map(CipherOp::RsaRecover)
 }
 
 /// Starts an encryption or decryption with `key`. `function` is the

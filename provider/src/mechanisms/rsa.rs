@@ -912,6 +912,82 @@ impl RsaVerify {
     }
 }
 
+/// `C_VerifyRecover` with `CKM_RSA_PKCS` or `CKM_RSA_X_509` (mechanisms
+/// spec 3.0 §2.1.6–2.1.7): the public-key operation, then for
+/// `CKM_RSA_PKCS` the removal of the EMSA-PKCS1-v1_5 block-type-1 padding
+/// (`00 01 FF…FF 00 ‖ data`, at least eight `FF`); `CKM_RSA_X_509` gives
+/// the whole k-byte block.
+pub struct RsaRecover {
+    key: Arc<KeyMaterial>,
+    k: usize,
+    pkcs1: bool,
+}
+
+impl RsaRecover {
+    /// Starts a verification with recovery with an RSA public key.
+    pub fn new(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Self> {
+        let pkcs1 = match mech.ty {
+            CKM_RSA_PKCS => true,
+            CKM_RSA_X_509 => false,
+            _ => return Err(err(CKR_MECHANISM_INVALID)),
+        };
+        if mech.param != Param::None {
+            return Err(err(CKR_MECHANISM_PARAM_INVALID));
+        }
+        let k = public_of(&key)?.size();
+        Ok(RsaRecover { key, k, pkcs1 })
+    }
+
+    fn recover(&self, signature: &[u8], out: &mut [u8]) -> Result<usize> {
+        let key = public_of(&self.key)?;
+        if signature.len() != self.k {
+            return Err(err(CKR_SIGNATURE_LEN_RANGE));
+        }
+        let s = uint(signature);
+        if &s >= key.n() {
+            return Err(err(CKR_SIGNATURE_INVALID));
+        }
+        let block =
+            be_padded(&s.modpow(key.e(), key.n()), self.k).ok_or(err(CKR_SIGNATURE_INVALID))?;
+        if !self.pkcs1 {
+            return emit(&block, out);
+        }
+        let invalid = || err(CKR_SIGNATURE_INVALID);
+        let rest = block.strip_prefix(&[0x00, 0x01]).ok_or_else(invalid)?;
+        let pad = rest.iter().take_while(|&&b| b == 0xFF).count();
+        if pad < 8 || rest.get(pad) != Some(&0x00) {
+            return Err(invalid());
+        }
+        emit(&rest[pad + 1..], out)
+    }
+}
+
+impl CipherOperation for RsaRecover {
+    fn output_len(&self, _input_len: usize) -> OutputLen {
+        if self.pkcs1 {
+            OutputLen::AtMost(self.k - 11)
+        } else {
+            OutputLen::Exact(self.k)
+        }
+    }
+    fn process(&mut self, signature: &[u8], out: &mut [u8]) -> Result<usize> {
+        self.recover(signature, out)
+    }
+    // Verification with recovery is single-part only (§5.14).
+    fn update_len(&self, _input_len: usize) -> OutputLen {
+        OutputLen::Exact(0)
+    }
+    fn update(&mut self, _data: &[u8], _out: &mut [u8]) -> Result<usize> {
+        Err(err(CKR_FUNCTION_NOT_SUPPORTED))
+    }
+    fn final_len(&self) -> OutputLen {
+        OutputLen::Exact(0)
+    }
+    fn finish(&mut self, _out: &mut [u8]) -> Result<usize> {
+        Err(err(CKR_FUNCTION_NOT_SUPPORTED))
+    }
+}
+
 impl VerifyOperation for RsaVerify {
     fn verify(&mut self, data: &[u8], signature: &[u8]) -> Result<()> {
         let value = self.scheme.value(Some(data))?;
