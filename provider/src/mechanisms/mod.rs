@@ -17,6 +17,7 @@ pub mod hmac;
 pub mod keys;
 pub mod random;
 pub mod rsa;
+pub mod x25519;
 
 use crate::api::attributes::Attributes;
 use crate::error::{Result, err};
@@ -180,6 +181,14 @@ pub static REGISTRY: &[Descriptor] = &[
         P::None,
     ),
     d(CKM_EDDSA, 255, 255, SV | EC_FLAGS, P::EdDsa),
+    // X25519 (RFC 7748): 255-bit Montgomery keys.
+    d(
+        CKM_EC_MONTGOMERY_KEY_PAIR_GEN,
+        255,
+        255,
+        CKF_GENERATE_KEY_PAIR | EC_FLAGS,
+        P::None,
+    ),
     d(
         CKM_EC_KEY_PAIR_GEN,
         256,
@@ -193,7 +202,8 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_ECDSA_SHA256, 256, 384, SV | EC_FLAGS, P::None),
     d(CKM_ECDSA_SHA384, 256, 384, SV | EC_FLAGS, P::None),
     d(CKM_ECDSA_SHA512, 256, 384, SV | EC_FLAGS, P::None),
-    d(CKM_ECDH1_DERIVE, 256, 384, CKF_DERIVE | EC_FLAGS, P::Ecdh1),
+    // 255: X25519 (Montgomery keys); 256–384: P-256, P-384.
+    d(CKM_ECDH1_DERIVE, 255, 384, CKF_DERIVE | EC_FLAGS, P::Ecdh1),
     d(
         CKM_RSA_PKCS_KEY_PAIR_GEN,
         2048,
@@ -601,6 +611,7 @@ pub struct GeneratedPair {
 pub fn pair_key_type(mech: CK_MECHANISM_TYPE) -> Result<CK_KEY_TYPE> {
     match mech {
         CKM_EC_EDWARDS_KEY_PAIR_GEN => Ok(CKK_EC_EDWARDS),
+        CKM_EC_MONTGOMERY_KEY_PAIR_GEN => Ok(CKK_EC_MONTGOMERY),
         CKM_EC_KEY_PAIR_GEN => Ok(CKK_EC),
         CKM_RSA_PKCS_KEY_PAIR_GEN => Ok(CKK_RSA),
         _ => Err(err(CKR_MECHANISM_INVALID)),
@@ -619,6 +630,7 @@ pub fn generate_key_pair(
     }
     match mech.ty {
         CKM_EC_EDWARDS_KEY_PAIR_GEN => eddsa::generate(public_template),
+        CKM_EC_MONTGOMERY_KEY_PAIR_GEN => x25519::generate(public_template),
         CKM_EC_KEY_PAIR_GEN => ec::generate(public_template),
         CKM_RSA_PKCS_KEY_PAIR_GEN => rsa::generate(public_template),
         _ => Err(err(CKR_MECHANISM_INVALID)),
@@ -696,7 +708,10 @@ pub fn derive(
         return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
     }
     match mech.ty {
-        CKM_ECDH1_DERIVE => ec::ecdh_derive(mech, base, len),
+        CKM_ECDH1_DERIVE => match base {
+            KeyMaterial::X25519Private(_) => x25519::derive(mech, base, len),
+            _ => ec::ecdh_derive(mech, base, len),
+        },
         _ => Err(err(CKR_MECHANISM_INVALID)),
     }
 }
