@@ -227,3 +227,61 @@ fn generated_pairs_agree_and_refusals() {
         assert_eq!(derive(&s, k, other, EcKdf::null()), ab);
     }
 }
+
+/// A token X25519 private key's `CKA_VALUE` is sealed in the token file,
+/// even with `CKA_PRIVATE` false (the policy table marks it sensitive), and
+/// opens again after a restart: the derived secret is the same.
+#[test]
+fn private_value_is_sealed_on_the_token() {
+    let mut f = Fixture::new();
+    let slot = f.token("x25519-sealed");
+    let serial = f
+        .p()
+        .get_token_info(slot)
+        .unwrap()
+        .serial_number()
+        .to_string();
+    let marker = b"X25519-PRIVATE-VALUE-MARKER-0032".to_vec();
+    let peer = unhex("de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f");
+    let before = {
+        let s = f.user(slot);
+        let key = s
+            .create_object(&[
+                Attribute::Class(ObjectClass::PRIVATE_KEY),
+                Attribute::KeyType(KeyType::EC_MONTGOMERY),
+                Attribute::EcParams(OID.to_vec()),
+                Attribute::Value(marker.clone()),
+                Attribute::Derive(true),
+                Attribute::Token(true),
+                Attribute::Private(false),
+                Attribute::Label(b"sealed".to_vec()),
+            ])
+            .unwrap();
+        derive(&s, key, &peer, EcKdf::null())
+    };
+    f.stop();
+    let bytes: Vec<u8> = ["", "-wal"]
+        .iter()
+        .filter_map(|side| {
+            std::fs::read(
+                f.dir
+                    .path()
+                    .join("tokens")
+                    .join(format!("{serial}.sqlite{side}")),
+            )
+            .ok()
+        })
+        .flatten()
+        .collect();
+    assert!(!bytes.is_empty(), "token file found");
+    assert!(
+        !bytes.windows(marker.len()).any(|w| w == &marker[..]),
+        "the private value is stored in the clear"
+    );
+    f.start();
+    let s = f.user(slot);
+    let key = s
+        .find_objects(&[Attribute::Label(b"sealed".to_vec())])
+        .unwrap()[0];
+    assert_eq!(derive(&s, key, &peer, EcKdf::null()), before);
+}
