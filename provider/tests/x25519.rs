@@ -1,5 +1,5 @@
-//! X25519 through the C API (mechanisms spec §2.3.7 Montgomery keys and
-//! key pair generation, §2.3.13 `CKM_ECDH1_DERIVE`): RFC 7748 §5.2 and
+//! X25519 through the C API (mechanisms spec 3.0 §2.3: Montgomery keys,
+//! their key pair generation and `CKM_ECDH1_DERIVE`): RFC 7748 §5.2 and
 //! §6.1 known answers through imported keys and `C_DeriveKey`, generated
 //! pairs that agree, the key encodings and the refusals.
 

@@ -1,10 +1,10 @@
 //! X25519 (RFC 7748 §5, §6.1) with x25519-dalek: `CKK_EC_MONTGOMERY` keys,
 //! `CKM_EC_MONTGOMERY_KEY_PAIR_GEN` and `CKM_ECDH1_DERIVE` on Montgomery
-//! keys (PKCS#11 3.0 mechanisms spec §2.3.7 "Montgomery key pair
-//! generation" and §2.3.13 "Elliptic curve Diffie-Hellman key derivation").
+//! keys (PKCS#11 3.0 mechanisms spec §2.3, "Montgomery key pair
+//! generation" and "Elliptic curve Diffie-Hellman key derivation").
 //!
 //! `CKA_EC_PARAMS` may be the OID 1.3.101.110 (RFC 8410 id-X25519) or the
-//! printable string "curve25519" (the spec's form, §2.3.7). `CKA_EC_POINT`
+//! printable string "curve25519" (the spec's form). `CKA_EC_POINT`
 //! is the 32-byte u-coordinate, returned as a DER OCTET STRING (as the
 //! Edwards keys do) and accepted raw or DER on import; `pPublicData` of
 //! `CK_ECDH1_DERIVE_PARAMS` likewise. X448 (1.3.101.111, "curve448") is
