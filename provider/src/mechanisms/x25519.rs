@@ -25,12 +25,23 @@ pub const OID_X25519: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x6e];
 /// DER PrintableString "curve25519".
 pub const NAME_CURVE25519: &[u8] = b"\x13\x0acurve25519";
 const UTF8_NAME_CURVE25519: &[u8] = b"\x0c\x0acurve25519";
+/// What OpenSC 0.23's pkcs11-tool sends for `EC:curve25519`: the printable
+/// string with a length octet of 11 for its 10 characters (an OpenSC bug,
+/// fixed in 0.24). Accepted as this exact byte string only, so that
+/// pkcs11-tool of Debian 12 can make X25519 keys.
+const OPENSC_0_23_NAME_CURVE25519: &[u8] = b"\x13\x0bcurve25519";
 
 const KEY_LEN: usize = 32;
 
 /// True if `params` names Curve25519 for X25519.
 pub fn is_x25519_params(params: &[u8]) -> bool {
-    [OID_X25519, NAME_CURVE25519, UTF8_NAME_CURVE25519].contains(&params)
+    [
+        OID_X25519,
+        NAME_CURVE25519,
+        UTF8_NAME_CURVE25519,
+        OPENSC_0_23_NAME_CURVE25519,
+    ]
+    .contains(&params)
 }
 
 fn check_params(params: Option<&[u8]>) -> Result<&[u8]> {
@@ -281,6 +292,8 @@ mod tests {
         let z21 = derive(&ecdh(p1, CKD_NULL), &k2, None).unwrap();
         assert_eq!(z12, z21);
         assert_ne!(*z12, [0u8; 32]);
+        assert!(is_x25519_params(b"\x13\x0bcurve25519"), "OpenSC 0.23");
+        assert!(!is_x25519_params(b"\x13\x0bcurve25519x"));
         for x448 in [&[0x06, 0x03, 0x2b, 0x65, 0x6f][..], b"\x13\x08curve448"] {
             let mut t = Attributes::new();
             t.set_bytes(CKA_EC_PARAMS, x448);

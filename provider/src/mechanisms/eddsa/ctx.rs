@@ -34,7 +34,8 @@ fn dom2_hasher(context: &[u8]) -> Sha512 {
 /// and 4: "interpret the 64-octet digest as a little-endian integer").
 fn scalar_of(h: Sha512) -> Scalar {
     let mut wide = Zeroizing::new([0u8; 64]);
-    wide.copy_from_slice(&h.finalize());
+    // Straight into zeroizing memory: the nonce's hash is secret.
+    h.finalize_into((&mut *wide).into());
     Scalar::from_bytes_mod_order_wide(&wide)
 }
 
@@ -54,7 +55,9 @@ fn challenge(context: &[u8], r: &[u8; 32], a: &[u8; 32], message: &[u8]) -> Scal
 pub fn sign(key: &SigningKey, context: &[u8], message: &[u8]) -> [u8; 64] {
     // §5.1.5 steps 1–2: h = SHA-512(secret); s = clamp(h[0..32]); prefix = h[32..64].
     let mut h = Zeroizing::new([0u8; 64]);
-    h.copy_from_slice(&Sha512::new().chain_update(key.as_bytes()).finalize());
+    Sha512::new()
+        .chain_update(key.as_bytes())
+        .finalize_into((&mut *h).into());
     let expanded = ExpandedSecretKey::from_bytes(&h);
     let public = key.verifying_key().to_bytes();
     // §5.1.6 step 2: r = SHA-512(dom2(F, C) || prefix || PH(M)) mod L.
