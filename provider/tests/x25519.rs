@@ -285,3 +285,79 @@ fn private_value_is_sealed_on_the_token() {
         .unwrap()[0];
     assert_eq!(derive(&s, key, &peer, EcKdf::null()), before);
 }
+
+/// An extractable X25519 private key wraps (PKCS #8, RFC 8410) under an AES
+/// key and unwraps as a key that derives the same RFC 7748 §6.1 secret,
+/// with its public point and SubjectPublicKeyInfo recomputed.
+#[test]
+fn private_keys_wrap_and_unwrap() {
+    let f = Fixture::new();
+    let slot = f.token("x25519-wrap");
+    let s = f.user(slot);
+    let a = unhex("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a");
+    let a_pub = unhex("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a");
+    let b_pub = unhex("de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f");
+    let k = unhex("4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742");
+    let alice = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::KeyType(KeyType::EC_MONTGOMERY),
+            Attribute::EcParams(OID.to_vec()),
+            Attribute::Value(a),
+            Attribute::Derive(true),
+            Attribute::Extractable(true),
+        ])
+        .unwrap();
+    let kek = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::AES),
+            Attribute::Value(vec![3; 32]),
+            Attribute::Wrap(true),
+            Attribute::Unwrap(true),
+            Attribute::Encrypt(false),
+            Attribute::Decrypt(false),
+        ])
+        .unwrap();
+    let wrapped = s.wrap_key(&Mechanism::AesKeyWrapPad, kek, alice).unwrap();
+    let unwrapped = s
+        .unwrap_key(
+            &Mechanism::AesKeyWrapPad,
+            kek,
+            &wrapped,
+            &[
+                Attribute::Class(ObjectClass::PRIVATE_KEY),
+                Attribute::KeyType(KeyType::EC_MONTGOMERY),
+                Attribute::Derive(true),
+            ],
+        )
+        .unwrap();
+    assert_eq!(derive(&s, unwrapped, &b_pub, EcKdf::null()), k);
+    assert_eq!(ec_point(&s, unwrapped), der(&a_pub));
+    let spki = match s
+        .get_attributes(unwrapped, &[AttributeType::PublicKeyInfo])
+        .unwrap()
+        .pop()
+    {
+        Some(Attribute::PublicKeyInfo(v)) => v,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        spki,
+        [&unhex("302a300506032b656e032100")[..], &a_pub].concat()
+    );
+    // An Ed25519 key type for the same bytes is refused: the PKCS #8 names X25519.
+    assert_rv!(
+        s.unwrap_key(
+            &Mechanism::AesKeyWrapPad,
+            kek,
+            &wrapped,
+            &[
+                Attribute::Class(ObjectClass::PRIVATE_KEY),
+                Attribute::KeyType(KeyType::EC_EDWARDS),
+                Attribute::Sign(true),
+            ],
+        ),
+        WrappedKeyInvalid
+    );
+}
