@@ -196,8 +196,9 @@ const MAX_CONTEXT: usize = 255;
 /// no parameter is Ed25519; `phFlag` true is Ed25519ph (context 0–255
 /// bytes); `phFlag` false with a context is Ed25519ctx. `phFlag` false and
 /// no context is pure Ed25519: RFC 8032 §5.1 says Ed25519ctx "SHOULD NOT"
-/// be used with an empty context, and the empty-context Ed25519ctx
-/// signature would be one no other implementation checks.
+/// be used with an empty context (OpenSSL refuses it), so the parameter
+/// most likely means "no variant" — the reading the mechanisms spec's
+/// table (context "optional") leaves open.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Variant {
     /// Ed25519 (RFC 8032 §5.1, no `dom2`).
