@@ -42,7 +42,7 @@ fn function_list_and_interfaces() {
             vec![
                 ("PKCS 11".to_string(), 3, 0),
                 ("PKCS 11".to_string(), 2, 40),
-                ("Vendor dalek-pkcs11".to_string(), 1, 0)
+                ("Vendor dalek-pkcs11".to_string(), 1, 1)
             ]
         );
 

@@ -319,6 +319,21 @@ fn mechanism_list_and_info() {
         .unwrap();
     assert!(info.sign() && info.verify() && !info.digest());
     assert_eq!((info.min_key_size(), info.max_key_size()), (255, 255));
+    // X25519: Montgomery key pairs, and ECDH down to 255-bit keys.
+    let info = f
+        .p()
+        .get_mechanism_info(
+            slot,
+            cryptoki::mechanism::MechanismType::ECC_MONTGOMERY_KEY_PAIR_GEN,
+        )
+        .unwrap();
+    assert!(info.generate_key_pair());
+    assert_eq!((info.min_key_size(), info.max_key_size()), (255, 255));
+    let info = f
+        .p()
+        .get_mechanism_info(slot, cryptoki::mechanism::MechanismType::ECDH1_DERIVE)
+        .unwrap();
+    assert!(info.derive() && info.min_key_size() == 255);
     let info = f
         .p()
         .get_mechanism_info(slot, cryptoki::mechanism::MechanismType::SHA512)

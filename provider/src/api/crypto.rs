@@ -1081,9 +1081,12 @@ pub const MAX_BATCH: usize = 1 << 16;
 /// Vendor extension: verifies `signatures[i]` over `messages[i]` with the
 /// Ed25519 public key `keys[i]`, all at once (see `docs/mechanisms.md`,
 /// "Batch verification"). Each key needs `CKA_VERIFY` and must allow
-/// `CKM_EDDSA`.
+/// `CKM_EDDSA`. `mech` must be `CKM_EDDSA` for pure Ed25519: batching has
+/// no Ed25519ph or Ed25519ctx form, so those parameters are
+/// `CKR_MECHANISM_PARAM_INVALID`.
 pub fn verify_batch_ed25519(
     session: &Session,
+    mech: &Mechanism<'_>,
     keys: &[CK_OBJECT_HANDLE],
     messages: &[&[u8]],
     signatures: &[&[u8]],
@@ -1094,6 +1097,12 @@ pub fn verify_batch_ed25519(
         || keys.len() != signatures.len()
     {
         return Err(err(CKR_ARGUMENTS_BAD));
+    }
+    if mech.ty != CKM_EDDSA {
+        return Err(err(CKR_MECHANISM_INVALID));
+    }
+    if !mechanisms::eddsa::is_pure(mech)? {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
     let mech = Mechanism::plain(CKM_EDDSA);
     let publics = keys

@@ -400,8 +400,10 @@ pub fn tables(
             Some(CKC_X_509) | None => &[STORAGE, CERTIFICATE, X509],
             _ => return None,
         },
-        (CKO_PUBLIC_KEY, Some(CKK_EC | CKK_EC_EDWARDS)) => &[STORAGE, KEY, PUBLIC_KEY, EC_PUBLIC],
-        (CKO_PRIVATE_KEY, Some(CKK_EC | CKK_EC_EDWARDS)) => {
+        (CKO_PUBLIC_KEY, Some(CKK_EC | CKK_EC_EDWARDS | CKK_EC_MONTGOMERY)) => {
+            &[STORAGE, KEY, PUBLIC_KEY, EC_PUBLIC]
+        }
+        (CKO_PRIVATE_KEY, Some(CKK_EC | CKK_EC_EDWARDS | CKK_EC_MONTGOMERY)) => {
             &[STORAGE, KEY, PRIVATE_KEY, EC_PRIVATE]
         }
         (CKO_PUBLIC_KEY, Some(CKK_RSA)) => &[STORAGE, KEY, PUBLIC_KEY, RSA_PUBLIC],
@@ -437,6 +439,8 @@ mod tests {
             (CKO_CERTIFICATE, None),
             (CKO_PUBLIC_KEY, Some(CKK_EC_EDWARDS)),
             (CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS)),
+            (CKO_PUBLIC_KEY, Some(CKK_EC_MONTGOMERY)),
+            (CKO_PRIVATE_KEY, Some(CKK_EC_MONTGOMERY)),
             (CKO_PRIVATE_KEY, Some(CKK_RSA)),
             (CKO_SECRET_KEY, Some(CKK_AES)),
         ] {
@@ -451,9 +455,12 @@ mod tests {
 
     #[test]
     fn key_value_rules_override_generic_ones() {
+        for kt in [CKK_EC_EDWARDS, CKK_EC_MONTGOMERY] {
+            let t = tables(CKO_PRIVATE_KEY, Some(kt), None).unwrap();
+            let v = find(t, CKA_VALUE).unwrap();
+            assert!(v.flags & SENSITIVE != 0, "{kt:#x}");
+        }
         let t = tables(CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS), None).unwrap();
-        let v = find(t, CKA_VALUE).unwrap();
-        assert!(v.flags & SENSITIVE != 0);
         assert!(find(t, CKA_MODULUS).is_none());
         let d = tables(CKO_DATA, None, None).unwrap();
         assert!(find(d, CKA_VALUE).unwrap().flags & SENSITIVE == 0);

@@ -499,7 +499,7 @@ impl VerifyOperation for EcdsaVerify {
 }
 
 /// ANSI X9.63 KDF (the `CKD_SHA*_KDF` functions of §2.3.13).
-fn x963_kdf(
+pub(super) fn x963_kdf(
     kdf: CK_EC_KDF_TYPE,
     z: &[u8],
     shared: &[u8],

@@ -3,7 +3,7 @@
 //! and the encodings used by `C_WrapKey` / `C_UnwrapKey` (secret keys: the
 //! raw value; private keys: PKCS#8 `PrivateKeyInfo` DER).
 
-use super::{aes, ec, eddsa, rsa};
+use super::{aes, ec, eddsa, rsa, x25519};
 use crate::api::attributes::Attributes;
 use crate::api::object::Object;
 use crate::error::{Result, err};
@@ -23,6 +23,10 @@ pub enum KeyMaterial {
     Ed25519Private(ed25519_dalek::SigningKey),
     /// Ed25519 public key.
     Ed25519Public(ed25519_dalek::VerifyingKey),
+    /// X25519 private key (`CKK_EC_MONTGOMERY`; zeroized on drop).
+    X25519Private(x25519_dalek::StaticSecret),
+    /// X25519 public key.
+    X25519Public(x25519_dalek::PublicKey),
     /// P-256 / P-384 private key (and, with `aws-lc`, the same key parsed
     /// by aws-lc).
     EcPrivate(
@@ -82,6 +86,12 @@ pub fn load(obj: &Object, token_key: Option<&TokenKey>) -> Result<KeyMaterial> {
     match (obj.class, obj.key_type) {
         (CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS)) => eddsa::load_private(&required(get, CKA_VALUE)?),
         (CKO_PUBLIC_KEY, Some(CKK_EC_EDWARDS)) => eddsa::load_public(&required(get, CKA_EC_POINT)?),
+        (CKO_PRIVATE_KEY, Some(CKK_EC_MONTGOMERY)) => {
+            x25519::load_private(&required(get, CKA_VALUE)?)
+        }
+        (CKO_PUBLIC_KEY, Some(CKK_EC_MONTGOMERY)) => {
+            x25519::load_public(&required(get, CKA_EC_POINT)?)
+        }
         (CKO_PRIVATE_KEY, Some(CKK_EC)) => {
             ec::load_private(&required(get, CKA_EC_PARAMS)?, &required(get, CKA_VALUE)?)
         }
@@ -112,6 +122,9 @@ pub fn complete_import(
     match (class, key_type) {
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_EC_EDWARDS)) => {
             eddsa::complete_import(class, attrs)
+        }
+        (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_EC_MONTGOMERY)) => {
+            x25519::complete_import(class, attrs)
         }
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_EC)) => ec::complete_import(class, attrs),
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_RSA)) => rsa::complete_import(class, attrs),
@@ -146,6 +159,7 @@ pub fn export_for_wrap(obj: &Object, token_key: Option<&TokenKey>) -> Result<Zer
     match (obj.class, obj.key_type) {
         (CKO_SECRET_KEY, Some(_)) => required(get, CKA_VALUE),
         (CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS)) => Ok(eddsa::pkcs8(&required(get, CKA_VALUE)?)),
+        (CKO_PRIVATE_KEY, Some(CKK_EC_MONTGOMERY)) => Ok(x25519::pkcs8(&required(get, CKA_VALUE)?)),
         (CKO_PRIVATE_KEY, Some(CKK_EC)) => {
             ec::to_pkcs8(&required(get, CKA_EC_PARAMS)?, &required(get, CKA_VALUE)?)
         }
@@ -170,6 +184,7 @@ pub fn import_unwrapped(
         }
         CKO_PRIVATE_KEY => match key_type {
             CKK_EC_EDWARDS => eddsa::from_pkcs8(bytes, attrs),
+            CKK_EC_MONTGOMERY => x25519::from_pkcs8(bytes, attrs),
             CKK_EC => ec::from_pkcs8(bytes, attrs),
             CKK_RSA => rsa::from_pkcs8(bytes, attrs),
             _ => Err(err(CKR_TEMPLATE_INCONSISTENT)),

@@ -18,6 +18,7 @@ pub mod kdf;
 pub mod keys;
 pub mod random;
 pub mod rsa;
+pub mod x25519;
 
 use crate::api::attributes::Attributes;
 use crate::error::{Result, err};
@@ -205,6 +206,14 @@ pub static REGISTRY: &[Descriptor] = &[
         P::None,
     ),
     d(CKM_EDDSA, 255, 255, SV | EC_FLAGS, P::EdDsa),
+    // X25519 (RFC 7748): 255-bit Montgomery keys.
+    d(
+        CKM_EC_MONTGOMERY_KEY_PAIR_GEN,
+        255,
+        255,
+        CKF_GENERATE_KEY_PAIR | EC_FLAGS,
+        P::None,
+    ),
     d(
         CKM_EC_KEY_PAIR_GEN,
         256,
@@ -218,7 +227,8 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_ECDSA_SHA256, 256, 384, SV | EC_FLAGS, P::None),
     d(CKM_ECDSA_SHA384, 256, 384, SV | EC_FLAGS, P::None),
     d(CKM_ECDSA_SHA512, 256, 384, SV | EC_FLAGS, P::None),
-    d(CKM_ECDH1_DERIVE, 256, 384, CKF_DERIVE | EC_FLAGS, P::Ecdh1),
+    // 255: X25519 (Montgomery keys); 256–384: P-256, P-384.
+    d(CKM_ECDH1_DERIVE, 255, 384, CKF_DERIVE | EC_FLAGS, P::Ecdh1),
     d(
         CKM_RSA_PKCS_KEY_PAIR_GEN,
         1024,
@@ -680,6 +690,7 @@ pub struct GeneratedPair {
 pub fn pair_key_type(mech: CK_MECHANISM_TYPE) -> Result<CK_KEY_TYPE> {
     match mech {
         CKM_EC_EDWARDS_KEY_PAIR_GEN => Ok(CKK_EC_EDWARDS),
+        CKM_EC_MONTGOMERY_KEY_PAIR_GEN => Ok(CKK_EC_MONTGOMERY),
         CKM_EC_KEY_PAIR_GEN => Ok(CKK_EC),
         CKM_RSA_PKCS_KEY_PAIR_GEN => Ok(CKK_RSA),
         _ => Err(err(CKR_MECHANISM_INVALID)),
@@ -698,6 +709,7 @@ pub fn generate_key_pair(
     }
     match mech.ty {
         CKM_EC_EDWARDS_KEY_PAIR_GEN => eddsa::generate(public_template),
+        CKM_EC_MONTGOMERY_KEY_PAIR_GEN => x25519::generate(public_template),
         CKM_EC_KEY_PAIR_GEN => ec::generate(public_template),
         CKM_RSA_PKCS_KEY_PAIR_GEN => rsa::generate(public_template),
         _ => Err(err(CKR_MECHANISM_INVALID)),
@@ -817,7 +829,10 @@ pub fn derive(
         return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
     }
     match (mech.ty, mech.param) {
-        (CKM_ECDH1_DERIVE, _) => ec::ecdh_derive(mech, base, len),
+        (CKM_ECDH1_DERIVE, _) => match base {
+            KeyMaterial::X25519Private(_) => x25519::derive(mech, base, len),
+            _ => ec::ecdh_derive(mech, base, len),
+        },
         (CKM_HKDF_DERIVE | CKM_HKDF_DATA, Param::Hkdf(p)) => {
             let ikm = kdf_base(base)?;
             let len = kdf::hkdf::output_len(&p, len)?;

@@ -1,0 +1,312 @@
+//! X25519 (RFC 7748 §5, §6.1) with x25519-dalek: `CKK_EC_MONTGOMERY` keys,
+//! `CKM_EC_MONTGOMERY_KEY_PAIR_GEN` and `CKM_ECDH1_DERIVE` on Montgomery
+//! keys (PKCS#11 3.0 mechanisms spec §2.3, "Montgomery key pair
+//! generation" and "Elliptic curve Diffie-Hellman key derivation").
+//!
+//! `CKA_EC_PARAMS` may be the OID 1.3.101.110 (RFC 8410 id-X25519) or the
+//! printable string "curve25519" (the spec's form). `CKA_EC_POINT`
+//! is the 32-byte u-coordinate, returned as a DER OCTET STRING (as the
+//! Edwards keys do) and accepted raw or DER on import; `pPublicData` of
+//! `CK_ECDH1_DERIVE_PARAMS` likewise. X448 (1.3.101.111, "curve448") is
+//! `CKR_CURVE_NOT_SUPPORTED`: see `docs/mechanisms.md`.
+
+use super::eddsa::{der_point, parse_point};
+use super::keys::KeyMaterial;
+use super::{GeneratedPair, Mechanism, Param};
+use crate::api::attributes::Attributes;
+use crate::error::{Result, err};
+use crate::storage::seal::random_bytes;
+use cryptoki_sys::*;
+use x25519_dalek::{PublicKey, StaticSecret};
+use zeroize::Zeroizing;
+
+/// DER of the OID 1.3.101.110 (RFC 8410 id-X25519).
+pub const OID_X25519: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x6e];
+/// DER PrintableString "curve25519".
+pub const NAME_CURVE25519: &[u8] = b"\x13\x0acurve25519";
+const UTF8_NAME_CURVE25519: &[u8] = b"\x0c\x0acurve25519";
+/// What OpenSC 0.23's pkcs11-tool sends for `EC:curve25519`: the printable
+/// string with a length octet of 11 for its 10 characters (an OpenSC bug,
+/// fixed in 0.24). Accepted as this exact byte string only, so that
+/// pkcs11-tool of Debian 12 can make X25519 keys.
+const OPENSC_0_23_NAME_CURVE25519: &[u8] = b"\x13\x0bcurve25519";
+
+const KEY_LEN: usize = 32;
+
+/// True if `params` names Curve25519 for X25519.
+pub fn is_x25519_params(params: &[u8]) -> bool {
+    [
+        OID_X25519,
+        NAME_CURVE25519,
+        UTF8_NAME_CURVE25519,
+        OPENSC_0_23_NAME_CURVE25519,
+    ]
+    .contains(&params)
+}
+
+fn check_params(params: Option<&[u8]>) -> Result<&[u8]> {
+    let params = params.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    if is_x25519_params(params) {
+        Ok(params)
+    } else {
+        Err(err(CKR_CURVE_NOT_SUPPORTED))
+    }
+}
+
+/// The secret of a 32-byte `CKA_VALUE` (RFC 7748 §5: any 32 bytes; the
+/// scalar is clamped when used).
+fn secret(value: &[u8]) -> Option<StaticSecret> {
+    let bytes: Zeroizing<[u8; KEY_LEN]> = Zeroizing::new(value.try_into().ok()?);
+    Some(StaticSecret::from(*bytes))
+}
+
+/// Parses a private key (`CKA_VALUE`).
+pub fn load_private(value: &[u8]) -> Result<KeyMaterial> {
+    secret(value)
+        .map(KeyMaterial::X25519Private)
+        .ok_or(err(CKR_KEY_HANDLE_INVALID))
+}
+
+/// Parses a public key (`CKA_EC_POINT`).
+pub fn load_public(point: &[u8]) -> Result<KeyMaterial> {
+    let p = parse_point(point).map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
+    Ok(KeyMaterial::X25519Public(PublicKey::from(p)))
+}
+
+/// SubjectPublicKeyInfo DER of an X25519 public key (RFC 8410 §4).
+pub fn spki(point: &[u8; KEY_LEN]) -> Vec<u8> {
+    let mut out = vec![
+        0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x03, 0x21, 0x00,
+    ];
+    out.extend_from_slice(point);
+    out
+}
+
+/// PKCS#8 `PrivateKeyInfo` (RFC 8410 §7) of an X25519 secret, for `C_WrapKey`.
+pub fn pkcs8(secret: &[u8]) -> Zeroizing<Vec<u8>> {
+    let mut out = Zeroizing::new(vec![
+        0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x04, 0x22, 0x04,
+        0x20,
+    ]);
+    out.extend_from_slice(secret);
+    out
+}
+
+/// Parses what [`pkcs8`] produces (`CKR_WRAPPED_KEY_INVALID` otherwise) and
+/// sets `CKA_VALUE` and `CKA_EC_PARAMS` (if the template had none).
+pub fn from_pkcs8(der: &[u8], attrs: &mut Attributes) -> Result<()> {
+    let prefix = &pkcs8(&[])[..];
+    match der.strip_prefix(prefix) {
+        Some(secret) if secret.len() == KEY_LEN => {
+            attrs.set_bytes(CKA_VALUE, secret);
+            if !attrs.contains(CKA_EC_PARAMS) {
+                attrs.set_bytes(CKA_EC_PARAMS, OID_X25519);
+            }
+            Ok(())
+        }
+        _ => Err(err(CKR_WRAPPED_KEY_INVALID)),
+    }
+}
+
+/// Checks an imported X25519 key, normalises `CKA_EC_POINT` to DER and,
+/// for private keys, adds the public point and `CKA_PUBLIC_KEY_INFO`.
+pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result<()> {
+    check_params(attrs.bytes(CKA_EC_PARAMS))?;
+    let point = if class == CKO_PRIVATE_KEY {
+        let value = attrs.bytes(CKA_VALUE).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+        let secret = secret(value).ok_or(err(CKR_ATTRIBUTE_VALUE_INVALID))?;
+        PublicKey::from(&secret).to_bytes()
+    } else {
+        parse_point(
+            attrs
+                .bytes(CKA_EC_POINT)
+                .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?,
+        )?
+    };
+    attrs.set_bytes(CKA_EC_POINT, &der_point(&point));
+    if attrs
+        .bytes(CKA_PUBLIC_KEY_INFO)
+        .is_none_or(|v| v.is_empty())
+    {
+        attrs.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
+    }
+    Ok(())
+}
+
+/// Generates a key pair for the `CKA_EC_PARAMS` of the public template.
+pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
+    let params = check_params(public_template.bytes(CKA_EC_PARAMS))?;
+    let mut value = Zeroizing::new([0u8; KEY_LEN]);
+    random_bytes(value.as_mut())?;
+    let point = PublicKey::from(&StaticSecret::from(*value)).to_bytes();
+    let mut public = Attributes::new();
+    public.set_bytes(CKA_EC_POINT, &der_point(&point));
+    public.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
+    let mut private = Attributes::new();
+    private.set_bytes(CKA_EC_PARAMS, params);
+    private.set_bytes(CKA_VALUE, value.as_ref());
+    private.set_bytes(CKA_EC_POINT, &der_point(&point));
+    private.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
+    Ok(GeneratedPair {
+        public,
+        private,
+        key_type: CKK_EC_MONTGOMERY,
+    })
+}
+
+/// `CKM_ECDH1_DERIVE` with an X25519 private key: `Z` = X25519(k, u)
+/// (RFC 7748 §6.1), used as is (`CKD_NULL`, leftmost `len` bytes) or
+/// through an X9.63 KDF (`CKD_SHA*_KDF`), as for the Weierstrass curves.
+///
+/// An all-zero `Z` — the peer's `u` is a point of small order — is refused
+/// as RFC 7748 §6.1 asks ("check ... whether K is the all-zero value and
+/// abort if so"). PKCS#11 names no code for it; the peer's point is
+/// what is wrong, so it is `CKR_MECHANISM_PARAM_INVALID`, the code an
+/// invalid `pPublicData` gets on the other curves.
+pub fn derive(
+    mech: &Mechanism<'_>,
+    base: &KeyMaterial,
+    len: Option<usize>,
+) -> Result<Zeroizing<Vec<u8>>> {
+    let Param::Ecdh1 {
+        kdf,
+        shared,
+        public,
+    } = mech.param
+    else {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    };
+    let KeyMaterial::X25519Private(secret) = base else {
+        return Err(err(CKR_KEY_TYPE_INCONSISTENT));
+    };
+    let peer = PublicKey::from(parse_point(public).map_err(|_| err(CKR_MECHANISM_PARAM_INVALID))?);
+    let z = secret.diffie_hellman(&peer);
+    if !z.was_contributory() {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    match kdf {
+        CKD_NULL => {
+            if !shared.is_empty() {
+                return Err(err(CKR_MECHANISM_PARAM_INVALID));
+            }
+            let len = len.unwrap_or(KEY_LEN);
+            if len > KEY_LEN {
+                return Err(err(CKR_TEMPLATE_INCONSISTENT));
+            }
+            Ok(Zeroizing::new(z.as_bytes()[..len].to_vec()))
+        }
+        other => super::ec::x963_kdf(other, z.as_bytes(), shared, len.unwrap_or(KEY_LEN)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unhex(s: &str) -> Vec<u8> {
+        crate::storage::seal::unhex(s).unwrap()
+    }
+
+    fn ecdh(public: &[u8], kdf: CK_EC_KDF_TYPE) -> Mechanism<'_> {
+        Mechanism {
+            ty: CKM_ECDH1_DERIVE,
+            param: Param::Ecdh1 {
+                kdf,
+                shared: &[],
+                public,
+            },
+        }
+    }
+
+    /// RFC 7748 §6.1: Alice's and Bob's keys and their shared secret.
+    #[test]
+    fn rfc7748_section_6_1() {
+        let a = unhex("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a");
+        let a_pub = unhex("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a");
+        let b = unhex("5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb");
+        let b_pub = unhex("de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f");
+        let k = unhex("4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742");
+        let mut attrs = Attributes::new();
+        attrs.set_bytes(CKA_EC_PARAMS, NAME_CURVE25519);
+        attrs.set_bytes(CKA_VALUE, &a);
+        complete_import(CKO_PRIVATE_KEY, &mut attrs).unwrap();
+        assert_eq!(attrs.bytes(CKA_EC_POINT).unwrap()[2..], a_pub[..]);
+        let ka = load_private(&a).unwrap();
+        let kb = load_private(&b).unwrap();
+        assert_eq!(*derive(&ecdh(&b_pub, CKD_NULL), &ka, None).unwrap(), k);
+        let der_a = der_point(&a_pub.clone().try_into().unwrap());
+        assert_eq!(*derive(&ecdh(&der_a, CKD_NULL), &kb, None).unwrap(), k);
+        assert_eq!(
+            *derive(&ecdh(&b_pub, CKD_NULL), &ka, Some(16)).unwrap(),
+            k[..16]
+        );
+        assert_eq!(
+            derive(&ecdh(&b_pub, CKD_NULL), &ka, Some(33))
+                .unwrap_err()
+                .rv(),
+            CKR_TEMPLATE_INCONSISTENT
+        );
+        // The KDF path hashes Z (X9.63 with SHA-256: SHA-256(Z || 00000001)).
+        let kdf = derive(&ecdh(&b_pub, CKD_SHA256_KDF), &ka, Some(32)).unwrap();
+        let mut h = super::super::digest::DigestOp::new(CKM_SHA256).unwrap();
+        use super::super::DigestOperation;
+        h.update(&k);
+        h.update(&[0, 0, 0, 1]);
+        let mut want = [0u8; 32];
+        h.finish(&mut want);
+        assert_eq!(*kdf, want);
+    }
+
+    #[test]
+    fn small_order_peer_is_refused() {
+        let ka = load_private(&[7; 32]).unwrap();
+        // u = 0 and u = 1 are of small order: X25519 gives all zeros.
+        let mut one = [0u8; 32];
+        one[0] = 1;
+        for u in [[0u8; 32], one] {
+            assert_eq!(
+                derive(&ecdh(&u, CKD_NULL), &ka, None).unwrap_err().rv(),
+                CKR_MECHANISM_PARAM_INVALID
+            );
+        }
+        assert_eq!(
+            derive(&ecdh(&[9; 31], CKD_NULL), &ka, None)
+                .unwrap_err()
+                .rv(),
+            CKR_MECHANISM_PARAM_INVALID
+        );
+    }
+
+    #[test]
+    fn generated_pairs_agree_and_x448_is_not_supported() {
+        let mut t = Attributes::new();
+        t.set_bytes(CKA_EC_PARAMS, OID_X25519);
+        let g1 = generate(&t).unwrap();
+        let g2 = generate(&t).unwrap();
+        assert_eq!(g1.key_type, CKK_EC_MONTGOMERY);
+        let k1 = load_private(g1.private.bytes(CKA_VALUE).unwrap()).unwrap();
+        let k2 = load_private(g2.private.bytes(CKA_VALUE).unwrap()).unwrap();
+        let p1 = g1.public.bytes(CKA_EC_POINT).unwrap();
+        let p2 = g2.public.bytes(CKA_EC_POINT).unwrap();
+        let z12 = derive(&ecdh(p2, CKD_NULL), &k1, None).unwrap();
+        let z21 = derive(&ecdh(p1, CKD_NULL), &k2, None).unwrap();
+        assert_eq!(z12, z21);
+        assert_ne!(*z12, [0u8; 32]);
+        assert!(is_x25519_params(b"\x13\x0bcurve25519"), "OpenSC 0.23");
+        assert!(!is_x25519_params(b"\x13\x0bcurve25519x"));
+        for x448 in [&[0x06, 0x03, 0x2b, 0x65, 0x6f][..], b"\x13\x08curve448"] {
+            let mut t = Attributes::new();
+            t.set_bytes(CKA_EC_PARAMS, x448);
+            assert_eq!(generate(&t).err().unwrap().rv(), CKR_CURVE_NOT_SUPPORTED);
+        }
+        let mut attrs = Attributes::new();
+        assert!(from_pkcs8(&pkcs8(&[5; 32]), &mut attrs).is_ok());
+        assert_eq!(attrs.bytes(CKA_EC_PARAMS), Some(OID_X25519));
+        assert_eq!(
+            from_pkcs8(&crate::mechanisms::eddsa::pkcs8(&[5; 32]), &mut attrs)
+                .unwrap_err()
+                .rv(),
+            CKR_WRAPPED_KEY_INVALID
+        );
+    }
+}
