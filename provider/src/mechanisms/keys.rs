@@ -23,13 +23,13 @@ pub enum KeyMaterial {
     Ed25519Private(ed25519_dalek::SigningKey),
     /// Ed25519 public key.
     Ed25519Public(ed25519_dalek::VerifyingKey),
-    /// P-256 / P-384 private key (and, with `aws-lc`, the same key parsed
-    /// by aws-lc).
+    /// EC (Weierstrass) private key (and, with `aws-lc`, for P-256 / P-384
+    /// the same key parsed by aws-lc).
     EcPrivate(
         ec::EcPrivateKey,
         #[cfg(feature = "aws-lc")] Option<Box<super::awslc::EcPrivate>>,
     ),
-    /// P-256 / P-384 public key.
+    /// EC (Weierstrass) public key.
     EcPublic(
         ec::EcPublicKey,
         #[cfg(feature = "aws-lc")] Option<std::sync::Arc<super::awslc::EcPublic>>,
