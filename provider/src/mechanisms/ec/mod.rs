@@ -156,46 +156,26 @@ pub fn to_pkcs8(params: &[u8], value: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
 /// Sets `CKA_EC_PARAMS` and `CKA_VALUE` from PKCS#8 DER.
 pub fn from_pkcs8(der: &[u8], attrs: &mut Attributes) -> Result<()> {
     // The AlgorithmIdentifier names the curve: at most one parse succeeds.
-    let scalar = |k: Option<Vec<u8>>| k.map(Zeroizing::new);
-    let (params, value): (&[u8], Zeroizing<Vec<u8>>) = if let Some(v) = scalar(
-        ::ecdsa::elliptic_curve::SecretKey::<p192::NistP192>::from_pkcs8_der(der)
-            .ok()
-            .map(|k| k.to_bytes().to_vec()),
-    ) {
-        (OID_P192, v)
-    } else if let Some(v) = scalar(
-        p224::SecretKey::from_pkcs8_der(der)
-            .ok()
-            .map(|k| k.to_bytes().to_vec()),
-    ) {
-        (OID_P224, v)
-    } else if let Some(v) = scalar(
-        p256::SecretKey::from_pkcs8_der(der)
-            .ok()
-            .map(|k| k.to_bytes().to_vec()),
-    ) {
-        (OID_P256, v)
-    } else if let Some(v) = scalar(
-        p384::SecretKey::from_pkcs8_der(der)
-            .ok()
-            .map(|k| k.to_bytes().to_vec()),
-    ) {
-        (OID_P384, v)
-    } else if let Some(v) = scalar(
-        p521::SecretKey::from_pkcs8_der(der)
-            .ok()
-            .map(|k| k.to_bytes().to_vec()),
-    ) {
-        (OID_P521, v)
-    } else if let Some(v) = scalar(
-        k256::SecretKey::from_pkcs8_der(der)
-            .ok()
-            .map(|k| k.to_bytes().to_vec()),
-    ) {
-        (OID_K256, v)
-    } else {
-        return Err(err(CKR_WRAPPED_KEY_INVALID));
+    let parse = || {
+        macro_rules! try_curves {
+            ($($curve:ty => $oid:expr),*) => {$(
+                if let Ok(k) = ::ecdsa::elliptic_curve::SecretKey::<$curve>::from_pkcs8_der(der) {
+                    return Some(($oid, Zeroizing::new(k.to_bytes().to_vec())));
+                }
+            )*};
+        }
+        try_curves!(
+            p192::NistP192 => OID_P192,
+            p224::NistP224 => OID_P224,
+            p256::NistP256 => OID_P256,
+            p384::NistP384 => OID_P384,
+            p521::NistP521 => OID_P521,
+            k256::Secp256k1 => OID_K256
+        );
+        None
     };
+    let (params, value): (&[u8], Zeroizing<Vec<u8>>) =
+        parse().ok_or(err(CKR_WRAPPED_KEY_INVALID))?;
     if let Some(given) = attrs.bytes(CKA_EC_PARAMS) {
         if curve_of(given)? != curve_of(params)? {
             return Err(err(CKR_TEMPLATE_INCONSISTENT));
