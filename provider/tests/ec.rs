@@ -104,9 +104,9 @@ fn private_key(s: &Session, params: &[u8], value: Vec<u8>) -> ObjectHandle {
 #[test]
 fn rfc6979_deterministic_signatures() {
     let f = Fixture::new();
-    // The aws-lc build signs P-256 / P-384 with random nonces: there the
-    // known answers must verify and our signatures must verify, not equal
-    // them. The other curves sign through RustCrypto in both builds.
+    // The aws-lc build signs P-256 / P-384 / P-521 with random nonces: there
+    // the known answers must verify and our signatures must verify, not
+    // equal them. The other curves sign through RustCrypto in both builds.
     let aws_lc = is_aws_lc(&f);
     let mut curves = Vec::new();
     let slot = f.token("rfc6979");
@@ -117,7 +117,7 @@ fn rfc6979_deterministic_signatures() {
     {
         let v: Vec<_> = line.split(':').collect();
         curves.push(v[0]);
-        let randomized = aws_lc && (v[0] == "P-256" || v[0] == "P-384");
+        let randomized = aws_lc && ["P-256", "P-384", "P-521"].contains(&v[0]);
         let key = private_key(&s, params(v[0]), unhex(v[2]));
         let expected = [unhex(v[4]), unhex(v[5])].concat();
         let msg = unhex(v[3]);
@@ -144,6 +144,14 @@ fn rfc6979_deterministic_signatures() {
             Box::new(move |sig: Vec<u8>| assert_eq!(sig, expected, "{name}"))
         };
         check(s.sign(&mech, key, &msg).unwrap());
+        // Random nonces (aws-lc) give two different signatures, RFC 6979
+        // the same one twice: this tells which back end signed.
+        assert_eq!(
+            s.sign(&mech, key, &msg).unwrap() != s.sign(&mech, key, &msg).unwrap(),
+            randomized,
+            "{}",
+            v[0]
+        );
         s.sign_init(&mech, key).unwrap();
         s.sign_update(&msg[..2]).unwrap();
         s.sign_update(&msg[2..]).unwrap();
@@ -237,7 +245,7 @@ fn generation_import_forms_and_lengths() {
             SignatureLenRange
         );
         // Short and long inputs to raw CKM_ECDSA: hashes of any size.
-        for h in [vec![1u8; 20], vec![2u8; 64]] {
+        for h in [vec![1u8; 20], vec![2u8; 64], vec![0xffu8; 66]] {
             let sig = s.sign(&Mechanism::Ecdsa, private, &h).unwrap();
             s.verify(&Mechanism::Ecdsa, public, &h, &sig).unwrap();
         }

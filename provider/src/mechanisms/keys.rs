@@ -23,8 +23,8 @@ pub enum KeyMaterial {
     Ed25519Private(ed25519_dalek::SigningKey),
     /// Ed25519 public key.
     Ed25519Public(ed25519_dalek::VerifyingKey),
-    /// EC (Weierstrass) private key (and, with `aws-lc`, for P-256 / P-384
-    /// the same key parsed by aws-lc).
+    /// EC (Weierstrass) private key (and, with `aws-lc`, for P-256 / P-384 /
+    /// P-521 the same key parsed by aws-lc).
     EcPrivate(
         ec::EcPrivateKey,
         #[cfg(feature = "aws-lc")] Option<Box<super::awslc::EcPrivate>>,

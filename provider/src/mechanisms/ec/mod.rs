@@ -1,7 +1,7 @@
 //! ECDSA and ECDH (mechanisms spec §2.3) on the Weierstrass curves P-192
 //! (legacy), P-224, P-256, P-384, P-521 and secp256k1, with the RustCrypto
-//! curve crates (with the `aws-lc` feature, P-256 / P-384 ECDSA goes
-//! through aws-lc).
+//! curve crates (with the `aws-lc` feature, P-256 / P-384 / P-521 ECDSA
+//! goes through aws-lc).
 //!
 //! `CKA_EC_PARAMS` is the named-curve OID in DER, or (accepted on input) a
 //! DER PrintableString of a curve name such as "prime256v1" or "P-384".
@@ -48,9 +48,10 @@ pub fn load_private(params: &[u8], value: &[u8]) -> Result<KeyMaterial> {
 fn private_material(key: EcPrivateKey) -> KeyMaterial {
     #[cfg(feature = "aws-lc")]
     {
-        // aws-lc takes P-256 and P-384 only (it tells them by field size).
+        // aws-lc takes P-256, P-384 and P-521 (it tells them by field size,
+        // so secp256k1 must not reach it).
         let aws = match key.curve() {
-            Curve::P256 | Curve::P384 => super::awslc::EcPrivate::new(
+            Curve::P256 | Curve::P384 | Curve::P521 => super::awslc::EcPrivate::new(
                 key.curve().field_len(),
                 &key.scalar(),
                 &key.public().uncompressed(),
@@ -68,7 +69,7 @@ fn public_material(key: EcPublicKey) -> KeyMaterial {
     #[cfg(feature = "aws-lc")]
     {
         let aws = match key.curve() {
-            Curve::P256 | Curve::P384 => {
+            Curve::P256 | Curve::P384 | Curve::P521 => {
                 super::awslc::EcPublic::new(key.curve().field_len(), &key.uncompressed())
             }
             _ => None,
