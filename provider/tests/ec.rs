@@ -1,6 +1,8 @@
-//! ECDSA and ECDH on P-256 / P-384 through the C API (mechanisms spec §2.3):
-//! RFC 6979 known answers, verification vectors checked against OpenSSL's
-//! verdicts, generation, import forms, multi-part, and key derivation.
+//! ECDSA and ECDH on P-192, P-224, P-256, P-384, P-521 and secp256k1
+//! through the C API (mechanisms spec §2.3): RFC 6979 known answers,
+//! verification vectors (OpenSSL's verdicts for P-256 / P-384, NIST CAVP
+//! and Wycheproof for the others), ECDH known answers (CAVP, Wycheproof),
+//! generation, import forms, multi-part, and key derivation.
 
 mod common;
 
@@ -10,17 +12,69 @@ use cryptoki::mechanism::elliptic_curve::{EcKdf, Ecdh1DeriveParams};
 use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectClass, ObjectHandle};
 use cryptoki::session::Session;
 
+const P192: &[u8] = &[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x01];
+const P224: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x21];
 const P256: &[u8] = &[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
 const P384: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22];
+const P521: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23];
+const K256: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x0a];
+
+/// Every curve, with its `CKA_EC_PARAMS` OID, printable name and field size.
+const CURVES: [(&str, &[u8], &str, usize); 6] = [
+    ("P-192", P192, "prime192v1", 24),
+    ("P-224", P224, "secp224r1", 28),
+    ("P-256", P256, "prime256v1", 32),
+    ("P-384", P384, "secp384r1", 48),
+    ("P-521", P521, "secp521r1", 66),
+    ("secp256k1", K256, "secp256k1", 32),
+];
 
 fn params(curve: &str) -> &'static [u8] {
-    if curve == "P-256" { P256 } else { P384 }
+    CURVES
+        .iter()
+        .find(|c| c.0 == curve)
+        .unwrap_or_else(|| panic!("{curve}"))
+        .1
+}
+
+/// DER PrintableString of a curve name.
+fn printable(name: &str) -> Vec<u8> {
+    [&[0x13, name.len() as u8], name.as_bytes()].concat()
+}
+
+/// DER OCTET STRING of a point (long-form length for P-521's 133 bytes).
+fn der(point: &[u8]) -> Vec<u8> {
+    let head = if point.len() < 0x80 {
+        vec![0x04, point.len() as u8]
+    } else {
+        vec![0x04, 0x81, point.len() as u8]
+    };
+    [head, point.to_vec()].concat()
+}
+
+/// The raw point inside a DER `CKA_EC_POINT`.
+fn un_der(der: &[u8]) -> &[u8] {
+    if der[1] == 0x81 { &der[3..] } else { &der[2..] }
+}
+
+fn ecdsa_mech(hash: &str) -> Mechanism<'static> {
+    match hash {
+        "raw" => Mechanism::Ecdsa,
+        "sha1" => Mechanism::EcdsaSha1,
+        "sha224" => Mechanism::EcdsaSha224,
+        "sha256" => Mechanism::EcdsaSha256,
+        "sha384" => Mechanism::EcdsaSha384,
+        "sha512" => Mechanism::EcdsaSha512,
+        other => panic!("{other}"),
+    }
 }
 
 fn digest(hash: &str, msg: &[u8], s: &Session) -> Vec<u8> {
     let m = match hash {
+        "sha224" => Mechanism::Sha224,
         "sha256" => Mechanism::Sha256,
         "sha384" => Mechanism::Sha384,
+        "sha512" => Mechanism::Sha512,
         other => panic!("{other}"),
     };
     s.digest(&m, msg).unwrap()
@@ -50,9 +104,11 @@ fn private_key(s: &Session, params: &[u8], value: Vec<u8>) -> ObjectHandle {
 #[test]
 fn rfc6979_deterministic_signatures() {
     let f = Fixture::new();
-    // The aws-lc build signs with random nonces: there the known answers
-    // must verify and our signatures must verify, not equal them.
-    let randomized = is_aws_lc(&f);
+    // The aws-lc build signs P-256 / P-384 / P-521 with random nonces: there
+    // the known answers must verify and our signatures must verify, not
+    // equal them. The other curves sign through RustCrypto in both builds.
+    let aws_lc = is_aws_lc(&f);
+    let mut curves = Vec::new();
     let slot = f.token("rfc6979");
     let s = f.user(slot);
     for line in include_str!("vectors/rfc6979-ecdsa.txt")
@@ -60,15 +116,13 @@ fn rfc6979_deterministic_signatures() {
         .filter(|l| !l.starts_with('#'))
     {
         let v: Vec<_> = line.split(':').collect();
+        curves.push(v[0]);
+        let randomized = aws_lc && ["P-256", "P-384", "P-521"].contains(&v[0]);
         let key = private_key(&s, params(v[0]), unhex(v[2]));
         let expected = [unhex(v[4]), unhex(v[5])].concat();
         let msg = unhex(v[3]);
         // Hash-and-sign mechanism, single and multi-part, and raw CKM_ECDSA on the digest.
-        let mech = if v[1] == "sha256" {
-            Mechanism::EcdsaSha256
-        } else {
-            Mechanism::EcdsaSha384
-        };
+        let mech = ecdsa_mech(v[1]);
         let check: Box<dyn Fn(Vec<u8>)> = if randomized {
             let point = match s
                 .get_attributes(key, &[AttributeType::EcPoint])
@@ -90,6 +144,14 @@ fn rfc6979_deterministic_signatures() {
             Box::new(move |sig: Vec<u8>| assert_eq!(sig, expected, "{name}"))
         };
         check(s.sign(&mech, key, &msg).unwrap());
+        // Random nonces (aws-lc) give two different signatures, RFC 6979
+        // the same one twice: this tells which back end signed.
+        assert_eq!(
+            s.sign(&mech, key, &msg).unwrap() != s.sign(&mech, key, &msg).unwrap(),
+            randomized,
+            "{}",
+            v[0]
+        );
         s.sign_init(&mech, key).unwrap();
         s.sign_update(&msg[..2]).unwrap();
         s.sign_update(&msg[2..]).unwrap();
@@ -99,6 +161,7 @@ fn rfc6979_deterministic_signatures() {
                 .unwrap(),
         );
     }
+    assert_eq!(curves, ["P-256", "P-384", "P-192", "P-224", "P-521"]);
 }
 
 #[test]
@@ -142,7 +205,8 @@ fn generation_import_forms_and_lengths() {
     let f = Fixture::new();
     let slot = f.token("ecgen");
     let s = f.user(slot);
-    for (p, len) in [(P256, 64usize), (P384, 96)] {
+    for (name, p, _, field) in CURVES {
+        let len = 2 * field;
         let (public, private) = s
             .generate_key_pair(
                 &Mechanism::EccKeyPairGen,
@@ -159,38 +223,64 @@ fn generation_import_forms_and_lengths() {
             other => panic!("{other:?}"),
         };
         assert_eq!(point[0], 0x04, "DER OCTET STRING");
-        assert_eq!(point[2], 0x04, "uncompressed point");
-        assert_eq!(point.len(), 2 + 1 + len);
+        assert_eq!(un_der(&point)[0], 0x04, "uncompressed point");
+        assert_eq!(point, der(un_der(&point)), "{name}");
+        assert_eq!(un_der(&point).len(), 1 + len);
         let msg = vec![3u8; 100];
         let sig = s.sign(&Mechanism::EcdsaSha512, private, &msg).unwrap();
-        assert_eq!(sig.len(), len);
+        assert_eq!(sig.len(), len, "{name}");
         s.verify(&Mechanism::EcdsaSha512, public, &msg, &sig)
             .unwrap();
+        // A tampered signature (one bit of r, one bit of s) fails.
+        for at in [0, len - 1] {
+            let mut bad = sig.clone();
+            bad[at] ^= 0x01;
+            assert_rv!(
+                s.verify(&Mechanism::EcdsaSha512, public, &msg, &bad),
+                SignatureInvalid
+            );
+        }
         assert_rv!(
             s.verify(&Mechanism::EcdsaSha512, public, &msg, &sig[1..]),
             SignatureLenRange
         );
         // Short and long inputs to raw CKM_ECDSA: hashes of any size.
-        for h in [vec![1u8; 20], vec![2u8; 64]] {
+        for h in [vec![1u8; 20], vec![2u8; 64], vec![0xffu8; 66]] {
             let sig = s.sign(&Mechanism::Ecdsa, private, &h).unwrap();
             s.verify(&Mechanism::Ecdsa, public, &h, &sig).unwrap();
         }
     }
-    // The printable curve name is accepted.
-    let named = s.generate_key_pair(
-        &Mechanism::EccKeyPairGen,
-        &[Attribute::EcParams(b"\x13\x0aprime256v1".to_vec())],
-        &[],
-    );
-    assert!(named.is_ok());
-    assert_rv!(
-        s.generate_key_pair(
-            &Mechanism::EccKeyPairGen,
-            &[Attribute::EcParams(b"\x13\x09secp521r1".to_vec())],
-            &[]
-        ),
-        CurveNotSupported
-    );
+    // The printable curve names are accepted: the key pair works and its
+    // private half keeps the name as given.
+    for (name, _, printable_name, field) in CURVES {
+        let params = printable(printable_name);
+        let (public, private) = s
+            .generate_key_pair(
+                &Mechanism::EccKeyPairGen,
+                &[Attribute::EcParams(params.clone())],
+                &[],
+            )
+            .unwrap();
+        let sig = s.sign(&Mechanism::EcdsaSha256, private, b"m").unwrap();
+        assert_eq!(sig.len(), 2 * field, "{name}");
+        s.verify(&Mechanism::EcdsaSha256, public, b"m", &sig)
+            .unwrap();
+        assert_eq!(
+            s.get_attributes(private, &[AttributeType::EcParams])
+                .unwrap(),
+            vec![Attribute::EcParams(params)]
+        );
+    }
+    for unsupported in ["brainpoolP256r1", "secp256k2", "prime239v1"] {
+        assert_rv!(
+            s.generate_key_pair(
+                &Mechanism::EccKeyPairGen,
+                &[Attribute::EcParams(printable(unsupported))],
+                &[]
+            ),
+            CurveNotSupported
+        );
+    }
     assert_rv!(
         s.generate_key_pair(&Mechanism::EccKeyPairGen, &[], &[]),
         TemplateIncomplete
@@ -211,7 +301,7 @@ fn ecdh_derives_the_same_secret_both_ways() {
     let f = Fixture::new();
     let slot = f.token("ecdh");
     let s = f.user(slot);
-    for p in [P256, P384] {
+    for (name, p, _, field) in CURVES {
         let make = || {
             s.generate_key_pair(
                 &Mechanism::EccKeyPairGen,
@@ -247,13 +337,17 @@ fn ecdh_derives_the_same_secret_both_ways() {
             .unwrap();
         let ba = s
             .derive_key(
-                &Mechanism::Ecdh1Derive(Ecdh1DeriveParams::new(EcKdf::null(), &pa[2..])),
+                &Mechanism::Ecdh1Derive(Ecdh1DeriveParams::new(EcKdf::null(), un_der(&pa))),
                 b_priv,
                 &template,
             )
             .unwrap();
         let value = |h| s.get_attributes(h, &[AttributeType::Value]).unwrap();
-        assert_eq!(value(ab), value(ba));
+        assert_eq!(value(ab), value(ba), "{name}");
+        match &value(ab)[..] {
+            [Attribute::Value(v)] => assert_eq!(v.len(), field, "{name}"),
+            other => panic!("{other:?}"),
+        }
         // SHA-256 KDF into an AES key that then works.
         let aes_template = [
             Attribute::Class(ObjectClass::SECRET_KEY),
@@ -285,12 +379,8 @@ fn ecdh_derives_the_same_secret_both_ways() {
             attrs,
             vec![Attribute::ValueLen(32.into()), Attribute::Local(false)]
         );
-        // A point on the wrong curve is a parameter error.
-        let other = if p == P256 {
-            vec![4u8; 97]
-        } else {
-            vec![4u8; 65]
-        };
+        // A point of the wrong size is a parameter error.
+        let other = vec![4u8; un_der(&pa).len() + 1];
         assert_rv!(
             s.derive_key(
                 &Mechanism::Ecdh1Derive(Ecdh1DeriveParams::new(EcKdf::null(), &other)),
@@ -298,6 +388,168 @@ fn ecdh_derives_the_same_secret_both_ways() {
                 &template
             ),
             MechanismParamInvalid
+        );
+    }
+}
+
+#[test]
+fn verification_vectors_of_the_other_curves() {
+    let f = Fixture::new();
+    let slot = f.token("ecverify2");
+    let s = f.user(slot);
+    let (mut valid, mut invalid) = (0, 0);
+    for (n, line) in include_str!("vectors/ecdsa-verify-curves.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .enumerate()
+    {
+        let v: Vec<_> = line.split(':').collect();
+        let point = unhex(v[2]);
+        // Raw point on import half the time, DER the other half.
+        let encoded = if n % 2 == 0 {
+            point.clone()
+        } else {
+            der(&point)
+        };
+        let key = public_key(&s, params(v[0]), encoded);
+        let (msg, sig) = (unhex(v[3]), unhex(v[4]));
+        let ours = s.verify(&ecdsa_mech(v[1]), key, &msg, &sig);
+        assert_eq!(ours.is_ok(), v[5] == "1", "line {line}: {ours:?}");
+        if let Err(e) = ours {
+            assert_eq!(rv_of(e), cryptoki::error::RvError::SignatureInvalid);
+            invalid += 1;
+        } else {
+            valid += 1;
+        }
+    }
+    assert_eq!((valid, invalid), (5, 12));
+}
+
+#[test]
+fn ecdh_known_answers() {
+    let f = Fixture::new();
+    let slot = f.token("ecdhkat");
+    let s = f.user(slot);
+    let template = [
+        Attribute::Class(ObjectClass::SECRET_KEY),
+        Attribute::KeyType(KeyType::GENERIC_SECRET),
+        Attribute::Sensitive(false),
+        Attribute::Extractable(true),
+    ];
+    let mut curves = Vec::new();
+    for line in include_str!("vectors/ecdh-curves.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+    {
+        let v: Vec<_> = line.split(':').collect();
+        curves.push(v[0]);
+        let key = private_key(&s, params(v[0]), unhex(v[1]));
+        let (peer, expected) = (unhex(v[2]), unhex(v[3]));
+        // The peer's point raw and as DER.
+        for public in [peer.clone(), der(&peer)] {
+            let shared = s
+                .derive_key(
+                    &Mechanism::Ecdh1Derive(Ecdh1DeriveParams::new(EcKdf::null(), &public)),
+                    key,
+                    &template,
+                )
+                .unwrap();
+            assert_eq!(
+                s.get_attributes(shared, &[AttributeType::Value]).unwrap(),
+                vec![Attribute::Value(expected.clone())],
+                "{line}"
+            );
+        }
+        // A point off the curve (last byte of y changed) is refused.
+        let mut off = peer.clone();
+        *off.last_mut().unwrap() ^= 1;
+        assert_rv!(
+            s.derive_key(
+                &Mechanism::Ecdh1Derive(Ecdh1DeriveParams::new(EcKdf::null(), &off)),
+                key,
+                &template
+            ),
+            MechanismParamInvalid
+        );
+    }
+    assert_eq!(curves, ["P-192", "P-192", "P-224", "P-521", "secp256k1"]);
+}
+
+#[test]
+fn private_key_import_computes_the_public_point() {
+    // RFC 6979 A.2.3 and A.2.7 key pairs: CKA_EC_POINT of an imported
+    // private key is the DER of the public point the RFC gives.
+    let f = Fixture::new();
+    let slot = f.token("ecimport");
+    let s = f.user(slot);
+    for (curve, d, x, y) in [
+        (
+            "P-192",
+            "6fab034934e4c0fc9ae67f5b5659a9d7d1fefd187ee09fd4",
+            "ac2c77f529f91689fea0ea5efec7f210d8eea0b9e047ed56",
+            "3bc723e57670bd4887ebc732c523063d0a7c957bc97c1c43",
+        ),
+        (
+            "P-521",
+            "00fad06daa62ba3b25d2fb40133da757205de67f5bb0018fee8c86e1b68c7e75caa896eb32f1f47c70855836a6d16fcc1466f6d8fbec67db89ec0c08b0e996b83538",
+            "01894550d0785932e00eaa23b694f213f8c3121f86dc97a04e5a7167db4e5bcd371123d46e45db6b5d5370a7f20fb633155d38ffa16d2bd761dcac474b9a2f5023a4",
+            "00493101c962cd4d2fddf782285e64584139c2f91b47f87ff82354d6630f746a28a0db25741b5b34a828008b22acc23f924faafbd4d33f81ea66956dfeaa2bfdfcf5",
+        ),
+    ] {
+        let key = private_key(&s, params(curve), unhex(d));
+        let point = [vec![0x04], unhex(x), unhex(y)].concat();
+        assert_eq!(
+            s.get_attributes(key, &[AttributeType::EcPoint]).unwrap(),
+            vec![Attribute::EcPoint(der(&point))],
+            "{curve}"
+        );
+        // The same key with its leading zero bytes left off.
+        let short = unhex(d.trim_start_matches("00"));
+        let key = private_key(&s, params(curve), short);
+        assert_eq!(
+            s.get_attributes(key, &[AttributeType::EcPoint]).unwrap(),
+            vec![Attribute::EcPoint(der(&point))]
+        );
+    }
+    // A scalar of n (P-192's order) is not a key.
+    assert!(
+        s.create_object(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::KeyType(KeyType::EC),
+            Attribute::EcParams(P192.to_vec()),
+            Attribute::Value(unhex("ffffffffffffffffffffffff99def836146bc9b1b4d22831")),
+        ])
+        .is_err()
+    );
+}
+
+#[test]
+fn mechanism_info_covers_192_to_521_bits() {
+    let f = Fixture::new();
+    let slot = f.free_slot();
+    use cryptoki::mechanism::MechanismType as M;
+    for (m, sign, derive, pair_gen) in [
+        (M::ECC_KEY_PAIR_GEN, false, false, true),
+        (M::ECDSA, true, false, false),
+        (M::ECDSA_SHA1, true, false, false),
+        (M::ECDSA_SHA224, true, false, false),
+        (M::ECDSA_SHA256, true, false, false),
+        (M::ECDSA_SHA384, true, false, false),
+        (M::ECDSA_SHA512, true, false, false),
+        (M::ECDH1_DERIVE, false, true, false),
+    ] {
+        let info = f.p().get_mechanism_info(slot, m).unwrap();
+        assert_eq!(
+            (info.min_key_size(), info.max_key_size()),
+            (192, 521),
+            "{m}"
+        );
+        assert_eq!((info.sign(), info.verify()), (sign, sign), "{m}");
+        assert_eq!(info.derive(), derive, "{m}");
+        assert_eq!(info.generate_key_pair(), pair_gen, "{m}");
+        assert!(
+            info.ec_f_p() && info.ec_from_oid() && info.ec_uncompressed(),
+            "{m}"
         );
     }
 }

@@ -17,10 +17,11 @@
 //! - `CKM_RSA_X_509` and PKCS #1 v1.5 encryption always use the rsa crate.
 //! - Key-pair generation of 2048/3072/4096/8192-bit keys with e = 65537; other
 //!   exponents fall back.
-//! - ECDSA: every mechanism, raw `CKM_ECDSA` included, signs and verifies
-//!   the prehash (the leftmost field-size bytes of the left-padded value,
-//!   the same integer the ECDSA primitive uses). Signatures are randomized
-//!   (not RFC 6979).
+//! - ECDSA on P-256, P-384 and P-521: every mechanism, raw `CKM_ECDSA`
+//!   included, signs and verifies the prehash (the leftmost field-size bytes
+//!   of the left-padded value, the same integer the ECDSA primitive uses;
+//!   on P-521 the prehash integer as a 64-byte SHA-512 value when it fits,
+//!   else the RustCrypto path). Signatures are randomized (not RFC 6979).
 //!
 //! Keys are parsed once, when the object's `KeyMaterial` is built, and
 //! cached with it.
@@ -322,18 +323,35 @@ fn ec_algorithms(
             &signature::ECDSA_P384_SHA384_FIXED,
             SigHash::Sha384,
         ),
+        66 => (
+            &signature::ECDSA_P521_SHA512_FIXED_SIGNING,
+            &signature::ECDSA_P521_SHA512_FIXED,
+            SigHash::Sha512,
+        ),
         _ => return None,
     })
 }
 
 /// The value ECDSA signs for a (left-padded, at least field-size) prehash:
 /// its leftmost field-size bytes (the orders of P-256 and P-384 have as
-/// many bits as the field), as a digest of the curve's own hash.
+/// many bits as the field), as a digest of the curve's own hash. On P-521
+/// the prehash is already the integer (at most 521 bits, unpadded): a
+/// 64-byte SHA-512 value is read whole (512 < 521 bits), so it goes to
+/// aws-lc left-padded to 64 bytes when it fits there, else `None`.
 fn ec_digest(z: &[u8], field_len: usize, hash: SigHash) -> Option<Digest> {
+    if field_len == 66 {
+        let (high, low) = z.split_at(z.len().saturating_sub(64));
+        if high.iter().any(|b| *b != 0) {
+            return None;
+        }
+        let mut padded = [0u8; 64];
+        padded[64 - low.len()..].copy_from_slice(low);
+        return import(&padded, hash);
+    }
     import(z.get(..field_len)?, hash)
 }
 
-/// A P-256 / P-384 private key parsed by aws-lc.
+/// A P-256 / P-384 / P-521 private key parsed by aws-lc.
 pub struct EcPrivate {
     key: EcdsaKeyPair,
     field_len: usize,
@@ -364,7 +382,7 @@ impl EcPrivate {
     }
 }
 
-/// A P-256 / P-384 public key parsed by aws-lc.
+/// A P-256 / P-384 / P-521 public key parsed by aws-lc.
 pub struct EcPublic {
     key: ParsedPublicKey,
     field_len: usize,

@@ -27,13 +27,13 @@ pub enum KeyMaterial {
     X25519Private(x25519_dalek::StaticSecret),
     /// X25519 public key.
     X25519Public(x25519_dalek::PublicKey),
-    /// P-256 / P-384 private key (and, with `aws-lc`, the same key parsed
-    /// by aws-lc).
+    /// EC (Weierstrass) private key (and, with `aws-lc`, for P-256 / P-384 /
+    /// P-521 the same key parsed by aws-lc).
     EcPrivate(
         ec::EcPrivateKey,
         #[cfg(feature = "aws-lc")] Option<Box<super::awslc::EcPrivate>>,
     ),
-    /// P-256 / P-384 public key.
+    /// EC (Weierstrass) public key.
     EcPublic(
         ec::EcPublicKey,
         #[cfg(feature = "aws-lc")] Option<std::sync::Arc<super::awslc::EcPublic>>,

@@ -12,27 +12,37 @@ openssl dgst -sha256 -binary "$WORK/data" > "$WORK/data.sha256"
 pubkey() { p11 --token-label "$T" --read-object --type pubkey --id "$1" -o "$WORK/pub-$1.der" >/dev/null 2>&1 && openssl pkey -pubin -inform DER -in "$WORK/pub-$1.der" -out "$WORK/pub-$1.pem"; }
 
 # An EC public key (PEM) built from the CKA_EC_POINT pkcs11-tool lists
-# (pkcs11-tool 0.23 cannot export P-384 keys itself, from any token).
+# (pkcs11-tool 0.23 cannot export P-384 keys itself, from any token): the
+# SubjectPublicKeyInfo header of curve $2, then the point out of its DER
+# OCTET STRING (P-521: long-form length 81 85).
 ec_pubkey() {
-  local id=$1 point prefix
+  local id=$1 name=$2 point prefix
   # --list-objects lists every public key: take the point of the one with this ID.
   point=$(p11 --token-label "$T" --list-objects --type pubkey 2>/dev/null | awk -v id="$id" '/EC_POINT:/ {p = $2} /^ *ID:/ && $2 == id {print p; exit}')
-  case "$point" in
-    0441*) prefix=3059301306072a8648ce3d020106082a8648ce3d030107034200; point=${point#0441} ;;
-    0461*) prefix=3076301006072a8648ce3d020106052b81040022036200; point=${point#0461} ;;
+  case "$name:$point" in
+    prime256v1:0441*) prefix=3059301306072a8648ce3d020106082a8648ce3d030107034200; point=${point#0441} ;;
+    secp384r1:0461*) prefix=3076301006072a8648ce3d020106052b81040022036200; point=${point#0461} ;;
+    secp521r1:048185*) prefix=30819b301006072a8648ce3d020106052b8104002303818600; point=${point#048185} ;;
+    secp256k1:0441*) prefix=3056301006072a8648ce3d020106052b8104000a034200; point=${point#0441} ;;
     *) return 1 ;;
   esac
   printf '%s%s' "$prefix" "$point" | xxd -r -p > "$WORK/pub-$id.der" && openssl pkey -pubin -inform DER -in "$WORK/pub-$id.der" -out "$WORK/pub-$id.pem"
 }
 
 ## EC
-for curve in prime256v1:02 secp384r1:03; do
+for curve in prime256v1:02 secp384r1:03 secp521r1:04 secp256k1:05; do
   name=${curve%%:*}; id=${curve##*:}
   check "keypairgen EC:$name" p11 "${P[@]}" --keypairgen --key-type "EC:$name" --id "$id" --label "ec-$name"
-  check "public key of EC:$name reads back" ec_pubkey "$id"
+  check "public key of EC:$name reads back" ec_pubkey "$id" "$name"
   check "ECDSA over a SHA-256 digest ($name), verified by openssl" bash -c "
     pkcs11-tool --module '$MODULE' --token-label '$T' --login --pin '$USER_PIN' --sign -m ECDSA --id $id --signature-format openssl -i '$WORK/data.sha256' -o '$WORK/sig' &&
     openssl pkeyutl -verify -pubin -inkey '$WORK/pub-$id.pem' -in '$WORK/data.sha256' -sigfile '$WORK/sig'"
+  # pkcs11-tool 0.23 --verify exits 0 either way: its verdict is the text.
+  check "the token verifies that ECDSA signature ($name)" bash -c "
+    pkcs11-tool --module '$MODULE' --token-label '$T' --login --pin '$USER_PIN' --verify -m ECDSA --id $id --signature-format openssl -i '$WORK/data.sha256' --signature-file '$WORK/sig' 2>&1 | grep -qx 'Signature is valid'"
+  check "the token rejects it for another digest ($name)" bash -c "
+    head -c 32 /dev/zero > '$WORK/other.sha256' &&
+    pkcs11-tool --module '$MODULE' --token-label '$T' --login --pin '$USER_PIN' --verify -m ECDSA --id $id --signature-format openssl -i '$WORK/other.sha256' --signature-file '$WORK/sig' 2>&1 | grep -qx 'Invalid signature'"
   check "ECDSA-SHA256 ($name), verified by openssl" bash -c "
     pkcs11-tool --module '$MODULE' --token-label '$T' --login --pin '$USER_PIN' --sign -m ECDSA-SHA256 --id $id --signature-format openssl -i '$WORK/data' -o '$WORK/sig' &&
     openssl dgst -sha256 -verify '$WORK/pub-$id.pem' -signature '$WORK/sig' '$WORK/data'"
