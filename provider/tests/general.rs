@@ -302,7 +302,13 @@ fn legacy_and_unsupported_functions() {
             CKR_OK
         );
         assert_ne!(random, [0u8; 32]);
+        // The token made above is a slot event, reported once.
         let mut slot_out: CK_SLOT_ID = 0;
+        assert_eq!(
+            l.C_WaitForSlotEvent.unwrap()(CKF_DONT_BLOCK, &mut slot_out, null_mut()),
+            CKR_OK
+        );
+        assert_eq!(slot_out, slot.id());
         assert_eq!(
             l.C_WaitForSlotEvent.unwrap()(CKF_DONT_BLOCK, &mut slot_out, null_mut()),
             CKR_NO_EVENT

@@ -32,6 +32,8 @@ pub struct Module {
     /// holds the serials of token files refused once (not retried, not
     /// logged again, until the next `C_Initialize`).
     rescan: Mutex<HashSet<String>>,
+    /// Slot events for `C_WaitForSlotEvent`.
+    events: super::events::SlotEvents,
 }
 
 /// The module while initialised. A `std` lock (futex based, no global
@@ -235,6 +237,7 @@ pub fn initialize() -> Result<()> {
         sessions: RwLock::new(HandleMap::default()),
         next_session: AtomicU64::new(1),
         rescan: Mutex::new(HashSet::new()),
+        events: Default::default(),
         config,
     };
     for store in storage::discover(&module.config)? {
@@ -254,6 +257,7 @@ pub fn finalize() -> Result<()> {
     let module = module_write()
         .take()
         .ok_or(err(CKR_CRYPTOKI_NOT_INITIALIZED))?;
+    module.events.close();
     module.sessions.write().clear();
     invalidate_cached_sessions();
     for t in module.slots.read().iter() {
@@ -298,7 +302,9 @@ impl Module {
             if !known.contains(&serial) && !refused.contains(&serial) {
                 match storage::open(&self.config, &serial) {
                     Ok(s) => {
-                        self.add_token(Some(s))?;
+                        let token = self.add_token(Some(s))?;
+                        // Another process made this token: a slot event.
+                        self.events.record(token.slot_id);
                     }
                     Err(e) => {
                         crate::log::warn(format_args!("token {serial} not opened: {e}"));
@@ -449,6 +455,17 @@ impl Module {
             return Err(err(CKR_SESSION_EXISTS));
         }
         token.init_token(so_pin, label)?;
+        self.events.record(slot);
         self.ensure_free_slot()
+    }
+
+    /// `C_WaitForSlotEvent` (§5.5): the next slot whose token was
+    /// initialised, here or by another process, since the last call.
+    pub fn wait_for_slot_event(&self, flags: CK_FLAGS) -> Result<CK_SLOT_ID> {
+        self.events.wait(flags, || {
+            if let Err(e) = self.rescan() {
+                crate::log::warn(format_args!("rescan for slot events failed: {e}"));
+            }
+        })
     }
 }

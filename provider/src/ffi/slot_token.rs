@@ -249,6 +249,32 @@ pub unsafe extern "C" fn C_SetPIN(
     })
 }
 
+/// `C_WaitForSlotEvent` (§5.5): with `CKF_DONT_BLOCK`, the slot of the
+/// oldest unreported event or `CKR_NO_EVENT`; without, waits for one (a
+/// `C_Finalize` meanwhile gives `CKR_CRYPTOKI_NOT_INITIALIZED`). An event
+/// is a token initialised in a slot, here or by another process.
+///
+/// # Safety
+/// `pSlot` null or valid for writes; `pReserved` must be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_WaitForSlotEvent(
+    flags: CK_FLAGS,
+    pSlot: *mut CK_SLOT_ID,
+    pReserved: *mut std::ffi::c_void,
+) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            if !pReserved.is_null() {
+                return Err(err(CKR_ARGUMENTS_BAD));
+            }
+            // SAFETY: caller guarantees a valid CK_SLOT_ID if non-null.
+            let slot = unsafe { out(pSlot)? };
+            *slot = m.wait_for_slot_event(flags)?;
+            Ok(())
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

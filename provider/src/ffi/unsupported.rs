@@ -50,25 +50,3 @@ not_supported! {
     C_VerifyMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: CK_ULONG);
     C_MessageVerifyFinal(h: CK_SESSION_HANDLE);
 }
-
-/// `C_WaitForSlotEvent`: slots never change by themselves, so a
-/// non-blocking call reports `CKR_NO_EVENT`; blocking is not supported.
-///
-/// # Safety
-/// No pointer is dereferenced.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_WaitForSlotEvent(
-    flags: CK_FLAGS,
-    _pSlot: *mut CK_SLOT_ID,
-    _pReserved: *mut c_void,
-) -> CK_RV {
-    guard(|| {
-        module::with(|_| {
-            if flags & CKF_DONT_BLOCK != 0 {
-                Err(err(CKR_NO_EVENT))
-            } else {
-                Err(err(CKR_FUNCTION_NOT_SUPPORTED))
-            }
-        })
-    })
-}
