@@ -75,7 +75,7 @@ fn single_call_key(
 
 /// `CKR_USER_NOT_LOGGED_IN` while the operation's key awaits its
 /// `C_Login(CKU_CONTEXT_SPECIFIC)` (`CKA_ALWAYS_AUTHENTICATE`, §4.9).
-fn check_context_login<T>(slot: &Option<Active<T>>) -> Result<()> {
+pub(super) fn check_context_login<T>(slot: &Option<Active<T>>) -> Result<()> {
     match slot {
         Some(a) if a.awaits_login => Err(err(CKR_USER_NOT_LOGGED_IN)),
         _ => Ok(()),
@@ -134,7 +134,7 @@ fn output<T>(
 }
 
 /// Ends the operation in `slot` if `r` is an error.
-fn end_on_error<T, R>(slot: &mut Option<Active<T>>, r: Result<R>) -> Result<R> {
+pub(super) fn end_on_error<T, R>(slot: &mut Option<Active<T>>, r: Result<R>) -> Result<R> {
     if r.is_err() {
         *slot = None;
     }
@@ -501,7 +501,7 @@ pub fn generate_random(_session: &Session, out: &mut [u8]) -> Result<()> {
 /// operation survives `CKR_BUFFER_TOO_SMALL`. `ends` says whether a
 /// successful call finishes the operation; any error other than
 /// `CKR_BUFFER_TOO_SMALL` always does.
-fn cipher_output(
+pub(super) fn cipher_output(
     slot: &mut Option<Active<CipherOp>>,
     len: OutputLen,
     out: Option<&mut [u8]>,

@@ -4,6 +4,7 @@
 
 pub mod attributes;
 pub mod crypto;
+pub mod dual;
 pub mod events;
 pub mod handles;
 pub mod module;

@@ -8,6 +8,7 @@
 
 pub mod decrypt;
 pub mod digest;
+pub mod dual;
 pub mod encrypt;
 pub mod general;
 pub mod keys;
@@ -25,6 +26,7 @@ use crate::error::err;
 use cryptoki_sys::*;
 use decrypt::*;
 use digest::*;
+use dual::*;
 use encrypt::*;
 use general::*;
 use keys::*;
