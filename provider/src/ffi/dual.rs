@@ -11,116 +11,47 @@ use crate::api::session::Session;
 use crate::error::Result;
 use cryptoki_sys::*;
 
-/// `C_DigestEncryptUpdate` (§5.16): digests a part of plaintext and encrypts it.
-///
-/// # Safety
-/// `pPart` valid for `ulPartLen`; `pEncryptedPart` null or valid for `*pulEncryptedPartLen`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_DigestEncryptUpdate(
-    hSession: CK_SESSION_HANDLE,
-    pPart: *mut CK_BYTE,
-    ulPartLen: CK_ULONG,
-    pEncryptedPart: *mut CK_BYTE,
-    pulEncryptedPartLen: *mut CK_ULONG,
-) -> CK_RV {
-    guard(|| {
-        module::with_session(hSession, |s| {
-            ending_both(s, [OpKind::Encrypt, OpKind::Digest], || {
-                // SAFETY: forwarded caller guarantees.
-                let (data, (buf, len)) = unsafe {
-                    (
-                        bytes(pPart, ulPartLen)?,
-                        out_buffer(pEncryptedPart, pulEncryptedPartLen)?,
-                    )
-                };
-                finish_output(dual::update(s, Pair::DigestEncrypt, data, buf), len)
+/// One exported dual-function call: `$name(session, input, inputLen,
+/// output, pOutputLen)` continuing the pair `$pair` (`$kinds`).
+macro_rules! dual_function {
+    ($($(#[$doc:meta])* $name:ident => $pair:ident, [$first:ident, $second:ident];)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The input valid for its length; the output null or valid for
+        /// the length its length pointer holds.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            hSession: CK_SESSION_HANDLE,
+            pInput: *mut CK_BYTE,
+            ulInputLen: CK_ULONG,
+            pOutput: *mut CK_BYTE,
+            pulOutputLen: *mut CK_ULONG,
+        ) -> CK_RV {
+            guard(|| {
+                module::with_session(hSession, |s| {
+                    ending_both(s, [OpKind::$first, OpKind::$second], || {
+                        // SAFETY: forwarded caller guarantees.
+                        let (data, (buf, len)) = unsafe {
+                            (bytes(pInput, ulInputLen)?, out_buffer(pOutput, pulOutputLen)?)
+                        };
+                        finish_output(dual::update(s, Pair::$pair, data, buf), len)
+                    })
+                })
             })
-        })
-    })
+        }
+    )*};
 }
 
-/// `C_DecryptDigestUpdate` (§5.16): decrypts a part and digests the plaintext.
-///
-/// # Safety
-/// `pEncryptedPart` valid for `ulEncryptedPartLen`; `pPart` null or valid for `*pulPartLen`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_DecryptDigestUpdate(
-    hSession: CK_SESSION_HANDLE,
-    pEncryptedPart: *mut CK_BYTE,
-    ulEncryptedPartLen: CK_ULONG,
-    pPart: *mut CK_BYTE,
-    pulPartLen: *mut CK_ULONG,
-) -> CK_RV {
-    guard(|| {
-        module::with_session(hSession, |s| {
-            ending_both(s, [OpKind::Decrypt, OpKind::Digest], || {
-                // SAFETY: forwarded caller guarantees.
-                let (data, (buf, len)) = unsafe {
-                    (
-                        bytes(pEncryptedPart, ulEncryptedPartLen)?,
-                        out_buffer(pPart, pulPartLen)?,
-                    )
-                };
-                finish_output(dual::update(s, Pair::DecryptDigest, data, buf), len)
-            })
-        })
-    })
-}
-
-/// `C_SignEncryptUpdate` (§5.16): signs (MACs) a part of plaintext and encrypts it.
-///
-/// # Safety
-/// `pPart` valid for `ulPartLen`; `pEncryptedPart` null or valid for `*pulEncryptedPartLen`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_SignEncryptUpdate(
-    hSession: CK_SESSION_HANDLE,
-    pPart: *mut CK_BYTE,
-    ulPartLen: CK_ULONG,
-    pEncryptedPart: *mut CK_BYTE,
-    pulEncryptedPartLen: *mut CK_ULONG,
-) -> CK_RV {
-    guard(|| {
-        module::with_session(hSession, |s| {
-            ending_both(s, [OpKind::Encrypt, OpKind::Sign], || {
-                // SAFETY: forwarded caller guarantees.
-                let (data, (buf, len)) = unsafe {
-                    (
-                        bytes(pPart, ulPartLen)?,
-                        out_buffer(pEncryptedPart, pulEncryptedPartLen)?,
-                    )
-                };
-                finish_output(dual::update(s, Pair::SignEncrypt, data, buf), len)
-            })
-        })
-    })
-}
-
-/// `C_DecryptVerifyUpdate` (§5.16): decrypts a part and verifies the plaintext.
-///
-/// # Safety
-/// `pEncryptedPart` valid for `ulEncryptedPartLen`; `pPart` null or valid for `*pulPartLen`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn C_DecryptVerifyUpdate(
-    hSession: CK_SESSION_HANDLE,
-    pEncryptedPart: *mut CK_BYTE,
-    ulEncryptedPartLen: CK_ULONG,
-    pPart: *mut CK_BYTE,
-    pulPartLen: *mut CK_ULONG,
-) -> CK_RV {
-    guard(|| {
-        module::with_session(hSession, |s| {
-            ending_both(s, [OpKind::Decrypt, OpKind::Verify], || {
-                // SAFETY: forwarded caller guarantees.
-                let (data, (buf, len)) = unsafe {
-                    (
-                        bytes(pEncryptedPart, ulEncryptedPartLen)?,
-                        out_buffer(pPart, pulPartLen)?,
-                    )
-                };
-                finish_output(dual::update(s, Pair::DecryptVerify, data, buf), len)
-            })
-        })
-    })
+dual_function! {
+    /// `C_DigestEncryptUpdate` (§5.16): digests a part of plaintext and encrypts it.
+    C_DigestEncryptUpdate => DigestEncrypt, [Encrypt, Digest];
+    /// `C_DecryptDigestUpdate` (§5.16): decrypts a part and digests the plaintext.
+    C_DecryptDigestUpdate => DecryptDigest, [Decrypt, Digest];
+    /// `C_SignEncryptUpdate` (§5.16): signs (MACs) a part of plaintext and encrypts it.
+    C_SignEncryptUpdate => SignEncrypt, [Encrypt, Sign];
+    /// `C_DecryptVerifyUpdate` (§5.16): decrypts a part and verifies the plaintext.
+    C_DecryptVerifyUpdate => DecryptVerify, [Decrypt, Verify];
 }
 
 /// Runs `body` (catching a panic); an error other than
