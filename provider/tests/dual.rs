@@ -89,19 +89,6 @@ fn aes_key(s: &Session) -> ObjectHandle {
     .unwrap()
 }
 
-fn hmac_key(s: &Session) -> ObjectHandle {
-    s.generate_key(
-        &Mechanism::GenericSecretKeyGen,
-        &[
-            Attribute::ValueLen(32.into()),
-            Attribute::Token(false),
-            Attribute::Sign(true),
-            Attribute::Verify(true),
-        ],
-    )
-    .unwrap()
-}
-
 const PARTS: [&[u8]; 3] = [
     b"sixteen byte blk",
     b"and thirty-two bytes of data....",

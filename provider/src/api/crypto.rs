@@ -266,9 +266,11 @@ pub fn sign_init(session: &Session, mech: &Mechanism<'_>, key: CK_OBJECT_HANDLE)
         return Err(err(CKR_OPERATION_ACTIVE));
     }
     mechanisms::require(mech, CKF_SIGN)?;
+    let handle = key;
     let key = usable_key(session, key, mech, CKA_SIGN)?;
     let mut active = Active::new(mechanisms::sign_init(mech, key.material)?);
     active.awaits_login = key.always_authenticate;
+    active.key = Some(handle);
     ops.sign = Some(active);
     Ok(())
 }
@@ -323,7 +325,9 @@ pub fn verify_init(session: &Session, mech: &Mechanism<'_>, key: CK_OBJECT_HANDL
     }
     mechanisms::require(mech, CKF_VERIFY)?;
     let material = usable_key(session, key, mech, CKA_VERIFY)?.material;
-    ops.verify = Some(Active::new(mechanisms::verify_init(mech, material)?));
+    let mut active = Active::new(mechanisms::verify_init(mech, material)?);
+    active.key = Some(key);
+    ops.verify = Some(active);
     Ok(())
 }
 

@@ -10,6 +10,7 @@ pub mod handles;
 pub mod module;
 pub mod object;
 pub mod objects;
+pub mod opstate;
 pub mod policy;
 pub mod session;
 pub mod template;

@@ -34,6 +34,8 @@ pub struct Module {
     rescan: Mutex<HashSet<String>>,
     /// Slot events for `C_WaitForSlotEvent`.
     events: super::events::SlotEvents,
+    /// States saved by `C_GetOperationState`.
+    saved_states: Mutex<super::opstate::SavedStates>,
 }
 
 /// The module while initialised. A `std` lock (futex based, no global
@@ -238,6 +240,7 @@ pub fn initialize() -> Result<()> {
         next_session: AtomicU64::new(1),
         rescan: Mutex::new(HashSet::new()),
         events: Default::default(),
+        saved_states: Mutex::new(super::opstate::SavedStates::new()?),
         config,
     };
     for store in storage::discover(&module.config)? {
@@ -457,6 +460,11 @@ impl Module {
         token.init_token(so_pin, label)?;
         self.events.record(slot);
         self.ensure_free_slot()
+    }
+
+    /// The states `C_GetOperationState` saved.
+    pub fn saved_states(&self) -> &Mutex<super::opstate::SavedStates> {
+        &self.saved_states
     }
 
     /// `C_WaitForSlotEvent` (§5.5): the next slot whose token was

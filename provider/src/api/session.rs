@@ -22,6 +22,8 @@ pub struct Active<T> {
     /// The key has `CKA_ALWAYS_AUTHENTICATE` and the operation still awaits
     /// its `C_Login(CKU_CONTEXT_SPECIFIC)`.
     pub awaits_login: bool,
+    /// The key's handle (for `C_SetOperationState`'s key checks), if any.
+    pub key: Option<CK_OBJECT_HANDLE>,
 }
 
 impl<T> Active<T> {
@@ -32,6 +34,7 @@ impl<T> Active<T> {
             multipart: false,
             pending: None,
             awaits_login: false,
+            key: None,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Session management (base spec §5.6).
 
-use super::util::{bytes, guard, out};
-use crate::api::{crypto, module};
+use super::util::{bytes, finish_output, guard, out, out_buffer};
+use crate::api::{crypto, module, opstate};
 use crate::error::err;
 use cryptoki_sys::*;
 use std::ffi::c_void;
@@ -156,6 +156,55 @@ pub unsafe extern "C" fn C_SessionCancel(hSession: CK_SESSION_HANDLE, flags: CK_
                 ops.decrypt = None;
             }
             Ok(())
+        })
+    })
+}
+
+/// `C_GetOperationState` (§5.6): an opaque reference to a copy of the
+/// session's digest and MAC operations (see `api::opstate`).
+///
+/// # Safety
+/// `pOperationState` null or valid for `*pulOperationStateLen` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_GetOperationState(
+    hSession: CK_SESSION_HANDLE,
+    pOperationState: *mut CK_BYTE,
+    pulOperationStateLen: *mut CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            // SAFETY: forwarded caller guarantee.
+            let (buf, len) = unsafe { out_buffer(pOperationState, pulOperationStateLen)? };
+            finish_output(opstate::get(m.saved_states(), &s, buf), len)
+        })
+    })
+}
+
+/// `C_SetOperationState` (§5.6).
+///
+/// # Safety
+/// `pOperationState` valid for `ulOperationStateLen` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SetOperationState(
+    hSession: CK_SESSION_HANDLE,
+    pOperationState: *mut CK_BYTE,
+    ulOperationStateLen: CK_ULONG,
+    hEncryptionKey: CK_OBJECT_HANDLE,
+    hAuthenticationKey: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    guard(|| {
+        module::with(|m| {
+            let s = m.session(hSession)?;
+            // SAFETY: forwarded caller guarantee.
+            let blob = unsafe { bytes(pOperationState, ulOperationStateLen)? };
+            opstate::set(
+                m.saved_states(),
+                &s,
+                blob,
+                hEncryptionKey,
+                hAuthenticationKey,
+            )
         })
     })
 }

@@ -23,8 +23,6 @@ macro_rules! not_supported {
 }
 
 not_supported! {
-    C_GetOperationState(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: *mut CK_ULONG);
-    C_SetOperationState(h: CK_SESSION_HANDLE, a: *mut CK_BYTE, b: CK_ULONG, c: CK_OBJECT_HANDLE, d: CK_OBJECT_HANDLE);
     C_MessageEncryptInit(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE);
     C_EncryptMessage(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: CK_ULONG, g: *mut CK_BYTE, i: *mut CK_ULONG);
     C_EncryptMessageBegin(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG);

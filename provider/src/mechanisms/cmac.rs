@@ -14,6 +14,7 @@ const BLOCK: usize = 16;
 /// An AES-CMAC computation (RFC 4493 §2.4) over the key's cached schedule
 /// and subkeys: starting one costs no key expansion, and the state is a
 /// few dozen bytes.
+#[derive(Clone)]
 pub struct CmacSign {
     key: Arc<KeyMaterial>,
     /// The CBC-MAC chaining value.

@@ -72,6 +72,7 @@ macro_rules! each {
 }
 
 /// An HMAC computation.
+#[derive(Clone)]
 pub struct HmacSign {
     key: Arc<KeyMaterial>,
     full: usize,

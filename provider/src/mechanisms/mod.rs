@@ -470,6 +470,29 @@ dispatch_enum!(
     }
 );
 
+impl SignOp {
+    /// A copy of this MAC computation in its current state, for
+    /// `C_GetOperationState`; `None` for signatures (their state is not
+    /// saved: `CKR_STATE_UNSAVEABLE`).
+    pub fn try_clone(&self) -> Option<SignOp> {
+        match self {
+            SignOp::Hmac(h) => Some(SignOp::Hmac(h.clone())),
+            SignOp::Cmac(c) => Some(SignOp::Cmac(c.clone())),
+            _ => None,
+        }
+    }
+}
+
+impl VerifyOp {
+    /// As [`SignOp::try_clone`], for MAC verification.
+    pub fn try_clone(&self) -> Option<VerifyOp> {
+        match self {
+            VerifyOp::Mac(MacVerify(mac)) => mac.try_clone().map(|m| VerifyOp::Mac(MacVerify(m))),
+            _ => None,
+        }
+    }
+}
+
 impl SignOperation for SignOp {
     fn output_len(&self) -> usize {
         SignOp!(self, op => op.output_len())

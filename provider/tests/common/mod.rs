@@ -283,3 +283,18 @@ macro_rules! assert_rv {
         }
     };
 }
+
+/// A 32-byte session generic secret allowed to sign and verify (MAC).
+pub fn hmac_key(s: &cryptoki::session::Session) -> cryptoki::object::ObjectHandle {
+    use cryptoki::object::Attribute;
+    s.generate_key(
+        &cryptoki::mechanism::Mechanism::GenericSecretKeyGen,
+        &[
+            Attribute::ValueLen(32.into()),
+            Attribute::Token(false),
+            Attribute::Sign(true),
+            Attribute::Verify(true),
+        ],
+    )
+    .unwrap()
+}

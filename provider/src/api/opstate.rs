@@ -1,0 +1,242 @@
+//! `C_GetOperationState` / `C_SetOperationState` (base spec §5.6) for
+//! digests and MACs (HMAC, CMAC; sign and verify).
+//!
+//! The state never leaves the module: `C_GetOperationState` keeps a copy of
+//! the session's operations here, with the token (slot and serial) they
+//! belong to, and returns an opaque reference to it — a random 128-bit id
+//! and an HMAC-SHA256 tag over it under a secret made when the module
+//! initialises. A MAC's state is key-equivalent (an HMAC's
+//! inner and outer hash states compute MACs under the key), so handing it
+//! to the caller, even encrypted, would let the caller take it elsewhere;
+//! an opaque reference cannot be. `C_SetOperationState` refuses a
+//! reference it did not issue, one edited in any byte, one from another
+//! token, or one after `C_Finalize` (`CKR_SAVED_STATE_INVALID`). A saved
+//! state can be restored any number of times, into any session of the same
+//! token; the newest [`MAX_SAVED`] are kept.
+//!
+//! What is saved: the session's digest and its sign/verify operation when
+//! that is a MAC. Any other active operation (encryption, decryption, a
+//! signature, one awaiting its context-specific login) makes the state
+//! `CKR_STATE_UNSAVEABLE`. Restoring needs the MAC's key again as
+//! `hAuthenticationKey` (`CKR_KEY_NEEDED`; another key: `CKR_KEY_CHANGED`;
+//! a key the state does not use: `CKR_KEY_NOT_NEEDED`).
+
+use super::session::{Active, Operations, Session};
+use crate::error::{Result, err};
+use crate::mechanisms::digest::DigestOp;
+use crate::mechanisms::{SignOp, VerifyOp};
+use cryptoki_sys::*;
+use hmac::{KeyInit, Mac};
+use std::collections::{HashMap, VecDeque};
+use zeroize::Zeroizing;
+
+/// Saved states kept at once (the oldest is forgotten first).
+pub const MAX_SAVED: usize = 256;
+/// Length of a state reference: magic, id, tag.
+pub const STATE_LEN: usize = 4 + 16 + 16;
+const MAGIC: &[u8; 4] = b"DPS1";
+
+/// A copy of a session's saveable operations.
+struct Saved {
+    slot: CK_SLOT_ID,
+    serial: Option<String>,
+    digest: Option<(DigestOp, bool)>,
+    sign: Option<(SignOp, bool, Option<CK_OBJECT_HANDLE>)>,
+    verify: Option<(VerifyOp, bool, Option<CK_OBJECT_HANDLE>)>,
+}
+
+/// The module's saved operation states.
+pub struct SavedStates {
+    secret: Zeroizing<[u8; 32]>,
+    states: HashMap<[u8; 16], Saved>,
+    order: VecDeque<[u8; 16]>,
+}
+
+impl SavedStates {
+    /// An empty store with a fresh secret.
+    pub fn new() -> Result<SavedStates> {
+        let mut secret = Zeroizing::new([0u8; 32]);
+        crate::storage::seal::random_bytes(secret.as_mut())?;
+        Ok(SavedStates {
+            secret,
+            states: HashMap::new(),
+            order: VecDeque::new(),
+        })
+    }
+
+    fn tag(&self, id: &[u8; 16]) -> [u8; 16] {
+        let mut m = <hmac::Hmac<sha2::Sha256> as KeyInit>::new_from_slice(self.secret.as_slice())
+            .expect("HMAC takes any key length");
+        m.update(MAGIC);
+        m.update(id);
+        let full = m.finalize().into_bytes();
+        let mut tag = [0u8; 16];
+        tag.copy_from_slice(&full[..16]);
+        tag
+    }
+
+    fn keep(&mut self, id: [u8; 16], saved: Saved) {
+        if self.order.len() >= MAX_SAVED
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.states.remove(&oldest);
+        }
+        self.order.push_back(id);
+        self.states.insert(id, saved);
+    }
+
+    /// The saved state `blob` refers to, if this store issued it.
+    fn lookup(&self, blob: &[u8]) -> Result<&Saved> {
+        let invalid = || err(CKR_SAVED_STATE_INVALID);
+        if blob.len() != STATE_LEN || &blob[..4] != MAGIC {
+            return Err(invalid());
+        }
+        let id: [u8; 16] = blob[4..20].try_into().map_err(|_| invalid())?;
+        let diff = self
+            .tag(&id)
+            .iter()
+            .zip(&blob[20..])
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        if std::hint::black_box(diff) != 0 {
+            return Err(invalid());
+        }
+        self.states.get(&id).ok_or_else(invalid)
+    }
+}
+
+fn saveable<T, C>(
+    slot: &Option<Active<T>>,
+    copy: C,
+) -> Result<Option<(T, bool, Option<CK_OBJECT_HANDLE>)>>
+where
+    C: Fn(&T) -> Option<T>,
+{
+    match slot {
+        None => Ok(None),
+        Some(a) if a.awaits_login || a.pending.is_some() => Err(err(CKR_STATE_UNSAVEABLE)),
+        Some(a) => copy(&a.op)
+            .map(|op| Some((op, a.multipart, a.key)))
+            .ok_or(err(CKR_STATE_UNSAVEABLE)),
+    }
+}
+
+/// `C_GetOperationState`: `out` `None` asks for the length.
+pub fn get(
+    store: &parking_lot::Mutex<SavedStates>,
+    session: &Session,
+    out: Option<&mut [u8]>,
+) -> Result<usize> {
+    let ops = session.ops.lock();
+    let Operations {
+        digest,
+        sign,
+        verify,
+        encrypt,
+        decrypt,
+        sign_recover,
+        verify_recover,
+        ..
+    } = &*ops;
+    if encrypt.is_some() || decrypt.is_some() || sign_recover.is_some() || verify_recover.is_some()
+    {
+        return Err(err(CKR_STATE_UNSAVEABLE));
+    }
+    if digest.is_none() && sign.is_none() && verify.is_none() {
+        return Err(err(CKR_OPERATION_NOT_INITIALIZED));
+    }
+    // Copied first, so a size query already says whether it can be saved.
+    let saved = Saved {
+        slot: session.token.slot_id,
+        serial: session.token.serial(),
+        digest: saveable(digest, |d| Some(d.clone()))?.map(|(d, m, _)| (d, m)),
+        sign: saveable(sign, SignOp::try_clone)?,
+        verify: saveable(verify, VerifyOp::try_clone)?,
+    };
+    drop(ops);
+    let Some(out) = out else {
+        return Ok(STATE_LEN);
+    };
+    if out.len() < STATE_LEN {
+        return Err(crate::error::Error::buffer_too_small(STATE_LEN));
+    }
+    let mut id = [0u8; 16];
+    crate::storage::seal::random_bytes(&mut id)?;
+    let mut store = store.lock();
+    let tag = store.tag(&id);
+    store.keep(id, saved);
+    out[..4].copy_from_slice(MAGIC);
+    out[4..20].copy_from_slice(&id);
+    out[20..STATE_LEN].copy_from_slice(&tag);
+    Ok(STATE_LEN)
+}
+
+/// `C_SetOperationState`: the session's cryptographic operations become
+/// the saved ones (its search, if any, stays).
+pub fn set(
+    store: &parking_lot::Mutex<SavedStates>,
+    session: &Session,
+    blob: &[u8],
+    encryption_key: CK_OBJECT_HANDLE,
+    authentication_key: CK_OBJECT_HANDLE,
+) -> Result<()> {
+    let store = store.lock();
+    let saved = store.lookup(blob)?;
+    if saved.slot != session.token.slot_id || saved.serial != session.token.serial() {
+        return Err(err(CKR_SAVED_STATE_INVALID));
+    }
+    if encryption_key != CK_INVALID_HANDLE {
+        return Err(err(CKR_KEY_NOT_NEEDED));
+    }
+    let keys: Vec<CK_OBJECT_HANDLE> = [
+        saved.sign.as_ref().and_then(|s| s.2),
+        saved.verify.as_ref().and_then(|v| v.2),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    match (keys.first(), authentication_key) {
+        (None, CK_INVALID_HANDLE) => {}
+        (None, _) => return Err(err(CKR_KEY_NOT_NEEDED)),
+        (Some(_), CK_INVALID_HANDLE) => return Err(err(CKR_KEY_NEEDED)),
+        (Some(_), given) => {
+            if keys.iter().any(|k| *k != given) {
+                return Err(err(CKR_KEY_CHANGED));
+            }
+            // The key must still exist and be visible to this session.
+            session.token.key(given)?;
+        }
+    }
+    let restore = |op: Option<(DigestOp, bool)>| {
+        op.map(|(op, multipart)| {
+            let mut a = Active::new(op);
+            a.multipart = multipart;
+            a
+        })
+    };
+    let digest = restore(saved.digest.clone());
+    let sign = saved.sign.as_ref().and_then(|(op, multipart, key)| {
+        op.try_clone().map(|op| {
+            let mut a = Active::new(op);
+            a.multipart = *multipart;
+            a.key = *key;
+            a
+        })
+    });
+    let verify = saved.verify.as_ref().and_then(|(op, multipart, key)| {
+        op.try_clone().map(|op| {
+            let mut a = Active::new(op);
+            a.multipart = *multipart;
+            a.key = *key;
+            a
+        })
+    });
+    drop(store);
+    let mut ops = session.ops.lock();
+    let find = ops.find.take();
+    ops.cancel_all();
+    ops.find = find;
+    ops.digest = digest;
+    ops.sign = sign;
+    ops.verify = verify;
+    Ok(())
+}
