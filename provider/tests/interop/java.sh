@@ -33,6 +33,10 @@ attributes(generate, CKO_SECRET_KEY, CKK_GENERIC_SECRET) = {
   CKA_SENSITIVE = false
   CKA_EXTRACTABLE = true
 }
+attributes(generate, CKO_SECRET_KEY, CKK_SHA256_HMAC) = {
+  CKA_SENSITIVE = false
+  CKA_EXTRACTABLE = true
+}
 EOF
 
 run_java() { java ${JAVA_OPTS:-} -cp "$WORK/classes" P11Interop "$WORK/sunpkcs11.cfg" "$@"; }
@@ -40,5 +44,5 @@ run_java() { java ${JAVA_OPTS:-} -cp "$WORK/classes" P11Interop "$WORK/sunpkcs11
 check_fails "KeyStore login with a wrong PIN is refused" run_java 0000 login
 check "KeyStore login with the PIN" run_java "$USER_PIN" login
 
-count_cases P11Interop 32 run_java "$USER_PIN"
+count_cases P11Interop 33 run_java "$USER_PIN"
 finish

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # OpenSSL through the pkcs11 engine (libengine-pkcs11-openssl), configured
-# with docs/openssl-pkcs11.cnf: signing with token keys, verified by plain
-# OpenSSL, and a self-signed certificate made with a key on the token.
+# with docs/openssl-pkcs11.cnf: signing with token keys (P-256, RSA-2048,
+# P-521), verified by plain OpenSSL, and a self-signed certificate made
+# with each key on the token.
 source "$(dirname "$0")/lib.sh"
 T="engine"
 new_token "$T" || { echo "cannot create token"; exit 1; }
@@ -11,13 +12,14 @@ ENGINE_CONF="$WORK/openssl.cnf"
 P=(--token-label "$T" --login --pin "$USER_PIN")
 check "keypairgen EC P-256" p11 "${P[@]}" --keypairgen --key-type EC:prime256v1 --id 01 --label eckey
 check "keypairgen RSA-2048" p11 "${P[@]}" --keypairgen --key-type RSA:2048 --id 02 --label rsakey
+check "keypairgen EC P-521" p11 "${P[@]}" --keypairgen --key-type EC:secp521r1 --id 03 --label ec521key
 head -c 5000 /dev/urandom > "$WORK/data"
 openssl dgst -sha256 -binary "$WORK/data" > "$WORK/hash"
 
 eng() { OPENSSL_CONF="$ENGINE_CONF" openssl "$@"; }
 uri() { echo "pkcs11:token=$T;object=$1;type=private?pin-value=$USER_PIN"; }
 
-for key in eckey rsakey; do
+for key in eckey rsakey ec521key; do
   check "export $key public key through the engine" bash -c "
     OPENSSL_CONF='$ENGINE_CONF' openssl pkey -engine pkcs11 -inform engine -in '$(uri $key)' -pubout -out '$WORK/$key.pub.pem'"
   check "pkeyutl -sign with $key through the engine, verified by plain openssl" bash -c "

@@ -149,6 +149,20 @@ public class P11Interop {
             byte[] sig = s.sign();
             expect(verify("SHA384withECDSA", "SunEC", jdkPublic("EC", ec384.getPublic()), MSG, sig), "SunEC rejected it");
         });
+        check("EC secp521r1 keygen + SHA512withECDSA on the token, SunEC verifies", () -> {
+            KeyPairGenerator g = KeyPairGenerator.getInstance("EC", p11);
+            g.initialize(new ECGenParameterSpec("secp521r1"));
+            KeyPair ec521 = g.generateKeyPair();
+            ECPublicKey pub = (ECPublicKey) ec521.getPublic();
+            expect(pub.getParams().getCurve().getField().getFieldSize() == 521, "not a 521-bit curve");
+            Signature s = Signature.getInstance("SHA512withECDSA", p11);
+            s.initSign(ec521.getPrivate());
+            s.update(MSG);
+            byte[] sig = s.sign();
+            PublicKey jdk = jdkPublic("EC", pub);
+            expect(verify("SHA512withECDSA", "SunEC", jdk, MSG, sig), "SunEC rejected it");
+            expect(!verify("SHA512withECDSA", "SunEC", jdk, OTHER, sig), "SunEC accepted another message");
+        });
         check("ECDH KeyAgreement on the token equals SunEC's", () -> {
             KeyPairGenerator g = KeyPairGenerator.getInstance("EC", "SunEC");
             g.initialize(new ECGenParameterSpec("secp256r1"));
@@ -312,11 +326,14 @@ public class P11Interop {
             j.init(k);
             expect(Arrays.equals(ours, j.doFinal(MSG)), "MACs differ");
         });
+        // SunPKCS11 generates HmacSHA256 keys with CKM_SHA256_KEY_GEN when the
+        // token lists it (a CKK_SHA256_HMAC key: only the CKK_SHA256_HMAC
+        // template in java.sh makes its value readable here).
         check("KeyGenerator HmacSHA256 on the token, its Mac equals SunJCE's over the key value", () -> {
             KeyGenerator g = KeyGenerator.getInstance("HmacSHA256", p11);
             g.init(256);
             SecretKey k = g.generateKey();
-            byte[] value = k.getEncoded(); // readable thanks to the CKK_GENERIC_SECRET template in java.sh
+            byte[] value = k.getEncoded(); // readable thanks to the template in java.sh
             expect(value != null && value.length == 32, "no 32-byte key value");
             Mac m = Mac.getInstance("HmacSHA256", p11);
             m.init(k);
