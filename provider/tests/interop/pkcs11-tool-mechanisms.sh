@@ -51,9 +51,9 @@ done
 
 ## X25519 (pkcs11-tool 0.23 makes Montgomery keys but cannot derive with
 ## them: its --derive parses only EC peer keys)
-check "keypairgen EC:curve25519" p11 "${P[@]}" --keypairgen --key-type EC:curve25519 --id 04 --label x25519
+check "keypairgen EC:curve25519" p11 "${P[@]}" --keypairgen --key-type EC:curve25519 --id 06 --label x25519
 check "X25519 public key reads back and parses in OpenSSL" bash -c "
-  point=\$(pkcs11-tool --module '$MODULE' --token-label '$T' --list-objects --type pubkey 2>/dev/null | awk '/EC_POINT:/ {p = \$2} /^ *ID:/ && \$2 == \"04\" {print p; exit}') &&
+  point=\$(pkcs11-tool --module '$MODULE' --token-label '$T' --list-objects --type pubkey 2>/dev/null | awk '/EC_POINT:/ {p = \$2} /^ *ID:/ && \$2 == \"06\" {print p; exit}') &&
   case \$point in 0420*) ;; *) exit 1 ;; esac &&
   printf '302a300506032b656e032100%s' \${point#0420} | xxd -r -p > '$WORK/x25519.der' &&
   openssl pkey -pubin -inform DER -in '$WORK/x25519.der' -text -noout | grep -q 'X25519 Public-Key'"
