@@ -56,7 +56,7 @@ impl SavedStates {
     /// An empty store with a fresh secret.
     pub fn new() -> Result<SavedStates> {
         let mut secret = Zeroizing::new([0u8; 32]);
-        crate::storage::seal::random_bytes(secret.as_mut())?;
+        crate::mechanisms::random::os_fill(secret.as_mut())?;
         Ok(SavedStates {
             secret,
             states: HashMap::new(),
@@ -160,7 +160,7 @@ pub fn get(
         return Err(crate::error::Error::buffer_too_small(STATE_LEN));
     }
     let mut id = [0u8; 16];
-    crate::storage::seal::random_bytes(&mut id)?;
+    crate::mechanisms::random::os_fill(&mut id)?;
     let mut store = store.lock();
     let tag = store.tag(&id);
     store.keep(id, saved);

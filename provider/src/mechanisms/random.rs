@@ -20,8 +20,10 @@
 //!   cannot make the output predictable.
 //!
 //! Keys made by the token (`C_GenerateKey`, `C_GenerateKeyPair`, the token
-//! key) take their randomness from the OS directly
-//! (`storage::seal::random_bytes`), not from this generator.
+//! key, salts and nonces of the storage) take their randomness from the OS
+//! directly ([`os_fill`]), not from this generator. This file is the one
+//! random source of the module: mechanisms and storage both take theirs
+//! from here.
 
 use crate::error::Result;
 use rand_chacha::ChaCha20Rng;
@@ -31,6 +33,11 @@ use std::cell::RefCell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use zeroize::Zeroizing;
+
+/// Fills `buf` from the operating system's CSPRNG (getrandom(2)).
+pub fn os_fill(buf: &mut [u8]) -> Result<()> {
+    getrandom::fill(buf).map_err(|_| crate::error::err(cryptoki_sys::CKR_GENERAL_ERROR))
+}
 
 /// Output, in bytes, after which a generator takes a fresh OS seed.
 pub const RESEED_AFTER: usize = 64 * 1024;
@@ -79,7 +86,7 @@ struct Generator {
 impl Generator {
     fn seeded(epoch: u64) -> Result<Self> {
         let mut seed = Zeroizing::new([0u8; 32]);
-        crate::storage::seal::random_bytes(seed.as_mut())?;
+        os_fill(seed.as_mut())?;
         let seed_epoch = SEED_EPOCH.load(Ordering::SeqCst);
         let pool = SEED_POOL.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(pool) = pool.as_ref() {

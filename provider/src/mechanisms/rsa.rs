@@ -74,7 +74,7 @@ impl RngCore for SysRng {
         &mut self,
         dest: &mut [u8],
     ) -> std::result::Result<(), ::rsa::rand_core::Error> {
-        crate::storage::seal::random_bytes(dest)
+        super::random::os_fill(dest)
             .map_err(|_| ::rsa::rand_core::Error::new(std::io::Error::other("getrandom failed")))
     }
 }

@@ -12,10 +12,10 @@
 
 use super::eddsa::{der_point, parse_point};
 use super::keys::KeyMaterial;
+use super::random::os_fill as random_bytes;
 use super::{GeneratedPair, Mechanism, Param};
 use crate::api::attributes::Attributes;
 use crate::error::{Result, err};
-use crate::storage::seal::random_bytes;
 use cryptoki_sys::*;
 use x25519_dalek::{PublicKey, StaticSecret};
 use zeroize::Zeroizing;

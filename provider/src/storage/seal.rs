@@ -28,10 +28,7 @@ const MAX_SALT_LEN: usize = 64;
 /// Nonce, 32-byte token key and tag of a PIN wrap.
 const MAX_SEALED_KEY_LEN: usize = NONCE_LEN + 32 + 16;
 
-/// Fills `buf` from the operating system's CSPRNG.
-pub fn random_bytes(buf: &mut [u8]) -> Result<()> {
-    getrandom::fill(buf).map_err(|_| err(CKR_GENERAL_ERROR))
-}
+pub use crate::mechanisms::random::os_fill as random_bytes;
 
 /// A 256-bit secret in one heap allocation that never moves (moving the
 /// box moves a pointer), zeroized when dropped.

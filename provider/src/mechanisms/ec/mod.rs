@@ -28,9 +28,9 @@ pub use ecdsa::{EcdsaSign, EcdsaVerify};
 
 use super::GeneratedPair;
 use super::keys::KeyMaterial;
+use super::random::os_fill as random_bytes;
 use crate::api::attributes::Attributes;
 use crate::error::{Result, err};
-use crate::storage::seal::random_bytes;
 use cryptoki_sys::*;
 use pkcs8::{DecodePrivateKey, EncodePrivateKey};
 #[cfg(feature = "aws-lc")]

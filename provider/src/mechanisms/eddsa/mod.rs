@@ -10,10 +10,10 @@
 //! curve25519-dalek in `ctx.rs`, batch verification lives in `batch.rs`.
 
 use super::keys::KeyMaterial;
+use super::random::os_fill as random_bytes;
 use super::{GeneratedPair, Mechanism, Param, SignOperation, VerifyOperation};
 use crate::api::attributes::Attributes;
 use crate::error::{Result, err};
-use crate::storage::seal::random_bytes;
 use cryptoki_sys::*;
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha512};
