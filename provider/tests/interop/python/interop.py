@@ -8,6 +8,7 @@ Prints one line per case, "ok NAME" or "FAIL NAME: reason", and exits
 non-zero when any case failed; python.sh turns the lines into lib.sh checks.
 """
 
+import ctypes
 import hashlib
 import hmac
 import os
@@ -25,6 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 failures = 0
 state = {}
@@ -260,6 +262,48 @@ def run_cases(s):
                              template={Attribute.SENSITIVE: False, Attribute.EXTRACTABLE: True})
         mac = key.sign(MSG, mechanism=Mechanism.SHA256_HMAC)
         expect(mac == hmac.new(key[Attribute.VALUE], MSG, hashlib.sha256).digest(), "MACs differ")
+
+    @case("HKDF_DERIVE (CK_HKDF_PARAMS, SHA-256) equals cryptography's HKDF")
+    def _():
+        ikm, salt, info = os.urandom(32), os.urandom(16), b"python-pkcs11 hkdf"
+        base = s.create_object({
+            Attribute.CLASS: ObjectClass.SECRET_KEY, Attribute.KEY_TYPE: KeyType.GENERIC_SECRET,
+            Attribute.VALUE: ikm, Attribute.DERIVE: True, Attribute.TOKEN: False,
+        })
+        # python-pkcs11 0.10 has no HKDF parameter class: the struct is packed
+        # here (its buffers stay alive for the call).
+        salt_buf, info_buf = ctypes.create_string_buffer(salt, len(salt)), ctypes.create_string_buffer(info, len(info))
+
+        class HkdfParams(ctypes.Structure):
+            _fields_ = [("bExtract", ctypes.c_ubyte), ("bExpand", ctypes.c_ubyte), ("prf", ctypes.c_ulong),
+                        ("saltType", ctypes.c_ulong), ("pSalt", ctypes.c_void_p), ("saltLen", ctypes.c_ulong),
+                        ("hSaltKey", ctypes.c_ulong), ("pInfo", ctypes.c_void_p), ("infoLen", ctypes.c_ulong)]
+
+        params = HkdfParams(1, 1, Mechanism.SHA256, 2, ctypes.addressof(salt_buf), len(salt), 0,
+                            ctypes.addressof(info_buf), len(info))
+        # CKM_HKDF_DERIVE (PKCS #11 3.0): python-pkcs11 0.10's Mechanism enum
+        # lacks it and derive_key accepts only members, so one is made.
+        ckm_hkdf_derive = int.__new__(Mechanism, 0x402A)
+        ckm_hkdf_derive._name_, ckm_hkdf_derive._value_ = "HKDF_DERIVE", 0x402A
+        derived = base.derive_key(KeyType.GENERIC_SECRET, 42 * 8, mechanism=ckm_hkdf_derive,
+                                  mechanism_param=bytes(params),
+                                  template={Attribute.SENSITIVE: False, Attribute.EXTRACTABLE: True})
+        want = HKDF(algorithm=hashes.SHA256(), length=42, salt=salt, info=info).derive(ikm)
+        expect(derived[Attribute.VALUE] == want, "derived value differs from RFC 5869 HKDF")
+
+    @case("EC P-521 key pair on the token, ECDSA_SHA512 verified by cryptography")
+    def _():
+        params = s.create_domain_parameters(
+            KeyType.EC, {Attribute.EC_PARAMS: encode_named_curve_parameters("secp521r1")}, local=True
+        )
+        pub, priv = params.generate_keypair(store=False, label="py-ec521")
+        sig = priv.sign(MSG, mechanism=Mechanism.ECDSA_SHA512)
+        expect(len(sig) == 132, f"signature is {len(sig)} bytes, want r||s of 132")
+        key = serialization.load_der_public_key(encode_ec_public_key(pub))
+        expect(isinstance(key.curve, ec.SECP521R1), f"curve {key.curve.name}")
+        key.verify(encode_ecdsa_signature(sig), MSG, ec.ECDSA(hashes.SHA512()))
+        expect_raises(InvalidSignature,
+                      lambda: key.verify(encode_ecdsa_signature(sig), OTHER, ec.ECDSA(hashes.SHA512())))
 
     @case("generate_random returns fresh bytes")
     def _():
