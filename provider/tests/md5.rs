@@ -270,3 +270,114 @@ fn rfc2202_hmac_md5() {
         );
     }
 }
+
+/// `CKM_MD5_RSA_PKCS` (legacy): the signature, raised to the public
+/// exponent here with plain big-integer arithmetic, is exactly the PKCS #1
+/// v1.5 block built in this test (RFC 8017 §9.2: `00 01 FF…FF 00 ‖` the MD5
+/// DigestInfo `‖ MD5(M)`, MD5 from the md-5 crate); single- and multi-part
+/// agree, verification accepts it and refuses a changed message. With
+/// aws-lc, MD5 falls back to the rsa crate (aws-lc has no MD5 signing).
+#[test]
+fn md5_rsa_pkcs_matches_independent_block() {
+    use cryptoki::mechanism::Mechanism;
+    use cryptoki::object::{Attribute, AttributeType};
+    use md5::Digest;
+    use rsa::BigUint;
+
+    let f = Fixture::new();
+    let slot = f.token("md5-rsa");
+    let s = f.user(slot);
+    let (public, private) = s
+        .generate_key_pair(
+            &Mechanism::RsaPkcsKeyPairGen,
+            &[
+                Attribute::ModulusBits(2048.into()),
+                Attribute::Verify(true),
+                Attribute::Token(false),
+            ],
+            &[Attribute::Sign(true), Attribute::Token(false)],
+        )
+        .unwrap();
+    let attrs = s
+        .get_attributes(
+            public,
+            &[AttributeType::Modulus, AttributeType::PublicExponent],
+        )
+        .unwrap();
+    let (Attribute::Modulus(n), Attribute::PublicExponent(e)) = (&attrs[0], &attrs[1]) else {
+        panic!("attributes {attrs:?}");
+    };
+    let msg = b"The quick brown fox jumps over the lazy dog";
+    let sig = sign_big(&s, private.handle(), msg, None);
+    assert_eq!(sig.len(), 256);
+    assert_eq!(sign_big(&s, private.handle(), msg, Some(10)), sig);
+
+    let mut block = vec![0x00, 0x01];
+    let prefix = unhex("3020300c06082a864886f70d020505000410");
+    block.resize(256 - 3 - prefix.len() - 16 + 2, 0xff);
+    block.push(0x00);
+    block.extend_from_slice(&prefix);
+    block.extend_from_slice(&md5::Md5::digest(msg));
+    assert_eq!(block.len(), 256);
+    let opened = BigUint::from_bytes_be(&sig)
+        .modpow(&BigUint::from_bytes_be(e), &BigUint::from_bytes_be(n))
+        .to_bytes_be();
+    // to_bytes_be drops the leading zero byte.
+    assert_eq!(opened, block[1..]);
+
+    assert_eq!(
+        verify(&s, mech(CKM_MD5_RSA_PKCS, None), public.handle(), msg, &sig),
+        CKR_OK
+    );
+    assert_eq!(
+        verify(
+            &s,
+            mech(CKM_MD5_RSA_PKCS, None),
+            public.handle(),
+            b"The quick brown fox jumps over the lazy cog",
+            &sig
+        ),
+        CKR_SIGNATURE_INVALID
+    );
+}
+
+/// `C_Sign` with `CKM_MD5_RSA_PKCS` into a 512-byte buffer.
+fn sign_big(s: &Session, key: CK_OBJECT_HANDLE, data: &[u8], chunk: Option<usize>) -> Vec<u8> {
+    let f = raw();
+    let mut m = mech(CKM_MD5_RSA_PKCS, None);
+    let mut out = [0u8; 512];
+    let mut len = out.len() as CK_ULONG;
+    // SAFETY: valid session, mechanism and buffers of the given lengths.
+    unsafe {
+        assert_eq!(f.C_SignInit.unwrap()(s.handle(), &mut m, key), CKR_OK);
+        match chunk {
+            None => assert_eq!(
+                f.C_Sign.unwrap()(
+                    s.handle(),
+                    data.as_ptr() as *mut u8,
+                    data.len() as CK_ULONG,
+                    out.as_mut_ptr(),
+                    &mut len
+                ),
+                CKR_OK
+            ),
+            Some(c) => {
+                for piece in data.chunks(c) {
+                    assert_eq!(
+                        f.C_SignUpdate.unwrap()(
+                            s.handle(),
+                            piece.as_ptr() as *mut u8,
+                            piece.len() as CK_ULONG
+                        ),
+                        CKR_OK
+                    );
+                }
+                assert_eq!(
+                    f.C_SignFinal.unwrap()(s.handle(), out.as_mut_ptr(), &mut len),
+                    CKR_OK
+                );
+            }
+        }
+    }
+    out[..len as usize].to_vec()
+}

@@ -60,6 +60,7 @@ const MECHS: &[CK_MECHANISM_TYPE] = &[
     CKM_SHA512,
     CKM_MD5,
     CKM_MD5_HMAC,
+    CKM_MD5_RSA_PKCS,
     CKM_MD5_HMAC_GENERAL,
     // Unsupported examples.
     CKM_DES_OFB64,

@@ -238,6 +238,8 @@ pub static REGISTRY: &[Descriptor] = &[
     ),
     d(CKM_RSA_PKCS, 1024, 16384, SV | SVR | ED | WU, P::None),
     d(CKM_RSA_X_509, 1024, 16384, SV | SVR | ED, P::None),
+    // Legacy: MD5 is broken (collisions); for SoftHSM2 migration.
+    d(CKM_MD5_RSA_PKCS, 1024, 16384, SV, P::None),
     d(CKM_SHA1_RSA_PKCS, 1024, 16384, SV, P::None),
     d(CKM_SHA224_RSA_PKCS, 1024, 16384, SV, P::None),
     d(CKM_SHA256_RSA_PKCS, 1024, 16384, SV, P::None),
