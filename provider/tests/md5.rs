@@ -381,3 +381,45 @@ fn sign_big(s: &Session, key: CK_OBJECT_HANDLE, data: &[u8], chunk: Option<usize
     }
     out[..len as usize].to_vec()
 }
+
+/// `C_DigestKey` with `CKM_MD5` digests the key's value in sequence with
+/// the data: "a" then a generic secret holding "bc" gives MD5("abc")
+/// (RFC 1321 §A.5).
+#[test]
+fn digest_key_with_md5() {
+    use cryptoki::object::{Attribute, KeyType, ObjectClass};
+    let f = Fixture::new();
+    let slot = f.token("md5-key");
+    let s = f.user(slot);
+    let key = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::GENERIC_SECRET),
+            Attribute::Value(b"bc".to_vec()),
+            Attribute::Sensitive(false),
+            Attribute::Extractable(true),
+            Attribute::Token(false),
+        ])
+        .unwrap();
+    let l = raw();
+    let mut m = mech(CKM_MD5, None);
+    let mut out = [0u8; 16];
+    let mut len = out.len() as CK_ULONG;
+    // SAFETY: valid session, mechanism, handle and buffers of the given lengths.
+    unsafe {
+        assert_eq!(l.C_DigestInit.unwrap()(s.handle(), &mut m), CKR_OK);
+        assert_eq!(
+            l.C_DigestUpdate.unwrap()(s.handle(), b"a".as_ptr() as *mut u8, 1),
+            CKR_OK
+        );
+        assert_eq!(l.C_DigestKey.unwrap()(s.handle(), key.handle()), CKR_OK);
+        assert_eq!(
+            l.C_DigestFinal.unwrap()(s.handle(), out.as_mut_ptr(), &mut len),
+            CKR_OK
+        );
+    }
+    assert_eq!(
+        out[..len as usize],
+        unhex("900150983cd24fb0d6963f7d28e17f72")
+    );
+}
