@@ -59,6 +59,11 @@ const MECHS: &[CK_MECHANISM_TYPE] = &[
     CKM_SHA384,
     CKM_SHA512,
     CKM_MD5,
+    CKM_MD5_HMAC,
+    CKM_MD5_RSA_PKCS,
+    CKM_MD5_HMAC_GENERAL,
+    // Unsupported examples.
+    CKM_DES_OFB64,
     CKM_DES3_CBC,
     0x8000_0001,
 ];

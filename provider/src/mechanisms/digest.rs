@@ -3,6 +3,9 @@
 //! with the `aws-lc` back end, SHA-384 and SHA-512 run in AWS-LC, whose
 //! AVX2 code is about 20% faster on CPUs without SHA-512 instructions
 //! (SHA-256 stays in sha2, which uses SHA-NI like AWS-LC).
+//!
+//! `CKM_MD5` (mechanisms spec §6.5.2, RFC 1321) with the md-5 crate, for
+//! SoftHSM2 migration only: MD5 is broken (collisions), see docs/mechanisms.md.
 
 use super::DigestOperation;
 use crate::error::{Result, err};
@@ -12,6 +15,8 @@ use sha2::Digest;
 /// A digest in progress.
 #[derive(Clone)]
 pub enum DigestOp {
+    /// MD5 (legacy).
+    Md5(md5::Md5),
     /// SHA-1.
     Sha1(sha1::Sha1),
     /// SHA-224.
@@ -30,6 +35,7 @@ pub enum DigestOp {
 macro_rules! each {
     ($self:ident, $h:ident => $e:expr) => {
         match $self {
+            DigestOp::Md5($h) => $e,
             DigestOp::Sha1($h) => $e,
             DigestOp::Sha224($h) => $e,
             DigestOp::Sha256($h) => $e,
@@ -45,6 +51,7 @@ impl DigestOp {
     /// A fresh digest for `mechanism`.
     pub fn new(mechanism: CK_MECHANISM_TYPE) -> Result<DigestOp> {
         Ok(match mechanism {
+            CKM_MD5 => DigestOp::Md5(Default::default()),
             CKM_SHA_1 => DigestOp::Sha1(Default::default()),
             CKM_SHA224 => DigestOp::Sha224(Default::default()),
             CKM_SHA256 => DigestOp::Sha256(Default::default()),
@@ -68,6 +75,7 @@ impl DigestOp {
 impl DigestOperation for DigestOp {
     fn output_len(&self) -> usize {
         match self {
+            DigestOp::Md5(_) => 16,
             DigestOp::Sha1(_) => 20,
             DigestOp::Sha224(_) => 28,
             DigestOp::Sha256(_) => 32,
@@ -112,6 +120,8 @@ mod tests {
     #[test]
     fn known_answers_for_abc() {
         let cases = [
+            // RFC 1321 §A.5.
+            (CKM_MD5, "900150983cd24fb0d6963f7d28e17f72"),
             (CKM_SHA_1, "a9993e364706816aba3e25717850c26c9cd0d89d"),
             (
                 CKM_SHA224,
@@ -143,6 +153,6 @@ mod tests {
             assert_eq!(d.finish(&mut out), n);
             assert_eq!(hex(&out[..n]), want, "reused");
         }
-        assert!(DigestOp::new(CKM_MD5).is_err());
+        assert!(DigestOp::new(CKM_MD2).is_err());
     }
 }

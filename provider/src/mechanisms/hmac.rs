@@ -1,5 +1,9 @@
 //! HMAC (mechanisms spec §2.16–2.20 "General-length" and plain HMAC for
-//! SHA-1, SHA-224, SHA-256, SHA-384, SHA-512) with the hmac crate.
+//! SHA-1, SHA-224, SHA-256, SHA-384, SHA-512) with the hmac crate, and
+//! `CKM_MD5_HMAC`/`CKM_MD5_HMAC_GENERAL` (§6.5.3, RFC 2104) for SoftHSM2
+//! migration (legacy: MD5 is broken, though HMAC-MD5 has no practical
+//! attack yet). PKCS #11 3.0 has no `CKK_MD5_HMAC`: MD5 HMAC takes
+//! `CKK_GENERIC_SECRET` keys only.
 //!
 //! Keys: `CKK_GENERIC_SECRET`, or the `CKK_SHA*_HMAC` type matching the
 //! mechanism's hash. `_GENERAL` mechanisms take the MAC length (1 to the
@@ -20,6 +24,7 @@ use std::sync::{Arc, OnceLock};
 /// An HMAC state (zeroized on drop by the hmac crate).
 #[derive(Clone)]
 enum State {
+    Md5(hmac::Hmac<md5::Md5>),
     Sha1(hmac::Hmac<sha1::Sha1>),
     Sha224(hmac::Hmac<sha2::Sha224>),
     Sha256(hmac::Hmac<sha2::Sha256>),
@@ -31,13 +36,14 @@ enum State {
 /// first use.
 #[derive(Default)]
 pub struct PreparedHmac {
-    by_hash: [OnceLock<State>; 5],
+    by_hash: [OnceLock<State>; 6],
 }
 
 impl PreparedHmac {
     /// The prepared state for the hash with `full`-byte output.
     fn get(&self, full: usize, key: &[u8]) -> Result<&State> {
         let slot = match full {
+            16 => 5,
             20 => 0,
             28 => 1,
             32 => 2,
@@ -53,6 +59,7 @@ impl PreparedHmac {
             1 => State::Sha224(KeyInit::new_from_slice(key).map_err(bad)?),
             2 => State::Sha256(KeyInit::new_from_slice(key).map_err(bad)?),
             3 => State::Sha384(KeyInit::new_from_slice(key).map_err(bad)?),
+            5 => State::Md5(KeyInit::new_from_slice(key).map_err(bad)?),
             _ => State::Sha512(KeyInit::new_from_slice(key).map_err(bad)?),
         };
         Ok(self.by_hash[slot].get_or_init(|| state))
@@ -62,6 +69,7 @@ impl PreparedHmac {
 macro_rules! each {
     ($s:expr, $m:ident => $e:expr) => {
         match $s {
+            State::Md5($m) => $e,
             State::Sha1($m) => $e,
             State::Sha224($m) => $e,
             State::Sha256($m) => $e,
@@ -85,6 +93,10 @@ pub struct HmacSign {
 /// (full MAC length, key type matching the hash, general?) of a mechanism.
 fn shape(mech: CK_MECHANISM_TYPE) -> Result<(usize, CK_KEY_TYPE, bool)> {
     Ok(match mech {
+        // No CKK_MD5_HMAC exists: only generic secrets (the type given here
+        // is never a key's, so the check below accepts just those).
+        CKM_MD5_HMAC => (16, CKK_GENERIC_SECRET, false),
+        CKM_MD5_HMAC_GENERAL => (16, CKK_GENERIC_SECRET, true),
         CKM_SHA_1_HMAC => (20, CKK_SHA_1_HMAC, false),
         CKM_SHA_1_HMAC_GENERAL => (20, CKK_SHA_1_HMAC, true),
         CKM_SHA224_HMAC => (28, CKK_SHA224_HMAC, false),
@@ -185,6 +197,32 @@ mod tests {
         })
     }
 
+    /// RFC 2202 §2 HMAC-MD5 test case 2.
+    #[test]
+    fn rfc2202_md5_case_2() {
+        let mut h = HmacSign::new(
+            &Mechanism::plain(CKM_MD5_HMAC),
+            key(b"Jefe", CKK_GENERIC_SECRET),
+        )
+        .unwrap();
+        let mut out = [0u8; 16];
+        assert_eq!(
+            h.sign(b"what do ya want for nothing?", &mut out).unwrap(),
+            16
+        );
+        assert_eq!(
+            crate::storage::seal::hex(&out),
+            "750c783e6ab0b503eaa86e310a5db738"
+        );
+        assert_eq!(
+            HmacSign::new(&Mechanism::plain(CKM_MD5_HMAC), key(b"k", CKK_SHA_1_HMAC))
+                .err()
+                .unwrap()
+                .rv(),
+            CKR_KEY_TYPE_INCONSISTENT
+        );
+    }
+
     /// RFC 4231 test case 2.
     #[test]
     fn rfc4231_case_2() {
@@ -241,7 +279,8 @@ mod tests {
             };
         }
         type Reference = fn(&[u8], &[u8]) -> Vec<u8>;
-        let hashes: [(CK_MECHANISM_TYPE, Reference); 5] = [
+        let hashes: [(CK_MECHANISM_TYPE, Reference); 6] = [
+            (CKM_MD5_HMAC, fresh!(md5::Md5)),
             (CKM_SHA_1_HMAC, fresh!(sha1::Sha1)),
             (CKM_SHA224_HMAC, fresh!(sha2::Sha224)),
             (CKM_SHA256_HMAC, fresh!(sha2::Sha256)),

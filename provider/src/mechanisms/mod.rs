@@ -238,6 +238,8 @@ pub static REGISTRY: &[Descriptor] = &[
     ),
     d(CKM_RSA_PKCS, 1024, 16384, SV | SVR | ED | WU, P::None),
     d(CKM_RSA_X_509, 1024, 16384, SV | SVR | ED, P::None),
+    // Legacy: MD5 is broken (collisions); for SoftHSM2 migration.
+    d(CKM_MD5_RSA_PKCS, 1024, 16384, SV, P::None),
     d(CKM_SHA1_RSA_PKCS, 1024, 16384, SV, P::None),
     d(CKM_SHA224_RSA_PKCS, 1024, 16384, SV, P::None),
     d(CKM_SHA256_RSA_PKCS, 1024, 16384, SV, P::None),
@@ -266,6 +268,9 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_SHA256_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
     d(CKM_SHA384_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
     d(CKM_SHA512_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    // Legacy (SoftHSM2 migration; docs/mechanisms.md): generic secrets only.
+    d(CKM_MD5_HMAC, 1, 512, SV, P::None),
+    d(CKM_MD5_HMAC_GENERAL, 1, 512, SV, P::MacLength),
     d(CKM_SHA_1_HMAC, 1, 512, SV, P::None),
     d(CKM_SHA_1_HMAC_GENERAL, 1, 512, SV, P::MacLength),
     d(CKM_SHA224_HMAC, 1, 512, SV, P::None),
@@ -310,6 +315,8 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_AES_CBC_ENCRYPT_DATA, 16, 32, CKF_DERIVE, P::AesCbcData),
     d(CKM_HKDF_DERIVE, 1, 512, CKF_DERIVE, P::Hkdf),
     d(CKM_HKDF_DATA, 1, 512, CKF_DERIVE, P::Hkdf),
+    // Legacy: MD5 is broken (collisions), kept for SoftHSM2 migration.
+    d(CKM_MD5, 0, 0, CKF_DIGEST, P::None),
     d(CKM_SHA_1, 0, 0, CKF_DIGEST, P::None),
     d(CKM_SHA224, 0, 0, CKF_DIGEST, P::None),
     d(CKM_SHA256, 0, 0, CKF_DIGEST, P::None),
@@ -608,7 +615,9 @@ pub enum Direction {
 fn is_hmac(ty: CK_MECHANISM_TYPE) -> bool {
     matches!(
         ty,
-        CKM_SHA_1_HMAC
+        CKM_MD5_HMAC
+            | CKM_MD5_HMAC_GENERAL
+            | CKM_SHA_1_HMAC
             | CKM_SHA_1_HMAC_GENERAL
             | CKM_SHA224_HMAC
             | CKM_SHA224_HMAC_GENERAL

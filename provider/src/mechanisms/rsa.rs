@@ -84,6 +84,9 @@ impl CryptoRng for SysRng {}
 /// The hash functions usable in the RSA mechanisms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Hash {
+    /// Only for `CKM_MD5_RSA_PKCS` (legacy): never a PSS or OAEP hash, as
+    /// [`Hash::from_mech`] and [`Hash::from_mgf`] do not return it.
+    Md5,
     Sha1,
     Sha224,
     Sha256,
@@ -118,6 +121,7 @@ impl Hash {
 
     fn mech(self) -> CK_MECHANISM_TYPE {
         match self {
+            Hash::Md5 => CKM_MD5,
             Hash::Sha1 => CKM_SHA_1,
             Hash::Sha224 => CKM_SHA224,
             Hash::Sha256 => CKM_SHA256,
@@ -128,6 +132,7 @@ impl Hash {
 
     fn len(self) -> usize {
         match self {
+            Hash::Md5 => 16,
             Hash::Sha1 => 20,
             Hash::Sha224 => 28,
             Hash::Sha256 => 32,
@@ -138,6 +143,7 @@ impl Hash {
 
     fn dyn_digest(self) -> Box<dyn DynDigest + Send + Sync> {
         match self {
+            Hash::Md5 => unreachable!("MD5 is never a PSS or OAEP hash"),
             Hash::Sha1 => Box::new(sha1_010::Sha1::default()),
             Hash::Sha224 => Box::new(sha2_010::Sha224::default()),
             Hash::Sha256 => Box::new(sha2_010::Sha256::default()),
@@ -149,6 +155,16 @@ impl Hash {
     /// PKCS #1 v1.5 signature padding with this hash's DigestInfo prefix.
     fn pkcs1v15(self) -> Pkcs1v15Sign {
         match self {
+            // RFC 8017 §9.2 note 1: the MD5 DigestInfo prefix (the
+            // digest 0.10 md-5 the crate's `new` would need is not a
+            // dependency; the digest itself comes from md-5 0.11).
+            Hash::Md5 => Pkcs1v15Sign {
+                hash_len: Some(16),
+                prefix: Box::new([
+                    0x30, 0x20, 0x30, 0x0c, 0x06, 0x08, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x02,
+                    0x05, 0x05, 0x00, 0x04, 0x10,
+                ]),
+            },
             Hash::Sha1 => Pkcs1v15Sign::new::<sha1_010::Sha1>(),
             Hash::Sha224 => Pkcs1v15Sign::new::<sha2_010::Sha224>(),
             Hash::Sha256 => Pkcs1v15Sign::new::<sha2_010::Sha256>(),
@@ -615,6 +631,9 @@ impl Scheme {
         let bad = || err(CKR_MECHANISM_PARAM_INVALID);
         let (hash, pss) = match mech.ty {
             CKM_RSA_PKCS | CKM_RSA_X_509 => (None, false),
+            // Legacy (mechanisms spec §2.1.12); aws-lc has no MD5, so
+            // this always runs in the rsa crate.
+            CKM_MD5_RSA_PKCS => (Some(Hash::Md5), false),
             CKM_SHA1_RSA_PKCS => (Some(Hash::Sha1), false),
             CKM_SHA224_RSA_PKCS => (Some(Hash::Sha224), false),
             CKM_SHA256_RSA_PKCS => (Some(Hash::Sha256), false),
