@@ -750,9 +750,13 @@ mod sp800_108 {
     }
 
     pub fn raw_value(s: &Session, h: CK_OBJECT_HANDLE) -> Vec<u8> {
+        raw_attr(s, h, CKA_VALUE)
+    }
+
+    pub fn raw_attr(s: &Session, h: CK_OBJECT_HANDLE, ty: CK_ATTRIBUTE_TYPE) -> Vec<u8> {
         let mut buf = vec![0u8; 1024];
         let mut a = CK_ATTRIBUTE {
-            type_: CKA_VALUE,
+            type_: ty,
             pValue: buf.as_mut_ptr() as *mut c_void,
             ulValueLen: buf.len() as CK_ULONG,
         };
@@ -1238,6 +1242,7 @@ fn sp800_108_all_or_nothing_and_key_types() {
     );
     let cmac = Kdf {
         prf: CKM_AES_CMAC,
+        data: k.data.clone(),
         ..k
     };
     assert_eq!(
@@ -1250,6 +1255,31 @@ fn sp800_108_all_or_nothing_and_key_types() {
             .len(),
         2
     );
+    // "Key Derivation Attribute Rules": an additional key whose template
+    // leaves out CKA_SENSITIVE / CKA_EXTRACTABLE takes the base key's.
+    let guarded = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::GENERIC_SECRET),
+            Attribute::Value(vec![0x11; 32]),
+            Attribute::Derive(true),
+            Attribute::Sensitive(true),
+            Attribute::Extractable(false),
+            Attribute::Token(false),
+        ])
+        .unwrap();
+    let h = sp800_108::derive_handles(&s, &k, guarded, &[16, 16], |t| {
+        t[0].retain(|a| {
+            a.type_ != cryptoki_sys::CKA_SENSITIVE && a.type_ != cryptoki_sys::CKA_EXTRACTABLE
+        })
+    })
+    .unwrap();
+    let flag = |h, ty| sp800_108::raw_attr(&s, h, ty);
+    assert_eq!(flag(h[1], cryptoki_sys::CKA_SENSITIVE), [1]);
+    assert_eq!(flag(h[1], cryptoki_sys::CKA_EXTRACTABLE), [0]);
+    // The primary key's template said otherwise, and wins.
+    assert_eq!(flag(h[0], cryptoki_sys::CKA_SENSITIVE), [0]);
+    assert_eq!(flag(h[0], cryptoki_sys::CKA_EXTRACTABLE), [1]);
 }
 
 /// Every malformed parameter class is CKR_MECHANISM_PARAM_INVALID.

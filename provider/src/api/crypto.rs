@@ -1070,10 +1070,20 @@ pub fn derive_keys_sp800_108(
     let material = single_call_key(session, base, mech, CKA_DERIVE)?;
     let base_key = session.token.key(base)?;
     let protection = BaseProtection::of(&base_key);
-    let templates = std::iter::once(template)
+    let mut templates = std::iter::once(template)
         .chain(additional.iter().map(Vec::as_slice))
         .map(|t| with_key_template(&base_key, CKA_DERIVE_TEMPLATE, t))
         .collect::<Result<Vec<_>>>()?;
+    // "Key Derivation Attribute Rules": CKA_SENSITIVE and CKA_EXTRACTABLE
+    // left out of a template take the base key's values.
+    for t in &mut templates {
+        if !t.iter().any(|a| a.ty == CKA_SENSITIVE) {
+            t.push(Attr::bool(CKA_SENSITIVE, protection.sensitive));
+        }
+        if !t.iter().any(|a| a.ty == CKA_EXTRACTABLE) {
+            t.push(Attr::bool(CKA_EXTRACTABLE, protection.extractable));
+        }
+    }
     drop(base_key);
     let mut shapes = Vec::with_capacity(templates.len());
     for t in &templates {
