@@ -405,7 +405,7 @@ mod tests {
         let key = unhex("3edc6b5b8f7aadbd713732b482b8f979286e1ea3b8f8f99c30c884cfe3349b83");
         let out = derive(Mode::Counter, &p, PrfKey::Hmac(&key), &[16]).unwrap();
         assert_eq!(*out[0], unhex("6c037652990674a07844732d0ad985f9"));
-        // Wrong key kind for the PRF.
+        // A counter format on the iteration variable outside counter mode.
         assert_eq!(
             derive(Mode::Feedback, &p, PrfKey::Hmac(&key), &[16])
                 .unwrap_err()
