@@ -784,19 +784,20 @@ mod sp800_108 {
         base: ObjectHandle,
         lens: &[CK_ULONG],
     ) -> Result<Vec<Vec<u8>>, CK_RV> {
-        let handles = derive_handles(s, k, base, lens, |_| {})?;
+        let handles = derive_handles(s, k, base, lens, |_| {}).map_err(|(rv, _)| rv)?;
         Ok(handles.iter().map(|&h| raw_value(s, h)).collect())
     }
 
     /// As [`derive`], giving handles; `edit` may change the additional
-    /// keys' templates first.
+    /// keys' templates first. On failure, also the additional keys'
+    /// `phKey` values as the module left them.
     pub fn derive_handles(
         s: &Session,
         k: &Kdf<'_>,
         base: ObjectHandle,
         lens: &[CK_ULONG],
         edit: impl FnOnce(&mut Vec<Vec<CK_ATTRIBUTE>>),
-    ) -> Result<Vec<CK_OBJECT_HANDLE>, CK_RV> {
+    ) -> Result<Vec<CK_OBJECT_HANDLE>, (CK_RV, Vec<CK_OBJECT_HANDLE>)> {
         let mut templates: Vec<Vec<CK_ATTRIBUTE>> = lens[1..].iter().map(tpl).collect();
         edit(&mut templates);
         let mut outs = vec![0xdead as CK_OBJECT_HANDLE; templates.len()];
@@ -819,10 +820,7 @@ mod sp800_108 {
         drop(extra);
         match r {
             Ok(h) => Ok(std::iter::once(h).chain(outs).collect()),
-            Err(rv) => {
-                assert!(outs.iter().all(|&o| o == CK_INVALID_HANDLE || o == 0xdead));
-                Err(rv)
-            }
+            Err(rv) => Err((rv, outs)),
         }
     }
 
@@ -1234,7 +1232,11 @@ fn sp800_108_all_or_nothing_and_key_types() {
     let r = sp800_108::derive_handles(&s, &k, hmac_key, &[16, 16, 16], |t| {
         sp800_108::tpl_public(&mut t[1])
     });
-    assert!(r.is_err());
+    // The failing template is the second additional key's: the primary
+    // key and the first additional key had been made, and are gone.
+    let (rv, outs) = r.unwrap_err();
+    assert_eq!(rv, cryptoki_sys::CKR_TEMPLATE_INCONSISTENT);
+    assert_eq!(outs, [cryptoki_sys::CK_INVALID_HANDLE; 2]);
     assert_eq!(sp800_108::n_objects(&s), before);
     assert_eq!(
         sp800_108::derive(&s, &k, aes_key, &[16]).unwrap_err(),
