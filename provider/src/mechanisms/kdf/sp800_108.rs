@@ -233,8 +233,9 @@ fn prf(prf: CK_MECHANISM_TYPE, key: PrfKey<'_>, input: &[u8], out: &mut Vec<u8>)
         let mut m =
             <M as KeyInit>::new_from_slice(key).map_err(|_| err(CKR_KEY_TYPE_INCONSISTENT))?;
         m.update(input);
-        let tag = Zeroizing::new(m.finalize().into_bytes().to_vec());
+        let mut tag = m.finalize().into_bytes();
         out.extend_from_slice(&tag);
+        tag[..].zeroize();
         Ok(())
     }
     match (prf, key) {
