@@ -29,6 +29,9 @@ const MECHS: &[CK_MECHANISM_TYPE] = &[
     CKM_EXTRACT_KEY_FROM_KEY,
     CKM_AES_ECB_ENCRYPT_DATA,
     CKM_AES_CBC_ENCRYPT_DATA,
+    CKM_SP800_108_COUNTER_KDF,
+    CKM_SP800_108_FEEDBACK_KDF,
+    CKM_SP800_108_DOUBLE_PIPELINE_KDF,
     CKM_RSA_PKCS,
     CKM_RSA_X_509,
     CKM_SHA1_RSA_PKCS,
@@ -124,6 +127,15 @@ enum Param {
     BitIndex(u64),
     /// `CK_AES_CBC_ENCRYPT_DATA_PARAMS`.
     AesCbcData([u8; 16], Vec<u8>),
+    /// `CK_SP800_108_KDF_PARAMS` / `CK_SP800_108_FEEDBACK_KDF_PARAMS`
+    /// without additional keys: data entries (type, width, little endian,
+    /// DKM method or "no value", bytes) and the IV.
+    Kbkdf {
+        feedback: bool,
+        prf: u8,
+        data: Vec<(u8, u8, bool, u8, Vec<u8>)>,
+        iv: Vec<u8>,
+    },
 }
 
 const HASHES: &[CK_MECHANISM_TYPE] = &[
@@ -278,6 +290,82 @@ fn build(p: &Param, public_points: &[Vec<u8>]) -> Built {
                 pData: ptr(&owned[0]),
                 length: owned[0].len() as CK_ULONG,
             })
+        }
+        Param::Kbkdf {
+            feedback,
+            prf,
+            data,
+            iv,
+        } => {
+            const PRFS: &[CK_MECHANISM_TYPE] = &[
+                CKM_SHA_1_HMAC,
+                CKM_SHA224_HMAC,
+                CKM_SHA256_HMAC,
+                CKM_SHA384_HMAC,
+                CKM_SHA512_HMAC,
+                CKM_AES_CMAC,
+                CKM_SHA256,
+            ];
+            const TYPES: &[CK_ULONG] = &[
+                CK_SP800_108_ITERATION_VARIABLE,
+                CK_SP800_108_OPTIONAL_COUNTER,
+                CK_SP800_108_DKM_LENGTH,
+                CK_SP800_108_BYTE_ARRAY,
+                CK_SP800_108_KEY_HANDLE,
+                9,
+            ];
+            let mut entries = Vec::new();
+            for (ty, width, le, method, b) in data.iter().take(8) {
+                let width = [0, 8, 12, 16, 24, 32, 40, 64][*width as usize % 8];
+                let ty = TYPES[*ty as usize % TYPES.len()];
+                let value = match ty {
+                    CK_SP800_108_ITERATION_VARIABLE if method % 2 == 1 => Vec::new(),
+                    CK_SP800_108_ITERATION_VARIABLE | CK_SP800_108_OPTIONAL_COUNTER => {
+                        as_bytes(&CK_SP800_108_COUNTER_FORMAT {
+                            bLittleEndian: *le as CK_BBOOL,
+                            ulWidthInBits: width,
+                        })
+                    }
+                    CK_SP800_108_DKM_LENGTH => as_bytes(&CK_SP800_108_DKM_LENGTH_FORMAT {
+                        dkmLengthMethod: (*method % 3) as CK_ULONG,
+                        bLittleEndian: *le as CK_BBOOL,
+                        ulWidthInBits: width,
+                    }),
+                    _ => b.clone(),
+                };
+                owned.push(value);
+                let v = owned.last().expect("just pushed");
+                entries.push(CK_PRF_DATA_PARAM {
+                    type_: ty,
+                    pValue: ptr(v) as *mut c_void,
+                    ulValueLen: v.len() as CK_ULONG,
+                });
+            }
+            owned.push(entries.iter().flat_map(as_bytes).collect());
+            let n = entries.len() as CK_ULONG;
+            let p_data = ptr(owned.last().expect("just pushed")) as *mut CK_PRF_DATA_PARAM;
+            owned.push(iv.clone());
+            let p_iv = ptr(owned.last().expect("just pushed"));
+            let prf = PRFS[*prf as usize % PRFS.len()];
+            if *feedback {
+                as_bytes(&CK_SP800_108_FEEDBACK_KDF_PARAMS {
+                    prfType: prf,
+                    ulNumberOfDataParams: n,
+                    pDataParams: p_data,
+                    ulIVLen: iv.len() as CK_ULONG,
+                    pIV: p_iv,
+                    ulAdditionalDerivedKeys: 0,
+                    pAdditionalDerivedKeys: null_mut(),
+                })
+            } else {
+                as_bytes(&CK_SP800_108_KDF_PARAMS {
+                    prfType: prf,
+                    ulNumberOfDataParams: n,
+                    pDataParams: p_data,
+                    ulAdditionalDerivedKeys: 0,
+                    pAdditionalDerivedKeys: null_mut(),
+                })
+            }
         }
     };
     let len = match p {

@@ -1055,6 +1055,90 @@ pub fn derive_key(
     )
 }
 
+/// SP 800-108 derivation (mechanisms spec 3.0 §2.42 "SP 800-108 Key
+/// Derivation"): the key of `template` and one key for each of
+/// `additional` (the `CK_DERIVED_KEY` templates), from consecutive,
+/// disjoint segments of one KDF output ("Deriving Additional Keys"). Each
+/// key follows the protection rules of the primary key ("Key Derivation
+/// Attribute Rules"). All or nothing: if any key cannot be made, the keys
+/// already made are removed and the error returned. Returns the primary
+/// key's handle and then the additional keys' handles.
+pub fn derive_keys_sp800_108(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    base: CK_OBJECT_HANDLE,
+    template: &[Attr],
+    additional: &[Vec<Attr>],
+) -> Result<Vec<CK_OBJECT_HANDLE>> {
+    mechanisms::require(mech, CKF_DERIVE)?;
+    let material = single_call_key(session, base, mech, CKA_DERIVE)?;
+    let base_key = session.token.key(base)?;
+    let protection = BaseProtection::of(&base_key);
+    let mut templates = std::iter::once(template)
+        .chain(additional.iter().map(Vec::as_slice))
+        .map(|t| with_key_template(&base_key, CKA_DERIVE_TEMPLATE, t))
+        .collect::<Result<Vec<_>>>()?;
+    // "Key Derivation Attribute Rules": CKA_SENSITIVE and CKA_EXTRACTABLE
+    // left out of a template take the base key's values.
+    for t in &mut templates {
+        if !t.iter().any(|a| a.ty == CKA_SENSITIVE) {
+            t.push(Attr::bool(CKA_SENSITIVE, protection.sensitive));
+        }
+        if !t.iter().any(|a| a.ty == CKA_EXTRACTABLE) {
+            t.push(Attr::bool(CKA_EXTRACTABLE, protection.extractable));
+        }
+    }
+    drop(base_key);
+    let mut shapes = Vec::with_capacity(templates.len());
+    for t in &templates {
+        let key_type = template::template_value(t, CKA_KEY_TYPE)?
+            .map(super::attributes::decode_ulong)
+            .transpose()?
+            .unwrap_or(CKK_GENERIC_SECRET);
+        let len = match template::template_value(t, CKA_VALUE_LEN)?
+            .map(super::attributes::decode_ulong)
+            .transpose()?
+        {
+            Some(l) => usize::try_from(l).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?,
+            None if key_type == CKK_AES => 32,
+            None => return Err(err(CKR_TEMPLATE_INCOMPLETE)),
+        };
+        // Bounded before it reaches the KDF's buffer and loop.
+        mechanisms::check_secret_len(key_type, len)?;
+        shapes.push((key_type, len));
+    }
+    let lens: Vec<usize> = shapes.iter().map(|&(_, l)| l).collect();
+    let values = mechanisms::derive_sp800_108(mech, &material, &lens)?;
+    let mut made = Vec::with_capacity(values.len());
+    for ((t, (key_type, _)), value) in templates.iter().zip(&shapes).zip(&values) {
+        let t: Vec<Attr> = t
+            .iter()
+            .filter(|a| a.ty != CKA_VALUE_LEN)
+            .cloned()
+            .collect();
+        match insert_secret(
+            session,
+            &t,
+            Some(*key_type),
+            Origin::Derive,
+            mech.ty,
+            value,
+            Some(protection),
+        ) {
+            Ok(h) => made.push(h),
+            Err(e) => {
+                for h in made {
+                    if let Ok(obj) = session.token.object(h) {
+                        let _ = session.token.remove(&obj);
+                    }
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(made)
+}
+
 /// The value of any secret key a derivation parameter names (the second
 /// key of `CKM_CONCATENATE_BASE_AND_KEY`), else `CKR_KEY_TYPE_INCONSISTENT`.
 fn secret_key_value(material: &KeyMaterial) -> Result<Zeroizing<Vec<u8>>> {

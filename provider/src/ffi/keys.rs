@@ -152,6 +152,39 @@ pub unsafe extern "C" fn C_DeriveKey(
 ) -> CK_RV {
     guard(|| {
         module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantee.
+            if unsafe { mechanism::is_sp800_108(pMechanism) } {
+                // SAFETY: forwarded caller guarantees.
+                let (t, out, kdf) = unsafe {
+                    (
+                        template(pTemplate, ulAttributeCount)?,
+                        out(phKey)?,
+                        mechanism::read_sp800_108(pMechanism)?,
+                    )
+                };
+                let mech = crate::mechanisms::Mechanism {
+                    ty: kdf.ty,
+                    param: crate::mechanisms::Param::Sp800108(&kdf.params),
+                };
+                let templates: Vec<_> = kdf.additional.iter().map(|(t, _)| t.clone()).collect();
+                let handles = crypto::derive_keys_sp800_108(s, &mech, hBaseKey, &t, &templates)
+                    .inspect_err(|_| {
+                        // No key was made: no handle is reported.
+                        for (_, ph) in &kdf.additional {
+                            // SAFETY: as below.
+                            unsafe { **ph = CK_INVALID_HANDLE };
+                        }
+                    })?;
+                *out = handles[0];
+                // Mechanisms spec 3.0 §2.42: each additional key's handle
+                // goes to its CK_DERIVED_KEY.phKey, after every key is made.
+                for ((_, ph), h) in kdf.additional.iter().zip(&handles[1..]) {
+                    // SAFETY: read_sp800_108 checked phKey non-null; the
+                    // caller guarantees it valid for writes.
+                    unsafe { **ph = *h };
+                }
+                return Ok(());
+            }
             // Arguments before the mechanism (see C_GenerateKeyPair).
             // SAFETY: forwarded caller guarantees.
             let (t, out, mech) = unsafe {

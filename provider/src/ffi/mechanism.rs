@@ -1,7 +1,8 @@
 //! Reading `CK_MECHANISM` and its parameter structures (§5.2 `CK_MECHANISM`;
 //! mechanisms spec for each parameter struct).
 
-use super::util::bytes;
+use super::util::{bytes, template};
+use crate::api::attributes::Attr;
 use crate::error::{Result, err};
 use crate::mechanisms::{self, Mechanism, Param, ParamKind};
 use cryptoki_sys::*;
@@ -165,6 +166,8 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
                 data: unsafe { bytes(p.pData, p.length) }.map_err(invalid)?,
             }
         }
+        // Owned values, read by `read_sp800_108` (C_DeriveKey only).
+        ParamKind::Sp800108 => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
         ParamKind::MacLength => {
             // SAFETY: as above.
             let p: &CK_ULONG = unsafe { param_struct(m)? };
@@ -190,4 +193,190 @@ unsafe fn param_struct<'a, T>(m: &CK_MECHANISM) -> Result<&'a T> {
     }
     // SAFETY: non-null, aligned, and exactly one `T` long per the caller.
     Ok(unsafe { &*(m.pParameter as *const T) })
+}
+
+/// An SP 800-108 mechanism read from the caller's memory (mechanisms spec
+/// 3.0 §2.42): its type, the parameters copied into owned values, and the
+/// additional keys' templates with the places their handles go.
+pub struct Sp800108 {
+    /// `mechanism`.
+    pub ty: CK_MECHANISM_TYPE,
+    /// `prfType`, `pDataParams`, `pIV`.
+    pub params: mechanisms::kdf::sp800_108::Params,
+    /// `pAdditionalDerivedKeys`: each key's template and `phKey`.
+    pub additional: Vec<(Vec<Attr>, *mut CK_OBJECT_HANDLE)>,
+}
+
+/// True if `ptr` names one of the SP 800-108 mechanisms.
+///
+/// # Safety
+/// `ptr` null or a valid `CK_MECHANISM`.
+pub unsafe fn is_sp800_108(ptr: *const CK_MECHANISM) -> bool {
+    // SAFETY: caller guarantees validity when non-null.
+    unsafe { ptr.as_ref() }
+        .is_some_and(|m| mechanisms::kdf::sp800_108::Mode::of(m.mechanism).is_some())
+}
+
+/// Reads `CK_SP800_108_KDF_PARAMS` / `CK_SP800_108_FEEDBACK_KDF_PARAMS`
+/// with their `CK_PRF_DATA_PARAM` and `CK_DERIVED_KEY` arrays. Every count
+/// is bounded before anything is read or allocated; anything malformed is
+/// `CKR_MECHANISM_PARAM_INVALID`.
+///
+/// # Safety
+/// `ptr` a valid `CK_MECHANISM` whose parameter and every array and value
+/// it points to are valid for their lengths.
+pub unsafe fn read_sp800_108(ptr: *const CK_MECHANISM) -> Result<Sp800108> {
+    use mechanisms::kdf::sp800_108::{self as kbkdf, DataParam, Mode};
+    let invalid = |_| err(CKR_MECHANISM_PARAM_INVALID);
+    // SAFETY: caller guarantees validity when non-null.
+    let m = unsafe { ptr.as_ref() }.ok_or(err(CKR_ARGUMENTS_BAD))?;
+    let mode = Mode::of(m.mechanism).ok_or(err(CKR_MECHANISM_INVALID))?;
+    let (prf, n_data, p_data, iv, n_keys, p_keys) = if mode == Mode::Feedback {
+        // SAFETY: length checked by param_struct; caller guarantees validity.
+        let p: &CK_SP800_108_FEEDBACK_KDF_PARAMS = unsafe { param_struct(m)? };
+        if p.ulIVLen as u128 > kbkdf::MAX_BYTES as u128 || (p.pIV.is_null() && p.ulIVLen != 0) {
+            return Err(err(CKR_MECHANISM_PARAM_INVALID));
+        }
+        // SAFETY: caller guarantees pIV holds ulIVLen bytes.
+        let iv = unsafe { bytes(p.pIV, p.ulIVLen) }
+            .map_err(invalid)?
+            .to_vec();
+        (
+            p.prfType,
+            p.ulNumberOfDataParams,
+            p.pDataParams,
+            iv,
+            p.ulAdditionalDerivedKeys,
+            p.pAdditionalDerivedKeys,
+        )
+    } else {
+        // SAFETY: as above.
+        let p: &CK_SP800_108_KDF_PARAMS = unsafe { param_struct(m)? };
+        (
+            p.prfType,
+            p.ulNumberOfDataParams,
+            p.pDataParams,
+            Vec::new(),
+            p.ulAdditionalDerivedKeys,
+            p.pAdditionalDerivedKeys,
+        )
+    };
+    if n_data == 0 || n_data as u128 > kbkdf::MAX_DATA_PARAMS as u128 {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    if n_keys as u128 > kbkdf::MAX_ADDITIONAL_KEYS as u128 || (n_keys == 0) != p_keys.is_null() {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    // SAFETY: caller guarantees pDataParams holds ulNumberOfDataParams entries.
+    let entries: &[CK_PRF_DATA_PARAM] = unsafe { array(p_data, n_data)? };
+    let mut data = Vec::with_capacity(entries.len());
+    for e in entries {
+        data.push(match e.type_ {
+            CK_SP800_108_ITERATION_VARIABLE if mode == Mode::Counter => {
+                // SAFETY: caller guarantees pValue holds ulValueLen bytes.
+                DataParam::Iteration(Some(unsafe { counter_format(e)? }))
+            }
+            CK_SP800_108_ITERATION_VARIABLE => {
+                if !e.pValue.is_null() || e.ulValueLen != 0 {
+                    return Err(err(CKR_MECHANISM_PARAM_INVALID));
+                }
+                DataParam::Iteration(None)
+            }
+            // SAFETY: as above.
+            CK_SP800_108_OPTIONAL_COUNTER => DataParam::Counter(unsafe { counter_format(e)? }),
+            CK_SP800_108_DKM_LENGTH => {
+                // SAFETY: as above.
+                let f: &CK_SP800_108_DKM_LENGTH_FORMAT = unsafe { value_struct(e)? };
+                DataParam::DkmLength(kbkdf::DkmFormat {
+                    method: match f.dkmLengthMethod {
+                        CK_SP800_108_DKM_LENGTH_SUM_OF_KEYS => kbkdf::DkmMethod::SumOfKeys,
+                        CK_SP800_108_DKM_LENGTH_SUM_OF_SEGMENTS => kbkdf::DkmMethod::SumOfSegments,
+                        _ => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
+                    },
+                    little_endian: f.bLittleEndian != 0,
+                    width_bits: f.ulWidthInBits,
+                })
+            }
+            CK_SP800_108_BYTE_ARRAY => {
+                if e.ulValueLen == 0
+                    || e.ulValueLen as u128 > kbkdf::MAX_BYTES as u128
+                    || e.pValue.is_null()
+                {
+                    return Err(err(CKR_MECHANISM_PARAM_INVALID));
+                }
+                // SAFETY: caller guarantees pValue holds ulValueLen bytes.
+                DataParam::Bytes(
+                    unsafe { bytes(e.pValue as *const u8, e.ulValueLen) }
+                        .map_err(invalid)?
+                        .to_vec(),
+                )
+            }
+            // CK_SP800_108_KEY_HANDLE and unknown types.
+            _ => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
+        });
+    }
+    let mut additional = Vec::with_capacity(n_keys as usize);
+    if n_keys != 0 {
+        // SAFETY: caller guarantees pAdditionalDerivedKeys holds the count.
+        let keys: &[CK_DERIVED_KEY] = unsafe { array(p_keys, n_keys)? };
+        for k in keys {
+            if k.phKey.is_null() {
+                return Err(err(CKR_MECHANISM_PARAM_INVALID));
+            }
+            // SAFETY: caller guarantees pTemplate holds ulAttributeCount entries.
+            let t = unsafe { template(k.pTemplate, k.ulAttributeCount) }.map_err(invalid)?;
+            additional.push((t, k.phKey));
+        }
+    }
+    let params = kbkdf::Params { prf, data, iv };
+    kbkdf::validate(mode, &params)?;
+    Ok(Sp800108 {
+        ty: m.mechanism,
+        params,
+        additional,
+    })
+}
+
+/// `count` entries of `T` at `ptr` (non-null, aligned), else
+/// `CKR_MECHANISM_PARAM_INVALID`.
+///
+/// # Safety
+/// `ptr` must be valid for `count` `T`s.
+unsafe fn array<'a, T>(ptr: *const T, count: CK_ULONG) -> Result<&'a [T]> {
+    if ptr.is_null() || !(ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    // SAFETY: non-null, aligned; count bounded by the caller, valid per the caller.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, count as usize) })
+}
+
+/// A data parameter's value as a `T`, if its length is exactly
+/// `size_of::<T>()`.
+///
+/// # Safety
+/// `e.pValue` must be valid for `e.ulValueLen` bytes.
+unsafe fn value_struct<'a, T>(e: &CK_PRF_DATA_PARAM) -> Result<&'a T> {
+    if e.ulValueLen as usize != std::mem::size_of::<T>()
+        || e.pValue.is_null()
+        || !(e.pValue as usize).is_multiple_of(std::mem::align_of::<T>())
+    {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    // SAFETY: non-null, aligned, and exactly one `T` long per the caller.
+    Ok(unsafe { &*(e.pValue as *const T) })
+}
+
+/// A `CK_SP800_108_COUNTER_FORMAT` value.
+///
+/// # Safety
+/// As [`value_struct`].
+unsafe fn counter_format(
+    e: &CK_PRF_DATA_PARAM,
+) -> Result<mechanisms::kdf::sp800_108::CounterFormat> {
+    // SAFETY: forwarded caller guarantee.
+    let f: &CK_SP800_108_COUNTER_FORMAT = unsafe { value_struct(e)? };
+    Ok(mechanisms::kdf::sp800_108::CounterFormat {
+        little_endian: f.bLittleEndian != 0,
+        width_bits: f.ulWidthInBits,
+    })
 }

@@ -61,6 +61,10 @@ pub enum ParamKind {
     BitIndex,
     /// `CK_AES_CBC_ENCRYPT_DATA_PARAMS`.
     AesCbcData,
+    /// `CK_SP800_108_KDF_PARAMS` (counter, double pipeline) or
+    /// `CK_SP800_108_FEEDBACK_KDF_PARAMS` (feedback), mechanisms spec 3.0
+    /// §2.42; read only by `C_DeriveKey`, into owned values.
+    Sp800108,
 }
 
 /// A mechanism parameter, read from the caller's memory.
@@ -135,6 +139,8 @@ pub enum Param<'a> {
         /// `pData`.
         data: &'a [u8],
     },
+    /// The SP 800-108 parameters (§2.42), owned by the FFI layer.
+    Sp800108(&'a kdf::sp800_108::Params),
 }
 
 /// A `CK_MECHANISM` in safe form.
@@ -315,6 +321,17 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_AES_CBC_ENCRYPT_DATA, 16, 32, CKF_DERIVE, P::AesCbcData),
     d(CKM_HKDF_DERIVE, 1, 512, CKF_DERIVE, P::Hkdf),
     d(CKM_HKDF_DATA, 1, 512, CKF_DERIVE, P::Hkdf),
+    // Mechanisms spec 3.0 §2.42 (SP 800-108): base key sizes in bits, over
+    // every PRF (HMAC keys of 1 to 512 bytes, AES keys of 16 to 32).
+    d(CKM_SP800_108_COUNTER_KDF, 8, 4096, CKF_DERIVE, P::Sp800108),
+    d(CKM_SP800_108_FEEDBACK_KDF, 8, 4096, CKF_DERIVE, P::Sp800108),
+    d(
+        CKM_SP800_108_DOUBLE_PIPELINE_KDF,
+        8,
+        4096,
+        CKF_DERIVE,
+        P::Sp800108,
+    ),
     // Legacy: MD5 is broken (collisions), kept for SoftHSM2 migration.
     d(CKM_MD5, 0, 0, CKF_DIGEST, P::None),
     d(CKM_SHA_1, 0, 0, CKF_DIGEST, P::None),
@@ -892,6 +909,44 @@ pub fn derive(
         }
         _ => Err(err(CKR_MECHANISM_INVALID)),
     }
+}
+
+/// SP 800-108 derivation (mechanisms spec 3.0 §2.42): the keys of `lens`
+/// bytes (the primary key first, then the additional keys), each checked
+/// by the caller with [`check_secret_len`]. HMAC PRFs take a generic
+/// secret or HMAC key, AES-CMAC an AES key; else
+/// `CKR_KEY_TYPE_INCONSISTENT`.
+pub fn derive_sp800_108(
+    mech: &Mechanism<'_>,
+    base: &KeyMaterial,
+    lens: &[usize],
+) -> Result<Vec<Zeroizing<Vec<u8>>>> {
+    require(mech, CKF_DERIVE)?;
+    let mode = kdf::sp800_108::Mode::of(mech.ty).ok_or(err(CKR_MECHANISM_INVALID))?;
+    let Param::Sp800108(p) = mech.param else {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    };
+    if lens.len() > kdf::sp800_108::MAX_ADDITIONAL_KEYS + 1
+        || lens.iter().any(|&l| l == 0 || l > MAX_SECRET_LEN)
+    {
+        return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
+    }
+    kdf::sp800_108::validate(mode, p)?;
+    let key = if kdf::sp800_108::is_hmac_prf(p.prf) {
+        match base {
+            KeyMaterial::Secret {
+                key_type:
+                    CKK_GENERIC_SECRET | CKK_SHA_1_HMAC | CKK_SHA224_HMAC | CKK_SHA256_HMAC
+                    | CKK_SHA384_HMAC | CKK_SHA512_HMAC,
+                value,
+                ..
+            } => kdf::sp800_108::PrfKey::Hmac(value),
+            _ => return Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+        }
+    } else {
+        kdf::sp800_108::PrfKey::Cmac(aes_key(base)?)
+    };
+    kdf::sp800_108::derive(mode, p, key, lens)
 }
 
 /// The full output of a §2.42 / §2.16.12 derivation, before truncation.
