@@ -103,6 +103,8 @@ for line in open(sys.argv[1]):
   fi
   echo "$name: tests built in $((SECONDS - start)) s"
 
+  # A token directory of its own (the other suite's token would be slot 0).
+  export DALEK_PKCS11_TOKEN_DIR="$WORK/tokens-cryptoki"
   # The token its CI makes with softhsm2-util (tests/common/mod.rs: the
   # first slot with a token, these PINs; every test re-initialises it).
   p11 --init-token --slot-index 0 --label "Test Token" --so-pin abcdef654321 >/dev/null 2>&1 &&
@@ -153,7 +155,9 @@ run_python_pkcs11() {
   mkdir -p "$WORK/pyrun"
   cp -r "$WORK/python_pkcs11-$PY_PKCS11_VERSION/tests" "$WORK/pyrun/tests"
 
-  # The token its CI makes with softhsm2-util (.github/workflows/tests.yml).
+  # The token its CI makes with softhsm2-util (.github/workflows/tests.yml),
+  # in a token directory of its own.
+  export DALEK_PKCS11_TOKEN_DIR="$WORK/tokens-python-pkcs11"
   export PKCS11_MODULE="$MODULE" PKCS11_TOKEN_LABEL=TEST PKCS11_TOKEN_PIN=1234 PKCS11_TOKEN_SO_PIN=5678
   p11 --init-token --slot-index 0 --label TEST --so-pin 5678 >/dev/null 2>&1 &&
     p11 --token-label TEST --init-pin --login --login-type so --so-pin 5678 --pin 1234 >/dev/null 2>&1 ||
