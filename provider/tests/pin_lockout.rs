@@ -106,6 +106,47 @@ fn a_right_pin_among_parallel_wrong_ones_is_never_called_wrong() {
     }
 }
 
+#[test]
+fn parallel_right_pins_never_lock_the_pin() {
+    // cryptoki's `login_feast`: many threads log in with the right PIN at
+    // once. Each try is reserved as a failure until its PIN is evaluated;
+    // before PIN checks ran one at a time per process, the eleventh thread
+    // found ten reserved tries and got CKR_PIN_LOCKED for the right PIN.
+    let f = Fixture::new();
+    let slot = f.token("feast");
+    let start = Barrier::new(THREADS);
+    let p = f.p();
+    let outcomes: Vec<Result<(), RvError>> = std::thread::scope(|sc| {
+        let start = &start;
+        let workers: Vec<_> = (0..THREADS)
+            .map(|_| {
+                sc.spawn(move || {
+                    let s = p.open_rw_session(slot).unwrap();
+                    start.wait();
+                    let r = s.login(UserType::User, Some(&pin(USER_PIN))).map_err(rv_of);
+                    // Keep the session (and so the login) until all have tried.
+                    start.wait();
+                    r
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| matches!(o, Ok(()) | Err(RvError::UserAlreadyLoggedIn))),
+        "{outcomes:?}"
+    );
+    assert_eq!(
+        outcomes.iter().filter(|o| o.is_ok()).count(),
+        1,
+        "{outcomes:?}"
+    );
+    let info = f.p().get_token_info(slot).unwrap();
+    assert!(!info.user_pin_locked() && !info.user_pin_count_low());
+}
+
 /// Entry point of the worker process (skipped in a normal run).
 #[test]
 #[ignore = "runs only as the second process of the tests below"]

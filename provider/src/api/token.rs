@@ -220,6 +220,11 @@ pub struct Token {
     /// Failed tries (SO, user) on a write-protected token, which cannot
     /// record them: counted for this process only.
     volatile_failures: Mutex<[u32; 2]>,
+    /// Held while a PIN of this token is checked: this process checks one
+    /// PIN at a time, so its threads never hold more than one reserved try
+    /// (see [`Token::verify_pin`]) and concurrent right PINs never add up
+    /// to a locked PIN.
+    pin_checks: Mutex<()>,
     /// The store's public sealing key, kept here so that opening a value
     /// never needs the store's lock (taken after object locks elsewhere);
     /// renewed whenever the store is looked at.
@@ -329,6 +334,7 @@ impl Token {
             sessions: AtomicUsize::new(0),
             rw_sessions: AtomicUsize::new(0),
             volatile_failures: Mutex::new([0; 2]),
+            pin_checks: Mutex::new(()),
             public_seal: RwLock::new(None),
         };
         token.note_public_seal(token.store.lock().as_deref());
@@ -714,8 +720,18 @@ impl Token {
     /// ever evaluated between two right ones, whatever the number of threads
     /// or processes trying at once (PKCS#11 3.0 §5.6 `C_Login` and the token's
     /// `CKF_USER_PIN_*` flags); and when the attempt cannot be recorded (full
-    /// disk, read-only file) the PIN is not evaluated at all.
+    /// disk, read-only file) the PIN is not evaluated at all. The threads of
+    /// one process check PINs one at a time (`pin_checks`): reserved tries
+    /// of right PINs in flight at once would otherwise count as failures
+    /// and refuse a right PIN with `CKR_PIN_LOCKED` (100 threads logging in
+    /// at once, as cryptoki's `login_feast` test does).
     fn verify_pin(&self, user: CK_USER_TYPE, pin: &[u8]) -> Result<TokenKey> {
+        let _checking = self.pin_checks.lock();
+        self.verify_pin_checking(user, pin)
+    }
+
+    /// [`Token::verify_pin`] for a caller that holds `pin_checks`.
+    fn verify_pin_checking(&self, user: CK_USER_TYPE, pin: &[u8]) -> Result<TokenKey> {
         fn counter(m: &mut TokenMeta, user: CK_USER_TYPE) -> &mut u32 {
             if user == CKU_SO {
                 &mut m.so_failures
@@ -804,13 +820,17 @@ impl Token {
             None => Ok(()),
         };
         check(self.logged_in())?;
+        // One PIN check at a time; threads that waited for another's login
+        // find it done and answer CKR_USER_ALREADY_LOGGED_IN at once.
+        let _checking = self.pin_checks.lock();
+        check(self.logged_in())?;
         if user == CKU_SO
             && self.sessions.load(Ordering::SeqCst) > self.rw_sessions.load(Ordering::SeqCst)
         {
             return Err(err(CKR_SESSION_READ_ONLY_EXISTS));
         }
         self.refresh()?;
-        let key = self.verify_pin(user, pin)?;
+        let key = self.verify_pin_checking(user, pin)?;
         let mut login = self.login.write();
         check(login.user)?;
         // The last session may have closed during the PIN check: its close
