@@ -536,3 +536,48 @@ fn mechanism_info_in_bits() {
         assert_eq!(info.flags & flag, flag, "{ty:#x}");
     }
 }
+
+#[test]
+fn token_private_key_is_sealed_and_survives_restart() {
+    let mut f = Fixture::new();
+    let slot = f.token("dsa-persist");
+    let (_, k) = rfc_keys().remove(0);
+    let want = sign_once_on_token(&f, slot, Some(&k));
+    f.stop();
+    // x is sealed: not in any of the token's files.
+    let mut scanned = 0;
+    for e in std::fs::read_dir(f.dir.path().join("tokens")).unwrap() {
+        let path = e.unwrap().path();
+        if path.is_file() {
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(!bytes.windows(k.x.len()).any(|w| w == &k.x[..]), "{path:?}");
+            scanned += bytes.len();
+        }
+    }
+    assert!(scanned > 0);
+    f.start();
+    assert_eq!(sign_once_on_token(&f, slot, None), want);
+}
+
+/// Creates (when `key` is given) or finds the token's DSA private key and
+/// signs "sample" with CKM_DSA_SHA1.
+fn sign_once_on_token(f: &Fixture, slot: cryptoki::slot::Slot, key: Option<&RfcKey>) -> Vec<u8> {
+    use cryptoki::object::{Attribute, KeyType, ObjectClass};
+    let s = f.user(slot);
+    if let Some(k) = key {
+        let mut t = key_tpl(CKO_PRIVATE_KEY, &k.p, &k.q, &k.g, &k.x);
+        t.push((CKA_TOKEN, yes()));
+        t.push((CKA_PRIVATE, yes()));
+        create(&s, t).unwrap();
+    }
+    let found = s
+        .find_objects(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::KeyType(KeyType::DSA),
+        ])
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    let h = found[0].handle();
+    assert_eq!(get(&s, h, CKA_VALUE), Err(CKR_ATTRIBUTE_SENSITIVE));
+    sign(&s, CKM_DSA_SHA1, h, b"sample").unwrap()
+}
