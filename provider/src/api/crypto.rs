@@ -750,6 +750,9 @@ pub fn generate_key(
     template: &[Attr],
 ) -> Result<CK_OBJECT_HANDLE> {
     mechanisms::require(mech, CKF_GENERATE)?;
+    if let Some(key_type) = mechanisms::domain_parameter_key_type(mech.ty) {
+        return generate_domain_parameters(session, mech, template, key_type);
+    }
     let (default_type, allowed) = mechanisms::secret_key_types(mech.ty)?;
     let given = template::template_value(template, CKA_KEY_TYPE)?
         .map(super::attributes::decode_ulong)
@@ -774,6 +777,36 @@ pub fn generate_key(
         &value,
         None,
     )
+}
+
+/// `C_GenerateKey` with a parameter-generation mechanism
+/// (`CKM_DSA_PARAMETER_GEN`, mechanisms spec §2.2.10): a
+/// `CKO_DOMAIN_PARAMETERS` object (§4.13) of `key_type`.
+fn generate_domain_parameters(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    template: &[Attr],
+    key_type: CK_KEY_TYPE,
+) -> Result<CK_OBJECT_HANDLE> {
+    let token = &session.token;
+    let (_, given_type, tables) =
+        template::tables_for_new(template, Some(CKO_DOMAIN_PARAMETERS), Some(key_type))?;
+    if given_type != Some(key_type) {
+        return Err(err(CKR_TEMPLATE_INCONSISTENT));
+    }
+    let mut attrs = template::build(
+        template,
+        tables,
+        Origin::Generate,
+        token.logged_in() == Some(CKU_SO),
+    )?;
+    check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
+    let generated = mechanisms::generate_domain_parameters(mech, &attrs)?;
+    merge(&mut attrs, &generated);
+    attrs.set_ulong(CKA_CLASS, CKO_DOMAIN_PARAMETERS);
+    attrs.set_ulong(CKA_KEY_TYPE, key_type);
+    set_key_origin(&mut attrs, Origin::Generate, Some(mech.ty));
+    insert_new(session, attrs, tables)
 }
 
 /// `C_WrapKey`: encrypts a secret key's value or a private key's PKCS#8

@@ -96,6 +96,11 @@ pub fn set_key_origin(
     mechanism: Option<CK_MECHANISM_TYPE>,
 ) {
     let class = attrs.ulong(CKA_CLASS);
+    if class == Some(CKO_DOMAIN_PARAMETERS) {
+        // §4.13 domain parameters: CKA_LOCAL only.
+        attrs.set_flag(CKA_LOCAL, origin == Origin::Generate);
+        return;
+    }
     if !matches!(
         class,
         Some(CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY)

@@ -369,6 +369,98 @@ const RSA_PRIVATE: &[Rule] = &[
     ),
 ];
 
+/// Mechanisms spec §2.2.2 DSA public keys.
+const DSA_PUBLIC: &[Rule] = &[
+    r(
+        CKA_PRIME,
+        K::Bytes,
+        REQUIRED_ON_CREATE | REQUIRED_ON_GENERATE,
+        D::None,
+    ),
+    r(
+        CKA_SUBPRIME,
+        K::Bytes,
+        REQUIRED_ON_CREATE | REQUIRED_ON_GENERATE,
+        D::None,
+    ),
+    r(
+        CKA_BASE,
+        K::Bytes,
+        REQUIRED_ON_CREATE | REQUIRED_ON_GENERATE,
+        D::None,
+    ),
+    r(
+        CKA_VALUE,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE,
+        D::None,
+    ),
+];
+
+/// Mechanisms spec §2.2.3 DSA private keys: x (`CKA_VALUE`) is sensitive.
+const DSA_PRIVATE: &[Rule] = &[
+    r(
+        CKA_PRIME,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP,
+        D::None,
+    ),
+    r(
+        CKA_SUBPRIME,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP,
+        D::None,
+    ),
+    r(
+        CKA_BASE,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP,
+        D::None,
+    ),
+    r(
+        CKA_VALUE,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
+        D::None,
+    ),
+];
+
+/// §4.13 Domain parameter objects, common part.
+const DOMAIN_PARAMETERS: &[Rule] = &[
+    r(CKA_KEY_TYPE, K::Ulong, REQUIRED_ON_CREATE, D::None),
+    r(CKA_LOCAL, K::Bool, COMPUTED, D::None),
+];
+
+/// Mechanisms spec §2.2.4 DSA domain parameters (`CKA_SUBPRIME_BITS`: the
+/// optional N of a 2048-bit generation, §2.2.10).
+const DSA_DOMAIN: &[Rule] = &[
+    r(
+        CKA_PRIME,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE,
+        D::None,
+    ),
+    r(
+        CKA_SUBPRIME,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE,
+        D::None,
+    ),
+    r(
+        CKA_BASE,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE,
+        D::None,
+    ),
+    r(
+        CKA_PRIME_BITS,
+        K::Ulong,
+        NOT_ON_CREATE | REQUIRED_ON_GENERATE,
+        D::None,
+    ),
+    r(CKA_SUBPRIME_BITS, K::Ulong, NOT_ON_CREATE, D::None),
+];
+
 /// §2.7.2 generic secret, §2.8.2 AES and the HMAC key types: the key value
 /// and its length.
 const SECRET_VALUE: &[Rule] = &[
@@ -408,6 +500,9 @@ pub fn tables(
         }
         (CKO_PUBLIC_KEY, Some(CKK_RSA)) => &[STORAGE, KEY, PUBLIC_KEY, RSA_PUBLIC],
         (CKO_PRIVATE_KEY, Some(CKK_RSA)) => &[STORAGE, KEY, PRIVATE_KEY, RSA_PRIVATE],
+        (CKO_PUBLIC_KEY, Some(CKK_DSA)) => &[STORAGE, KEY, PUBLIC_KEY, DSA_PUBLIC],
+        (CKO_PRIVATE_KEY, Some(CKK_DSA)) => &[STORAGE, KEY, PRIVATE_KEY, DSA_PRIVATE],
+        (CKO_DOMAIN_PARAMETERS, Some(CKK_DSA)) => &[STORAGE, DOMAIN_PARAMETERS, DSA_DOMAIN],
         (
             CKO_SECRET_KEY,
             Some(
@@ -442,6 +537,9 @@ mod tests {
             (CKO_PUBLIC_KEY, Some(CKK_EC_MONTGOMERY)),
             (CKO_PRIVATE_KEY, Some(CKK_EC_MONTGOMERY)),
             (CKO_PRIVATE_KEY, Some(CKK_RSA)),
+            (CKO_PUBLIC_KEY, Some(CKK_DSA)),
+            (CKO_PRIVATE_KEY, Some(CKK_DSA)),
+            (CKO_DOMAIN_PARAMETERS, Some(CKK_DSA)),
             (CKO_SECRET_KEY, Some(CKK_AES)),
         ] {
             let t = tables(class, kt, None).unwrap();

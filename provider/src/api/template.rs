@@ -87,7 +87,11 @@ pub fn tables_for_new(
 ) -> Result<(CK_OBJECT_CLASS, Option<CK_KEY_TYPE>, Tables)> {
     let class =
         class_like(template, CKA_CLASS, implied_class)?.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
-    let is_key = matches!(class, CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY);
+    // Keys and domain parameters (§4.7, §4.13) carry a CKA_KEY_TYPE.
+    let is_key = matches!(
+        class,
+        CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY | CKO_DOMAIN_PARAMETERS
+    );
     let key_type = if is_key {
         Some(
             class_like(template, CKA_KEY_TYPE, implied_key_type)?

@@ -3,7 +3,7 @@
 //! and the encodings used by `C_WrapKey` / `C_UnwrapKey` (secret keys: the
 //! raw value; private keys: PKCS#8 `PrivateKeyInfo` DER).
 
-use super::{aes, ec, eddsa, rsa, x25519};
+use super::{aes, dsa, ec, eddsa, rsa, x25519};
 use crate::api::attributes::Attributes;
 use crate::api::object::Object;
 use crate::error::{Result, err};
@@ -48,6 +48,10 @@ pub enum KeyMaterial {
         Box<::rsa::RsaPublicKey>,
         #[cfg(feature = "aws-lc")] Option<Box<super::awslc::RsaPublic>>,
     ),
+    /// DSA private key (x zeroized on drop by the crate).
+    DsaPrivate(Box<::dsa::SigningKey>),
+    /// DSA public key.
+    DsaPublic(Box<::dsa::VerifyingKey>),
     /// AES key.
     Aes(aes::AesKey),
     /// Generic secret or HMAC key.
@@ -101,6 +105,18 @@ pub fn load(obj: &Object, token_key: Option<&TokenKey>) -> Result<KeyMaterial> {
         ),
         (CKO_PRIVATE_KEY, Some(CKK_RSA)) => rsa::load_private(get),
         (CKO_PUBLIC_KEY, Some(CKK_RSA)) => rsa::load_public(get),
+        (CKO_PRIVATE_KEY, Some(CKK_DSA)) => dsa::load_private(
+            &required(get, CKA_PRIME)?,
+            &required(get, CKA_SUBPRIME)?,
+            &required(get, CKA_BASE)?,
+            &required(get, CKA_VALUE)?,
+        ),
+        (CKO_PUBLIC_KEY, Some(CKK_DSA)) => dsa::load_public(
+            &required(get, CKA_PRIME)?,
+            &required(get, CKA_SUBPRIME)?,
+            &required(get, CKA_BASE)?,
+            &required(get, CKA_VALUE)?,
+        ),
         (CKO_SECRET_KEY, Some(CKK_AES)) => aes::load(&required(get, CKA_VALUE)?),
         (CKO_SECRET_KEY, Some(t)) if is_generic_secret(t) => Ok(KeyMaterial::Secret {
             key_type: t,
@@ -128,6 +144,9 @@ pub fn complete_import(
         }
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_EC)) => ec::complete_import(class, attrs),
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_RSA)) => rsa::complete_import(class, attrs),
+        (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY | CKO_DOMAIN_PARAMETERS, Some(CKK_DSA)) => {
+            dsa::complete_import(class, attrs)
+        }
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(_)) => Err(err(CKR_ATTRIBUTE_VALUE_INVALID)),
         (CKO_SECRET_KEY, Some(key_type)) => {
             let len = attrs
@@ -164,6 +183,12 @@ pub fn export_for_wrap(obj: &Object, token_key: Option<&TokenKey>) -> Result<Zer
             ec::to_pkcs8(&required(get, CKA_EC_PARAMS)?, &required(get, CKA_VALUE)?)
         }
         (CKO_PRIVATE_KEY, Some(CKK_RSA)) => rsa::to_pkcs8(get),
+        (CKO_PRIVATE_KEY, Some(CKK_DSA)) => dsa::to_pkcs8(
+            &required(get, CKA_PRIME)?,
+            &required(get, CKA_SUBPRIME)?,
+            &required(get, CKA_BASE)?,
+            &required(get, CKA_VALUE)?,
+        ),
         _ => Err(err(CKR_KEY_NOT_WRAPPABLE)),
     }
 }
@@ -187,6 +212,7 @@ pub fn import_unwrapped(
             CKK_EC_MONTGOMERY => x25519::from_pkcs8(bytes, attrs),
             CKK_EC => ec::from_pkcs8(bytes, attrs),
             CKK_RSA => rsa::from_pkcs8(bytes, attrs),
+            CKK_DSA => dsa::from_pkcs8(bytes, attrs),
             _ => Err(err(CKR_TEMPLATE_INCONSISTENT)),
         },
         _ => Err(err(CKR_TEMPLATE_INCONSISTENT)),

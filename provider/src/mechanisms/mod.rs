@@ -11,6 +11,7 @@ pub mod aes;
 pub mod awslc;
 pub mod cmac;
 pub mod digest;
+pub mod dsa;
 pub mod ec;
 pub mod eddsa;
 pub mod hmac;
@@ -201,7 +202,7 @@ const WU: CK_FLAGS = CKF_WRAP | CKF_UNWRAP;
 use ParamKind as P;
 
 /// Every mechanism the token supports, in `C_GetMechanismList` order. Key
-/// sizes are in bits for EC, Edwards and RSA keys and in bytes for AES and
+/// sizes are in bits for EC, Edwards, RSA and DSA keys and in bytes for AES and
 /// generic secret (HMAC) keys, as the mechanisms specification defines them.
 pub static REGISTRY: &[Descriptor] = &[
     d(
@@ -235,6 +236,21 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_ECDSA_SHA512, 192, 521, SV | EC_FLAGS, P::None),
     // 192–521: the Weierstrass curves; X25519 (Montgomery keys) is 255.
     d(CKM_ECDH1_DERIVE, 192, 521, CKF_DERIVE | EC_FLAGS, P::Ecdh1),
+    // DSA (mechanisms spec §2.2): p of 1024 (legacy), 2048 or 3072 bits.
+    d(CKM_DSA_PARAMETER_GEN, 1024, 3072, CKF_GENERATE, P::None),
+    d(
+        CKM_DSA_KEY_PAIR_GEN,
+        1024,
+        3072,
+        CKF_GENERATE_KEY_PAIR,
+        P::None,
+    ),
+    d(CKM_DSA, 1024, 3072, SV, P::None),
+    d(CKM_DSA_SHA1, 1024, 3072, SV, P::None),
+    d(CKM_DSA_SHA224, 1024, 3072, SV, P::None),
+    d(CKM_DSA_SHA256, 1024, 3072, SV, P::None),
+    d(CKM_DSA_SHA384, 1024, 3072, SV, P::None),
+    d(CKM_DSA_SHA512, 1024, 3072, SV, P::None),
     d(
         CKM_RSA_PKCS_KEY_PAIR_GEN,
         1024,
@@ -488,6 +504,7 @@ dispatch_enum!(
     SignOp {
         EdDsa(eddsa::EdDsaSign),
         Ecdsa(ec::EcdsaSign),
+        Dsa(dsa::DsaSign),
         Rsa(rsa::RsaSign),
         Hmac(hmac::HmacSign),
         Cmac(cmac::CmacSign),
@@ -537,6 +554,7 @@ dispatch_enum!(
     VerifyOp {
         EdDsa(eddsa::EdDsaVerify),
         Ecdsa(ec::EcdsaVerify),
+        Dsa(dsa::DsaVerify),
         Rsa(rsa::RsaVerify),
         Mac(MacVerify),
     }
@@ -665,6 +683,8 @@ pub fn sign_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<SignOp> 
         CKM_EDDSA => eddsa::EdDsaSign::new(mech, key).map(SignOp::EdDsa),
         CKM_ECDSA | CKM_ECDSA_SHA1 | CKM_ECDSA_SHA224 | CKM_ECDSA_SHA256 | CKM_ECDSA_SHA384
         | CKM_ECDSA_SHA512 => ec::EcdsaSign::new(mech, key).map(SignOp::Ecdsa),
+        CKM_DSA | CKM_DSA_SHA1 | CKM_DSA_SHA224 | CKM_DSA_SHA256 | CKM_DSA_SHA384
+        | CKM_DSA_SHA512 => dsa::DsaSign::new(mech, key).map(SignOp::Dsa),
         _ => rsa::RsaSign::new(mech, key).map(SignOp::Rsa),
     }
 }
@@ -679,6 +699,8 @@ pub fn verify_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Verify
         CKM_EDDSA => eddsa::EdDsaVerify::new(mech, key).map(VerifyOp::EdDsa),
         CKM_ECDSA | CKM_ECDSA_SHA1 | CKM_ECDSA_SHA224 | CKM_ECDSA_SHA256 | CKM_ECDSA_SHA384
         | CKM_ECDSA_SHA512 => ec::EcdsaVerify::new(mech, key).map(VerifyOp::Ecdsa),
+        CKM_DSA | CKM_DSA_SHA1 | CKM_DSA_SHA224 | CKM_DSA_SHA256 | CKM_DSA_SHA384
+        | CKM_DSA_SHA512 => dsa::DsaVerify::new(mech, key).map(VerifyOp::Dsa),
         _ => rsa::RsaVerify::new(mech, key).map(VerifyOp::Rsa),
     }
 }
@@ -742,6 +764,7 @@ pub fn pair_key_type(mech: CK_MECHANISM_TYPE) -> Result<CK_KEY_TYPE> {
         CKM_EC_MONTGOMERY_KEY_PAIR_GEN => Ok(CKK_EC_MONTGOMERY),
         CKM_EC_KEY_PAIR_GEN => Ok(CKK_EC),
         CKM_RSA_PKCS_KEY_PAIR_GEN => Ok(CKK_RSA),
+        CKM_DSA_KEY_PAIR_GEN => Ok(CKK_DSA),
         _ => Err(err(CKR_MECHANISM_INVALID)),
     }
 }
@@ -761,6 +784,33 @@ pub fn generate_key_pair(
         CKM_EC_MONTGOMERY_KEY_PAIR_GEN => x25519::generate(public_template),
         CKM_EC_KEY_PAIR_GEN => ec::generate(public_template),
         CKM_RSA_PKCS_KEY_PAIR_GEN => rsa::generate(public_template),
+        CKM_DSA_KEY_PAIR_GEN => dsa::generate(public_template),
+        _ => Err(err(CKR_MECHANISM_INVALID)),
+    }
+}
+
+/// The key type of the `CKO_DOMAIN_PARAMETERS` object a parameter
+/// generation mechanism makes through `C_GenerateKey` (mechanisms spec
+/// §2.2.10), or `None` for the mechanisms that make secret keys.
+pub fn domain_parameter_key_type(mech: CK_MECHANISM_TYPE) -> Option<CK_KEY_TYPE> {
+    match mech {
+        CKM_DSA_PARAMETER_GEN => Some(CKK_DSA),
+        _ => None,
+    }
+}
+
+/// Generates domain parameters; `template` is the built template
+/// (`CKA_PRIME_BITS`, ...). Returns the attributes to add.
+pub fn generate_domain_parameters(
+    mech: &Mechanism<'_>,
+    template: &Attributes,
+) -> Result<Attributes> {
+    require(mech, CKF_GENERATE)?;
+    if mech.param != Param::None {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    match mech.ty {
+        CKM_DSA_PARAMETER_GEN => dsa::generate_parameters(template),
         _ => Err(err(CKR_MECHANISM_INVALID)),
     }
 }
