@@ -553,6 +553,18 @@ fn aes_encrypt_data_derivations_match_sp800_38a() {
     // Leading bytes for a shorter key; whole blocks only; AES bases only.
     let k = raw_derive(&s, cryptoki_sys::CKM_AES_ECB_ENCRYPT_DATA, param, base, 16).unwrap();
     assert_eq!(value(&s, k), unhex("3ad77bb40d7a3660a89ecaf32466ef97"));
+    // A key longer than the encrypted data: the data is too short.
+    assert_eq!(
+        raw_derive(
+            &s,
+            cryptoki_sys::CKM_AES_ECB_ENCRYPT_DATA,
+            &mut param[..],
+            base,
+            48
+        )
+        .unwrap_err(),
+        cryptoki_sys::CKR_MECHANISM_PARAM_INVALID
+    );
     let generic = key_with(&s, KeyType::GENERIC_SECRET, &[1; 16], false, true);
     assert_eq!(
         raw_derive(

@@ -361,3 +361,27 @@ fn private_keys_wrap_and_unwrap() {
         WrappedKeyInvalid
     );
 }
+
+/// The SP 800-56C one-step KDF (`CKD_SHA256_KDF_SP800`: SHA-256 of
+/// counter ‖ Z ‖ FixedInfo): the known answer the `cryptoki` crate's own
+/// test suite uses (an X25519 key, an ephemeral peer and OpenPGP-style
+/// fixed info), which differs from the X9.63 form (counter after Z).
+#[test]
+fn sp800_56c_kdf_known_answer() {
+    let f = Fixture::new();
+    let slot = f.token("x25519sp800");
+    let s = f.user(slot);
+    let private = import_private(
+        &s,
+        &unhex("F00670C5F139E7E6C2511EA04FF507AFBBE237CE3C71A89CA59A1C5CF8856562"),
+        PRINTABLE,
+    );
+    let peer = unhex("533B3F09E53B3DEED661A13F7A7D9694AB71CE156C728E00DEE87A1EE3A14C4A");
+    let info = unhex(
+        "0A2B0601040197550105011203010807416E6F6E796D6F75732053656E646572202020205633A4C5AE4305BC0FE2ABB699A8EE54632790A0",
+    );
+    let sp800 = derive(&s, private, &peer, EcKdf::sha256_sp800(&info));
+    assert_eq!(sp800[..16], unhex("AF8CE51D0139A6D60831A9BABAB20186")[..]);
+    let x963 = derive(&s, private, &peer, EcKdf::sha256(&info));
+    assert_ne!(x963[..16], sp800[..16]);
+}

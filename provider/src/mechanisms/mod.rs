@@ -952,8 +952,16 @@ pub fn derive(
                 None if value.len() > MAX_SECRET_LEN => Err(err(CKR_KEY_SIZE_RANGE)),
                 None => Ok(value),
                 // §2.42: a shorter length takes the leading bytes; a longer
-                // one cannot be met.
-                Some(l) if l > value.len() => Err(err(CKR_TEMPLATE_INCONSISTENT)),
+                // one cannot be met: the template asks too much of the bases
+                // (concatenation, XOR), or the data given to encrypt is too
+                // short for the key (AES encryption of data, where consumers
+                // expect the parameter to be blamed).
+                Some(l) if l > value.len() => Err(err(match ty {
+                    CKM_AES_ECB_ENCRYPT_DATA | CKM_AES_CBC_ENCRYPT_DATA => {
+                        CKR_MECHANISM_PARAM_INVALID
+                    }
+                    _ => CKR_TEMPLATE_INCONSISTENT,
+                })),
                 Some(l) => Ok(Zeroizing::new(value[..l].to_vec())),
             }
         }

@@ -1,5 +1,5 @@
 //! `CKM_ECDH1_DERIVE` (mechanisms spec §2.3.15) with the X9.63 KDFs of
-//! §2.3.13.
+//! §2.3.13 and the NIST SP 800-56C one-step KDFs (`CKD_SHA*_KDF_SP800`).
 
 use super::curves::{EcPrivateKey, EcPublicKey, parse_point};
 use crate::error::{Result, err};
@@ -10,19 +10,27 @@ use cryptoki_sys::*;
 use p256::elliptic_curve::ecdh::diffie_hellman;
 use zeroize::Zeroizing;
 
-/// ANSI X9.63 KDF (the `CKD_SHA*_KDF` functions of §2.3.13).
+/// The hash-based KDFs of `CK_ECDH1_DERIVE_PARAMS.kdf` (§2.3.13): ANSI
+/// X9.63 (`CKD_SHA*_KDF`: H(Z ‖ counter ‖ SharedInfo)) and the SP 800-56C
+/// one-step KDF (`CKD_SHA*_KDF_SP800`: H(counter ‖ Z ‖ FixedInfo)), the
+/// 32-bit big-endian counter starting at 1.
 pub(in crate::mechanisms) fn x963_kdf(
     kdf: CK_EC_KDF_TYPE,
     z: &[u8],
     shared: &[u8],
     len: usize,
 ) -> Result<Zeroizing<Vec<u8>>> {
-    let mech = match kdf {
-        CKD_SHA1_KDF => CKM_SHA_1,
-        CKD_SHA224_KDF => CKM_SHA224,
-        CKD_SHA256_KDF => CKM_SHA256,
-        CKD_SHA384_KDF => CKM_SHA384,
-        CKD_SHA512_KDF => CKM_SHA512,
+    let (mech, counter_first) = match kdf {
+        CKD_SHA1_KDF => (CKM_SHA_1, false),
+        CKD_SHA224_KDF => (CKM_SHA224, false),
+        CKD_SHA256_KDF => (CKM_SHA256, false),
+        CKD_SHA384_KDF => (CKM_SHA384, false),
+        CKD_SHA512_KDF => (CKM_SHA512, false),
+        CKD_SHA1_KDF_SP800 => (CKM_SHA_1, true),
+        CKD_SHA224_KDF_SP800 => (CKM_SHA224, true),
+        CKD_SHA256_KDF_SP800 => (CKM_SHA256, true),
+        CKD_SHA384_KDF_SP800 => (CKM_SHA384, true),
+        CKD_SHA512_KDF_SP800 => (CKM_SHA512, true),
         _ => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
     };
     if len > MAX_SECRET_LEN {
@@ -32,8 +40,13 @@ pub(in crate::mechanisms) fn x963_kdf(
     let mut counter: u32 = 1;
     while out.len() < len {
         let mut h = DigestOp::new(mech)?;
-        h.update(z);
-        h.update(&counter.to_be_bytes());
+        if counter_first {
+            h.update(&counter.to_be_bytes());
+            h.update(z);
+        } else {
+            h.update(z);
+            h.update(&counter.to_be_bytes());
+        }
         h.update(shared);
         let mut block = [0u8; 64];
         let n = h.finish(&mut block);
