@@ -5,6 +5,7 @@
 pub mod attributes;
 pub mod crypto;
 pub mod handles;
+pub mod message;
 pub mod module;
 pub mod object;
 pub mod objects;

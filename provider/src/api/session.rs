@@ -64,6 +64,10 @@ pub struct Operations {
     pub sign_recover: Option<Active<SignOp>>,
     /// Verification with recovery.
     pub verify_recover: Option<Active<CipherOp>>,
+    /// Message-based encryption (§5.19), independent of `encrypt`.
+    pub message_encrypt: Option<super::message::MessageCipher>,
+    /// Message-based decryption (§5.20), independent of `decrypt`.
+    pub message_decrypt: Option<super::message::MessageCipher>,
 }
 
 impl Operations {
