@@ -228,3 +228,118 @@ pub fn message(
         }
     }
 }
+
+/// The mechanism of a message signing/verification, kept owned so each
+/// message can start a fresh `SignOp` / `VerifyOp` (§5.21–5.22).
+pub struct MessageSign {
+    key: Arc<KeyMaterial>,
+    ty: CK_MECHANISM_TYPE,
+    mac_len: Option<CK_ULONG>,
+    eddsa: Option<(bool, Option<Vec<u8>>)>,
+}
+
+impl MessageSign {
+    fn mechanism(&self) -> Mechanism<'_> {
+        let param = match (&self.mac_len, &self.eddsa) {
+            (Some(n), _) => Param::MacLength(*n),
+            (None, Some((prehash, context))) => Param::EdDsa {
+                prehash: *prehash,
+                context: context.as_deref(),
+            },
+            (None, None) => Param::None,
+        };
+        Mechanism { ty: self.ty, param }
+    }
+}
+
+fn sign_slot(ops: &mut super::session::Operations, sign: bool) -> &mut Option<MessageSign> {
+    if sign {
+        &mut ops.message_sign
+    } else {
+        &mut ops.message_verify
+    }
+}
+
+/// `C_MessageSignInit` / `C_MessageVerifyInit` (§5.21 / §5.22): the HMAC
+/// mechanisms and `CKM_EDDSA`, with their usual (`C_SignInit`) parameter.
+/// Their messages take no per-message parameter.
+pub fn sign_init(
+    session: &Session,
+    sign: bool,
+    mech: &Mechanism<'_>,
+    key: CK_OBJECT_HANDLE,
+) -> Result<()> {
+    let mut ops = session.ops.lock();
+    let slot = sign_slot(&mut ops, sign);
+    if slot.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    let (function, usage) = if sign {
+        (CKF_MESSAGE_SIGN, CKA_SIGN)
+    } else {
+        (CKF_MESSAGE_VERIFY, CKA_VERIFY)
+    };
+    mechanisms::require(mech, function)?;
+    let key = super::crypto::message_key(session, key, mech, usage)?;
+    let (mac_len, eddsa) = match mech.param {
+        Param::None => (None, None),
+        Param::MacLength(n) => (Some(n), None),
+        Param::EdDsa { prehash, context } => (None, Some((prehash, context.map(<[u8]>::to_vec)))),
+        _ => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
+    };
+    // Checks key and parameter now, as C_SignInit would.
+    if sign {
+        mechanisms::sign_init(mech, key.clone())?;
+    } else {
+        mechanisms::verify_init(mech, key.clone())?;
+    }
+    *slot = Some(MessageSign {
+        key,
+        ty: mech.ty,
+        mac_len,
+        eddsa,
+    });
+    Ok(())
+}
+
+/// `C_MessageSignFinal` / `C_MessageVerifyFinal`: ends the operation.
+pub fn sign_finish(session: &Session, sign: bool) -> Result<()> {
+    let mut ops = session.ops.lock();
+    sign_slot(&mut ops, sign)
+        .take()
+        .map(|_| ())
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
+}
+
+/// `C_SignMessage`: one whole message, as `C_Sign` with the init's
+/// mechanism. Size query and `CKR_BUFFER_TOO_SMALL` keep the operation, as
+/// does a failed message.
+pub fn sign_message(session: &Session, data: &[u8], out: Option<&mut [u8]>) -> Result<usize> {
+    use mechanisms::SignOperation;
+    let ops = session.ops.lock();
+    let op = ops
+        .message_sign
+        .as_ref()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let mut signer = mechanisms::sign_init(&op.mechanism(), op.key.clone())?;
+    let need = signer.output_len();
+    let Some(out) = out else {
+        return Ok(need);
+    };
+    if out.len() < need {
+        return Err(Error::buffer_too_small(need));
+    }
+    signer.sign(data, out)
+}
+
+/// `C_VerifyMessage`: one whole message, as `C_Verify`; the operation
+/// stays for the next message.
+pub fn verify_message(session: &Session, data: &[u8], signature: &[u8]) -> Result<()> {
+    use mechanisms::VerifyOperation;
+    let ops = session.ops.lock();
+    let op = ops
+        .message_verify
+        .as_ref()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    mechanisms::verify_init(&op.mechanism(), op.key.clone())?.verify(data, signature)
+}

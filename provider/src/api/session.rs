@@ -68,6 +68,10 @@ pub struct Operations {
     pub message_encrypt: Option<super::message::MessageCipher>,
     /// Message-based decryption (§5.20), independent of `decrypt`.
     pub message_decrypt: Option<super::message::MessageCipher>,
+    /// Message-based signing (§5.21), independent of `sign`.
+    pub message_sign: Option<super::message::MessageSign>,
+    /// Message-based verification (§5.22), independent of `verify`.
+    pub message_verify: Option<super::message::MessageSign>,
 }
 
 impl Operations {

@@ -1,8 +1,10 @@
 //! Message-based encryption and decryption (base spec 3.0 §5.19 / §5.20)
 //! with `CKM_AES_GCM` and `CK_GCM_MESSAGE_PARAMS` (mechanisms spec 3.0
-//! §2.12). Multi-part messages (`C_EncryptMessageBegin` / `Next` and the
+//! §2.12); message-based signing and verification (§5.21 / §5.22) with the
+//! HMAC mechanisms and `CKM_EDDSA`. Multi-part messages (`C_EncryptMessageBegin` / `Next` and the
 //! decrypt pair) are not supported (`ffi/unsupported.rs`).
 
+use super::mechanism;
 use super::util::{bytes, finish_output, guard, out_buffer};
 use crate::api::message::{self, GcmMessage};
 use crate::api::module;
@@ -227,4 +229,127 @@ pub unsafe extern "C" fn C_DecryptMessage(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_MessageDecryptFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
     guard(|| module::with_session(hSession, |s| message::finish(s, Direction::Decrypt)))
+}
+
+/// The per-message parameter of signing/verification: none for the HMAC
+/// mechanisms and `CKM_EDDSA` (their parameter is given at init).
+fn no_message_param(p: *mut c_void, len: CK_ULONG) -> Result<()> {
+    if p.is_null() && len == 0 {
+        Ok(())
+    } else {
+        Err(err(CKR_MECHANISM_PARAM_INVALID))
+    }
+}
+
+fn sign_init(
+    h: CK_SESSION_HANDLE,
+    sign: bool,
+    p: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(h, |s| {
+            // SAFETY: forwarded caller guarantee.
+            let mech = unsafe { mechanism::read(p)? };
+            message::sign_init(s, sign, &mech, key)
+        })
+    })
+}
+
+/// `C_MessageSignInit` (§5.21).
+///
+/// # Safety
+/// `pMechanism` null or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_MessageSignInit(
+    hSession: CK_SESSION_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+    hKey: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    sign_init(hSession, true, pMechanism, hKey)
+}
+
+/// `C_SignMessage` (§5.21): one whole message; `pParameter` must be NULL.
+///
+/// # Safety
+/// Input valid for its length; output null or valid for `*pulSignatureLen`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SignMessage(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pData: *mut CK_BYTE,
+    ulDataLen: CK_ULONG,
+    pSignature: *mut CK_BYTE,
+    pulSignatureLen: *mut CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantees.
+            let (data, (buf, len)) = unsafe {
+                (
+                    bytes(pData, ulDataLen)?,
+                    out_buffer(pSignature, pulSignatureLen)?,
+                )
+            };
+            no_message_param(pParameter, ulParameterLen)?;
+            finish_output(message::sign_message(s, data, buf), len)
+        })
+    })
+}
+
+/// `C_MessageSignFinal` (§5.21): ends the message-signing operation.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_MessageSignFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
+    guard(|| module::with_session(hSession, |s| message::sign_finish(s, true)))
+}
+
+/// `C_MessageVerifyInit` (§5.22).
+///
+/// # Safety
+/// `pMechanism` null or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_MessageVerifyInit(
+    hSession: CK_SESSION_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+    hKey: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    sign_init(hSession, false, pMechanism, hKey)
+}
+
+/// `C_VerifyMessage` (§5.22): one whole message; `pParameter` must be NULL.
+///
+/// # Safety
+/// Inputs valid for their lengths.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_VerifyMessage(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pData: *mut CK_BYTE,
+    ulDataLen: CK_ULONG,
+    pSignature: *mut CK_BYTE,
+    ulSignatureLen: CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantees.
+            let (data, signature) =
+                unsafe { (bytes(pData, ulDataLen)?, bytes(pSignature, ulSignatureLen)?) };
+            no_message_param(pParameter, ulParameterLen)?;
+            message::verify_message(s, data, signature)
+        })
+    })
+}
+
+/// `C_MessageVerifyFinal` (§5.22): ends the message-verification operation.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_MessageVerifyFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
+    guard(|| module::with_session(hSession, |s| message::sign_finish(s, false)))
 }

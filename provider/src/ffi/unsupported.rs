@@ -33,16 +33,10 @@ not_supported! {
     C_EncryptMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: *mut CK_ULONG, g: CK_FLAGS);
     C_DecryptMessageBegin(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG);
     C_DecryptMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: *mut CK_ULONG, g: CK_FLAGS);
-    C_MessageSignInit(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE);
-    C_SignMessage(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: *mut CK_ULONG);
     C_SignMessageBegin(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG);
     C_SignMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: *mut CK_ULONG);
-    C_MessageSignFinal(h: CK_SESSION_HANDLE);
-    C_MessageVerifyInit(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE);
-    C_VerifyMessage(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: CK_ULONG);
     C_VerifyMessageBegin(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG);
     C_VerifyMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: CK_ULONG);
-    C_MessageVerifyFinal(h: CK_SESSION_HANDLE);
 }
 
 /// `C_WaitForSlotEvent`: slots never change by themselves, so a
