@@ -557,3 +557,143 @@ fn eddsa_message_sign_and_verify() {
         assert_eq!(verify_message(l, &s, msg, &bad), CKR_SIGNATURE_INVALID);
     }
 }
+
+/// `C_SignMessageBegin` / `Next` in parts gives the single-part MAC;
+/// state errors; `C_VerifyMessageBegin` / `Next` accepts it and rejects a
+/// changed one.
+#[test]
+fn multipart_message_sign() {
+    let f = Fixture::new();
+    let s = f.user(f.token("msg"));
+    let l = list30();
+    let key = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::GENERIC_SECRET),
+            Attribute::Value(b"Jefe".to_vec()),
+            Attribute::Sign(true),
+            Attribute::Verify(true),
+        ])
+        .unwrap();
+    let expected = unhex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    let h = s.handle();
+    assert_eq!(sign_init(l, &s, CKM_SHA256_HMAC, key, true), CKR_OK);
+    assert_eq!(sign_init(l, &s, CKM_SHA256_HMAC, key, false), CKR_OK);
+    // SAFETY: every buffer valid for its length.
+    unsafe {
+        let begin = l.C_SignMessageBegin.unwrap();
+        let next = l.C_SignMessageNext.unwrap();
+        let mut part = *b"what do ya ";
+        assert_eq!(
+            next(
+                h,
+                null_mut(),
+                0,
+                part.as_mut_ptr(),
+                11,
+                null_mut(),
+                null_mut()
+            ),
+            CKR_OPERATION_NOT_INITIALIZED
+        );
+        assert_eq!(begin(h, null_mut(), 0), CKR_OK);
+        assert_eq!(begin(h, null_mut(), 0), CKR_OPERATION_ACTIVE);
+        assert_eq!(
+            sign_message(l, &s, b"x", Some(&mut [0u8; 32])).0,
+            CKR_OPERATION_ACTIVE
+        );
+        assert_eq!(
+            next(
+                h,
+                null_mut(),
+                0,
+                part.as_mut_ptr(),
+                11,
+                null_mut(),
+                null_mut()
+            ),
+            CKR_OK
+        );
+        let mut last = *b"want for nothing?";
+        let mut len: CK_ULONG = 0;
+        assert_eq!(
+            next(
+                h,
+                null_mut(),
+                0,
+                last.as_mut_ptr(),
+                17,
+                null_mut(),
+                &mut len
+            ),
+            CKR_OK
+        );
+        assert_eq!(len, 32);
+        let mut mac = [0u8; 32];
+        len = 31;
+        assert_eq!(
+            next(
+                h,
+                null_mut(),
+                0,
+                last.as_mut_ptr(),
+                17,
+                mac.as_mut_ptr(),
+                &mut len
+            ),
+            CKR_BUFFER_TOO_SMALL
+        );
+        len = 32;
+        assert_eq!(
+            next(
+                h,
+                null_mut(),
+                0,
+                last.as_mut_ptr(),
+                17,
+                mac.as_mut_ptr(),
+                &mut len
+            ),
+            CKR_OK
+        );
+        assert_eq!(mac.to_vec(), expected);
+        assert_eq!(
+            next(
+                h,
+                null_mut(),
+                0,
+                last.as_mut_ptr(),
+                17,
+                mac.as_mut_ptr(),
+                &mut len
+            ),
+            CKR_OPERATION_NOT_INITIALIZED,
+            "the message ended"
+        );
+
+        let vbegin = l.C_VerifyMessageBegin.unwrap();
+        let vnext = l.C_VerifyMessageNext.unwrap();
+        for (sig, want) in [
+            (expected.clone(), CKR_OK),
+            ([0u8; 32].to_vec(), CKR_SIGNATURE_INVALID),
+        ] {
+            assert_eq!(vbegin(h, null_mut(), 0), CKR_OK);
+            assert_eq!(
+                vnext(h, null_mut(), 0, part.as_mut_ptr(), 11, null_mut(), 0),
+                CKR_OK
+            );
+            assert_eq!(
+                vnext(
+                    h,
+                    null_mut(),
+                    0,
+                    last.as_mut_ptr(),
+                    17,
+                    sig.as_ptr() as *mut _,
+                    32
+                ),
+                want
+            );
+        }
+    }
+}

@@ -236,6 +236,10 @@ pub struct MessageSign {
     ty: CK_MECHANISM_TYPE,
     mac_len: Option<CK_ULONG>,
     eddsa: Option<(bool, Option<Vec<u8>>)>,
+    /// The multi-part message being signed (`C_SignMessageBegin` .. `Next`).
+    signing: Option<mechanisms::SignOp>,
+    /// The multi-part message being verified (`C_VerifyMessageBegin` .. `Next`).
+    verifying: Option<mechanisms::VerifyOp>,
 }
 
 impl MessageSign {
@@ -298,6 +302,8 @@ pub fn sign_init(
         ty: mech.ty,
         mac_len,
         eddsa,
+        signing: None,
+        verifying: None,
     });
     Ok(())
 }
@@ -321,6 +327,9 @@ pub fn sign_message(session: &Session, data: &[u8], out: Option<&mut [u8]>) -> R
         .message_sign
         .as_ref()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if op.signing.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
     let mut signer = mechanisms::sign_init(&op.mechanism(), op.key.clone())?;
     let need = signer.output_len();
     let Some(out) = out else {
@@ -341,5 +350,94 @@ pub fn verify_message(session: &Session, data: &[u8], signature: &[u8]) -> Resul
         .message_verify
         .as_ref()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if op.verifying.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
     mechanisms::verify_init(&op.mechanism(), op.key.clone())?.verify(data, signature)
+}
+
+/// `C_SignMessageBegin` / `C_VerifyMessageBegin` (§5.21 / §5.22): starts a
+/// multi-part message; `CKR_OPERATION_ACTIVE` while one is in progress.
+pub fn sign_begin(session: &Session, sign: bool) -> Result<()> {
+    let mut ops = session.ops.lock();
+    let op = sign_slot(&mut ops, sign)
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if op.signing.is_some() || op.verifying.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    let mech = op.mechanism();
+    if sign {
+        let signer = mechanisms::sign_init(&mech, op.key.clone())?;
+        op.signing = Some(signer);
+    } else {
+        let verifier = mechanisms::verify_init(&mech, op.key.clone())?;
+        op.verifying = Some(verifier);
+    }
+    Ok(())
+}
+
+/// `C_SignMessageNext`: adds `data`; with `last` (`pulSignatureLen` given)
+/// also produces the signature and ends the message. A size query or
+/// `CKR_BUFFER_TOO_SMALL` adds nothing and keeps the message, so the call
+/// can be repeated with the same part; any other error ends the message.
+pub fn sign_next(
+    session: &Session,
+    data: &[u8],
+    last: bool,
+    out: Option<&mut [u8]>,
+) -> Result<usize> {
+    use mechanisms::SignOperation;
+    let mut ops = session.ops.lock();
+    let op = ops
+        .message_sign
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let signer = op
+        .signing
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if last {
+        let need = signer.output_len();
+        let Some(out) = out else {
+            return Ok(need);
+        };
+        if out.len() < need {
+            return Err(Error::buffer_too_small(need));
+        }
+        let mut signer = op
+            .signing
+            .take()
+            .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+        signer.update(data)?;
+        return signer.finish(out);
+    }
+    let r = signer.update(data);
+    if r.is_err() {
+        op.signing = None;
+    }
+    r.map(|()| 0)
+}
+
+/// `C_VerifyMessageNext`: adds `data`; with a signature, checks it and
+/// ends the message (whatever the outcome); an error ends it too.
+pub fn verify_next(session: &Session, data: &[u8], signature: Option<&[u8]>) -> Result<()> {
+    use mechanisms::VerifyOperation;
+    let mut ops = session.ops.lock();
+    let op = ops
+        .message_verify
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let mut verifier = op
+        .verifying
+        .take()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    verifier.update(data)?;
+    match signature {
+        Some(sig) => verifier.finish(sig),
+        None => {
+            op.verifying = Some(verifier);
+            Ok(())
+        }
+    }
 }

@@ -353,3 +353,102 @@ pub unsafe extern "C" fn C_VerifyMessage(
 pub unsafe extern "C" fn C_MessageVerifyFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
     guard(|| module::with_session(hSession, |s| message::sign_finish(s, false)))
 }
+
+/// `C_SignMessageBegin` (§5.21): starts a multi-part message; `pParameter`
+/// must be NULL.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SignMessageBegin(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            no_message_param(pParameter, ulParameterLen)?;
+            message::sign_begin(s, true)
+        })
+    })
+}
+
+/// `C_SignMessageNext` (§5.21): a part; with `pulSignatureLen` non-null the
+/// last part, producing the signature (`pSignature` null: size query).
+///
+/// # Safety
+/// Input valid for its length; output null or valid for `*pulSignatureLen`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SignMessageNext(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pDataPart: *mut CK_BYTE,
+    ulDataPartLen: CK_ULONG,
+    pSignature: *mut CK_BYTE,
+    pulSignatureLen: *mut CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantee.
+            let data = unsafe { bytes(pDataPart, ulDataPartLen)? };
+            no_message_param(pParameter, ulParameterLen)?;
+            if pulSignatureLen.is_null() {
+                return message::sign_next(s, data, false, None).map(|_| ());
+            }
+            // SAFETY: forwarded caller guarantee; length pointer non-null.
+            let (buf, len) = unsafe { out_buffer(pSignature, pulSignatureLen)? };
+            finish_output(message::sign_next(s, data, true, buf), len)
+        })
+    })
+}
+
+/// `C_VerifyMessageBegin` (§5.22): starts a multi-part message;
+/// `pParameter` must be NULL.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_VerifyMessageBegin(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            no_message_param(pParameter, ulParameterLen)?;
+            message::sign_begin(s, false)
+        })
+    })
+}
+
+/// `C_VerifyMessageNext` (§5.22): a part; with `pSignature` non-null the
+/// last part, checking the signature.
+///
+/// # Safety
+/// Inputs valid for their lengths.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_VerifyMessageNext(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pDataPart: *mut CK_BYTE,
+    ulDataPartLen: CK_ULONG,
+    pSignature: *mut CK_BYTE,
+    ulSignatureLen: CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantees.
+            let data = unsafe { bytes(pDataPart, ulDataPartLen)? };
+            no_message_param(pParameter, ulParameterLen)?;
+            let signature = if pSignature.is_null() {
+                None
+            } else {
+                // SAFETY: non-null; caller guarantees validity for its length.
+                Some(unsafe { bytes(pSignature, ulSignatureLen)? })
+            };
+            message::verify_next(s, data, signature)
+        })
+    })
+}

@@ -33,10 +33,6 @@ not_supported! {
     C_EncryptMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: *mut CK_ULONG, g: CK_FLAGS);
     C_DecryptMessageBegin(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG);
     C_DecryptMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: *mut CK_ULONG, g: CK_FLAGS);
-    C_SignMessageBegin(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG);
-    C_SignMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: *mut CK_ULONG);
-    C_VerifyMessageBegin(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG);
-    C_VerifyMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: CK_ULONG);
 }
 
 /// `C_WaitForSlotEvent`: slots never change by themselves, so a
