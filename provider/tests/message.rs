@@ -321,6 +321,19 @@ fn generated_ivs() {
     };
     assert_eq!(rv, CKR_OK);
     assert_eq!(out[..plain.len()], unhex(C3)[..]);
+    // C_SessionCancel ends exactly the message operations named.
+    // SAFETY: no pointers.
+    unsafe {
+        assert_eq!(
+            l.C_SessionCancel.unwrap()(s.handle(), CKF_MESSAGE_ENCRYPT),
+            CKR_OK
+        );
+        assert_eq!(
+            l.C_MessageEncryptFinal.unwrap()(s.handle()),
+            CKR_OPERATION_NOT_INITIALIZED
+        );
+        assert_eq!(l.C_MessageDecryptFinal.unwrap()(s.handle()), CKR_OK);
+    }
 }
 
 /// Only `CKM_AES_GCM` without parameter; a key without `CKA_ENCRYPT` is refused.
