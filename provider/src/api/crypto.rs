@@ -73,6 +73,18 @@ fn single_call_key(
     Ok(key.material)
 }
 
+/// A key for a message-based operation (§5.19–5.20): as
+/// [`single_call_key`], no context login is offered for them, so a key
+/// with `CKA_ALWAYS_AUTHENTICATE` is refused.
+pub(crate) fn message_key(
+    session: &Session,
+    handle: CK_OBJECT_HANDLE,
+    mech: &Mechanism<'_>,
+    usage: CK_ATTRIBUTE_TYPE,
+) -> Result<Arc<KeyMaterial>> {
+    single_call_key(session, handle, mech, usage)
+}
+
 /// `CKR_USER_NOT_LOGGED_IN` while the operation's key awaits its
 /// `C_Login(CKU_CONTEXT_SPECIFIC)` (`CKA_ALWAYS_AUTHENTICATE`, §4.9).
 pub(super) fn check_context_login<T>(slot: &Option<Active<T>>) -> Result<()> {

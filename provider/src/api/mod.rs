@@ -7,6 +7,7 @@ pub mod crypto;
 pub mod dual;
 pub mod events;
 pub mod handles;
+pub mod message;
 pub mod module;
 pub mod object;
 pub mod objects;

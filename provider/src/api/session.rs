@@ -67,6 +67,14 @@ pub struct Operations {
     pub sign_recover: Option<Active<SignOp>>,
     /// Verification with recovery.
     pub verify_recover: Option<Active<CipherOp>>,
+    /// Message-based encryption (§5.19), independent of `encrypt`.
+    pub message_encrypt: Option<super::message::MessageCipher>,
+    /// Message-based decryption (§5.20), independent of `decrypt`.
+    pub message_decrypt: Option<super::message::MessageCipher>,
+    /// Message-based signing (§5.21), independent of `sign`.
+    pub message_sign: Option<super::message::MessageSign>,
+    /// Message-based verification (§5.22), independent of `verify`.
+    pub message_verify: Option<super::message::MessageSign>,
 }
 
 impl Operations {

@@ -155,6 +155,19 @@ pub unsafe extern "C" fn C_SessionCancel(hSession: CK_SESSION_HANDLE, flags: CK_
             if flags & CKF_DECRYPT != 0 {
                 ops.decrypt = None;
             }
+            // The message-based operations (3.0 §5.19–5.22).
+            if flags & CKF_MESSAGE_ENCRYPT != 0 {
+                ops.message_encrypt = None;
+            }
+            if flags & CKF_MESSAGE_DECRYPT != 0 {
+                ops.message_decrypt = None;
+            }
+            if flags & CKF_MESSAGE_SIGN != 0 {
+                ops.message_sign = None;
+            }
+            if flags & CKF_MESSAGE_VERIFY != 0 {
+                ops.message_verify = None;
+            }
             Ok(())
         })
     })

@@ -23,24 +23,8 @@ macro_rules! not_supported {
 }
 
 not_supported! {
-    C_MessageEncryptInit(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE);
-    C_EncryptMessage(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: CK_ULONG, g: *mut CK_BYTE, i: *mut CK_ULONG);
     C_EncryptMessageBegin(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG);
     C_EncryptMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: *mut CK_ULONG, g: CK_FLAGS);
-    C_MessageEncryptFinal(h: CK_SESSION_HANDLE);
-    C_MessageDecryptInit(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE);
-    C_DecryptMessage(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: CK_ULONG, g: *mut CK_BYTE, i: *mut CK_ULONG);
     C_DecryptMessageBegin(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG);
     C_DecryptMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: *mut CK_ULONG, g: CK_FLAGS);
-    C_MessageDecryptFinal(h: CK_SESSION_HANDLE);
-    C_MessageSignInit(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE);
-    C_SignMessage(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: *mut CK_ULONG);
-    C_SignMessageBegin(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG);
-    C_SignMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: *mut CK_ULONG);
-    C_MessageSignFinal(h: CK_SESSION_HANDLE);
-    C_MessageVerifyInit(h: CK_SESSION_HANDLE, a: *mut CK_MECHANISM, b: CK_OBJECT_HANDLE);
-    C_VerifyMessage(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: CK_ULONG);
-    C_VerifyMessageBegin(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG);
-    C_VerifyMessageNext(h: CK_SESSION_HANDLE, a: *mut c_void, b: CK_ULONG, c: *mut CK_BYTE, d: CK_ULONG, e: *mut CK_BYTE, f: CK_ULONG);
-    C_MessageVerifyFinal(h: CK_SESSION_HANDLE);
 }

@@ -198,6 +198,8 @@ const EC_FLAGS: CK_FLAGS = CKF_EC_F_P | CKF_EC_OID | CKF_EC_UNCOMPRESS;
 const SV: CK_FLAGS = CKF_SIGN | CKF_VERIFY;
 const SVR: CK_FLAGS = CKF_SIGN_RECOVER | CKF_VERIFY_RECOVER;
 const ED: CK_FLAGS = CKF_ENCRYPT | CKF_DECRYPT;
+/// Message-based signing and verification (base spec 3.0 §5.21–5.22).
+const MSV: CK_FLAGS = CKF_MESSAGE_SIGN | CKF_MESSAGE_VERIFY;
 const WU: CK_FLAGS = CKF_WRAP | CKF_UNWRAP;
 use ParamKind as P;
 
@@ -212,7 +214,7 @@ pub static REGISTRY: &[Descriptor] = &[
         CKF_GENERATE_KEY_PAIR | EC_FLAGS,
         P::None,
     ),
-    d(CKM_EDDSA, 255, 255, SV | EC_FLAGS, P::EdDsa),
+    d(CKM_EDDSA, 255, 255, SV | MSV | EC_FLAGS, P::EdDsa),
     // X25519 (RFC 7748): 255-bit Montgomery keys.
     d(
         CKM_EC_MONTGOMERY_KEY_PAIR_GEN,
@@ -279,7 +281,13 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_AES_CBC, 16, 32, ED | WU, P::Bytes),
     d(CKM_AES_CBC_PAD, 16, 32, ED | WU, P::Bytes),
     d(CKM_AES_CTR, 16, 32, ED, P::Ctr),
-    d(CKM_AES_GCM, 16, 32, ED, P::Gcm),
+    d(
+        CKM_AES_GCM,
+        16,
+        32,
+        ED | CKF_MESSAGE_ENCRYPT | CKF_MESSAGE_DECRYPT,
+        P::Gcm,
+    ),
     d(CKM_AES_KEY_WRAP, 16, 32, ED | WU, P::OptionalBytes),
     d(CKM_AES_KEY_WRAP_PAD, 16, 32, ED | WU, P::OptionalBytes),
     d(CKM_AES_CMAC, 16, 32, SV, P::None),
@@ -293,16 +301,16 @@ pub static REGISTRY: &[Descriptor] = &[
     // Legacy (SoftHSM2 migration; docs/mechanisms.md): generic secrets only.
     d(CKM_MD5_HMAC, 1, 512, SV, P::None),
     d(CKM_MD5_HMAC_GENERAL, 1, 512, SV, P::MacLength),
-    d(CKM_SHA_1_HMAC, 1, 512, SV, P::None),
-    d(CKM_SHA_1_HMAC_GENERAL, 1, 512, SV, P::MacLength),
-    d(CKM_SHA224_HMAC, 1, 512, SV, P::None),
-    d(CKM_SHA224_HMAC_GENERAL, 1, 512, SV, P::MacLength),
-    d(CKM_SHA256_HMAC, 1, 512, SV, P::None),
-    d(CKM_SHA256_HMAC_GENERAL, 1, 512, SV, P::MacLength),
-    d(CKM_SHA384_HMAC, 1, 512, SV, P::None),
-    d(CKM_SHA384_HMAC_GENERAL, 1, 512, SV, P::MacLength),
-    d(CKM_SHA512_HMAC, 1, 512, SV, P::None),
-    d(CKM_SHA512_HMAC_GENERAL, 1, 512, SV, P::MacLength),
+    d(CKM_SHA_1_HMAC, 1, 512, SV | MSV, P::None),
+    d(CKM_SHA_1_HMAC_GENERAL, 1, 512, SV | MSV, P::MacLength),
+    d(CKM_SHA224_HMAC, 1, 512, SV | MSV, P::None),
+    d(CKM_SHA224_HMAC_GENERAL, 1, 512, SV | MSV, P::MacLength),
+    d(CKM_SHA256_HMAC, 1, 512, SV | MSV, P::None),
+    d(CKM_SHA256_HMAC_GENERAL, 1, 512, SV | MSV, P::MacLength),
+    d(CKM_SHA384_HMAC, 1, 512, SV | MSV, P::None),
+    d(CKM_SHA384_HMAC_GENERAL, 1, 512, SV | MSV, P::MacLength),
+    d(CKM_SHA512_HMAC, 1, 512, SV | MSV, P::None),
+    d(CKM_SHA512_HMAC_GENERAL, 1, 512, SV | MSV, P::MacLength),
     d(CKM_HKDF_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
     d(CKM_CONCATENATE_BASE_AND_KEY, 1, 512, CKF_DERIVE, P::Handle),
     d(

@@ -1,0 +1,443 @@
+//! Message-based encryption and decryption (base spec 3.0 §5.19 / §5.20)
+//! with `CKM_AES_GCM` and its per-message `CK_GCM_MESSAGE_PARAMS`
+//! (mechanisms spec 3.0 §2.12 "AES-GCM", message-based part).
+//!
+//! Each message is single-part (`C_EncryptMessage` / `C_DecryptMessage`);
+//! it runs through the same GCM code as `C_Encrypt` / `C_Decrypt`, so a
+//! decryption releases plaintext only once the tag verified. The
+//! operation lives in the session's own `message_encrypt` /
+//! `message_decrypt` slots, independent of `C_EncryptInit` / `C_DecryptInit`
+//! (§5.19: a session may hold both).
+
+use super::session::Session;
+use crate::error::{Error, Result, err};
+use crate::mechanisms::keys::KeyMaterial;
+use crate::mechanisms::{self, Direction, Mechanism, Param, random};
+use cryptoki_sys::*;
+use std::sync::Arc;
+use zeroize::Zeroizing;
+
+/// A message-based AES-GCM operation: its key, and the counter of
+/// `CKG_GENERATE_COUNTER(_XOR)` IVs (never reused within the operation).
+pub struct MessageCipher {
+    key: Arc<KeyMaterial>,
+    counter: u64,
+}
+
+/// The per-message `CK_GCM_MESSAGE_PARAMS`, as read by the FFI layer.
+pub struct GcmMessage<'a> {
+    /// `pIv` (`ulIvLen` bytes): input for `CKG_NO_GENERATE` and the fixed
+    /// part, output for the generated forms.
+    pub iv: &'a mut [u8],
+    /// `ulIvFixedBits`.
+    pub fixed_bits: CK_ULONG,
+    /// `ivGenerator`.
+    pub generator: CK_GENERATOR_FUNCTION,
+    /// `pTag` (`ulTagBits / 8` bytes): output on encryption, input on decryption.
+    pub tag: &'a mut [u8],
+    /// `ulTagBits`.
+    pub tag_bits: CK_ULONG,
+}
+
+fn slot(ops: &mut super::session::Operations, direction: Direction) -> &mut Option<MessageCipher> {
+    match direction {
+        Direction::Encrypt => &mut ops.message_encrypt,
+        Direction::Decrypt => &mut ops.message_decrypt,
+    }
+}
+
+/// `C_MessageEncryptInit` / `C_MessageDecryptInit` (§5.19 / §5.20): only
+/// `CKM_AES_GCM` with no parameter; the key needs `CKA_ENCRYPT` /
+/// `CKA_DECRYPT`. A key with `CKA_ALWAYS_AUTHENTICATE` is refused for
+/// decryption (`CKR_KEY_FUNCTION_NOT_PERMITTED`): there is no context
+/// login for message operations here.
+pub fn init(
+    session: &Session,
+    direction: Direction,
+    mech: &Mechanism<'_>,
+    key: CK_OBJECT_HANDLE,
+) -> Result<()> {
+    let mut ops = session.ops.lock();
+    let slot = slot(&mut ops, direction);
+    if slot.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    let (function, usage) = match direction {
+        Direction::Encrypt => (CKF_MESSAGE_ENCRYPT, CKA_ENCRYPT),
+        Direction::Decrypt => (CKF_MESSAGE_DECRYPT, CKA_DECRYPT),
+    };
+    if mech.ty != CKM_AES_GCM || !matches!(mech.param, Param::None) {
+        return Err(err(CKR_MECHANISM_INVALID));
+    }
+    mechanisms::require(mech, function)?;
+    let key = super::crypto::message_key(session, key, mech, usage)?;
+    if !matches!(&*key, KeyMaterial::Aes(_)) {
+        return Err(err(CKR_KEY_TYPE_INCONSISTENT));
+    }
+    *slot = Some(MessageCipher { key, counter: 0 });
+    Ok(())
+}
+
+/// `C_MessageEncryptFinal` / `C_MessageDecryptFinal`: ends the operation.
+pub fn finish(session: &Session, direction: Direction) -> Result<()> {
+    let mut ops = session.ops.lock();
+    slot(&mut ops, direction)
+        .take()
+        .map(|_| ())
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
+}
+
+/// Checks the lengths of `p` (`CKR_MECHANISM_PARAM_INVALID` otherwise).
+fn check_params(p: &GcmMessage<'_>) -> Result<usize> {
+    let bad = || err(CKR_MECHANISM_PARAM_INVALID);
+    if p.iv.is_empty() || p.iv.len() > 256 {
+        return Err(bad());
+    }
+    if !matches!(p.tag_bits, 96 | 104 | 112 | 120 | 128) || p.tag.len() != p.tag_bits as usize / 8 {
+        return Err(bad());
+    }
+    Ok(p.tag.len())
+}
+
+/// Fills the generated part of the IV (§2.12 `CK_GCM_MESSAGE_PARAMS`):
+/// the leading `fixed_bits` bits stay the caller's, the rest is a counter
+/// (big-endian, incremented per message of this operation, XORed into the
+/// caller's bits for `CKG_GENERATE_COUNTER_XOR`) or random.
+fn generate_iv(op: &mut MessageCipher, p: &mut GcmMessage<'_>) -> Result<()> {
+    let bad = || err(CKR_MECHANISM_PARAM_INVALID);
+    let total_bits = p.iv.len() * 8;
+    let fixed = usize::try_from(p.fixed_bits).map_err(|_| bad())?;
+    match p.generator {
+        CKG_NO_GENERATE => Ok(()),
+        CKG_GENERATE | CKG_GENERATE_RANDOM => {
+            if fixed >= total_bits {
+                return Err(bad());
+            }
+            let mut fresh = Zeroizing::new(vec![0u8; p.iv.len()]);
+            random::generate(&mut fresh)?;
+            merge_bits(p.iv, &fresh, fixed, false);
+            Ok(())
+        }
+        CKG_GENERATE_COUNTER | CKG_GENERATE_COUNTER_XOR => {
+            let counter_bits = total_bits.checked_sub(fixed).ok_or_else(bad)?;
+            // At least 32 counter bits, so the operation can give 2^32 IVs.
+            if counter_bits < 32 {
+                return Err(bad());
+            }
+            if counter_bits < 64 && op.counter >> counter_bits != 0 {
+                // Every counter value was used: no fresh IV is left.
+                return Err(err(CKR_DATA_LEN_RANGE));
+            }
+            let value = op.counter;
+            op.counter = op.counter.checked_add(1).ok_or(err(CKR_DATA_LEN_RANGE))?;
+            let mut block = vec![0u8; p.iv.len()];
+            let n = block.len();
+            let be = value.to_be_bytes();
+            let take = be.len().min(n);
+            block[n - take..].copy_from_slice(&be[be.len() - take..]);
+            merge_bits(p.iv, &block, fixed, p.generator == CKG_GENERATE_COUNTER_XOR);
+            Ok(())
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// Writes the bits of `src` after the first `fixed` bits into `iv`
+/// (replacing or XORing them).
+fn merge_bits(iv: &mut [u8], src: &[u8], fixed: usize, xor: bool) {
+    for (i, (b, s)) in iv.iter_mut().zip(src).enumerate() {
+        let start = i * 8;
+        let mask: u8 = if start + 8 <= fixed {
+            0
+        } else if start >= fixed {
+            0xff
+        } else {
+            0xff >> (fixed - start)
+        };
+        if xor {
+            *b ^= s & mask;
+        } else {
+            *b = (*b & !mask) | (s & mask);
+        }
+    }
+}
+
+/// `C_EncryptMessage` / `C_DecryptMessage`: one whole message. `out` is
+/// `None` for a length query; a too-small buffer gives
+/// `CKR_BUFFER_TOO_SMALL`. Neither ends the operation, nor does a failed
+/// message (the operation ends only with the `*Final` call).
+pub fn message(
+    session: &Session,
+    direction: Direction,
+    mut params: GcmMessage<'_>,
+    aad: &[u8],
+    input: &[u8],
+    out: Option<&mut [u8]>,
+) -> Result<usize> {
+    let mut ops = session.ops.lock();
+    let op = slot(&mut ops, direction)
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let tag_len = check_params(&params)?;
+    let Some(out) = out else {
+        return Ok(input.len());
+    };
+    if out.len() < input.len() {
+        return Err(Error::buffer_too_small(input.len()));
+    }
+    if direction == Direction::Encrypt {
+        generate_iv(op, &mut params)?;
+    } else if params.generator != CKG_NO_GENERATE
+        && !matches!(
+            params.generator,
+            CKG_GENERATE | CKG_GENERATE_COUNTER | CKG_GENERATE_RANDOM | CKG_GENERATE_COUNTER_XOR
+        )
+    {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    let mech = Mechanism {
+        ty: CKM_AES_GCM,
+        param: Param::Gcm {
+            iv: params.iv,
+            aad,
+            tag_bits: params.tag_bits,
+        },
+    };
+    let mut cipher =
+        mechanisms::cipher_init(&mech, op.key.clone(), direction, CKF_ENCRYPT | CKF_DECRYPT)?;
+    use mechanisms::CipherOperation;
+    match direction {
+        Direction::Encrypt => {
+            let mut sealed = Zeroizing::new(vec![0u8; input.len() + tag_len]);
+            let n = cipher.process(input, &mut sealed)?;
+            if n != input.len() + tag_len {
+                return Err(err(CKR_GENERAL_ERROR));
+            }
+            out[..input.len()].copy_from_slice(&sealed[..input.len()]);
+            params.tag.copy_from_slice(&sealed[input.len()..]);
+            Ok(input.len())
+        }
+        Direction::Decrypt => {
+            let mut sealed = Vec::with_capacity(input.len() + tag_len);
+            sealed.extend_from_slice(input);
+            sealed.extend_from_slice(params.tag);
+            let mut plain = Zeroizing::new(vec![0u8; input.len()]);
+            let n = cipher.process(&sealed, &mut plain)?;
+            out[..n].copy_from_slice(&plain[..n]);
+            Ok(n)
+        }
+    }
+}
+
+/// The mechanism of a message signing/verification, kept owned so each
+/// message can start a fresh `SignOp` / `VerifyOp` (§5.21–5.22).
+pub struct MessageSign {
+    key: Arc<KeyMaterial>,
+    ty: CK_MECHANISM_TYPE,
+    mac_len: Option<CK_ULONG>,
+    eddsa: Option<(bool, Option<Vec<u8>>)>,
+    /// The multi-part message being signed (`C_SignMessageBegin` .. `Next`).
+    signing: Option<mechanisms::SignOp>,
+    /// The multi-part message being verified (`C_VerifyMessageBegin` .. `Next`).
+    verifying: Option<mechanisms::VerifyOp>,
+}
+
+impl MessageSign {
+    fn mechanism(&self) -> Mechanism<'_> {
+        let param = match (&self.mac_len, &self.eddsa) {
+            (Some(n), _) => Param::MacLength(*n),
+            (None, Some((prehash, context))) => Param::EdDsa {
+                prehash: *prehash,
+                context: context.as_deref(),
+            },
+            (None, None) => Param::None,
+        };
+        Mechanism { ty: self.ty, param }
+    }
+}
+
+fn sign_slot(ops: &mut super::session::Operations, sign: bool) -> &mut Option<MessageSign> {
+    if sign {
+        &mut ops.message_sign
+    } else {
+        &mut ops.message_verify
+    }
+}
+
+/// `C_MessageSignInit` / `C_MessageVerifyInit` (§5.21 / §5.22): the HMAC
+/// mechanisms and `CKM_EDDSA`, with their usual (`C_SignInit`) parameter.
+/// Their messages take no per-message parameter.
+pub fn sign_init(
+    session: &Session,
+    sign: bool,
+    mech: &Mechanism<'_>,
+    key: CK_OBJECT_HANDLE,
+) -> Result<()> {
+    let mut ops = session.ops.lock();
+    let slot = sign_slot(&mut ops, sign);
+    if slot.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    let (function, usage) = if sign {
+        (CKF_MESSAGE_SIGN, CKA_SIGN)
+    } else {
+        (CKF_MESSAGE_VERIFY, CKA_VERIFY)
+    };
+    mechanisms::require(mech, function)?;
+    let key = super::crypto::message_key(session, key, mech, usage)?;
+    let (mac_len, eddsa) = match mech.param {
+        Param::None => (None, None),
+        Param::MacLength(n) => (Some(n), None),
+        Param::EdDsa { prehash, context } => (None, Some((prehash, context.map(<[u8]>::to_vec)))),
+        _ => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
+    };
+    // Checks key and parameter now, as C_SignInit would.
+    if sign {
+        mechanisms::sign_init(mech, key.clone())?;
+    } else {
+        mechanisms::verify_init(mech, key.clone())?;
+    }
+    *slot = Some(MessageSign {
+        key,
+        ty: mech.ty,
+        mac_len,
+        eddsa,
+        signing: None,
+        verifying: None,
+    });
+    Ok(())
+}
+
+/// `C_MessageSignFinal` / `C_MessageVerifyFinal`: ends the operation.
+pub fn sign_finish(session: &Session, sign: bool) -> Result<()> {
+    let mut ops = session.ops.lock();
+    sign_slot(&mut ops, sign)
+        .take()
+        .map(|_| ())
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
+}
+
+/// `C_SignMessage`: one whole message, as `C_Sign` with the init's
+/// mechanism. Size query and `CKR_BUFFER_TOO_SMALL` keep the operation, as
+/// does a failed message.
+pub fn sign_message(session: &Session, data: &[u8], out: Option<&mut [u8]>) -> Result<usize> {
+    use mechanisms::SignOperation;
+    let ops = session.ops.lock();
+    let op = ops
+        .message_sign
+        .as_ref()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if op.signing.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    let mut signer = mechanisms::sign_init(&op.mechanism(), op.key.clone())?;
+    let need = signer.output_len();
+    let Some(out) = out else {
+        return Ok(need);
+    };
+    if out.len() < need {
+        return Err(Error::buffer_too_small(need));
+    }
+    signer.sign(data, out)
+}
+
+/// `C_VerifyMessage`: one whole message, as `C_Verify`; the operation
+/// stays for the next message.
+pub fn verify_message(session: &Session, data: &[u8], signature: &[u8]) -> Result<()> {
+    use mechanisms::VerifyOperation;
+    let ops = session.ops.lock();
+    let op = ops
+        .message_verify
+        .as_ref()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if op.verifying.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    mechanisms::verify_init(&op.mechanism(), op.key.clone())?.verify(data, signature)
+}
+
+/// `C_SignMessageBegin` / `C_VerifyMessageBegin` (§5.21 / §5.22): starts a
+/// multi-part message; `CKR_OPERATION_ACTIVE` while one is in progress.
+pub fn sign_begin(session: &Session, sign: bool) -> Result<()> {
+    let mut ops = session.ops.lock();
+    let op = sign_slot(&mut ops, sign)
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if op.signing.is_some() || op.verifying.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    let mech = op.mechanism();
+    if sign {
+        let signer = mechanisms::sign_init(&mech, op.key.clone())?;
+        op.signing = Some(signer);
+    } else {
+        let verifier = mechanisms::verify_init(&mech, op.key.clone())?;
+        op.verifying = Some(verifier);
+    }
+    Ok(())
+}
+
+/// `C_SignMessageNext`: adds `data`; with `last` (`pulSignatureLen` given)
+/// also produces the signature and ends the message. A size query or
+/// `CKR_BUFFER_TOO_SMALL` adds nothing and keeps the message, so the call
+/// can be repeated with the same part; any other error ends the message.
+pub fn sign_next(
+    session: &Session,
+    data: &[u8],
+    last: bool,
+    out: Option<&mut [u8]>,
+) -> Result<usize> {
+    use mechanisms::SignOperation;
+    let mut ops = session.ops.lock();
+    let op = ops
+        .message_sign
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let signer = op
+        .signing
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if last {
+        let need = signer.output_len();
+        let Some(out) = out else {
+            return Ok(need);
+        };
+        if out.len() < need {
+            return Err(Error::buffer_too_small(need));
+        }
+        let mut signer = op
+            .signing
+            .take()
+            .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+        signer.update(data)?;
+        return signer.finish(out);
+    }
+    let r = signer.update(data);
+    if r.is_err() {
+        op.signing = None;
+    }
+    r.map(|()| 0)
+}
+
+/// `C_VerifyMessageNext`: adds `data`; with a signature, checks it and
+/// ends the message (whatever the outcome); an error ends it too.
+pub fn verify_next(session: &Session, data: &[u8], signature: Option<&[u8]>) -> Result<()> {
+    use mechanisms::VerifyOperation;
+    let mut ops = session.ops.lock();
+    let op = ops
+        .message_verify
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let mut verifier = op
+        .verifying
+        .take()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    verifier.update(data)?;
+    match signature {
+        Some(sig) => verifier.finish(sig),
+        None => {
+            op.verifying = Some(verifier);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,454 @@
+//! Message-based encryption and decryption (base spec 3.0 §5.19 / §5.20)
+//! with `CKM_AES_GCM` and `CK_GCM_MESSAGE_PARAMS` (mechanisms spec 3.0
+//! §2.12); message-based signing and verification (§5.21 / §5.22) with the
+//! HMAC mechanisms and `CKM_EDDSA`. Multi-part messages (`C_EncryptMessageBegin` / `Next` and the
+//! decrypt pair) are not supported (`ffi/unsupported.rs`).
+
+use super::mechanism;
+use super::util::{bytes, finish_output, guard, out_buffer};
+use crate::api::message::{self, GcmMessage};
+use crate::api::module;
+use crate::error::{Result, err};
+use crate::mechanisms::{self, Direction, Mechanism, Param};
+use cryptoki_sys::*;
+use std::ffi::c_void;
+
+/// Reads the mechanism of a message `*Init`: `CKM_AES_GCM` takes no
+/// parameter there (its parameters come with each message), anything else
+/// is `CKR_MECHANISM_INVALID`.
+///
+/// # Safety
+/// `ptr` null or a valid `CK_MECHANISM`.
+unsafe fn read_mechanism(ptr: *const CK_MECHANISM) -> Result<Mechanism<'static>> {
+    // SAFETY: caller guarantees validity when non-null.
+    let m = unsafe { ptr.as_ref() }.ok_or(err(CKR_ARGUMENTS_BAD))?;
+    mechanisms::lookup(m.mechanism)?;
+    if m.mechanism != CKM_AES_GCM {
+        return Err(err(CKR_MECHANISM_INVALID));
+    }
+    if !m.pParameter.is_null() || m.ulParameterLen != 0 {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    Ok(Mechanism {
+        ty: m.mechanism,
+        param: Param::None,
+    })
+}
+
+/// Reads a `CK_GCM_MESSAGE_PARAMS` of exactly its size
+/// (`CKR_MECHANISM_PARAM_INVALID` otherwise, as for a null `pIv`/`pTag`).
+///
+/// # Safety
+/// `ptr` null or valid for `len` bytes; its `pIv` / `pTag` valid for
+/// `ulIvLen` / `ulTagBits / 8` bytes.
+unsafe fn read_params<'a>(ptr: *mut c_void, len: CK_ULONG) -> Result<GcmMessage<'a>> {
+    let bad = || err(CKR_MECHANISM_PARAM_INVALID);
+    if ptr.is_null() || len as usize != std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>() {
+        return Err(bad());
+    }
+    // SAFETY: non-null and of the struct's size; caller guarantees validity
+    // (read unaligned: the caller's buffer need not be aligned).
+    let p = unsafe { std::ptr::read_unaligned(ptr as *const CK_GCM_MESSAGE_PARAMS) };
+    if p.pIv.is_null() || p.pTag.is_null() || p.ulIvLen == 0 || p.ulIvLen > 256 {
+        return Err(bad());
+    }
+    if !matches!(p.ulTagBits, 96 | 104 | 112 | 120 | 128) {
+        return Err(bad());
+    }
+    if p.pIv == p.pTag {
+        return Err(bad());
+    }
+    // SAFETY: non-null, lengths bounded above; caller guarantees both
+    // buffers are valid (and, as distinct outputs, do not overlap).
+    let (iv, tag) = unsafe {
+        (
+            std::slice::from_raw_parts_mut(p.pIv, p.ulIvLen as usize),
+            std::slice::from_raw_parts_mut(p.pTag, p.ulTagBits as usize / 8),
+        )
+    };
+    Ok(GcmMessage {
+        iv,
+        fixed_bits: p.ulIvFixedBits,
+        generator: p.ivGenerator,
+        tag,
+        tag_bits: p.ulTagBits,
+    })
+}
+
+fn init(h: CK_SESSION_HANDLE, d: Direction, p: *mut CK_MECHANISM, key: CK_OBJECT_HANDLE) -> CK_RV {
+    guard(|| {
+        module::with_session(h, |s| {
+            // SAFETY: forwarded caller guarantee.
+            let mech = unsafe { read_mechanism(p)? };
+            message::init(s, d, &mech, key)
+        })
+    })
+}
+
+/// # Safety
+/// As the exported functions.
+#[allow(clippy::too_many_arguments)]
+unsafe fn one_message(
+    h: CK_SESSION_HANDLE,
+    d: Direction,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pAssociatedData: *mut CK_BYTE,
+    ulAssociatedDataLen: CK_ULONG,
+    pIn: *mut CK_BYTE,
+    ulInLen: CK_ULONG,
+    pOut: *mut CK_BYTE,
+    pulOutLen: *mut CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(h, |s| {
+            // SAFETY: forwarded caller guarantees.
+            let (aad, input, (buf, len)) = unsafe {
+                (
+                    bytes(pAssociatedData, ulAssociatedDataLen)?,
+                    bytes(pIn, ulInLen)?,
+                    out_buffer(pOut, pulOutLen)?,
+                )
+            };
+            // SAFETY: forwarded caller guarantee.
+            let params = unsafe { read_params(pParameter, ulParameterLen)? };
+            finish_output(message::message(s, d, params, aad, input, buf), len)
+        })
+    })
+}
+
+/// `C_MessageEncryptInit` (§5.19).
+///
+/// # Safety
+/// `pMechanism` null or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_MessageEncryptInit(
+    hSession: CK_SESSION_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+    hKey: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    init(hSession, Direction::Encrypt, pMechanism, hKey)
+}
+
+/// `C_EncryptMessage` (§5.19): one whole message; IV and tag through the
+/// `CK_GCM_MESSAGE_PARAMS` in `pParameter`.
+///
+/// # Safety
+/// Inputs valid for their lengths; `pParameter` as `CK_GCM_MESSAGE_PARAMS`;
+/// output null or valid for `*pulCiphertextLen`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_EncryptMessage(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pAssociatedData: *mut CK_BYTE,
+    ulAssociatedDataLen: CK_ULONG,
+    pPlaintext: *mut CK_BYTE,
+    ulPlaintextLen: CK_ULONG,
+    pCiphertext: *mut CK_BYTE,
+    pulCiphertextLen: *mut CK_ULONG,
+) -> CK_RV {
+    // SAFETY: forwarded caller guarantees.
+    unsafe {
+        one_message(
+            hSession,
+            Direction::Encrypt,
+            pParameter,
+            ulParameterLen,
+            pAssociatedData,
+            ulAssociatedDataLen,
+            pPlaintext,
+            ulPlaintextLen,
+            pCiphertext,
+            pulCiphertextLen,
+        )
+    }
+}
+
+/// `C_MessageEncryptFinal` (§5.19): ends the message-encryption operation.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_MessageEncryptFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
+    guard(|| module::with_session(hSession, |s| message::finish(s, Direction::Encrypt)))
+}
+
+/// `C_MessageDecryptInit` (§5.20).
+///
+/// # Safety
+/// `pMechanism` null or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_MessageDecryptInit(
+    hSession: CK_SESSION_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+    hKey: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    init(hSession, Direction::Decrypt, pMechanism, hKey)
+}
+
+/// `C_DecryptMessage` (§5.20): one whole message, tag read from `pTag`;
+/// plaintext is written only once the tag verified.
+///
+/// # Safety
+/// Inputs valid for their lengths; `pParameter` as `CK_GCM_MESSAGE_PARAMS`;
+/// output null or valid for `*pulPlaintextLen`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_DecryptMessage(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pAssociatedData: *mut CK_BYTE,
+    ulAssociatedDataLen: CK_ULONG,
+    pCiphertext: *mut CK_BYTE,
+    ulCiphertextLen: CK_ULONG,
+    pPlaintext: *mut CK_BYTE,
+    pulPlaintextLen: *mut CK_ULONG,
+) -> CK_RV {
+    // SAFETY: forwarded caller guarantees.
+    unsafe {
+        one_message(
+            hSession,
+            Direction::Decrypt,
+            pParameter,
+            ulParameterLen,
+            pAssociatedData,
+            ulAssociatedDataLen,
+            pCiphertext,
+            ulCiphertextLen,
+            pPlaintext,
+            pulPlaintextLen,
+        )
+    }
+}
+
+/// `C_MessageDecryptFinal` (§5.20): ends the message-decryption operation.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_MessageDecryptFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
+    guard(|| module::with_session(hSession, |s| message::finish(s, Direction::Decrypt)))
+}
+
+/// The per-message parameter of signing/verification: none for the HMAC
+/// mechanisms and `CKM_EDDSA` (their parameter is given at init).
+fn no_message_param(p: *mut c_void, len: CK_ULONG) -> Result<()> {
+    if p.is_null() && len == 0 {
+        Ok(())
+    } else {
+        Err(err(CKR_MECHANISM_PARAM_INVALID))
+    }
+}
+
+fn sign_init(
+    h: CK_SESSION_HANDLE,
+    sign: bool,
+    p: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(h, |s| {
+            // SAFETY: forwarded caller guarantee.
+            let mech = unsafe { mechanism::read(p)? };
+            message::sign_init(s, sign, &mech, key)
+        })
+    })
+}
+
+/// `C_MessageSignInit` (§5.21).
+///
+/// # Safety
+/// `pMechanism` null or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_MessageSignInit(
+    hSession: CK_SESSION_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+    hKey: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    sign_init(hSession, true, pMechanism, hKey)
+}
+
+/// `C_SignMessage` (§5.21): one whole message; `pParameter` must be NULL.
+///
+/// # Safety
+/// Input valid for its length; output null or valid for `*pulSignatureLen`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SignMessage(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pData: *mut CK_BYTE,
+    ulDataLen: CK_ULONG,
+    pSignature: *mut CK_BYTE,
+    pulSignatureLen: *mut CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantees.
+            let (data, (buf, len)) = unsafe {
+                (
+                    bytes(pData, ulDataLen)?,
+                    out_buffer(pSignature, pulSignatureLen)?,
+                )
+            };
+            no_message_param(pParameter, ulParameterLen)?;
+            finish_output(message::sign_message(s, data, buf), len)
+        })
+    })
+}
+
+/// `C_MessageSignFinal` (§5.21): ends the message-signing operation.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_MessageSignFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
+    guard(|| module::with_session(hSession, |s| message::sign_finish(s, true)))
+}
+
+/// `C_MessageVerifyInit` (§5.22).
+///
+/// # Safety
+/// `pMechanism` null or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_MessageVerifyInit(
+    hSession: CK_SESSION_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+    hKey: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    sign_init(hSession, false, pMechanism, hKey)
+}
+
+/// `C_VerifyMessage` (§5.22): one whole message; `pParameter` must be NULL.
+///
+/// # Safety
+/// Inputs valid for their lengths.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_VerifyMessage(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pData: *mut CK_BYTE,
+    ulDataLen: CK_ULONG,
+    pSignature: *mut CK_BYTE,
+    ulSignatureLen: CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantees.
+            let (data, signature) =
+                unsafe { (bytes(pData, ulDataLen)?, bytes(pSignature, ulSignatureLen)?) };
+            no_message_param(pParameter, ulParameterLen)?;
+            message::verify_message(s, data, signature)
+        })
+    })
+}
+
+/// `C_MessageVerifyFinal` (§5.22): ends the message-verification operation.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_MessageVerifyFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
+    guard(|| module::with_session(hSession, |s| message::sign_finish(s, false)))
+}
+
+/// `C_SignMessageBegin` (§5.21): starts a multi-part message; `pParameter`
+/// must be NULL.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SignMessageBegin(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            no_message_param(pParameter, ulParameterLen)?;
+            message::sign_begin(s, true)
+        })
+    })
+}
+
+/// `C_SignMessageNext` (§5.21): a part; with `pulSignatureLen` non-null the
+/// last part, producing the signature (`pSignature` null: size query).
+///
+/// # Safety
+/// Input valid for its length; output null or valid for `*pulSignatureLen`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_SignMessageNext(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pDataPart: *mut CK_BYTE,
+    ulDataPartLen: CK_ULONG,
+    pSignature: *mut CK_BYTE,
+    pulSignatureLen: *mut CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantee.
+            let data = unsafe { bytes(pDataPart, ulDataPartLen)? };
+            no_message_param(pParameter, ulParameterLen)?;
+            if pulSignatureLen.is_null() {
+                return message::sign_next(s, data, false, None).map(|_| ());
+            }
+            // SAFETY: forwarded caller guarantee; length pointer non-null.
+            let (buf, len) = unsafe { out_buffer(pSignature, pulSignatureLen)? };
+            finish_output(message::sign_next(s, data, true, buf), len)
+        })
+    })
+}
+
+/// `C_VerifyMessageBegin` (§5.22): starts a multi-part message;
+/// `pParameter` must be NULL.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_VerifyMessageBegin(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            no_message_param(pParameter, ulParameterLen)?;
+            message::sign_begin(s, false)
+        })
+    })
+}
+
+/// `C_VerifyMessageNext` (§5.22): a part; with `pSignature` non-null the
+/// last part, checking the signature.
+///
+/// # Safety
+/// Inputs valid for their lengths.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_VerifyMessageNext(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pDataPart: *mut CK_BYTE,
+    ulDataPartLen: CK_ULONG,
+    pSignature: *mut CK_BYTE,
+    ulSignatureLen: CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantees.
+            let data = unsafe { bytes(pDataPart, ulDataPartLen)? };
+            no_message_param(pParameter, ulParameterLen)?;
+            let signature = if pSignature.is_null() {
+                None
+            } else {
+                // SAFETY: non-null; caller guarantees validity for its length.
+                Some(unsafe { bytes(pSignature, ulSignatureLen)? })
+            };
+            message::verify_next(s, data, signature)
+        })
+    })
+}

@@ -1,0 +1,712 @@
+//! Message-based encryption and decryption (base spec 3.0 §5.19 / §5.20)
+//! with `CKM_AES_GCM` and `CK_GCM_MESSAGE_PARAMS`, through the raw 3.0
+//! function list (`C_GetInterface("PKCS 11", 3.0)`).
+
+mod common;
+
+use common::*;
+use cryptoki::mechanism::Mechanism;
+use cryptoki::object::{Attribute, KeyType, ObjectClass, ObjectHandle};
+use cryptoki::session::Session;
+use cryptoki_sys::*;
+use std::collections::HashSet;
+use std::ptr::null_mut;
+
+/// The 3.0 function list of the loaded module.
+fn list30() -> &'static CK_FUNCTION_LIST_3_0 {
+    // SAFETY: loading the module under test (the same instance cryptoki
+    // uses) and asking for its 3.0 interface with valid pointers; the
+    // library stays loaded for the process.
+    unsafe {
+        let lib = cryptoki_sys::Pkcs11::new(module_path()).unwrap();
+        let mut name = *b"PKCS 11\0";
+        let mut v = CK_VERSION { major: 3, minor: 0 };
+        let mut iface: *mut CK_INTERFACE = null_mut();
+        assert_eq!(
+            lib.C_GetInterface(name.as_mut_ptr(), &mut v, &mut iface, 0),
+            CKR_OK
+        );
+        let l = &*((*iface).pFunctionList as *const CK_FUNCTION_LIST_3_0);
+        std::mem::forget(lib);
+        l
+    }
+}
+
+fn aes_key(s: &Session, value: &[u8]) -> ObjectHandle {
+    s.create_object(&[
+        Attribute::Class(ObjectClass::SECRET_KEY),
+        Attribute::KeyType(KeyType::AES),
+        Attribute::Value(value.to_vec()),
+        Attribute::Encrypt(true),
+        Attribute::Decrypt(true),
+        Attribute::Sensitive(true),
+    ])
+    .unwrap()
+}
+
+fn init(l: &CK_FUNCTION_LIST_3_0, s: &Session, key: ObjectHandle, encrypt: bool) -> CK_RV {
+    let mut mech = CK_MECHANISM {
+        mechanism: CKM_AES_GCM,
+        pParameter: null_mut(),
+        ulParameterLen: 0,
+    };
+    // SAFETY: valid mechanism.
+    unsafe {
+        if encrypt {
+            l.C_MessageEncryptInit.unwrap()(s.handle(), &mut mech, key.handle())
+        } else {
+            l.C_MessageDecryptInit.unwrap()(s.handle(), &mut mech, key.handle())
+        }
+    }
+}
+
+/// One `C_EncryptMessage` / `C_DecryptMessage`; `out` `None` is a size
+/// query. Returns the rv and the length reported.
+#[allow(clippy::too_many_arguments)]
+fn message(
+    l: &CK_FUNCTION_LIST_3_0,
+    s: &Session,
+    encrypt: bool,
+    params: &mut CK_GCM_MESSAGE_PARAMS,
+    aad: &[u8],
+    input: &[u8],
+    out: Option<&mut [u8]>,
+) -> (CK_RV, CK_ULONG) {
+    let (p, mut len) = match out {
+        Some(o) => (o.as_mut_ptr(), o.len() as CK_ULONG),
+        None => (null_mut(), 0),
+    };
+    let f = if encrypt {
+        l.C_EncryptMessage.unwrap()
+    } else {
+        l.C_DecryptMessage.unwrap()
+    };
+    // SAFETY: every buffer valid for the length given.
+    let rv = unsafe {
+        f(
+            s.handle(),
+            params as *mut _ as *mut _,
+            std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>() as CK_ULONG,
+            if aad.is_empty() {
+                null_mut()
+            } else {
+                aad.as_ptr() as *mut _
+            },
+            aad.len() as CK_ULONG,
+            if input.is_empty() {
+                null_mut()
+            } else {
+                input.as_ptr() as *mut _
+            },
+            input.len() as CK_ULONG,
+            p,
+            &mut len,
+        )
+    };
+    (rv, len)
+}
+
+fn params(
+    iv: &mut [u8],
+    fixed: CK_ULONG,
+    generator: CK_ULONG,
+    tag: &mut [u8],
+) -> CK_GCM_MESSAGE_PARAMS {
+    CK_GCM_MESSAGE_PARAMS {
+        pIv: iv.as_mut_ptr(),
+        ulIvLen: iv.len() as CK_ULONG,
+        ulIvFixedBits: fixed,
+        ivGenerator: generator,
+        pTag: tag.as_mut_ptr(),
+        ulTagBits: tag.len() as CK_ULONG * 8,
+    }
+}
+
+const KEY: &str = "feffe9928665731c6d6a8f9467308308";
+const IV: &str = "cafebabefacedbaddecaf888";
+const P3: &str = "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255";
+const C3: &str = "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091473f5985";
+const T3: &str = "4d5c2af327cd64a62cf35abd2ba6fab4";
+const A4: &str = "feedfacedeadbeeffeedfacedeadbeefabaddad2";
+const T4: &str = "5bc94fbc3221a5db94fae95ae7121a47";
+
+/// GCM spec test cases 3 and 4 (AES-128) through `C_EncryptMessage` with
+/// the caller's IV, then back through `C_DecryptMessage`; tampered tag,
+/// AAD or ciphertext give `CKR_ENCRYPTED_DATA_INVALID` and write nothing.
+#[test]
+fn known_answers_and_tamper() {
+    let f = Fixture::new();
+    let s = f.user(f.token("msg"));
+    let key = aes_key(&s, &unhex(KEY));
+    let l = list30();
+    assert_eq!(init(l, &s, key, true), CKR_OK);
+    assert_eq!(init(l, &s, key, true), CKR_OPERATION_ACTIVE);
+    assert_eq!(init(l, &s, key, false), CKR_OK);
+    let p4 = &unhex(P3)[..60];
+    for (aad, plain, ct, tag_hex) in [
+        (vec![], unhex(P3), unhex(C3), T3),
+        (unhex(A4), p4.to_vec(), unhex(C3)[..60].to_vec(), T4),
+    ] {
+        let mut iv = unhex(IV);
+        let mut tag = [0u8; 16];
+        let mut p = params(&mut iv, 0, CKG_NO_GENERATE, &mut tag);
+        // Size query, then too small: neither ends the operation.
+        assert_eq!(
+            message(l, &s, true, &mut p, &aad, &plain, None),
+            (CKR_OK, plain.len() as CK_ULONG)
+        );
+        let mut small = vec![0u8; plain.len() - 1];
+        assert_eq!(
+            message(l, &s, true, &mut p, &aad, &plain, Some(&mut small)),
+            (CKR_BUFFER_TOO_SMALL, plain.len() as CK_ULONG)
+        );
+        let mut out = vec![0u8; plain.len()];
+        assert_eq!(
+            message(l, &s, true, &mut p, &aad, &plain, Some(&mut out)).0,
+            CKR_OK
+        );
+        assert_eq!(out, ct);
+        assert_eq!(tag.to_vec(), unhex(tag_hex));
+        assert_eq!(iv, unhex(IV), "CKG_NO_GENERATE keeps the caller's IV");
+
+        let mut back = vec![0u8; ct.len()];
+        let mut p = params(&mut iv, 0, CKG_NO_GENERATE, &mut tag);
+        assert_eq!(
+            message(l, &s, false, &mut p, &aad, &ct, Some(&mut back)).0,
+            CKR_OK
+        );
+        assert_eq!(back, plain);
+
+        // Tampered tag, AAD, ciphertext.
+        let mut bad_tag = tag;
+        bad_tag[3] ^= 1;
+        let mut bad_aad = aad.clone();
+        bad_aad.push(0);
+        let mut bad_ct = ct.clone();
+        bad_ct[7] ^= 0x80;
+        for (t, a, c) in [
+            (bad_tag, aad.clone(), ct.clone()),
+            (tag, bad_aad, ct.clone()),
+            (tag, aad.clone(), bad_ct),
+        ] {
+            let mut t = t;
+            let mut out = vec![0xeeu8; c.len()];
+            let mut p = params(&mut iv, 0, CKG_NO_GENERATE, &mut t);
+            assert_eq!(
+                message(l, &s, false, &mut p, &a, &c, Some(&mut out)).0,
+                CKR_ENCRYPTED_DATA_INVALID
+            );
+            assert!(out.iter().all(|&b| b == 0xee), "no plaintext released");
+        }
+    }
+    // Wrong parameter size / tag size.
+    let mut iv = unhex(IV);
+    let mut tag = [0u8; 16];
+    let mut p = params(&mut iv, 0, CKG_NO_GENERATE, &mut tag);
+    let mut out = [0u8; 4];
+    let mut len: CK_ULONG = 4;
+    // SAFETY: valid buffers; the parameter length is deliberately short.
+    let rv = unsafe {
+        l.C_EncryptMessage.unwrap()(
+            s.handle(),
+            &mut p as *mut _ as *mut _,
+            8,
+            null_mut(),
+            0,
+            out.as_mut_ptr(),
+            4,
+            out.as_mut_ptr(),
+            &mut len,
+        )
+    };
+    assert_eq!(rv, CKR_MECHANISM_PARAM_INVALID);
+    p.ulTagBits = 64;
+    assert_eq!(
+        message(l, &s, true, &mut p, &[], &[1, 2], Some(&mut out)).0,
+        CKR_MECHANISM_PARAM_INVALID
+    );
+    // SAFETY: no pointers.
+    unsafe {
+        assert_eq!(l.C_MessageEncryptFinal.unwrap()(s.handle()), CKR_OK);
+        assert_eq!(
+            l.C_MessageEncryptFinal.unwrap()(s.handle()),
+            CKR_OPERATION_NOT_INITIALIZED
+        );
+        assert_eq!(l.C_MessageDecryptFinal.unwrap()(s.handle()), CKR_OK);
+    }
+    let mut p = params(&mut iv, 0, CKG_NO_GENERATE, &mut tag);
+    assert_eq!(
+        message(l, &s, true, &mut p, &[], &[1, 2], Some(&mut out)).0,
+        CKR_OPERATION_NOT_INITIALIZED
+    );
+}
+
+/// `CKG_GENERATE_COUNTER`: 1000 distinct IVs, the fixed prefix kept, each
+/// message decrypts; `CKG_GENERATE_RANDOM`: distinct IVs with the prefix.
+/// A `C_EncryptInit` operation runs alongside, unaffected.
+#[test]
+fn generated_ivs() {
+    let f = Fixture::new();
+    let s = f.user(f.token("msg"));
+    let key = aes_key(&s, &unhex(KEY));
+    let l = list30();
+    // A classic GCM encryption started before, finished after.
+    let mut gp = unhex(IV);
+    let mut gparams = CK_GCM_PARAMS {
+        pIv: gp.as_mut_ptr(),
+        ulIvLen: 12,
+        ulIvBits: 96,
+        pAAD: null_mut(),
+        ulAADLen: 0,
+        ulTagBits: 128,
+    };
+    let mut gmech = CK_MECHANISM {
+        mechanism: CKM_AES_GCM,
+        pParameter: &mut gparams as *mut _ as *mut _,
+        ulParameterLen: std::mem::size_of::<CK_GCM_PARAMS>() as CK_ULONG,
+    };
+    // SAFETY: valid mechanism.
+    assert_eq!(
+        unsafe { l.C_EncryptInit.unwrap()(s.handle(), &mut gmech, key.handle()) },
+        CKR_OK
+    );
+
+    assert_eq!(init(l, &s, key, true), CKR_OK);
+    assert_eq!(init(l, &s, key, false), CKR_OK);
+    for generator in [CKG_GENERATE_COUNTER, CKG_GENERATE_RANDOM] {
+        let mut seen = HashSet::new();
+        for i in 0..1000u32 {
+            let plain = i.to_be_bytes();
+            let mut iv = [0u8; 12];
+            iv[..4].copy_from_slice(&[0xa5, 0x5a, 0x0f, 0xf0]);
+            let mut tag = [0u8; 16];
+            let mut p = params(&mut iv, 32, generator, &mut tag);
+            let mut ct = [0u8; 4];
+            assert_eq!(
+                message(l, &s, true, &mut p, b"ad", &plain, Some(&mut ct)).0,
+                CKR_OK
+            );
+            assert_eq!(&iv[..4], &[0xa5, 0x5a, 0x0f, 0xf0], "fixed part kept");
+            assert!(seen.insert(iv), "IV repeated");
+            let mut back = [0u8; 4];
+            let mut p = params(&mut iv, 32, generator, &mut tag);
+            assert_eq!(
+                message(l, &s, false, &mut p, b"ad", &ct, Some(&mut back)).0,
+                CKR_OK
+            );
+            assert_eq!(back, plain);
+        }
+        // Fewer than 32 counter bits is refused.
+        let mut iv = [0u8; 12];
+        let mut tag = [0u8; 16];
+        let mut p = params(&mut iv, 96, generator, &mut tag);
+        assert_eq!(
+            message(l, &s, true, &mut p, &[], &[1], Some(&mut [0u8; 1])).0,
+            CKR_MECHANISM_PARAM_INVALID
+        );
+    }
+    // The classic operation is still there and gives test case 3.
+    let plain = unhex(P3);
+    let mut out = vec![0u8; plain.len() + 16];
+    let mut len = out.len() as CK_ULONG;
+    // SAFETY: valid buffers.
+    let rv = unsafe {
+        l.C_Encrypt.unwrap()(
+            s.handle(),
+            plain.as_ptr() as *mut _,
+            plain.len() as CK_ULONG,
+            out.as_mut_ptr(),
+            &mut len,
+        )
+    };
+    assert_eq!(rv, CKR_OK);
+    assert_eq!(out[..plain.len()], unhex(C3)[..]);
+    // C_SessionCancel ends exactly the message operations named.
+    // SAFETY: no pointers.
+    unsafe {
+        assert_eq!(
+            l.C_SessionCancel.unwrap()(s.handle(), CKF_MESSAGE_ENCRYPT),
+            CKR_OK
+        );
+        assert_eq!(
+            l.C_MessageEncryptFinal.unwrap()(s.handle()),
+            CKR_OPERATION_NOT_INITIALIZED
+        );
+        assert_eq!(l.C_MessageDecryptFinal.unwrap()(s.handle()), CKR_OK);
+    }
+}
+
+/// Only `CKM_AES_GCM` without parameter; a key without `CKA_ENCRYPT` is refused.
+#[test]
+fn init_checks() {
+    let f = Fixture::new();
+    let s = f.user(f.token("msg"));
+    let l = list30();
+    let no_encrypt = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::AES),
+            Attribute::Value(unhex(KEY)),
+            Attribute::Encrypt(false),
+        ])
+        .unwrap();
+    assert_eq!(
+        init(l, &s, no_encrypt, true),
+        CKR_KEY_FUNCTION_NOT_PERMITTED
+    );
+    let key = aes_key(&s, &unhex(KEY));
+    let mut mech = CK_MECHANISM {
+        mechanism: CKM_AES_CBC,
+        pParameter: null_mut(),
+        ulParameterLen: 0,
+    };
+    // SAFETY: valid or deliberately null pointers.
+    unsafe {
+        assert_eq!(
+            l.C_MessageEncryptInit.unwrap()(s.handle(), &mut mech, key.handle()),
+            CKR_MECHANISM_INVALID
+        );
+        let mut junk = [0u8; 8];
+        mech.mechanism = CKM_AES_GCM;
+        mech.pParameter = junk.as_mut_ptr() as *mut _;
+        mech.ulParameterLen = 8;
+        assert_eq!(
+            l.C_MessageEncryptInit.unwrap()(s.handle(), &mut mech, key.handle()),
+            CKR_MECHANISM_PARAM_INVALID
+        );
+        assert_eq!(
+            l.C_MessageEncryptInit.unwrap()(s.handle(), null_mut(), key.handle()),
+            CKR_ARGUMENTS_BAD
+        );
+    }
+}
+
+fn sign_init(
+    l: &CK_FUNCTION_LIST_3_0,
+    s: &Session,
+    ty: CK_MECHANISM_TYPE,
+    key: ObjectHandle,
+    sign: bool,
+) -> CK_RV {
+    let mut mech = CK_MECHANISM {
+        mechanism: ty,
+        pParameter: null_mut(),
+        ulParameterLen: 0,
+    };
+    // SAFETY: valid mechanism.
+    unsafe {
+        if sign {
+            l.C_MessageSignInit.unwrap()(s.handle(), &mut mech, key.handle())
+        } else {
+            l.C_MessageVerifyInit.unwrap()(s.handle(), &mut mech, key.handle())
+        }
+    }
+}
+
+fn sign_message(
+    l: &CK_FUNCTION_LIST_3_0,
+    s: &Session,
+    data: &[u8],
+    out: Option<&mut [u8]>,
+) -> (CK_RV, CK_ULONG) {
+    let (p, mut len) = match out {
+        Some(o) => (o.as_mut_ptr(), o.len() as CK_ULONG),
+        None => (null_mut(), 0),
+    };
+    // SAFETY: buffers valid for their lengths.
+    let rv = unsafe {
+        l.C_SignMessage.unwrap()(
+            s.handle(),
+            null_mut(),
+            0,
+            data.as_ptr() as *mut _,
+            data.len() as CK_ULONG,
+            p,
+            &mut len,
+        )
+    };
+    (rv, len)
+}
+
+fn verify_message(l: &CK_FUNCTION_LIST_3_0, s: &Session, data: &[u8], sig: &[u8]) -> CK_RV {
+    // SAFETY: buffers valid for their lengths.
+    unsafe {
+        l.C_VerifyMessage.unwrap()(
+            s.handle(),
+            null_mut(),
+            0,
+            data.as_ptr() as *mut _,
+            data.len() as CK_ULONG,
+            sig.as_ptr() as *mut _,
+            sig.len() as CK_ULONG,
+        )
+    }
+}
+
+/// RFC 4231 test case 2 (HMAC-SHA-256) through `C_SignMessage` equals the
+/// vector and `C_Sign`; `C_VerifyMessage` accepts it and rejects a changed
+/// MAC; several messages in one operation; mechanism-info flags.
+#[test]
+fn hmac_message_sign_and_verify() {
+    let f = Fixture::new();
+    let slot = f.token("msg");
+    let s = f.user(slot);
+    let l = list30();
+    let key = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::GENERIC_SECRET),
+            Attribute::Value(b"Jefe".to_vec()),
+            Attribute::Sign(true),
+            Attribute::Verify(true),
+        ])
+        .unwrap();
+    let data = b"what do ya want for nothing?";
+    let expected = unhex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    assert_eq!(s.sign(&Mechanism::Sha256Hmac, key, data).unwrap(), expected);
+    assert_eq!(sign_init(l, &s, CKM_SHA256_HMAC, key, true), CKR_OK);
+    assert_eq!(
+        sign_init(l, &s, CKM_SHA256_HMAC, key, true),
+        CKR_OPERATION_ACTIVE
+    );
+    assert_eq!(sign_message(l, &s, data, None), (CKR_OK, 32));
+    let mut small = [0u8; 31];
+    assert_eq!(
+        sign_message(l, &s, data, Some(&mut small)),
+        (CKR_BUFFER_TOO_SMALL, 32)
+    );
+    for _ in 0..3 {
+        let mut mac = [0u8; 32];
+        assert_eq!(sign_message(l, &s, data, Some(&mut mac)), (CKR_OK, 32));
+        assert_eq!(mac.to_vec(), expected);
+    }
+    assert_eq!(sign_init(l, &s, CKM_SHA256_HMAC, key, false), CKR_OK);
+    assert_eq!(verify_message(l, &s, data, &expected), CKR_OK);
+    let mut bad = expected.clone();
+    bad[0] ^= 1;
+    assert_eq!(verify_message(l, &s, data, &bad), CKR_SIGNATURE_INVALID);
+    assert_eq!(
+        verify_message(l, &s, b"other", &expected),
+        CKR_SIGNATURE_INVALID
+    );
+    assert_eq!(
+        verify_message(l, &s, data, &expected),
+        CKR_OK,
+        "operation survives"
+    );
+    // SAFETY: no pointers.
+    unsafe {
+        assert_eq!(l.C_MessageSignFinal.unwrap()(s.handle()), CKR_OK);
+        assert_eq!(l.C_MessageVerifyFinal.unwrap()(s.handle()), CKR_OK);
+        assert_eq!(
+            l.C_MessageVerifyFinal.unwrap()(s.handle()),
+            CKR_OPERATION_NOT_INITIALIZED
+        );
+    }
+    assert_eq!(
+        sign_message(l, &s, data, Some(&mut [0u8; 32])).0,
+        CKR_OPERATION_NOT_INITIALIZED
+    );
+    // CMAC has no message signing.
+    assert_eq!(
+        sign_init(l, &s, CKM_AES_CMAC, key, true),
+        CKR_MECHANISM_INVALID
+    );
+
+    let flags = |m| {
+        let mut info = CK_MECHANISM_INFO::default();
+        // SAFETY: valid out-pointer.
+        assert_eq!(
+            unsafe { l.C_GetMechanismInfo.unwrap()(slot.id(), m, &mut info) },
+            CKR_OK
+        );
+        info.flags
+    };
+    assert_ne!(flags(CKM_SHA256_HMAC) & CKF_MESSAGE_SIGN, 0);
+    assert_ne!(flags(CKM_SHA512_HMAC_GENERAL) & CKF_MESSAGE_VERIFY, 0);
+    assert_ne!(flags(CKM_EDDSA) & CKF_MESSAGE_SIGN, 0);
+    let gcm = flags(CKM_AES_GCM);
+    assert_eq!(
+        gcm & (CKF_MESSAGE_ENCRYPT | CKF_MESSAGE_DECRYPT),
+        CKF_MESSAGE_ENCRYPT | CKF_MESSAGE_DECRYPT
+    );
+    assert_eq!(gcm & CKF_MESSAGE_SIGN, 0);
+}
+
+/// Ed25519 through `C_SignMessage` verifies with `C_Verify`; a `C_Sign`
+/// signature verifies through `C_VerifyMessage`; a changed one does not.
+#[test]
+fn eddsa_message_sign_and_verify() {
+    let f = Fixture::new();
+    let s = f.user(f.token("msg"));
+    let l = list30();
+    let (public, private) = s
+        .generate_key_pair(
+            &Mechanism::EccEdwardsKeyPairGen,
+            &[
+                Attribute::EcParams(b"\x13\x0cedwards25519".to_vec()),
+                Attribute::Verify(true),
+            ],
+            &[Attribute::Sign(true)],
+        )
+        .unwrap();
+    assert_eq!(sign_init(l, &s, CKM_EDDSA, private, true), CKR_OK);
+    assert_eq!(sign_init(l, &s, CKM_EDDSA, public, false), CKR_OK);
+    for msg in [&b""[..], b"abc", &[7u8; 1000]] {
+        let mut sig = [0u8; 64];
+        assert_eq!(sign_message(l, &s, msg, Some(&mut sig)), (CKR_OK, 64));
+        s.verify(
+            &Mechanism::Eddsa(cryptoki::mechanism::eddsa::EddsaParams::new(
+                cryptoki::mechanism::eddsa::EddsaSignatureScheme::Pure,
+            )),
+            public,
+            msg,
+            &sig,
+        )
+        .unwrap();
+        assert_eq!(verify_message(l, &s, msg, &sig), CKR_OK);
+        let mut bad = sig;
+        bad[10] ^= 4;
+        assert_eq!(verify_message(l, &s, msg, &bad), CKR_SIGNATURE_INVALID);
+    }
+}
+
+/// `C_SignMessageBegin` / `Next` in parts gives the single-part MAC;
+/// state errors; `C_VerifyMessageBegin` / `Next` accepts it and rejects a
+/// changed one.
+#[test]
+fn multipart_message_sign() {
+    let f = Fixture::new();
+    let s = f.user(f.token("msg"));
+    let l = list30();
+    let key = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::GENERIC_SECRET),
+            Attribute::Value(b"Jefe".to_vec()),
+            Attribute::Sign(true),
+            Attribute::Verify(true),
+        ])
+        .unwrap();
+    let expected = unhex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    let h = s.handle();
+    assert_eq!(sign_init(l, &s, CKM_SHA256_HMAC, key, true), CKR_OK);
+    assert_eq!(sign_init(l, &s, CKM_SHA256_HMAC, key, false), CKR_OK);
+    // SAFETY: every buffer valid for its length.
+    unsafe {
+        let begin = l.C_SignMessageBegin.unwrap();
+        let next = l.C_SignMessageNext.unwrap();
+        let mut part = *b"what do ya ";
+        assert_eq!(
+            next(
+                h,
+                null_mut(),
+                0,
+                part.as_mut_ptr(),
+                11,
+                null_mut(),
+                null_mut()
+            ),
+            CKR_OPERATION_NOT_INITIALIZED
+        );
+        assert_eq!(begin(h, null_mut(), 0), CKR_OK);
+        assert_eq!(begin(h, null_mut(), 0), CKR_OPERATION_ACTIVE);
+        assert_eq!(
+            sign_message(l, &s, b"x", Some(&mut [0u8; 32])).0,
+            CKR_OPERATION_ACTIVE
+        );
+        assert_eq!(
+            next(
+                h,
+                null_mut(),
+                0,
+                part.as_mut_ptr(),
+                11,
+                null_mut(),
+                null_mut()
+            ),
+            CKR_OK
+        );
+        let mut last = *b"want for nothing?";
+        let mut len: CK_ULONG = 0;
+        assert_eq!(
+            next(
+                h,
+                null_mut(),
+                0,
+                last.as_mut_ptr(),
+                17,
+                null_mut(),
+                &mut len
+            ),
+            CKR_OK
+        );
+        assert_eq!(len, 32);
+        let mut mac = [0u8; 32];
+        len = 31;
+        assert_eq!(
+            next(
+                h,
+                null_mut(),
+                0,
+                last.as_mut_ptr(),
+                17,
+                mac.as_mut_ptr(),
+                &mut len
+            ),
+            CKR_BUFFER_TOO_SMALL
+        );
+        len = 32;
+        assert_eq!(
+            next(
+                h,
+                null_mut(),
+                0,
+                last.as_mut_ptr(),
+                17,
+                mac.as_mut_ptr(),
+                &mut len
+            ),
+            CKR_OK
+        );
+        assert_eq!(mac.to_vec(), expected);
+        assert_eq!(
+            next(
+                h,
+                null_mut(),
+                0,
+                last.as_mut_ptr(),
+                17,
+                mac.as_mut_ptr(),
+                &mut len
+            ),
+            CKR_OPERATION_NOT_INITIALIZED,
+            "the message ended"
+        );
+
+        let vbegin = l.C_VerifyMessageBegin.unwrap();
+        let vnext = l.C_VerifyMessageNext.unwrap();
+        for (sig, want) in [
+            (expected.clone(), CKR_OK),
+            ([0u8; 32].to_vec(), CKR_SIGNATURE_INVALID),
+        ] {
+            assert_eq!(vbegin(h, null_mut(), 0), CKR_OK);
+            assert_eq!(
+                vnext(h, null_mut(), 0, part.as_mut_ptr(), 11, null_mut(), 0),
+                CKR_OK
+            );
+            assert_eq!(
+                vnext(
+                    h,
+                    null_mut(),
+                    0,
+                    last.as_mut_ptr(),
+                    17,
+                    sig.as_ptr() as *mut _,
+                    32
+                ),
+                want
+            );
+        }
+    }
+}
