@@ -378,6 +378,16 @@ fn init_checks() {
             l.C_MessageEncryptInit.unwrap()(s.handle(), null_mut(), key.handle()),
             CKR_ARGUMENTS_BAD
         );
+        // A CK_GCM_MESSAGE_PARAMS at init (how the cryptoki crate passes
+        // it) is accepted; the per-message parameters still govern.
+        let mut at_init = CK_GCM_MESSAGE_PARAMS::default();
+        mech.pParameter = (&mut at_init as *mut CK_GCM_MESSAGE_PARAMS).cast();
+        mech.ulParameterLen = std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>() as CK_ULONG;
+        assert_eq!(
+            l.C_MessageEncryptInit.unwrap()(s.handle(), &mut mech, key.handle()),
+            CKR_OK
+        );
+        assert_eq!(l.C_MessageEncryptFinal.unwrap()(s.handle()), CKR_OK);
     }
 }
 

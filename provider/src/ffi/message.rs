@@ -13,9 +13,11 @@ use crate::mechanisms::{self, Direction, Mechanism, Param};
 use cryptoki_sys::*;
 use std::ffi::c_void;
 
-/// Reads the mechanism of a message `*Init`: `CKM_AES_GCM` takes no
-/// parameter there (its parameters come with each message), anything else
-/// is `CKR_MECHANISM_INVALID`.
+/// Reads the mechanism of a message `*Init`: `CKM_AES_GCM`, anything else
+/// is `CKR_MECHANISM_INVALID`. Its parameters come with each message; at
+/// init the parameter is either absent or a `CK_GCM_MESSAGE_PARAMS` (as
+/// the `cryptoki` crate and kryoptic pass it), which is not read: any
+/// other length is `CKR_MECHANISM_PARAM_INVALID`.
 ///
 /// # Safety
 /// `ptr` null or a valid `CK_MECHANISM`.
@@ -26,7 +28,10 @@ unsafe fn read_mechanism(ptr: *const CK_MECHANISM) -> Result<Mechanism<'static>>
     if m.mechanism != CKM_AES_GCM {
         return Err(err(CKR_MECHANISM_INVALID));
     }
-    if !m.pParameter.is_null() || m.ulParameterLen != 0 {
+    let absent = m.pParameter.is_null() && m.ulParameterLen == 0;
+    let message_params = !m.pParameter.is_null()
+        && m.ulParameterLen as usize == std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>();
+    if !absent && !message_params {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
     Ok(Mechanism {
