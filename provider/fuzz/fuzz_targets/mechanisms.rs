@@ -415,6 +415,55 @@ struct Input {
     steps: Vec<Step>,
 }
 
+/// The size of `mech`'s parameter struct when that struct holds pointers.
+fn pointer_struct_size(mech: CK_MECHANISM_TYPE) -> Option<usize> {
+    use std::mem::size_of;
+    Some(match mech {
+        CKM_EDDSA => size_of::<CK_EDDSA_PARAMS>(),
+        CKM_AES_GCM => size_of::<CK_GCM_PARAMS>(),
+        CKM_RSA_PKCS_OAEP => size_of::<CK_RSA_PKCS_OAEP_PARAMS>(),
+        CKM_ECDH1_DERIVE => size_of::<CK_ECDH1_DERIVE_PARAMS>(),
+        CKM_HKDF_DERIVE | CKM_HKDF_DATA => size_of::<CK_HKDF_PARAMS>(),
+        CKM_CONCATENATE_BASE_AND_DATA
+        | CKM_CONCATENATE_DATA_AND_BASE
+        | CKM_XOR_BASE_AND_DATA
+        | CKM_AES_ECB_ENCRYPT_DATA => size_of::<CK_KEY_DERIVATION_STRING_DATA>(),
+        CKM_AES_CBC_ENCRYPT_DATA => size_of::<CK_AES_CBC_ENCRYPT_DATA_PARAMS>(),
+        CKM_SP800_108_COUNTER_KDF | CKM_SP800_108_DOUBLE_PIPELINE_KDF => {
+            size_of::<CK_SP800_108_KDF_PARAMS>()
+        }
+        CKM_SP800_108_FEEDBACK_KDF => size_of::<CK_SP800_108_FEEDBACK_KDF_PARAMS>(),
+        _ => return None,
+    })
+}
+
+/// True when `param` was built as `mech`'s own parameter struct (its
+/// pointers point into live buffers).
+fn built_for(mech: CK_MECHANISM_TYPE, param: &Param) -> bool {
+    matches!(
+        (mech, param),
+        (CKM_EDDSA, Param::EdDsa { .. })
+            | (CKM_AES_GCM, Param::Gcm { .. })
+            | (CKM_RSA_PKCS_OAEP, Param::Oaep { .. })
+            | (CKM_ECDH1_DERIVE, Param::Ecdh { .. })
+            | (CKM_HKDF_DERIVE | CKM_HKDF_DATA, Param::Hkdf { .. })
+            | (
+                CKM_CONCATENATE_BASE_AND_DATA
+                    | CKM_CONCATENATE_DATA_AND_BASE
+                    | CKM_XOR_BASE_AND_DATA
+                    | CKM_AES_ECB_ENCRYPT_DATA,
+                Param::DerivationString(_)
+            )
+            | (CKM_AES_CBC_ENCRYPT_DATA, Param::AesCbcData(..))
+            | (
+                CKM_SP800_108_COUNTER_KDF
+                    | CKM_SP800_108_DOUBLE_PIPELINE_KDF
+                    | CKM_SP800_108_FEEDBACK_KDF,
+                Param::Kbkdf { .. }
+            )
+    )
+}
+
 fuzz_target!(|input: Input| {
     let h = harness();
     let f = h.f;
@@ -423,6 +472,15 @@ fuzz_target!(|input: Input| {
     let key = h.keys[input.key as usize % h.keys.len()].1;
     let points: Vec<Vec<u8>> = Vec::new();
     let built = build(&input.param, &points);
+    // A blob of exactly the size of the mechanism's pointer-holding struct,
+    // built as something else, hands the module garbage pointers: a caller
+    // breaking the C contract, which no module can survive (the crash
+    // would be the harness's, not the module's). Lengths that match no
+    // struct still go through and must be refused.
+    let mech = MECHS[input.mech as usize % MECHS.len()];
+    if pointer_struct_size(mech) == Some(built.len as usize) && !built_for(mech, &input.param) {
+        return;
+    }
     let mut m = CK_MECHANISM {
         mechanism: MECHS[input.mech as usize % MECHS.len()],
         pParameter: if built.bytes.is_empty() {
