@@ -18,6 +18,7 @@ pub mod hmac;
 pub mod kdf;
 pub mod keys;
 pub mod random;
+pub mod rfc8410;
 pub mod rsa;
 pub mod x25519;
 

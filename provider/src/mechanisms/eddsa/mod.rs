@@ -120,37 +120,18 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
 
 /// SubjectPublicKeyInfo DER of an Ed25519 public key (RFC 8410 §4).
 pub fn spki(point: &[u8; KEY_LEN]) -> Vec<u8> {
-    let mut out = vec![
-        0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
-    ];
-    out.extend_from_slice(point);
-    out
+    super::rfc8410::spki(super::rfc8410::ED25519, point)
 }
 
 /// PKCS#8 `PrivateKeyInfo` (RFC 8410 §7) of an Ed25519 secret, for `C_WrapKey`.
 pub fn pkcs8(secret: &[u8]) -> Zeroizing<Vec<u8>> {
-    let mut out = Zeroizing::new(vec![
-        0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04,
-        0x20,
-    ]);
-    out.extend_from_slice(secret);
-    out
+    super::rfc8410::pkcs8(super::rfc8410::ED25519, secret)
 }
 
 /// Parses what [`pkcs8`] produces (`CKR_WRAPPED_KEY_INVALID` otherwise) and
 /// sets `CKA_VALUE` and `CKA_EC_PARAMS` (if the template had none).
 pub fn from_pkcs8(der: &[u8], attrs: &mut Attributes) -> Result<()> {
-    let prefix = &pkcs8(&[])[..];
-    match der.strip_prefix(prefix) {
-        Some(secret) if secret.len() == KEY_LEN => {
-            attrs.set_bytes(CKA_VALUE, secret);
-            if !attrs.contains(CKA_EC_PARAMS) {
-                attrs.set_bytes(CKA_EC_PARAMS, OID_ED25519);
-            }
-            Ok(())
-        }
-        _ => Err(err(CKR_WRAPPED_KEY_INVALID)),
-    }
+    super::rfc8410::from_pkcs8(super::rfc8410::ED25519, OID_ED25519, der, attrs)
 }
 
 /// Generates a key pair for the `CKA_EC_PARAMS` of the public template.

@@ -1,0 +1,52 @@
+//! The RFC 8410 encodings Ed25519 and X25519 keys share: the
+//! SubjectPublicKeyInfo (§4) and PKCS#8 `PrivateKeyInfo` (§7) of a 32-byte
+//! key, which differ only in the algorithm OID's last arc (1.3.101.112
+//! Ed25519, 1.3.101.110 X25519).
+
+use crate::api::attributes::Attributes;
+use crate::error::{Result, err};
+use cryptoki_sys::*;
+use zeroize::Zeroizing;
+
+/// Length of an Ed25519 / X25519 key.
+pub const KEY_LEN: usize = 32;
+/// Last arc of the Ed25519 OID (1.3.101.112).
+pub const ED25519: u8 = 0x70;
+/// Last arc of the X25519 OID (1.3.101.110).
+pub const X25519: u8 = 0x6e;
+
+/// SubjectPublicKeyInfo DER of a public key of the algorithm `alg`.
+pub fn spki(alg: u8, point: &[u8; KEY_LEN]) -> Vec<u8> {
+    let mut out = vec![
+        0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, alg, 0x03, 0x21, 0x00,
+    ];
+    out.extend_from_slice(point);
+    out
+}
+
+/// PKCS#8 `PrivateKeyInfo` of a secret of the algorithm `alg`.
+pub fn pkcs8(alg: u8, secret: &[u8]) -> Zeroizing<Vec<u8>> {
+    let mut out = Zeroizing::new(vec![
+        0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, alg, 0x04, 0x22, 0x04,
+        0x20,
+    ]);
+    out.extend_from_slice(secret);
+    out
+}
+
+/// Parses what [`pkcs8`] produces for `alg` (`CKR_WRAPPED_KEY_INVALID`
+/// otherwise) and sets `CKA_VALUE`, and `CKA_EC_PARAMS` to `ec_params` if
+/// the template had none.
+pub fn from_pkcs8(alg: u8, ec_params: &[u8], der: &[u8], attrs: &mut Attributes) -> Result<()> {
+    let prefix = &pkcs8(alg, &[])[..];
+    match der.strip_prefix(prefix) {
+        Some(secret) if secret.len() == KEY_LEN => {
+            attrs.set_bytes(CKA_VALUE, secret);
+            if !attrs.contains(CKA_EC_PARAMS) {
+                attrs.set_bytes(CKA_EC_PARAMS, ec_params);
+            }
+            Ok(())
+        }
+        _ => Err(err(CKR_WRAPPED_KEY_INVALID)),
+    }
+}
