@@ -139,24 +139,6 @@ impl Ctr {
     }
 }
 
-/// Multi-part through cryptoki after an init, in chunks of `chunk` bytes.
-fn parts(s: &Session, encrypt: bool, data: &[u8], chunk: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    for part in data.chunks(chunk) {
-        out.extend(if encrypt {
-            s.encrypt_update(part).unwrap()
-        } else {
-            s.decrypt_update(part).unwrap()
-        });
-    }
-    out.extend(if encrypt {
-        s.encrypt_final().unwrap()
-    } else {
-        s.decrypt_final().unwrap()
-    });
-    out
-}
-
 #[test]
 fn sp800_38a_ecb_cbc_ctr_known_answers_and_parts() {
     let f = Fixture::new();
@@ -185,9 +167,17 @@ fn sp800_38a_ecb_cbc_ctr_known_answers_and_parts() {
                 assert_eq!(s.decrypt(&mech, k, &want).unwrap(), plain, "{section}");
                 for chunk in [1, 15, 16, 33] {
                     s.encrypt_init(&mech, k).unwrap();
-                    assert_eq!(parts(&s, true, &plain, chunk), want, "{section} {chunk}");
+                    assert_eq!(
+                        cipher_parts(&s, true, &plain, chunk),
+                        want,
+                        "{section} {chunk}"
+                    );
                     s.decrypt_init(&mech, k).unwrap();
-                    assert_eq!(parts(&s, false, &want, chunk), plain, "{section} {chunk}");
+                    assert_eq!(
+                        cipher_parts(&s, false, &want, chunk),
+                        plain,
+                        "{section} {chunk}"
+                    );
                 }
                 // Not a whole number of blocks.
                 assert_rv!(s.encrypt(&mech, k, &plain[..20]), DataLenRange);
@@ -208,7 +198,11 @@ fn sp800_38a_ecb_cbc_ctr_known_answers_and_parts() {
                     assert_eq!(raw_once(&s, encrypt, input).unwrap(), *output, "{section}");
                     for chunk in [1, 5, 16, 40] {
                         assert_eq!(raw_init(&s, encrypt, &mut ctr.mechanism(), k), CKR_OK);
-                        assert_eq!(parts(&s, encrypt, input, chunk), *output, "{section}");
+                        assert_eq!(
+                            cipher_parts(&s, encrypt, input, chunk),
+                            *output,
+                            "{section}"
+                        );
                     }
                 }
                 // A 4-bit counter at 0xf leaves one block: a second one would wrap.

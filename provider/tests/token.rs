@@ -342,7 +342,7 @@ fn mechanism_list_and_info() {
     assert!(info.digest() && !info.sign());
     assert_rv!(
         f.p()
-            .get_mechanism_info(slot, cryptoki::mechanism::MechanismType::DES3_CBC),
+            .get_mechanism_info(slot, cryptoki::mechanism::MechanismType::AES_CFB128),
         MechanismInvalid
     );
 }

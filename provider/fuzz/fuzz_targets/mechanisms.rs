@@ -71,9 +71,16 @@ const MECHS: &[CK_MECHANISM_TYPE] = &[
     CKM_MD5_HMAC,
     CKM_MD5_RSA_PKCS,
     CKM_MD5_HMAC_GENERAL,
+    CKM_DES3_KEY_GEN,
+    CKM_DES3_ECB,
+    CKM_DES3_CBC,
+    CKM_DES3_CBC_PAD,
+    CKM_DES3_CMAC_GENERAL,
+    CKM_DES3_MAC,
+    CKM_DES_CBC_PAD,
     // Unsupported examples.
     CKM_DES_OFB64,
-    CKM_DES3_CBC,
+    CKM_AES_CFB128,
     0x8000_0001,
 ];
 

@@ -9,7 +9,12 @@ use dalek_pkcs11_fuzz::*;
 use libfuzzer_sys::fuzz_target;
 use std::ptr::null_mut;
 
-const KEY_GEN: &[CK_MECHANISM_TYPE] = &[CKM_AES_KEY_GEN, CKM_GENERIC_SECRET_KEY_GEN];
+const KEY_GEN: &[CK_MECHANISM_TYPE] = &[
+    CKM_AES_KEY_GEN,
+    CKM_GENERIC_SECRET_KEY_GEN,
+    CKM_DES3_KEY_GEN,
+    CKM_DES_KEY_GEN,
+];
 const PAIR_GEN: &[CK_MECHANISM_TYPE] = &[CKM_EC_KEY_PAIR_GEN, CKM_EC_EDWARDS_KEY_PAIR_GEN];
 
 #[derive(Arbitrary, Debug)]

@@ -187,6 +187,17 @@ fn setup() -> Harness {
             ),
         ));
         keys.push((
+            "des3",
+            gen_key(
+                CKM_DES3_KEY_GEN,
+                usage(&[
+                    (CKA_DECRYPT, yes.clone()),
+                    (CKA_WRAP, yes.clone()),
+                    (CKA_UNWRAP, yes.clone()),
+                ]),
+            ),
+        ));
+        keys.push((
             "secret",
             gen_key(
                 CKM_GENERIC_SECRET_KEY_GEN,

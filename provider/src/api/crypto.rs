@@ -1055,14 +1055,14 @@ pub fn derive_key(
         .transpose()?;
     let len = match (key_type, len) {
         (_, Some(l)) => Some(usize::try_from(l).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?),
-        (CKK_AES, None) => Some(32),
-        _ => None,
+        (_, None) => mechanisms::default_derived_len(key_type),
     };
     // The length drives the KDF's output buffer and loop: bounded first.
     if let Some(l) = len {
         mechanisms::check_secret_len(key_type, l)?;
     }
-    let value = mechanisms::derive(mech, &material, len, other.as_ref().map(|v| v.as_slice()))?;
+    let mut value = mechanisms::derive(mech, &material, len, other.as_ref().map(|v| v.as_slice()))?;
+    mechanisms::shape_derived_value(key_type, &mut value);
     let mut template: Vec<Attr> = template
         .iter()
         .filter(|a| a.ty != CKA_VALUE_LEN)
@@ -1145,15 +1145,19 @@ pub fn derive_keys_sp800_108(
             .transpose()?
         {
             Some(l) => usize::try_from(l).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?,
-            None if key_type == CKK_AES => 32,
-            None => return Err(err(CKR_TEMPLATE_INCOMPLETE)),
+            None => {
+                mechanisms::default_derived_len(key_type).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?
+            }
         };
         // Bounded before it reaches the KDF's buffer and loop.
         mechanisms::check_secret_len(key_type, len)?;
         shapes.push((key_type, len));
     }
     let lens: Vec<usize> = shapes.iter().map(|&(_, l)| l).collect();
-    let values = mechanisms::derive_sp800_108(mech, &material, &lens)?;
+    let mut values = mechanisms::derive_sp800_108(mech, &material, &lens)?;
+    for (value, (key_type, _)) in values.iter_mut().zip(&shapes) {
+        mechanisms::shape_derived_value(*key_type, value);
+    }
     let mut made = Vec::with_capacity(values.len());
     for ((t, (key_type, _)), value) in templates.iter().zip(&shapes).zip(&values) {
         let t: Vec<Attr> = t
@@ -1187,11 +1191,7 @@ pub fn derive_keys_sp800_108(
 /// The value of any secret key a derivation parameter names (the second
 /// key of `CKM_CONCATENATE_BASE_AND_KEY`), else `CKR_KEY_TYPE_INCONSISTENT`.
 fn secret_key_value(material: &KeyMaterial) -> Result<Zeroizing<Vec<u8>>> {
-    match material {
-        KeyMaterial::Secret { value, .. } => Ok(value.clone()),
-        KeyMaterial::Aes(k) => Ok(Zeroizing::new(k.bytes().to_vec())),
-        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
-    }
+    mechanisms::secret_value(material).map(|v| Zeroizing::new(v.to_vec()))
 }
 
 /// The value of a secret key a KDF parameter names (a generic secret or

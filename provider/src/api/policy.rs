@@ -506,8 +506,8 @@ pub fn tables(
         (
             CKO_SECRET_KEY,
             Some(
-                CKK_GENERIC_SECRET | CKK_AES | CKK_SHA_1_HMAC | CKK_SHA224_HMAC | CKK_SHA256_HMAC
-                | CKK_SHA384_HMAC | CKK_SHA512_HMAC | CKK_HKDF,
+                CKK_GENERIC_SECRET | CKK_AES | CKK_DES | CKK_DES2 | CKK_DES3 | CKK_SHA_1_HMAC
+                | CKK_SHA224_HMAC | CKK_SHA256_HMAC | CKK_SHA384_HMAC | CKK_SHA512_HMAC | CKK_HKDF,
             ),
         ) => &[STORAGE, KEY, SECRET_KEY, SECRET_VALUE],
         _ => return None,
@@ -541,13 +541,14 @@ mod tests {
             (CKO_PRIVATE_KEY, Some(CKK_DSA)),
             (CKO_DOMAIN_PARAMETERS, Some(CKK_DSA)),
             (CKO_SECRET_KEY, Some(CKK_AES)),
+            (CKO_SECRET_KEY, Some(CKK_DES3)),
         ] {
             let t = tables(class, kt, None).unwrap();
             assert!(find(t, CKA_CLASS).is_some());
             assert!(find(t, CKA_TOKEN).is_some());
             assert!(find(t, CKA_UNIQUE_ID).unwrap().flags & COMPUTED == COMPUTED);
         }
-        assert!(tables(CKO_SECRET_KEY, Some(CKK_DES3), None).is_none());
+        assert!(tables(CKO_SECRET_KEY, Some(CKK_CAST5), None).is_none());
         assert!(tables(CKO_CERTIFICATE, None, Some(CKC_WTLS)).is_none());
     }
 

@@ -409,7 +409,7 @@ impl AesCipher {
                 block.copy_from_slice(&self.buffer);
                 self.buffer.clear();
                 with_cipher!(key, c => cbc(c, direction, iv, &mut block[..]));
-                let n = unpad(&block)?;
+                let n = super::block_modes::unpad(&block)?;
                 out[..n].copy_from_slice(&block[..n]);
                 Ok(n)
             }
@@ -579,22 +579,6 @@ fn cbc<C: Aes>(c: &C, direction: Direction, iv: &mut [u8; BLOCK], buf: &mut [u8]
             *iv = next;
         }
     }
-}
-
-/// Length of the message in a decrypted final block with PKCS #7 padding,
-/// checked without data-dependent branches on the padding bytes.
-fn unpad(block: &[u8; BLOCK]) -> Result<usize> {
-    let p = block[BLOCK - 1];
-    let mut bad = (p == 0) as u8 | (p as usize > BLOCK) as u8;
-    for (i, b) in block.iter().enumerate() {
-        // Bytes in the padding area must equal p.
-        let in_pad = ((BLOCK - i) <= p as usize) as u8;
-        bad |= in_pad & (*b != p) as u8;
-    }
-    if std::hint::black_box(bad) != 0 {
-        return Err(err(CKR_ENCRYPTED_DATA_INVALID));
-    }
-    Ok(BLOCK - p as usize)
 }
 
 /// GCM's counter-mode keystream `GCTR_K(inc32(J0), ·)` (SP 800-38D §6.5).

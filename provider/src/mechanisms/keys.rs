@@ -3,7 +3,7 @@
 //! and the encodings used by `C_WrapKey` / `C_UnwrapKey` (secret keys: the
 //! raw value; private keys: PKCS#8 `PrivateKeyInfo` DER).
 
-use super::{aes, dsa, ec, eddsa, rsa, x25519};
+use super::{aes, des, dsa, ec, eddsa, rsa, x25519};
 use crate::api::attributes::Attributes;
 use crate::api::object::Object;
 use crate::error::{Result, err};
@@ -54,6 +54,8 @@ pub enum KeyMaterial {
     DsaPublic(Box<::dsa::VerifyingKey>),
     /// AES key.
     Aes(aes::AesKey),
+    /// DES, double- or triple-length DES key (legacy).
+    Des(des::DesKey),
     /// Generic secret or HMAC key.
     Secret {
         /// `CKA_KEY_TYPE` (generic secret or one of the `CKK_SHA*_HMAC`).
@@ -118,6 +120,9 @@ pub fn load(obj: &Object, token_key: Option<&TokenKey>) -> Result<KeyMaterial> {
             &required(get, CKA_VALUE)?,
         ),
         (CKO_SECRET_KEY, Some(CKK_AES)) => aes::load(&required(get, CKA_VALUE)?),
+        (CKO_SECRET_KEY, Some(t @ (CKK_DES | CKK_DES2 | CKK_DES3))) => {
+            des::load(t, &required(get, CKA_VALUE)?)
+        }
         (CKO_SECRET_KEY, Some(t)) if is_generic_secret(t) => Ok(KeyMaterial::Secret {
             key_type: t,
             value: required(get, CKA_VALUE)?,
@@ -155,6 +160,11 @@ pub fn complete_import(
                 .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
             let valid = match key_type {
                 CKK_AES => matches!(len, 16 | 24 | 32),
+                CKK_DES | CKK_DES2 | CKK_DES3 => {
+                    // Length, parity and weak keys (mechanisms spec §2.29).
+                    des::check_value(key_type, attrs.bytes(CKA_VALUE).unwrap_or_default())?;
+                    true
+                }
                 _ => len > 0,
             };
             if !valid {

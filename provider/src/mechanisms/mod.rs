@@ -9,7 +9,9 @@
 pub mod aes;
 #[cfg(feature = "aws-lc")]
 pub mod awslc;
+pub mod block_modes;
 pub mod cmac;
+pub mod des;
 pub mod digest;
 pub mod dsa;
 pub mod ec;
@@ -205,8 +207,9 @@ const WU: CK_FLAGS = CKF_WRAP | CKF_UNWRAP;
 use ParamKind as P;
 
 /// Every mechanism the token supports, in `C_GetMechanismList` order. Key
-/// sizes are in bits for EC, Edwards, RSA and DSA keys and in bytes for AES and
-/// generic secret (HMAC) keys, as the mechanisms specification defines them.
+/// sizes are in bits for EC, Edwards, RSA and DSA keys and in bytes for AES,
+/// DES and generic secret (HMAC) keys, as the mechanisms specification
+/// defines them.
 pub static REGISTRY: &[Descriptor] = &[
     d(
         CKM_EC_EDWARDS_KEY_PAIR_GEN,
@@ -293,6 +296,22 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_AES_KEY_WRAP_PAD, 16, 32, ED | WU, P::OptionalBytes),
     d(CKM_AES_CMAC, 16, 32, SV, P::None),
     d(CKM_AES_CMAC_GENERAL, 16, 32, SV, P::MacLength),
+    // Legacy (SoftHSM2 migration; docs/mechanisms.md): Triple DES, key
+    // sizes in bytes (16: two-key, 24: three-key).
+    d(CKM_DES2_KEY_GEN, 16, 16, CKF_GENERATE, P::None),
+    d(CKM_DES3_KEY_GEN, 24, 24, CKF_GENERATE, P::None),
+    d(CKM_DES3_ECB, 16, 24, ED | WU, P::None),
+    d(CKM_DES3_CBC, 16, 24, ED | WU, P::Bytes),
+    d(CKM_DES3_CBC_PAD, 16, 24, ED | WU, P::Bytes),
+    d(CKM_DES3_MAC, 16, 24, SV, P::None),
+    d(CKM_DES3_MAC_GENERAL, 16, 24, SV, P::MacLength),
+    d(CKM_DES3_CMAC, 16, 24, SV, P::None),
+    d(CKM_DES3_CMAC_GENERAL, 16, 24, SV, P::MacLength),
+    // Broken (a 56-bit key): single DES, for SoftHSM2 migration only.
+    d(CKM_DES_KEY_GEN, 8, 8, CKF_GENERATE, P::None),
+    d(CKM_DES_ECB, 8, 8, ED | WU, P::None),
+    d(CKM_DES_CBC, 8, 8, ED | WU, P::Bytes),
+    d(CKM_DES_CBC_PAD, 8, 8, ED | WU, P::Bytes),
     d(CKM_GENERIC_SECRET_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
     d(CKM_SHA_1_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
     d(CKM_SHA224_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
@@ -517,6 +536,7 @@ dispatch_enum!(
         Rsa(rsa::RsaSign),
         Hmac(hmac::HmacSign),
         Cmac(cmac::CmacSign),
+        DesMac(des::mac::DesMac),
     }
 );
 
@@ -528,6 +548,7 @@ impl SignOp {
         match self {
             SignOp::Hmac(h) => Some(SignOp::Hmac(h.clone())),
             SignOp::Cmac(c) => Some(SignOp::Cmac(c.clone())),
+            SignOp::DesMac(c) => Some(SignOp::DesMac(c.clone())),
             _ => None,
         }
     }
@@ -621,6 +642,7 @@ dispatch_enum!(
     /// Static dispatch over the families that encrypt or decrypt.
     CipherOp {
         Aes(aes::AesCipher),
+        Des(des::cipher::DesCipher),
         Rsa(rsa::RsaCipher),
         RsaRecover(rsa::RsaRecover),
     }
@@ -678,6 +700,9 @@ fn mac_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Option<SignOp
     Ok(Some(match mech.ty {
         t if is_hmac(t) => SignOp::Hmac(hmac::HmacSign::new(mech, key)?),
         CKM_AES_CMAC | CKM_AES_CMAC_GENERAL => SignOp::Cmac(cmac::CmacSign::new(mech, key)?),
+        CKM_DES3_MAC | CKM_DES3_MAC_GENERAL | CKM_DES3_CMAC | CKM_DES3_CMAC_GENERAL => {
+            SignOp::DesMac(des::mac::DesMac::new(mech, key)?)
+        }
         _ => return Ok(None),
     }))
 }
@@ -739,6 +764,7 @@ pub fn cipher_init(
     require(mech, function)?;
     match &*key {
         KeyMaterial::Aes(_) => aes::AesCipher::new(mech, key, direction).map(CipherOp::Aes),
+        KeyMaterial::Des(_) => des::cipher::DesCipher::new(mech, key, direction).map(CipherOp::Des),
         KeyMaterial::RsaPrivate(..) | KeyMaterial::RsaPublic(..) => {
             rsa::RsaCipher::new(mech, key, direction).map(CipherOp::Rsa)
         }
@@ -829,6 +855,9 @@ pub fn generate_domain_parameters(
 pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'static [CK_KEY_TYPE])> {
     match mech {
         CKM_AES_KEY_GEN => Ok((CKK_AES, &[CKK_AES])),
+        CKM_DES_KEY_GEN => Ok((CKK_DES, &[CKK_DES])),
+        CKM_DES2_KEY_GEN => Ok((CKK_DES2, &[CKK_DES2])),
+        CKM_DES3_KEY_GEN => Ok((CKK_DES3, &[CKK_DES3])),
         CKM_GENERIC_SECRET_KEY_GEN => Ok((
             CKK_GENERIC_SECRET,
             &[
@@ -864,6 +893,10 @@ fn default_secret_len(mech: CK_MECHANISM_TYPE) -> Option<usize> {
         CKM_SHA256_KEY_GEN => Some(32),
         CKM_SHA384_KEY_GEN => Some(48),
         CKM_SHA512_KEY_GEN => Some(64),
+        // DES keys have one length each (no CKA_VALUE_LEN needed).
+        CKM_DES_KEY_GEN => Some(8),
+        CKM_DES2_KEY_GEN => Some(16),
+        CKM_DES3_KEY_GEN => Some(24),
         _ => None,
     }
 }
@@ -873,12 +906,14 @@ fn default_secret_len(mech: CK_MECHANISM_TYPE) -> Option<usize> {
 pub const MAX_SECRET_LEN: usize = 512;
 
 /// Checks the `CKA_VALUE_LEN` of a new secret key of `key_type`: 16, 24 or
-/// 32 for AES, 1 to [`MAX_SECRET_LEN`] otherwise (else
+/// 32 for AES, 8, 16 or 24 for DES, DES2 and DES3, 1 to [`MAX_SECRET_LEN`]
+/// otherwise (else
 /// `CKR_ATTRIBUTE_VALUE_INVALID`). Every length a caller gives for a key to
 /// be made passes here before anything is allocated or computed.
 pub fn check_secret_len(key_type: CK_KEY_TYPE, len: usize) -> Result<()> {
     let ok = match key_type {
         CKK_AES => matches!(len, 16 | 24 | 32),
+        CKK_DES | CKK_DES2 | CKK_DES3 => des::key_len(key_type) == Some(len),
         _ => (1..=MAX_SECRET_LEN).contains(&len),
     };
     if ok {
@@ -900,9 +935,33 @@ pub fn generate_key(mech: &Mechanism<'_>, value_len: Option<usize>) -> Result<Ze
         .or(default_secret_len(mech.ty))
         .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
     check_secret_len(key_type, len)?;
+    if des::key_len(key_type).is_some() {
+        return des::generate(key_type);
+    }
     let mut value = Zeroizing::new(vec![0u8; len]);
     random::generate(&mut value)?;
     Ok(value)
+}
+
+/// The length of a derived key of `key_type` when the template gives none:
+/// 32 bytes for AES, the one length of each DES key type; `None` for the
+/// types that need `CKA_VALUE_LEN` (or take the mechanism's natural
+/// output length).
+pub fn default_derived_len(key_type: CK_KEY_TYPE) -> Option<usize> {
+    match key_type {
+        CKK_AES => Some(32),
+        _ => des::key_len(key_type),
+    }
+}
+
+/// Adjusts derived key bytes to their key type: DES keys get their parity
+/// bits set (as the mechanisms spec asks of every derivation that makes a
+/// DES key, e.g. §2.16.9 for the SSL/TLS and §2.42 for the key-derivation
+/// mechanisms).
+pub fn shape_derived_value(key_type: CK_KEY_TYPE, value: &mut [u8]) {
+    if des::key_len(key_type).is_some() {
+        des::set_parity(value);
+    }
 }
 
 /// True for the derivations whose result must be at least as protected as
@@ -1044,12 +1103,13 @@ fn simple_derivation(
     }
 }
 
-/// The value of any secret key (generic, HMAC, HKDF or AES), else
+/// The value of any secret key (generic, HMAC, HKDF, AES or DES), else
 /// `CKR_KEY_TYPE_INCONSISTENT`.
-fn secret_value(base: &KeyMaterial) -> Result<&[u8]> {
+pub fn secret_value(base: &KeyMaterial) -> Result<&[u8]> {
     match base {
         KeyMaterial::Secret { value, .. } => Ok(value),
         KeyMaterial::Aes(k) => Ok(k.bytes()),
+        KeyMaterial::Des(k) => Ok(k.bytes()),
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }
 }

@@ -298,3 +298,26 @@ pub fn hmac_key(s: &cryptoki::session::Session) -> cryptoki::object::ObjectHandl
     )
     .unwrap()
 }
+
+/// Multi-part through cryptoki after an init, in chunks of `chunk` bytes.
+pub fn cipher_parts(
+    s: &cryptoki::session::Session,
+    encrypt: bool,
+    data: &[u8],
+    chunk: usize,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    for part in data.chunks(chunk) {
+        out.extend(if encrypt {
+            s.encrypt_update(part).unwrap()
+        } else {
+            s.decrypt_update(part).unwrap()
+        });
+    }
+    out.extend(if encrypt {
+        s.encrypt_final().unwrap()
+    } else {
+        s.decrypt_final().unwrap()
+    });
+    out
+}

@@ -28,6 +28,11 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+try:  # cryptography >= 43 keeps Triple DES among its "decrepit" ciphers
+    from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
+except ImportError:  # pragma: no cover - older cryptography
+    TripleDES = algorithms.TripleDES
+
 failures = 0
 state = {}
 MSG = b"interop message from python-pkcs11 " * 40
@@ -304,6 +309,24 @@ def run_cases(s):
         key.verify(encode_ecdsa_signature(sig), MSG, ec.ECDSA(hashes.SHA512()))
         expect_raises(InvalidSignature,
                       lambda: key.verify(encode_ecdsa_signature(sig), OTHER, ec.ECDSA(hashes.SHA512())))
+
+    @case("DES3 key generated with parity, CBC_PAD both ways with cryptography's TripleDES")
+    def _():
+        key = s.generate_key(KeyType.DES3, 192, store=False, label="py-des3",
+                             template={Attribute.SENSITIVE: False, Attribute.EXTRACTABLE: True})
+        value = key[Attribute.VALUE]
+        expect(len(value) == 24, f"key is {len(value)} bytes")
+        expect(all(bin(b).count("1") % 2 == 1 for b in value), "a key byte lacks odd parity")
+        iv = os.urandom(8)
+        ct = key.encrypt(MSG, mechanism=Mechanism.DES3_CBC_PAD, mechanism_param=iv)
+        cipher = Cipher(TripleDES(value), modes.CBC(iv))
+        padded = cipher.decryptor().update(ct)
+        expect(padded[: len(MSG)] == MSG and padded[len(MSG):] == bytes([len(padded) - len(MSG)]) * (len(padded) - len(MSG)),
+               "cryptography decrypted something else")
+        pad = 8 - len(OTHER) % 8
+        ct2 = cipher.encryptor().update(OTHER + bytes([pad]) * pad)
+        expect(key.decrypt(ct2, mechanism=Mechanism.DES3_CBC_PAD, mechanism_param=iv) == OTHER,
+               "token decrypted something else")
 
     @case("generate_random returns fresh bytes")
     def _():
