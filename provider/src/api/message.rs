@@ -2,10 +2,14 @@
 //! with `CKM_AES_GCM` and its per-message `CK_GCM_MESSAGE_PARAMS`
 //! (mechanisms spec 3.0 §2.12 "AES-GCM", message-based part).
 //!
-//! Each message is single-part (`C_EncryptMessage` / `C_DecryptMessage`);
-//! it runs through the same GCM code as `C_Encrypt` / `C_Decrypt`, so a
-//! decryption releases plaintext only once the tag verified. The
-//! operation lives in the session's own `message_encrypt` /
+//! A message is either single-part (`C_EncryptMessage` /
+//! `C_DecryptMessage`) or multi-part (`C_EncryptMessageBegin` then
+//! `C_EncryptMessageNext` until `CKF_END_OF_MESSAGE`, and the decrypt
+//! pair). Both run through the same GCM code as `C_Encrypt` / `C_Decrypt`.
+//! A multi-part message is buffered (at most [`MAX_MESSAGE_LEN`] bytes)
+//! and processed whole at its last part: intermediate parts output
+//! nothing, so a decryption releases plaintext only once the tag verified.
+//! The operation lives in the session's own `message_encrypt` /
 //! `message_decrypt` slots, independent of `C_EncryptInit` / `C_DecryptInit`
 //! (§5.19: a session may hold both).
 
@@ -22,6 +26,34 @@ use zeroize::Zeroizing;
 pub struct MessageCipher {
     key: Arc<KeyMaterial>,
     counter: u64,
+    /// The multi-part message in progress (`*MessageBegin` .. the last
+    /// `*MessageNext`).
+    pending: Option<Pending>,
+}
+
+/// Most bytes of plaintext (encryption) or ciphertext without the tag
+/// (decryption) a multi-part message may buffer: 1 GiB, a memory bound well
+/// under GCM's own limit of 2^39 - 256 bits (SP 800-38D §5.2.1.1).
+pub const MAX_MESSAGE_LEN: usize = 1 << 30;
+
+/// A multi-part message: what its `Begin` fixed, and the parts so far.
+struct Pending {
+    iv: Vec<u8>,
+    aad: Vec<u8>,
+    tag_bits: CK_ULONG,
+    data: Zeroizing<Vec<u8>>,
+}
+
+/// The length error of a message too long for `direction`:
+/// `CKR_DATA_LEN_RANGE` (plaintext) or `CKR_ENCRYPTED_DATA_LEN_RANGE`.
+fn check_len(direction: Direction, buffered: usize, part: usize) -> Result<usize> {
+    buffered
+        .checked_add(part)
+        .filter(|&n| n <= MAX_MESSAGE_LEN)
+        .ok_or_else(|| match direction {
+            Direction::Encrypt => err(CKR_DATA_LEN_RANGE),
+            Direction::Decrypt => err(CKR_ENCRYPTED_DATA_LEN_RANGE),
+        })
 }
 
 /// The per-message `CK_GCM_MESSAGE_PARAMS`, as read by the FFI layer.
@@ -74,11 +106,17 @@ pub fn init(
     if !matches!(&*key, KeyMaterial::Aes(_)) {
         return Err(err(CKR_KEY_TYPE_INCONSISTENT));
     }
-    *slot = Some(MessageCipher { key, counter: 0 });
+    *slot = Some(MessageCipher {
+        key,
+        counter: 0,
+        pending: None,
+    });
     Ok(())
 }
 
-/// `C_MessageEncryptFinal` / `C_MessageDecryptFinal`: ends the operation.
+/// `C_MessageEncryptFinal` / `C_MessageDecryptFinal`: ends the operation,
+/// discarding an unfinished multi-part message (`CKR_OK`: the spec lists
+/// no error for that case).
 pub fn finish(session: &Session, direction: Direction) -> Result<()> {
     let mut ops = session.ops.lock();
     slot(&mut ops, direction)
@@ -162,10 +200,73 @@ fn merge_bits(iv: &mut [u8], src: &[u8], fixed: usize, xor: bool) {
     }
 }
 
+/// Checks the generator of a decryption's parameters: any known one (the
+/// IV in `pIv` is used as given).
+fn check_decrypt_generator(p: &GcmMessage<'_>) -> Result<()> {
+    if matches!(
+        p.generator,
+        CKG_NO_GENERATE
+            | CKG_GENERATE
+            | CKG_GENERATE_COUNTER
+            | CKG_GENERATE_RANDOM
+            | CKG_GENERATE_COUNTER_XOR
+    ) {
+        Ok(())
+    } else {
+        Err(err(CKR_MECHANISM_PARAM_INVALID))
+    }
+}
+
+/// Encrypts (tag into `tag`) or decrypts (tag read from `tag`) one whole
+/// message into `out` (at least `input.len()` bytes). A decryption writes
+/// `out` only once the tag verified (`CKR_ENCRYPTED_DATA_INVALID` otherwise).
+#[allow(clippy::too_many_arguments)]
+fn run(
+    key: &Arc<KeyMaterial>,
+    direction: Direction,
+    iv: &[u8],
+    tag_bits: CK_ULONG,
+    aad: &[u8],
+    input: &[u8],
+    tag: &mut [u8],
+    out: &mut [u8],
+) -> Result<usize> {
+    use mechanisms::CipherOperation;
+    let tag_len = tag.len();
+    let mech = Mechanism {
+        ty: CKM_AES_GCM,
+        param: Param::Gcm { iv, aad, tag_bits },
+    };
+    let mut cipher =
+        mechanisms::cipher_init(&mech, key.clone(), direction, CKF_ENCRYPT | CKF_DECRYPT)?;
+    match direction {
+        Direction::Encrypt => {
+            let mut sealed = Zeroizing::new(vec![0u8; input.len() + tag_len]);
+            let n = cipher.process(input, &mut sealed)?;
+            if n != input.len() + tag_len {
+                return Err(err(CKR_GENERAL_ERROR));
+            }
+            out[..input.len()].copy_from_slice(&sealed[..input.len()]);
+            tag.copy_from_slice(&sealed[input.len()..]);
+            Ok(input.len())
+        }
+        Direction::Decrypt => {
+            let mut sealed = Vec::with_capacity(input.len() + tag_len);
+            sealed.extend_from_slice(input);
+            sealed.extend_from_slice(tag);
+            let mut plain = Zeroizing::new(vec![0u8; input.len()]);
+            let n = cipher.process(&sealed, &mut plain)?;
+            out[..n].copy_from_slice(&plain[..n]);
+            Ok(n)
+        }
+    }
+}
+
 /// `C_EncryptMessage` / `C_DecryptMessage`: one whole message. `out` is
 /// `None` for a length query; a too-small buffer gives
 /// `CKR_BUFFER_TOO_SMALL`. Neither ends the operation, nor does a failed
 /// message (the operation ends only with the `*Final` call).
+/// `CKR_OPERATION_ACTIVE` while a multi-part message is in progress.
 pub fn message(
     session: &Session,
     direction: Direction,
@@ -178,7 +279,10 @@ pub fn message(
     let op = slot(&mut ops, direction)
         .as_mut()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    let tag_len = check_params(&params)?;
+    if op.pending.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    check_params(&params)?;
     let Some(out) = out else {
         return Ok(input.len());
     };
@@ -187,46 +291,148 @@ pub fn message(
     }
     if direction == Direction::Encrypt {
         generate_iv(op, &mut params)?;
-    } else if params.generator != CKG_NO_GENERATE
-        && !matches!(
-            params.generator,
-            CKG_GENERATE | CKG_GENERATE_COUNTER | CKG_GENERATE_RANDOM | CKG_GENERATE_COUNTER_XOR
-        )
-    {
-        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    } else {
+        check_decrypt_generator(&params)?;
     }
-    let mech = Mechanism {
-        ty: CKM_AES_GCM,
-        param: Param::Gcm {
-            iv: params.iv,
-            aad,
-            tag_bits: params.tag_bits,
-        },
+    run(
+        &op.key,
+        direction,
+        params.iv,
+        params.tag_bits,
+        aad,
+        input,
+        params.tag,
+        out,
+    )
+}
+
+/// `C_EncryptMessageBegin` / `C_DecryptMessageBegin` (§5.19 / §5.20):
+/// starts a multi-part message with its `CK_GCM_MESSAGE_PARAMS` and
+/// associated data. An encryption generates the IV now (written to `pIv`)
+/// as `C_EncryptMessage` does. `CKR_OPERATION_ACTIVE` while a message is
+/// in progress; on any error no message is started.
+pub fn begin(
+    session: &Session,
+    direction: Direction,
+    mut params: GcmMessage<'_>,
+    aad: &[u8],
+) -> Result<()> {
+    let mut ops = session.ops.lock();
+    let op = slot(&mut ops, direction)
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if op.pending.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    check_params(&params)?;
+    if direction == Direction::Encrypt {
+        generate_iv(op, &mut params)?;
+    } else {
+        check_decrypt_generator(&params)?;
+    }
+    op.pending = Some(Pending {
+        iv: params.iv.to_vec(),
+        aad: aad.to_vec(),
+        tag_bits: params.tag_bits,
+        data: Zeroizing::new(Vec::new()),
+    });
+    Ok(())
+}
+
+/// `C_EncryptMessageNext` / `C_DecryptMessageNext` (§5.19 / §5.20): adds
+/// `input`. A part that is not the last outputs nothing (0 bytes); the
+/// last (`CKF_END_OF_MESSAGE`) outputs the whole message's ciphertext or,
+/// once the tag in `params` verified, plaintext, and writes (encryption)
+/// or reads (decryption) the tag through `params` (required then; its
+/// `ulTagBits` must be the `Begin`'s). `out` `None` is a length query: it,
+/// and `CKR_BUFFER_TOO_SMALL`, add nothing and keep the message, so the
+/// same call can be repeated. Any other error ends the message (not the
+/// operation), as does the last part.
+pub fn next(
+    session: &Session,
+    direction: Direction,
+    params: Option<GcmMessage<'_>>,
+    input: &[u8],
+    last: bool,
+    out: Option<&mut [u8]>,
+) -> Result<usize> {
+    let mut ops = session.ops.lock();
+    let MessageCipher { key, pending, .. } = slot(&mut ops, direction)
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let message = pending.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let query = out.is_none();
+    let r = next_part(key, direction, message, params, input, last, out);
+    let keep = match &r {
+        Ok(_) => !last || query,
+        Err(e) => e.rv() == CKR_BUFFER_TOO_SMALL,
     };
-    let mut cipher =
-        mechanisms::cipher_init(&mech, op.key.clone(), direction, CKF_ENCRYPT | CKF_DECRYPT)?;
-    use mechanisms::CipherOperation;
-    match direction {
-        Direction::Encrypt => {
-            let mut sealed = Zeroizing::new(vec![0u8; input.len() + tag_len]);
-            let n = cipher.process(input, &mut sealed)?;
-            if n != input.len() + tag_len {
-                return Err(err(CKR_GENERAL_ERROR));
-            }
-            out[..input.len()].copy_from_slice(&sealed[..input.len()]);
-            params.tag.copy_from_slice(&sealed[input.len()..]);
-            Ok(input.len())
-        }
-        Direction::Decrypt => {
-            let mut sealed = Vec::with_capacity(input.len() + tag_len);
-            sealed.extend_from_slice(input);
-            sealed.extend_from_slice(params.tag);
-            let mut plain = Zeroizing::new(vec![0u8; input.len()]);
-            let n = cipher.process(&sealed, &mut plain)?;
-            out[..n].copy_from_slice(&plain[..n]);
-            Ok(n)
+    if !keep {
+        *pending = None;
+    }
+    r
+}
+
+/// The work of [`next`] on the message `m`; commits `input` to it only when
+/// the call succeeds and is not a length query.
+fn next_part(
+    key: &Arc<KeyMaterial>,
+    direction: Direction,
+    m: &mut Pending,
+    params: Option<GcmMessage<'_>>,
+    input: &[u8],
+    last: bool,
+    out: Option<&mut [u8]>,
+) -> Result<usize> {
+    if let Some(p) = &params {
+        check_params(p)?;
+        if p.tag_bits != m.tag_bits {
+            return Err(err(CKR_MECHANISM_PARAM_INVALID));
         }
     }
+    let total = check_len(direction, m.data.len(), input.len())?;
+    if !last {
+        if out.is_some() {
+            append(&mut m.data, input);
+        }
+        return Ok(0);
+    }
+    let Some(params) = params else {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    };
+    let Some(out) = out else {
+        return Ok(total);
+    };
+    if out.len() < total {
+        return Err(Error::buffer_too_small(total));
+    }
+    append(&mut m.data, input);
+    run(
+        key, direction, &m.iv, m.tag_bits, &m.aad, &m.data, params.tag, out,
+    )
+}
+
+/// Ends the multi-part message in progress, if any (the operation stays).
+pub fn end_message(session: &Session, direction: Direction) {
+    if let Some(op) = slot(&mut session.ops.lock(), direction) {
+        op.pending = None;
+    }
+}
+
+/// Appends `part` to `buf`; a buffer that must grow moves to a fresh
+/// allocation and the old one is zeroized (plain `Vec` growth would leave
+/// copies of the plaintext in freed memory).
+fn append(buf: &mut Zeroizing<Vec<u8>>, part: &[u8]) {
+    let need = buf.len() + part.len();
+    if buf.capacity() < need {
+        let cap = need
+            .max(buf.capacity().saturating_mul(2))
+            .min(MAX_MESSAGE_LEN.max(need));
+        let mut grown = Zeroizing::new(Vec::with_capacity(cap));
+        grown.extend_from_slice(buf);
+        *buf = grown;
+    }
+    buf.extend_from_slice(part);
 }
 
 /// The mechanism of a message signing/verification, kept owned so each
@@ -439,5 +645,52 @@ pub fn verify_next(session: &Session, data: &[u8], signature: Option<&[u8]>) -> 
             op.verifying = Some(verifier);
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn length_bound_per_direction() {
+        assert_eq!(check_len(Direction::Encrypt, 10, 5).unwrap(), 15);
+        assert_eq!(
+            check_len(Direction::Encrypt, MAX_MESSAGE_LEN, 0).unwrap(),
+            MAX_MESSAGE_LEN
+        );
+        assert_eq!(
+            check_len(Direction::Encrypt, MAX_MESSAGE_LEN, 1)
+                .unwrap_err()
+                .rv(),
+            CKR_DATA_LEN_RANGE
+        );
+        assert_eq!(
+            check_len(Direction::Decrypt, MAX_MESSAGE_LEN - 1, 2)
+                .unwrap_err()
+                .rv(),
+            CKR_ENCRYPTED_DATA_LEN_RANGE
+        );
+        assert_eq!(
+            check_len(Direction::Decrypt, usize::MAX, 1)
+                .unwrap_err()
+                .rv(),
+            CKR_ENCRYPTED_DATA_LEN_RANGE
+        );
+        // GCM's own limit (2^39 - 256 bits) is above the memory bound.
+        assert!(MAX_MESSAGE_LEN as u64 <= ((1u64 << 39) - 256) / 8);
+    }
+
+    #[test]
+    fn append_keeps_every_part_in_order() {
+        let mut buf = Zeroizing::new(Vec::new());
+        let mut expected = Vec::new();
+        for i in 0..200u8 {
+            let part = vec![i; usize::from(i % 7)];
+            append(&mut buf, &part);
+            expected.extend_from_slice(&part);
+        }
+        append(&mut buf, &[]);
+        assert_eq!(&buf[..], &expected[..]);
     }
 }

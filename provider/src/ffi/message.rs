@@ -1,17 +1,19 @@
 //! Message-based encryption and decryption (base spec 3.0 §5.19 / §5.20)
 //! with `CKM_AES_GCM` and `CK_GCM_MESSAGE_PARAMS` (mechanisms spec 3.0
 //! §2.12); message-based signing and verification (§5.21 / §5.22) with the
-//! HMAC mechanisms and `CKM_EDDSA`. Multi-part messages (`C_EncryptMessageBegin` / `Next` and the
-//! decrypt pair) are not supported (`ffi/unsupported.rs`).
+//! HMAC mechanisms and `CKM_EDDSA`; each kind single-part or multi-part
+//! (`*MessageBegin` / `*MessageNext`).
 
 use super::mechanism;
 use super::util::{bytes, finish_output, guard, out_buffer};
 use crate::api::message::{self, GcmMessage};
 use crate::api::module;
+use crate::api::session::Session;
 use crate::error::{Result, err};
 use crate::mechanisms::{self, Direction, Mechanism, Param};
 use cryptoki_sys::*;
 use std::ffi::c_void;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Reads the mechanism of a message `*Init`: `CKM_AES_GCM`, anything else
 /// is `CKR_MECHANISM_INVALID`. Its parameters come with each message; at
@@ -234,6 +236,201 @@ pub unsafe extern "C" fn C_DecryptMessage(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_MessageDecryptFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
     guard(|| module::with_session(hSession, |s| message::finish(s, Direction::Decrypt)))
+}
+
+/// # Safety
+/// As the exported `C_*MessageBegin` functions.
+unsafe fn message_begin(
+    h: CK_SESSION_HANDLE,
+    d: Direction,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pAssociatedData: *mut CK_BYTE,
+    ulAssociatedDataLen: CK_ULONG,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(h, |s| {
+            // SAFETY: forwarded caller guarantee.
+            let aad = unsafe { bytes(pAssociatedData, ulAssociatedDataLen)? };
+            // SAFETY: forwarded caller guarantee.
+            let params = unsafe { read_params(pParameter, ulParameterLen)? };
+            message::begin(s, d, params, aad)
+        })
+    })
+}
+
+/// Runs the body of a `C_*MessageNext`: any failure other than
+/// `CKR_BUFFER_TOO_SMALL` (argument errors and a panic, then
+/// `CKR_GENERAL_ERROR`, included) ends the message in progress, never the
+/// message operation (§5.19 / §5.20).
+fn ending_message(s: &Session, d: Direction, body: impl FnOnce() -> Result<()>) -> Result<()> {
+    let r = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| Err(err(CKR_GENERAL_ERROR)));
+    if let Err(e) = &r
+        && e.rv() != CKR_BUFFER_TOO_SMALL
+    {
+        message::end_message(s, d);
+    }
+    r
+}
+
+/// # Safety
+/// As the exported `C_*MessageNext` functions.
+#[allow(clippy::too_many_arguments)]
+unsafe fn message_next(
+    h: CK_SESSION_HANDLE,
+    d: Direction,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pIn: *mut CK_BYTE,
+    ulInLen: CK_ULONG,
+    pOut: *mut CK_BYTE,
+    pulOutLen: *mut CK_ULONG,
+    flags: CK_FLAGS,
+) -> CK_RV {
+    guard(|| {
+        module::with_session(h, |s| {
+            ending_message(s, d, || {
+                let last = match flags {
+                    0 => false,
+                    CKF_END_OF_MESSAGE => true,
+                    _ => return Err(err(CKR_ARGUMENTS_BAD)),
+                };
+                // SAFETY: forwarded caller guarantees.
+                let (input, (buf, len)) =
+                    unsafe { (bytes(pIn, ulInLen)?, out_buffer(pOut, pulOutLen)?) };
+                // Optional before the last part (nothing in it is used then).
+                let params = if pParameter.is_null() && ulParameterLen == 0 {
+                    None
+                } else {
+                    // SAFETY: forwarded caller guarantee.
+                    Some(unsafe { read_params(pParameter, ulParameterLen)? })
+                };
+                finish_output(message::next(s, d, params, input, last, buf), len)
+            })
+        })
+    })
+}
+
+/// `C_EncryptMessageBegin` (§5.19): starts a multi-part message; the IV is
+/// generated now (into `pIv`) when the parameters ask for it.
+///
+/// # Safety
+/// `pParameter` as `CK_GCM_MESSAGE_PARAMS`; `pAssociatedData` valid for its
+/// length.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_EncryptMessageBegin(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pAssociatedData: *mut CK_BYTE,
+    ulAssociatedDataLen: CK_ULONG,
+) -> CK_RV {
+    // SAFETY: forwarded caller guarantees.
+    unsafe {
+        message_begin(
+            hSession,
+            Direction::Encrypt,
+            pParameter,
+            ulParameterLen,
+            pAssociatedData,
+            ulAssociatedDataLen,
+        )
+    }
+}
+
+/// `C_EncryptMessageNext` (§5.19): a part; with `CKF_END_OF_MESSAGE` the
+/// last, which outputs the whole ciphertext and the tag (into `pTag` of
+/// `pParameter`, required then). Earlier parts output nothing.
+///
+/// # Safety
+/// Input valid for its length; `pParameter` null or as
+/// `CK_GCM_MESSAGE_PARAMS`; output null or valid for `*pulCiphertextPartLen`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_EncryptMessageNext(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pPlaintextPart: *mut CK_BYTE,
+    ulPlaintextPartLen: CK_ULONG,
+    pCiphertextPart: *mut CK_BYTE,
+    pulCiphertextPartLen: *mut CK_ULONG,
+    flags: CK_FLAGS,
+) -> CK_RV {
+    // SAFETY: forwarded caller guarantees.
+    unsafe {
+        message_next(
+            hSession,
+            Direction::Encrypt,
+            pParameter,
+            ulParameterLen,
+            pPlaintextPart,
+            ulPlaintextPartLen,
+            pCiphertextPart,
+            pulCiphertextPartLen,
+            flags,
+        )
+    }
+}
+
+/// `C_DecryptMessageBegin` (§5.20): starts a multi-part message.
+///
+/// # Safety
+/// `pParameter` as `CK_GCM_MESSAGE_PARAMS`; `pAssociatedData` valid for its
+/// length.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_DecryptMessageBegin(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pAssociatedData: *mut CK_BYTE,
+    ulAssociatedDataLen: CK_ULONG,
+) -> CK_RV {
+    // SAFETY: forwarded caller guarantees.
+    unsafe {
+        message_begin(
+            hSession,
+            Direction::Decrypt,
+            pParameter,
+            ulParameterLen,
+            pAssociatedData,
+            ulAssociatedDataLen,
+        )
+    }
+}
+
+/// `C_DecryptMessageNext` (§5.20): a part; with `CKF_END_OF_MESSAGE` the
+/// last, which checks the tag (from `pTag` of `pParameter`, required then)
+/// and only then outputs the whole plaintext. Earlier parts output nothing:
+/// no unauthenticated plaintext is ever released.
+///
+/// # Safety
+/// Input valid for its length; `pParameter` null or as
+/// `CK_GCM_MESSAGE_PARAMS`; output null or valid for `*pulPlaintextPartLen`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_DecryptMessageNext(
+    hSession: CK_SESSION_HANDLE,
+    pParameter: *mut c_void,
+    ulParameterLen: CK_ULONG,
+    pCiphertextPart: *mut CK_BYTE,
+    ulCiphertextPartLen: CK_ULONG,
+    pPlaintextPart: *mut CK_BYTE,
+    pulPlaintextPartLen: *mut CK_ULONG,
+    flags: CK_FLAGS,
+) -> CK_RV {
+    // SAFETY: forwarded caller guarantees.
+    unsafe {
+        message_next(
+            hSession,
+            Direction::Decrypt,
+            pParameter,
+            ulParameterLen,
+            pCiphertextPart,
+            ulCiphertextPartLen,
+            pPlaintextPart,
+            pulPlaintextPartLen,
+            flags,
+        )
+    }
 }
 
 /// The per-message parameter of signing/verification: none for the HMAC

@@ -19,7 +19,6 @@ pub mod random;
 pub mod session;
 pub mod sign;
 pub mod slot_token;
-pub mod unsupported;
 pub mod util;
 pub mod vendor;
 
@@ -38,7 +37,6 @@ use session::*;
 use sign::*;
 use slot_token::*;
 use std::ffi::{CStr, c_void};
-use unsupported::*;
 use util::{guard, out};
 
 macro_rules! function_list {
