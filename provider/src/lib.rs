@@ -7,6 +7,7 @@
 //! and `storage` (SQLite or memory, encryption at rest).
 
 pub mod api;
+pub mod attributes;
 pub mod config;
 pub mod error;
 pub mod ffi;

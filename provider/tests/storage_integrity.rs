@@ -655,7 +655,7 @@ fn open_file(f: &Fixture, serial: &str) -> rusqlite::Connection {
 /// the digest with the integrity secret read from the same file (what an
 /// attacker who knows the format can do).
 fn unprotect_private_keys(conn: &rusqlite::Connection, remac: bool) {
-    use dalek_pkcs11::api::attributes::Attributes;
+    use dalek_pkcs11::attributes::Attributes;
     use dalek_pkcs11::storage::integrity::{Integrity, toggle};
     let json: Vec<u8> = conn
         .query_row("SELECT value FROM meta WHERE name = 'token'", [], |r| {

@@ -5,12 +5,12 @@
 //! (`None` output → required length), `CKR_BUFFER_TOO_SMALL` keeping the
 //! operation alive, and every other outcome ending it.
 
-use super::attributes::{Attr, Attributes, decode_template};
 use super::object::Object;
 use super::objects::{check_write_access, insert_new, insert_objects, new_object, set_key_origin};
 use super::session::{Active, Session};
 use super::template::{self, Origin};
 use super::token::Token;
+use crate::attributes::{Attr, Attributes, decode_template};
 use crate::error::{Error, Result, err};
 use crate::mechanisms::keys::{self, KeyMaterial};
 use crate::mechanisms::{
@@ -51,7 +51,12 @@ fn usable_key(
     Ok(UsableKey {
         // The sealing key is looked up only on a cache miss; it takes no
         // lock that is ever held while an object's key slot is wanted.
-        material: key.key_material(|o: &Object| keys::load(o, token.seal_key(o).as_deref()))?,
+        material: key.key_material(|o: &Object| {
+            let seal = token.seal_key(o);
+            keys::load(o.class, o.key_type, &|ty| {
+                o.plain_value(ty, seal.as_deref())
+            })
+        })?,
         always_authenticate: key.flag(CKA_ALWAYS_AUTHENTICATE),
     })
 }
@@ -767,14 +772,14 @@ pub fn generate_key(
     }
     let (default_type, allowed) = mechanisms::secret_key_types(mech.ty)?;
     let given = template::template_value(template, CKA_KEY_TYPE)?
-        .map(super::attributes::decode_ulong)
+        .map(crate::attributes::decode_ulong)
         .transpose()?;
     let key_type = given.unwrap_or(default_type);
     if !allowed.contains(&key_type) {
         return Err(err(CKR_TEMPLATE_INCONSISTENT));
     }
     let value_len = template::template_value(template, CKA_VALUE_LEN)?
-        .map(super::attributes::decode_ulong)
+        .map(crate::attributes::decode_ulong)
         .transpose()?;
     let value_len = value_len
         .map(|l| usize::try_from(l).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID)))
@@ -856,7 +861,10 @@ pub fn wrap_key(
     {
         return Err(err(CKR_KEY_NOT_WRAPPABLE));
     }
-    let bytes = keys::export_for_wrap(&target, token.seal_key(&target).as_deref())?;
+    let seal = token.seal_key(&target);
+    let bytes = keys::export_for_wrap(target.class, target.key_type, &|ty| {
+        target.plain_value(ty, seal.as_deref())
+    })?;
     let mut op = mechanisms::cipher_init(mech, material, Direction::Encrypt, CKF_WRAP).map_err(
         |e| match e.rv() {
             CKR_KEY_TYPE_INCONSISTENT => err(CKR_WRAPPING_KEY_TYPE_INCONSISTENT),
@@ -1047,11 +1055,11 @@ pub fn derive_key(
     }
     let template = &template;
     let given = template::template_value(template, CKA_KEY_TYPE)?
-        .map(super::attributes::decode_ulong)
+        .map(crate::attributes::decode_ulong)
         .transpose()?;
     let key_type = given.unwrap_or(CKK_GENERIC_SECRET);
     let len = template::template_value(template, CKA_VALUE_LEN)?
-        .map(super::attributes::decode_ulong)
+        .map(crate::attributes::decode_ulong)
         .transpose()?;
     let len = match (key_type, len) {
         (_, Some(l)) => Some(usize::try_from(l).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?),
@@ -1080,7 +1088,7 @@ pub fn derive_key(
             template.push(Attr::ulong(CKA_CLASS, CKO_DATA));
         }
         if template::template_value(&template, CKA_CLASS)?
-            .map(super::attributes::decode_ulong)
+            .map(crate::attributes::decode_ulong)
             .transpose()?
             != Some(CKO_DATA)
         {
@@ -1137,11 +1145,11 @@ pub fn derive_keys_sp800_108(
     let mut shapes = Vec::with_capacity(templates.len());
     for t in &templates {
         let key_type = template::template_value(t, CKA_KEY_TYPE)?
-            .map(super::attributes::decode_ulong)
+            .map(crate::attributes::decode_ulong)
             .transpose()?
             .unwrap_or(CKK_GENERIC_SECRET);
         let len = match template::template_value(t, CKA_VALUE_LEN)?
-            .map(super::attributes::decode_ulong)
+            .map(crate::attributes::decode_ulong)
             .transpose()?
         {
             Some(l) => usize::try_from(l).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?,

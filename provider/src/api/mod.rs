@@ -2,7 +2,6 @@
 //! sessions, objects and their attribute policy, and the operations of the
 //! PKCS#11 API in safe form. No raw pointers here; the FFI layer calls in.
 
-pub mod attributes;
 pub mod crypto;
 pub mod dual;
 pub mod events;

@@ -2,8 +2,8 @@
 //! type, token/private flags), its attributes, and the parsed key material
 //! cached for cryptographic operations.
 
-use super::attributes::{Attributes, Value};
 use super::template::{self, Tables};
+use crate::attributes::{Attributes, Value};
 use crate::error::{Result, err};
 use crate::mechanisms::keys::KeyMaterial;
 use crate::storage::seal::{TokenKey, hex};
@@ -347,8 +347,8 @@ impl Object {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::attributes::Attr;
     use crate::api::template::{Origin, build, tables_for_new};
+    use crate::attributes::Attr;
 
     fn secret_object(token: bool) -> Object {
         let t = vec![

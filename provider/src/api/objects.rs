@@ -3,10 +3,10 @@
 //! policy tables; this file adds the session and login rules of §6.7
 //! ("Session objects and token objects"; access by session state).
 
-use super::attributes::{Attr, Attributes, Value};
 use super::object::Object;
 use super::session::{Find, Session};
 use super::template::{self, Change, Origin, Reveal, Tables};
+use crate::attributes::{Attr, Attributes, Value};
 use crate::error::{Result, err};
 use crate::mechanisms::keys;
 use crate::storage::seal::random_bytes;

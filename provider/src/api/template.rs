@@ -2,8 +2,8 @@
 //! a new object, changing one (`C_SetAttributeValue`, `C_CopyObject`), and
 //! deciding what `C_GetAttributeValue` may reveal (base spec §5.7, §4.2).
 
-use super::attributes::{Attr, Attributes, ULONG_LEN, Value, decode_bool, decode_ulong};
 use super::policy::{self, Kind, Rule};
+use crate::attributes::{Attr, Attributes, ULONG_LEN, Value, decode_bool, decode_ulong};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 
@@ -40,7 +40,7 @@ fn check_shape(rule: &Rule, v: &[u8]) -> Result<()> {
         Kind::Bytes => true,
         Kind::Date => v.is_empty() || (v.len() == 8 && v.iter().all(u8::is_ascii_digit)),
         Kind::MechanismList => v.len().is_multiple_of(ULONG_LEN),
-        Kind::Template => super::attributes::decode_template(v).is_ok(),
+        Kind::Template => crate::attributes::decode_template(v).is_ok(),
     };
     if ok {
         Ok(())

@@ -7,10 +7,10 @@
 //! object table's lock, never after. Signing and other operations on
 //! already-found objects touch neither.
 
-use super::attributes::{Attr, Attributes, Value};
 use super::handles::HandleMap;
 use super::object::Object;
 use super::template::{self, Reveal};
+use crate::attributes::{Attr, Attributes, Value};
 use crate::config::Config;
 use crate::error::{Result, err};
 use crate::storage::seal::{TokenKey, WrappedKey, hex, random_bytes};

@@ -2,7 +2,7 @@
 //! mechanisms spec for each parameter struct).
 
 use super::util::{bytes, template};
-use crate::api::attributes::Attr;
+use crate::attributes::Attr;
 use crate::error::{Result, err};
 use crate::mechanisms::{self, Mechanism, Param, ParamKind};
 use cryptoki_sys::*;

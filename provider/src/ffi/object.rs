@@ -1,9 +1,9 @@
 //! Object management (base spec §5.7).
 
 use super::util::{attribute_array, guard, nested_array, out, template};
-use crate::api::attributes::{decode_template, is_template_attribute};
 use crate::api::objects::AttrOut;
 use crate::api::{module, objects};
+use crate::attributes::{decode_template, is_template_attribute};
 use crate::error::{Error, err};
 use cryptoki_sys::*;
 

@@ -2,9 +2,9 @@
 //! every check the spec asks for. This file and its siblings in `ffi/` are
 //! the only places with `unsafe` code.
 
-use crate::api::attributes::{Attr, encode_template, is_template_attribute};
 use crate::api::crypto::{self, OpKind};
 use crate::api::session::Session;
+use crate::attributes::{Attr, encode_template, is_template_attribute};
 use crate::error::{Error, Result, err};
 use cryptoki_sys::*;
 use std::cell::Cell;

@@ -862,10 +862,10 @@ fn kwp_unwrap<C: Aes>(c: &C, aiv: [u8; 4], wrapped: &[u8], out: &mut [u8]) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::seal::{hex, unhex};
+    use crate::mechanisms::test_util::{hex, unhex};
 
     fn key(hex_key: &str) -> Arc<KeyMaterial> {
-        Arc::new(load(&unhex(hex_key).unwrap()).unwrap())
+        Arc::new(load(&unhex(hex_key)).unwrap())
     }
 
     fn run(
@@ -910,12 +910,12 @@ mod tests {
     #[test]
     fn cbc_known_answer_and_parts() {
         let k = key(K128);
-        let iv = unhex("000102030405060708090a0b0c0d0e0f").unwrap();
+        let iv = unhex("000102030405060708090a0b0c0d0e0f");
         let mech = Mechanism {
             ty: CKM_AES_CBC,
             param: Param::Bytes(&iv),
         };
-        let plain = unhex(SP800_38A_PLAIN).unwrap();
+        let plain = unhex(SP800_38A_PLAIN);
         let want = "7649abac8119b246cee98e9b12e9197d5086cb9b507219ee95db113a917678b273bed6b8e3c1743b7116e69e222295163ff1caa1681fac09120eca307586e1a7";
         assert_eq!(
             hex(&run(&mech, &k, Direction::Encrypt, &plain).unwrap()),
@@ -927,7 +927,7 @@ mod tests {
                 want
             );
             assert_eq!(
-                run_parts(&mech, &k, Direction::Decrypt, &unhex(want).unwrap(), chunk).unwrap(),
+                run_parts(&mech, &k, Direction::Decrypt, &unhex(want), chunk).unwrap(),
                 plain
             );
         }
@@ -1013,7 +1013,7 @@ mod tests {
     #[test]
     fn ecb_known_answer() {
         let k = key(K128);
-        let plain = unhex(SP800_38A_PLAIN).unwrap();
+        let plain = unhex(SP800_38A_PLAIN);
         let want = "3ad77bb40d7a3660a89ecaf32466ef97f5d3d58503b9699de785895a96fdbaaf43b1cd7f598ece23881b00e3ed0306887b0c785e27e8ad3f8223207104725dd4";
         let mech = Mechanism::plain(CKM_AES_ECB);
         assert_eq!(
@@ -1021,7 +1021,7 @@ mod tests {
             want
         );
         assert_eq!(
-            run_parts(&mech, &k, Direction::Decrypt, &unhex(want).unwrap(), 9).unwrap(),
+            run_parts(&mech, &k, Direction::Decrypt, &unhex(want), 9).unwrap(),
             plain
         );
     }
@@ -1030,9 +1030,8 @@ mod tests {
     #[test]
     fn ctr_known_answer_and_wrap_limit() {
         let k = key(K128);
-        let plain = unhex(SP800_38A_PLAIN).unwrap();
+        let plain = unhex(SP800_38A_PLAIN);
         let block: [u8; 16] = unhex("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff")
-            .unwrap()
             .try_into()
             .unwrap();
         let mech = Mechanism {
@@ -1061,7 +1060,7 @@ mod tests {
         };
         assert_eq!(
             run(&small, &k, Direction::Encrypt, &plain[..16]).unwrap(),
-            unhex(&want[..32]).unwrap()
+            unhex(&want[..32])
         );
         assert_eq!(
             run(&small, &k, Direction::Encrypt, &plain[..17])
@@ -1085,8 +1084,10 @@ mod tests {
     #[test]
     fn gcm_known_answers_and_tamper() {
         let k = key("feffe9928665731c6d6a8f9467308308");
-        let plain = unhex("d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39").unwrap();
-        let aad = unhex("feedfacedeadbeeffeedfacedeadbeefabaddad2").unwrap();
+        let plain = unhex(
+            "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39",
+        );
+        let aad = unhex("feedfacedeadbeeffeedfacedeadbeefabaddad2");
         let cases = [
             (
                 "cafebabefacedbaddecaf888",
@@ -1100,7 +1101,7 @@ mod tests {
             ),
         ];
         for (iv, ct, tag) in cases {
-            let iv = unhex(iv).unwrap();
+            let iv = unhex(iv);
             for tag_bits in [128, 96] {
                 let mech = Mechanism {
                     ty: CKM_AES_GCM,
@@ -1163,17 +1164,17 @@ mod tests {
     fn key_wrap_known_answers_and_crate_agreement() {
         let mech = Mechanism::plain(CKM_AES_KEY_WRAP);
         let k = key("000102030405060708090a0b0c0d0e0f");
-        let data = unhex("00112233445566778899aabbccddeeff").unwrap();
+        let data = unhex("00112233445566778899aabbccddeeff");
         let want = "1fa68b0a8112b447aef34bd8fb5a7b829d3e862371d2cfe5";
         assert_eq!(
             hex(&run(&mech, &k, Direction::Encrypt, &data).unwrap()),
             want
         );
         assert_eq!(
-            run(&mech, &k, Direction::Decrypt, &unhex(want).unwrap()).unwrap(),
+            run(&mech, &k, Direction::Decrypt, &unhex(want)).unwrap(),
             data
         );
-        let mut bad = unhex(want).unwrap();
+        let mut bad = unhex(want);
         bad[3] ^= 4;
         assert_eq!(
             run(&mech, &k, Direction::Decrypt, &bad).unwrap_err().rv(),
@@ -1186,14 +1187,13 @@ mod tests {
             CKR_DATA_LEN_RANGE
         );
         let k256 = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
-        let data =
-            unhex("00112233445566778899aabbccddeeff000102030405060708090a0b0c0d0e0f").unwrap();
+        let data = unhex("00112233445566778899aabbccddeeff000102030405060708090a0b0c0d0e0f");
         assert_eq!(
             hex(&run(&mech, &key(k256), Direction::Encrypt, &data).unwrap()),
             "28c9f404c4b810f4cbccb35cfb87f8263f5786e2d80ed326cbc7f0e71a99f43bfb988b9b7a02dd21"
         );
-        let kw = aes_kw::KwAes256::new_from_slice(&unhex(k256).unwrap()).unwrap();
-        let kwp = aes_kw::KwpAes256::new_from_slice(&unhex(k256).unwrap()).unwrap();
+        let kw = aes_kw::KwAes256::new_from_slice(&unhex(k256)).unwrap();
+        let kwp = aes_kw::KwpAes256::new_from_slice(&unhex(k256)).unwrap();
         let pad = Mechanism::plain(CKM_AES_KEY_WRAP_PAD);
         for len in 1..=72usize {
             let data: Vec<u8> = (0..len as u8).map(|b| b.wrapping_mul(31)).collect();
@@ -1291,12 +1291,12 @@ mod tests {
             ("466f7250617369", "afbeb0f07dfbf5419200f2ccb50bb24f"),
         ];
         for (plain, wrapped) in cases {
-            let plain = unhex(plain).unwrap();
+            let plain = unhex(plain);
             assert_eq!(
                 hex(&run(&pad, &k, Direction::Encrypt, &plain).unwrap()),
                 wrapped
             );
-            let mut wrapped = unhex(wrapped).unwrap();
+            let mut wrapped = unhex(wrapped);
             assert_eq!(run(&pad, &k, Direction::Decrypt, &wrapped).unwrap(), plain);
             wrapped[0] ^= 0x80;
             assert_eq!(

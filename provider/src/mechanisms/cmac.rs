@@ -129,21 +129,17 @@ impl Drop for CmacSign {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::seal::{hex, unhex};
+    use crate::mechanisms::test_util::{hex, unhex};
 
     /// RFC 4493 §4, example 2 (16-byte message).
     #[test]
     fn rfc4493_example_2() {
-        let key = Arc::new(
-            super::super::aes::load(&unhex("2b7e151628aed2a6abf7158809cf4f3c").unwrap()).unwrap(),
-        );
+        let key =
+            Arc::new(super::super::aes::load(&unhex("2b7e151628aed2a6abf7158809cf4f3c")).unwrap());
         let mut c = CmacSign::new(&Mechanism::plain(CKM_AES_CMAC), key).unwrap();
         let mut out = [0u8; 16];
-        c.sign(
-            &unhex("6bc1bee22e409f96e93d7e117393172a").unwrap(),
-            &mut out,
-        )
-        .unwrap();
+        c.sign(&unhex("6bc1bee22e409f96e93d7e117393172a"), &mut out)
+            .unwrap();
         assert_eq!(hex(&out), "070a16b46b4d4144f79bdd9dd04a287c");
     }
 

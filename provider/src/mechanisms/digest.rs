@@ -113,7 +113,7 @@ mod tests {
     use super::*;
 
     fn hex(b: &[u8]) -> String {
-        crate::storage::seal::hex(b)
+        crate::mechanisms::test_util::hex(b)
     }
 
     /// FIPS 180-4 examples, message "abc".

@@ -28,7 +28,7 @@ use super::GeneratedPair;
 use super::digest::DigestOp;
 use super::keys::KeyMaterial;
 use super::{DigestOperation, Mechanism, Param, SignOperation, VerifyOperation};
-use crate::api::attributes::Attributes;
+use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use crypto_bigint::modular::{BoxedMontyForm, BoxedMontyParams};
 use crypto_bigint::{BoxedUint, NonZero, Resize};

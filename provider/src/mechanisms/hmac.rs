@@ -211,7 +211,7 @@ mod tests {
             16
         );
         assert_eq!(
-            crate::storage::seal::hex(&out),
+            crate::mechanisms::test_util::hex(&out),
             "750c783e6ab0b503eaa86e310a5db738"
         );
         assert_eq!(
@@ -234,7 +234,7 @@ mod tests {
         let mut out = [0u8; 32];
         h.sign(b"what do ya want for nothing?", &mut out).unwrap();
         assert_eq!(
-            crate::storage::seal::hex(&out),
+            crate::mechanisms::test_util::hex(&out),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
     }

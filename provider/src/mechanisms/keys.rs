@@ -4,10 +4,8 @@
 //! raw value; private keys: PKCS#8 `PrivateKeyInfo` DER).
 
 use super::{aes, des, dsa, ec, eddsa, rsa, x25519};
-use crate::api::attributes::Attributes;
-use crate::api::object::Object;
+use crate::attributes::Attributes;
 use crate::error::{Result, err};
-use crate::storage::seal::TokenKey;
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
 
@@ -85,11 +83,15 @@ fn required(get: ValueOf<'_>, ty: CK_ATTRIBUTE_TYPE) -> Result<Zeroizing<Vec<u8>
     get(ty)?.ok_or(err(CKR_KEY_HANDLE_INVALID))
 }
 
-/// Builds the key material of `obj`, unsealing its secret values with `token_key`.
-pub fn load(obj: &Object, token_key: Option<&TokenKey>) -> Result<KeyMaterial> {
-    let get = |ty| obj.plain_value(ty, token_key);
-    let get: ValueOf<'_> = &get;
-    match (obj.class, obj.key_type) {
+/// Builds the key material of a key of `class` and `key_type` from its
+/// plain attribute values (`get`, which the model layer answers, unsealing
+/// as needed).
+pub fn load(
+    class: CK_OBJECT_CLASS,
+    key_type: Option<CK_KEY_TYPE>,
+    get: ValueOf<'_>,
+) -> Result<KeyMaterial> {
+    match (class, key_type) {
         (CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS)) => eddsa::load_private(&required(get, CKA_VALUE)?),
         (CKO_PUBLIC_KEY, Some(CKK_EC_EDWARDS)) => eddsa::load_public(&required(get, CKA_EC_POINT)?),
         (CKO_PRIVATE_KEY, Some(CKK_EC_MONTGOMERY)) => {
@@ -182,10 +184,12 @@ pub fn complete_import(
 
 /// The bytes `C_WrapKey` encrypts: a secret key's value, or a private
 /// key's PKCS#8 DER.
-pub fn export_for_wrap(obj: &Object, token_key: Option<&TokenKey>) -> Result<Zeroizing<Vec<u8>>> {
-    let get = |ty| obj.plain_value(ty, token_key);
-    let get: ValueOf<'_> = &get;
-    match (obj.class, obj.key_type) {
+pub fn export_for_wrap(
+    class: CK_OBJECT_CLASS,
+    key_type: Option<CK_KEY_TYPE>,
+    get: ValueOf<'_>,
+) -> Result<Zeroizing<Vec<u8>>> {
+    match (class, key_type) {
         (CKO_SECRET_KEY, Some(_)) => required(get, CKA_VALUE),
         (CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS)) => Ok(eddsa::pkcs8(&required(get, CKA_VALUE)?)),
         (CKO_PRIVATE_KEY, Some(CKK_EC_MONTGOMERY)) => Ok(x25519::pkcs8(&required(get, CKA_VALUE)?)),

@@ -24,7 +24,7 @@ pub mod rfc8410;
 pub mod rsa;
 pub mod x25519;
 
-use crate::api::attributes::Attributes;
+use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use keys::KeyMaterial;
@@ -1138,6 +1138,11 @@ fn kdf_base(base: &KeyMaterial) -> Result<&[u8]> {
 /// Helpers for the families' known-answer tests.
 #[cfg(test)]
 pub(crate) mod test_util {
+    /// Lower-case hex digits of `bytes`.
+    pub fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     /// Bytes from hex digits (test vectors).
     pub fn unhex(s: &str) -> Vec<u8> {
         (0..s.len())

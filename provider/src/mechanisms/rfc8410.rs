@@ -3,7 +3,7 @@
 //! key, which differ only in the algorithm OID's last arc (1.3.101.112
 //! Ed25519, 1.3.101.110 X25519).
 
-use crate::api::attributes::Attributes;
+use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use zeroize::Zeroizing;

@@ -25,7 +25,7 @@ use super::{
     CipherOperation, DigestOperation, Direction, GeneratedPair, Mechanism, OutputLen, Param,
     SignOperation, VerifyOperation,
 };
-use crate::api::attributes::Attributes;
+use crate::attributes::Attributes;
 use crate::error::{Error, Result, err};
 use ::rsa::pkcs8::{DecodePrivateKey, EncodePrivateKey};
 use ::rsa::rand_core::{CryptoRng, RngCore};

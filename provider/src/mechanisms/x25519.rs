@@ -14,7 +14,7 @@ use super::eddsa::{der_point, parse_point};
 use super::keys::KeyMaterial;
 use super::random::os_fill as random_bytes;
 use super::{GeneratedPair, Mechanism, Param};
-use crate::api::attributes::Attributes;
+use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use x25519_dalek::{PublicKey, StaticSecret};
@@ -185,7 +185,7 @@ mod tests {
     use super::*;
 
     fn unhex(s: &str) -> Vec<u8> {
-        crate::storage::seal::unhex(s).unwrap()
+        crate::mechanisms::test_util::unhex(s)
     }
 
     fn ecdh(public: &[u8], kdf: CK_EC_KDF_TYPE) -> Mechanism<'_> {

@@ -29,7 +29,7 @@ pub use ecdsa::{EcdsaSign, EcdsaVerify};
 use super::GeneratedPair;
 use super::keys::KeyMaterial;
 use super::random::os_fill as random_bytes;
-use crate::api::attributes::Attributes;
+use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use pkcs8::{DecodePrivateKey, EncodePrivateKey};

@@ -12,7 +12,7 @@
 use super::keys::KeyMaterial;
 use super::random::os_fill as random_bytes;
 use super::{GeneratedPair, Mechanism, Param, SignOperation, VerifyOperation};
-use crate::api::attributes::Attributes;
+use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
@@ -407,7 +407,7 @@ mod tests {
     use super::*;
 
     fn unhex(s: &str) -> Vec<u8> {
-        crate::storage::seal::unhex(s).unwrap()
+        crate::mechanisms::test_util::unhex(s)
     }
 
     /// RFC 8032 §7.1, TEST 2.
