@@ -1438,3 +1438,61 @@ fn multipart_generated_ivs_differ() {
         }
     }
 }
+
+/// Multi-part messages as the `cryptoki` crate (0.12) drives them: its
+/// `encrypt_message_next` / `decrypt_message_next` pass the same
+/// `CK_GCM_MESSAGE_PARAMS` to every part, query the output size first, and
+/// read the tag from the parameter after the last part. GCM test case 4
+/// (McGrew–Viega), split in three parts.
+#[test]
+fn cryptoki_crates_multipart_message_calls() {
+    use cryptoki::mechanism::MessageParam;
+    use cryptoki::mechanism::aead::{GcmMessageParams, GeneratorFunction};
+    let f = Fixture::new();
+    let s = f.user(f.token("msg-cryptoki"));
+    let key = aes_key(&s, &unhex(KEY));
+    let plain = &unhex(P3)[..60];
+    let aad = unhex(A4);
+    let expected_ct = unhex(&C3[..120]);
+    let mut iv = unhex(IV);
+    let mut tag = [0u8; 16];
+    let param =
+        GcmMessageParams::new(&mut iv, 0.into(), GeneratorFunction::NoGenerate, &mut tag).unwrap();
+    // As cryptoki's own tests do: the init carries a parameter too.
+    s.message_encrypt_init(&Mechanism::AesGcmMessage(param), key)
+        .unwrap();
+    s.encrypt_message_begin(MessageParam::AesGcmMessage(param), &aad)
+        .unwrap();
+    let mut ct = Vec::new();
+    for (i, part) in plain.chunks(25).enumerate() {
+        let last = i == plain.len().div_ceil(25) - 1;
+        ct.extend(
+            s.encrypt_message_next(MessageParam::AesGcmMessage(param), part, last)
+                .unwrap(),
+        );
+    }
+    s.message_encrypt_final().unwrap();
+    assert_eq!(ct, expected_ct);
+    assert_eq!(tag.to_vec(), unhex(T4));
+
+    let mut iv = unhex(IV);
+    let mut tag = unhex(T4);
+    let param =
+        GcmMessageParams::new(&mut iv, 0.into(), GeneratorFunction::NoGenerate, &mut tag).unwrap();
+    s.message_decrypt_init(&Mechanism::AesGcmMessage(param), key)
+        .unwrap();
+    s.decrypt_message_begin(MessageParam::AesGcmMessage(param), &aad)
+        .unwrap();
+    let mut back = Vec::new();
+    for (i, part) in expected_ct.chunks(25).enumerate() {
+        let last = i == expected_ct.len().div_ceil(25) - 1;
+        let out = s
+            .decrypt_message_next(MessageParam::AesGcmMessage(param), part, last)
+            .unwrap();
+        // Nothing before the tag has been checked.
+        assert!(last || out.is_empty(), "plaintext released before the tag");
+        back.extend(out);
+    }
+    s.message_decrypt_final().unwrap();
+    assert_eq!(back, plain);
+}

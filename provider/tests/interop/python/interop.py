@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from cryptography.hazmat.primitives.kdf.kbkdf import KBKDFHMAC, CounterLocation, Mode
 
 try:  # cryptography >= 43 keeps Triple DES among its "decrepit" ciphers
     from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
@@ -295,6 +296,49 @@ def run_cases(s):
                                   template={Attribute.SENSITIVE: False, Attribute.EXTRACTABLE: True})
         want = HKDF(algorithm=hashes.SHA256(), length=42, salt=salt, info=info).derive(ikm)
         expect(derived[Attribute.VALUE] == want, "derived value differs from RFC 5869 HKDF")
+
+    @case("SP800_108_COUNTER_KDF (HMAC-SHA256) equals cryptography's KBKDFHMAC")
+    def _():
+        ikm, label, context = os.urandom(32), b"python-pkcs11", b"kbkdf interop"
+        base = s.create_object({
+            Attribute.CLASS: ObjectClass.SECRET_KEY, Attribute.KEY_TYPE: KeyType.GENERIC_SECRET,
+            Attribute.VALUE: ikm, Attribute.DERIVE: True, Attribute.TOKEN: False,
+        })
+        # python-pkcs11 0.10 has no SP 800-108 parameter classes: the
+        # structs of PKCS #11 3.0 §2.42 are packed here (buffers kept alive).
+        ulong = ctypes.c_ulong
+
+        class CounterFormat(ctypes.Structure):
+            _fields_ = [("bLittleEndian", ctypes.c_ubyte), ("ulWidthInBits", ulong)]
+
+        class DkmFormat(ctypes.Structure):
+            _fields_ = [("dkmLengthMethod", ulong), ("bLittleEndian", ctypes.c_ubyte), ("ulWidthInBits", ulong)]
+
+        class DataParam(ctypes.Structure):
+            _fields_ = [("type", ulong), ("pValue", ctypes.c_void_p), ("ulValueLen", ulong)]
+
+        class KdfParams(ctypes.Structure):
+            _fields_ = [("prfType", ulong), ("ulNumberOfDataParams", ulong), ("pDataParams", ctypes.c_void_p),
+                        ("ulAdditionalDerivedKeys", ulong), ("pAdditionalDerivedKeys", ctypes.c_void_p)]
+
+        counter = CounterFormat(0, 32)
+        fixed = ctypes.create_string_buffer(label + b"\x00" + context, len(label) + 1 + len(context))
+        dkm = DkmFormat(1, 0, 32)  # CK_SP800_108_DKM_LENGTH_SUM_OF_KEYS, big-endian
+        data = (DataParam * 3)(
+            DataParam(1, ctypes.addressof(counter), ctypes.sizeof(counter)),  # ITERATION_VARIABLE
+            DataParam(4, ctypes.addressof(fixed), len(fixed)),  # BYTE_ARRAY
+            DataParam(3, ctypes.addressof(dkm), ctypes.sizeof(dkm)),  # DKM_LENGTH
+        )
+        params = KdfParams(Mechanism.SHA256_HMAC, 3, ctypes.addressof(data), 0, None)
+        ckm_counter_kdf = int.__new__(Mechanism, 0x3AC)  # CKM_SP800_108_COUNTER_KDF
+        ckm_counter_kdf._name_, ckm_counter_kdf._value_ = "SP800_108_COUNTER_KDF", 0x3AC
+        derived = base.derive_key(KeyType.GENERIC_SECRET, 42 * 8, mechanism=ckm_counter_kdf,
+                                  mechanism_param=bytes(params),
+                                  template={Attribute.SENSITIVE: False, Attribute.EXTRACTABLE: True})
+        want = KBKDFHMAC(algorithm=hashes.SHA256(), mode=Mode.CounterMode, length=42, rlen=4, llen=4,
+                         location=CounterLocation.BeforeFixed, label=label, context=context,
+                         fixed=None).derive(ikm)
+        expect(derived[Attribute.VALUE] == want, "derived value differs from SP 800-108 counter-mode KDF")
 
     @case("EC P-521 key pair on the token, ECDSA_SHA512 verified by cryptography")
     def _():
