@@ -1,0 +1,182 @@
+//! Starting operations: from a mechanism and a parsed key to the family's
+//! operation (`C_SignInit`, `C_VerifyInit`, `C_EncryptInit`, ...), and key-pair
+//! and domain-parameter generation.
+
+use super::keys::KeyMaterial;
+use super::*;
+use crate::attributes::Attributes;
+use crate::error::{Result, err};
+use cryptoki_sys::*;
+use std::sync::Arc;
+
+fn is_hmac(ty: CK_MECHANISM_TYPE) -> bool {
+    matches!(
+        ty,
+        CKM_MD5_HMAC
+            | CKM_MD5_HMAC_GENERAL
+            | CKM_SHA_1_HMAC
+            | CKM_SHA_1_HMAC_GENERAL
+            | CKM_SHA224_HMAC
+            | CKM_SHA224_HMAC_GENERAL
+            | CKM_SHA256_HMAC
+            | CKM_SHA256_HMAC_GENERAL
+            | CKM_SHA384_HMAC
+            | CKM_SHA384_HMAC_GENERAL
+            | CKM_SHA512_HMAC
+            | CKM_SHA512_HMAC_GENERAL
+    )
+}
+
+fn mac_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Option<SignOp>> {
+    Ok(Some(match mech.ty {
+        t if is_hmac(t) => SignOp::Hmac(hmac::HmacSign::new(mech, key)?),
+        CKM_AES_CMAC | CKM_AES_CMAC_GENERAL => SignOp::Cmac(cmac::CmacSign::new(mech, key)?),
+        CKM_DES3_MAC | CKM_DES3_MAC_GENERAL | CKM_DES3_CMAC | CKM_DES3_CMAC_GENERAL => {
+            SignOp::DesMac(des::mac::DesMac::new(mech, key)?)
+        }
+        _ => return Ok(None),
+    }))
+}
+
+/// Starts a signature or MAC with `key`.
+pub fn sign_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<SignOp> {
+    require(mech, CKF_SIGN)?;
+    if let Some(mac) = mac_init(mech, key.clone())? {
+        return Ok(mac);
+    }
+    match mech.ty {
+        CKM_EDDSA => eddsa::EdDsaSign::new(mech, key).map(SignOp::EdDsa),
+        CKM_ECDSA | CKM_ECDSA_SHA1 | CKM_ECDSA_SHA224 | CKM_ECDSA_SHA256 | CKM_ECDSA_SHA384
+        | CKM_ECDSA_SHA512 => ec::EcdsaSign::new(mech, key).map(SignOp::Ecdsa),
+        CKM_DSA | CKM_DSA_SHA1 | CKM_DSA_SHA224 | CKM_DSA_SHA256 | CKM_DSA_SHA384
+        | CKM_DSA_SHA512 => dsa::DsaSign::new(mech, key).map(SignOp::Dsa),
+        _ => rsa::RsaSign::new(mech, key).map(SignOp::Rsa),
+    }
+}
+
+/// Starts a verification with `key`.
+pub fn verify_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<VerifyOp> {
+    require(mech, CKF_VERIFY)?;
+    if let Some(mac) = mac_init(mech, key.clone())? {
+        return Ok(VerifyOp::Mac(MacVerify(mac)));
+    }
+    match mech.ty {
+        CKM_EDDSA => eddsa::EdDsaVerify::new(mech, key).map(VerifyOp::EdDsa),
+        CKM_ECDSA | CKM_ECDSA_SHA1 | CKM_ECDSA_SHA224 | CKM_ECDSA_SHA256 | CKM_ECDSA_SHA384
+        | CKM_ECDSA_SHA512 => ec::EcdsaVerify::new(mech, key).map(VerifyOp::Ecdsa),
+        CKM_DSA | CKM_DSA_SHA1 | CKM_DSA_SHA224 | CKM_DSA_SHA256 | CKM_DSA_SHA384
+        | CKM_DSA_SHA512 => dsa::DsaVerify::new(mech, key).map(VerifyOp::Dsa),
+        _ => rsa::RsaVerify::new(mech, key).map(VerifyOp::Rsa),
+    }
+}
+
+/// Starts a signature with recovery (`C_SignRecoverInit`, §5.13): the RSA
+/// mechanisms whose signature holds the data (`CKM_RSA_PKCS`,
+/// `CKM_RSA_X_509`).
+pub fn sign_recover_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<SignOp> {
+    require(mech, CKF_SIGN_RECOVER)?;
+    rsa::RsaSign::new(mech, key).map(SignOp::Rsa)
+}
+
+/// Starts a verification with recovery (`C_VerifyRecoverInit`, §5.14).
+pub fn verify_recover_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<CipherOp> {
+    require(mech, CKF_VERIFY_RECOVER)?;
+    rsa::RsaRecover::new(mech, key).map(CipherOp::RsaRecover)
+}
+
+/// Starts an encryption or decryption with `key`. `function` is the
+/// `CKF_*` flag the caller needs (`CKF_ENCRYPT`, `CKF_WRAP`, ...).
+pub fn cipher_init(
+    mech: &Mechanism<'_>,
+    key: Arc<KeyMaterial>,
+    direction: Direction,
+    function: CK_FLAGS,
+) -> Result<CipherOp> {
+    require(mech, function)?;
+    match &*key {
+        KeyMaterial::Aes(_) => aes::AesCipher::new(mech, key, direction).map(CipherOp::Aes),
+        KeyMaterial::Des(_) => des::cipher::DesCipher::new(mech, key, direction).map(CipherOp::Des),
+        KeyMaterial::RsaPrivate(..) | KeyMaterial::RsaPublic(..) => {
+            rsa::RsaCipher::new(mech, key, direction).map(CipherOp::Rsa)
+        }
+        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+    }
+}
+
+/// Starts a digest.
+pub fn digest_init(mech: &Mechanism<'_>) -> Result<digest::DigestOp> {
+    require(mech, CKF_DIGEST)?;
+    if mech.param != Param::None {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    digest::DigestOp::new(mech.ty)
+}
+
+/// What a key-pair generation produces: key-specific attributes for the
+/// public and the private object.
+pub struct GeneratedPair {
+    /// Attributes to add to the public key.
+    pub public: Attributes,
+    /// Attributes to add to the private key.
+    pub private: Attributes,
+    /// `CKA_KEY_TYPE` of both.
+    pub key_type: CK_KEY_TYPE,
+}
+
+/// The key type a key-pair mechanism makes.
+pub fn pair_key_type(mech: CK_MECHANISM_TYPE) -> Result<CK_KEY_TYPE> {
+    match mech {
+        CKM_EC_EDWARDS_KEY_PAIR_GEN => Ok(CKK_EC_EDWARDS),
+        CKM_EC_MONTGOMERY_KEY_PAIR_GEN => Ok(CKK_EC_MONTGOMERY),
+        CKM_EC_KEY_PAIR_GEN => Ok(CKK_EC),
+        CKM_RSA_PKCS_KEY_PAIR_GEN => Ok(CKK_RSA),
+        CKM_DSA_KEY_PAIR_GEN => Ok(CKK_DSA),
+        _ => Err(err(CKR_MECHANISM_INVALID)),
+    }
+}
+
+/// Generates a key pair; `public_template` holds the domain parameters
+/// (`CKA_EC_PARAMS`, `CKA_MODULUS_BITS`, `CKA_PUBLIC_EXPONENT`).
+pub fn generate_key_pair(
+    mech: &Mechanism<'_>,
+    public_template: &Attributes,
+) -> Result<GeneratedPair> {
+    require(mech, CKF_GENERATE_KEY_PAIR)?;
+    if mech.param != Param::None {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    match mech.ty {
+        CKM_EC_EDWARDS_KEY_PAIR_GEN => eddsa::generate(public_template),
+        CKM_EC_MONTGOMERY_KEY_PAIR_GEN => x25519::generate(public_template),
+        CKM_EC_KEY_PAIR_GEN => ec::generate(public_template),
+        CKM_RSA_PKCS_KEY_PAIR_GEN => rsa::generate(public_template),
+        CKM_DSA_KEY_PAIR_GEN => dsa::generate(public_template),
+        _ => Err(err(CKR_MECHANISM_INVALID)),
+    }
+}
+
+/// The key type of the `CKO_DOMAIN_PARAMETERS` object a parameter
+/// generation mechanism makes through `C_GenerateKey` (mechanisms spec
+/// §2.2.10), or `None` for the mechanisms that make secret keys.
+pub fn domain_parameter_key_type(mech: CK_MECHANISM_TYPE) -> Option<CK_KEY_TYPE> {
+    match mech {
+        CKM_DSA_PARAMETER_GEN => Some(CKK_DSA),
+        _ => None,
+    }
+}
+
+/// Generates domain parameters; `template` is the built template
+/// (`CKA_PRIME_BITS`, ...). Returns the attributes to add.
+pub fn generate_domain_parameters(
+    mech: &Mechanism<'_>,
+    template: &Attributes,
+) -> Result<Attributes> {
+    require(mech, CKF_GENERATE)?;
+    if mech.param != Param::None {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    match mech.ty {
+        CKM_DSA_PARAMETER_GEN => dsa::generate_parameters(template),
+        _ => Err(err(CKR_MECHANISM_INVALID)),
+    }
+}

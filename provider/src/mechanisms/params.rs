@@ -1,0 +1,141 @@
+//! The mechanism a caller passes (`CK_MECHANISM`, base spec §5.2.1 /
+//! §3.5): its type and its parameter, read by the FFI layer into the
+//! borrowed, checked form every family takes.
+
+use super::kdf;
+use cryptoki_sys::*;
+
+/// How a mechanism's parameter is laid out in memory (so the FFI layer
+/// knows how to read `CK_MECHANISM.pParameter`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// No parameter allowed.
+    None,
+    /// Optional `CK_EDDSA_PARAMS`.
+    EdDsa,
+    /// A byte string (an IV), required.
+    Bytes,
+    /// A byte string, optional (the IV of the AES key-wrap mechanisms).
+    OptionalBytes,
+    /// `CK_GCM_PARAMS`.
+    Gcm,
+    /// `CK_AES_CTR_PARAMS`.
+    Ctr,
+    /// `CK_RSA_PKCS_OAEP_PARAMS`.
+    Oaep,
+    /// `CK_RSA_PKCS_PSS_PARAMS`.
+    Pss,
+    /// `CK_ECDH1_DERIVE_PARAMS`.
+    Ecdh1,
+    /// `CK_MAC_GENERAL_PARAMS` (a `CK_ULONG` output length).
+    MacLength,
+    /// `CK_HKDF_PARAMS`.
+    Hkdf,
+    /// A `CK_OBJECT_HANDLE` (`CKM_CONCATENATE_BASE_AND_KEY`).
+    Handle,
+    /// `CK_KEY_DERIVATION_STRING_DATA`, read as [`Param::Bytes`].
+    DerivationString,
+    /// `CK_EXTRACT_PARAMS` (a bit index).
+    BitIndex,
+    /// `CK_AES_CBC_ENCRYPT_DATA_PARAMS`.
+    AesCbcData,
+    /// `CK_SP800_108_KDF_PARAMS` (counter, double pipeline) or
+    /// `CK_SP800_108_FEEDBACK_KDF_PARAMS` (feedback), mechanisms spec 3.0
+    /// §2.42; read only by `C_DeriveKey`, into owned values.
+    Sp800108,
+}
+
+/// A mechanism parameter, read from the caller's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param<'a> {
+    /// No parameter.
+    None,
+    /// `CK_EDDSA_PARAMS`.
+    EdDsa {
+        /// `phFlag`: pre-hashed (Ed25519ph).
+        prehash: bool,
+        /// `pContextData`; `None` when `ulContextDataLen` is 0.
+        context: Option<&'a [u8]>,
+    },
+    /// A byte-string parameter (an IV).
+    Bytes(&'a [u8]),
+    /// `CK_GCM_PARAMS`.
+    Gcm {
+        /// `pIv`.
+        iv: &'a [u8],
+        /// `pAAD`.
+        aad: &'a [u8],
+        /// `ulTagBits`.
+        tag_bits: CK_ULONG,
+    },
+    /// `CK_AES_CTR_PARAMS`.
+    Ctr {
+        /// `ulCounterBits`: how many low bits of the block are the counter.
+        counter_bits: CK_ULONG,
+        /// `cb`: the initial counter block.
+        block: [u8; 16],
+    },
+    /// `CK_RSA_PKCS_OAEP_PARAMS` (source `CKZ_DATA_SPECIFIED`).
+    Oaep {
+        /// `hashAlg`.
+        hash: CK_MECHANISM_TYPE,
+        /// `mgf` (`CKG_MGF1_*`).
+        mgf: CK_RSA_PKCS_MGF_TYPE,
+        /// The label (`pSourceData`), possibly empty.
+        label: &'a [u8],
+    },
+    /// `CK_RSA_PKCS_PSS_PARAMS`.
+    Pss {
+        /// `hashAlg`.
+        hash: CK_MECHANISM_TYPE,
+        /// `mgf`.
+        mgf: CK_RSA_PKCS_MGF_TYPE,
+        /// `sLen`.
+        salt_len: CK_ULONG,
+    },
+    /// `CK_ECDH1_DERIVE_PARAMS`.
+    Ecdh1 {
+        /// `kdf` (`CKD_*`).
+        kdf: CK_EC_KDF_TYPE,
+        /// `pSharedData`.
+        shared: &'a [u8],
+        /// `pPublicData`: the other party's point, raw or DER.
+        public: &'a [u8],
+    },
+    /// `CK_MAC_GENERAL_PARAMS`: output length in bytes.
+    MacLength(CK_ULONG),
+    /// `CK_HKDF_PARAMS`.
+    Hkdf(kdf::hkdf::Params<'a>),
+    /// A key handle (`CKM_CONCATENATE_BASE_AND_KEY`).
+    Handle(CK_OBJECT_HANDLE),
+    /// `CK_EXTRACT_PARAMS`: the first bit to extract.
+    BitIndex(CK_ULONG),
+    /// `CK_AES_CBC_ENCRYPT_DATA_PARAMS`.
+    AesCbcData {
+        /// `iv`.
+        iv: [u8; 16],
+        /// `pData`.
+        data: &'a [u8],
+    },
+    /// The SP 800-108 parameters (§2.42), owned by the FFI layer.
+    Sp800108(&'a kdf::sp800_108::Params),
+}
+
+/// A `CK_MECHANISM` in safe form.
+#[derive(Clone, Copy, Debug)]
+pub struct Mechanism<'a> {
+    /// `mechanism`.
+    pub ty: CK_MECHANISM_TYPE,
+    /// The decoded parameter.
+    pub param: Param<'a>,
+}
+
+impl Mechanism<'_> {
+    /// A mechanism without parameter.
+    pub fn plain(ty: CK_MECHANISM_TYPE) -> Mechanism<'static> {
+        Mechanism {
+            ty,
+            param: Param::None,
+        }
+    }
+}

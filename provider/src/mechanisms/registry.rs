@@ -1,0 +1,330 @@
+//! The registry: every mechanism the token supports, with its key sizes,
+//! `CK_MECHANISM_INFO` flags and parameter layout (`C_GetMechanismList`,
+//! `C_GetMechanismInfo`, base spec §5.5), and the one lookup every
+//! `C_*Init` goes through.
+
+use super::{Mechanism, ParamKind};
+use crate::error::{Result, err};
+use cryptoki_sys::*;
+
+/// One registry entry.
+#[derive(Clone, Copy, Debug)]
+pub struct Descriptor {
+    /// Mechanism type.
+    pub ty: CK_MECHANISM_TYPE,
+    /// `CK_MECHANISM_INFO.ulMinKeySize`.
+    pub min_key: CK_ULONG,
+    /// `CK_MECHANISM_INFO.ulMaxKeySize`.
+    pub max_key: CK_ULONG,
+    /// `CK_MECHANISM_INFO.flags`.
+    pub flags: CK_FLAGS,
+    /// Parameter layout.
+    pub param: ParamKind,
+}
+
+const fn d(
+    ty: CK_MECHANISM_TYPE,
+    min_key: CK_ULONG,
+    max_key: CK_ULONG,
+    flags: CK_FLAGS,
+    param: ParamKind,
+) -> Descriptor {
+    Descriptor {
+        ty,
+        min_key,
+        max_key,
+        flags,
+        param,
+    }
+}
+
+const EC_FLAGS: CK_FLAGS = CKF_EC_F_P | CKF_EC_OID | CKF_EC_UNCOMPRESS;
+const SV: CK_FLAGS = CKF_SIGN | CKF_VERIFY;
+const SVR: CK_FLAGS = CKF_SIGN_RECOVER | CKF_VERIFY_RECOVER;
+const ED: CK_FLAGS = CKF_ENCRYPT | CKF_DECRYPT;
+/// Message-based signing and verification (base spec 3.0 §5.21–5.22).
+const MSV: CK_FLAGS = CKF_MESSAGE_SIGN | CKF_MESSAGE_VERIFY;
+const WU: CK_FLAGS = CKF_WRAP | CKF_UNWRAP;
+use ParamKind as P;
+
+/// Every mechanism the token supports, in `C_GetMechanismList` order. Key
+/// sizes are in bits for EC, Edwards, RSA and DSA keys and in bytes for AES,
+/// DES and generic secret (HMAC) keys, as the mechanisms specification
+/// defines them.
+pub static REGISTRY: &[Descriptor] = &[
+    d(
+        CKM_EC_EDWARDS_KEY_PAIR_GEN,
+        255,
+        255,
+        CKF_GENERATE_KEY_PAIR | EC_FLAGS,
+        P::None,
+    ),
+    d(CKM_EDDSA, 255, 255, SV | MSV | EC_FLAGS, P::EdDsa),
+    // X25519 (RFC 7748): 255-bit Montgomery keys.
+    d(
+        CKM_EC_MONTGOMERY_KEY_PAIR_GEN,
+        255,
+        255,
+        CKF_GENERATE_KEY_PAIR | EC_FLAGS,
+        P::None,
+    ),
+    d(
+        CKM_EC_KEY_PAIR_GEN,
+        192,
+        521,
+        CKF_GENERATE_KEY_PAIR | EC_FLAGS,
+        P::None,
+    ),
+    d(CKM_ECDSA, 192, 521, SV | EC_FLAGS, P::None),
+    d(CKM_ECDSA_SHA1, 192, 521, SV | EC_FLAGS, P::None),
+    d(CKM_ECDSA_SHA224, 192, 521, SV | EC_FLAGS, P::None),
+    d(CKM_ECDSA_SHA256, 192, 521, SV | EC_FLAGS, P::None),
+    d(CKM_ECDSA_SHA384, 192, 521, SV | EC_FLAGS, P::None),
+    d(CKM_ECDSA_SHA512, 192, 521, SV | EC_FLAGS, P::None),
+    // 192–521: the Weierstrass curves; X25519 (Montgomery keys) is 255.
+    d(CKM_ECDH1_DERIVE, 192, 521, CKF_DERIVE | EC_FLAGS, P::Ecdh1),
+    // DSA (mechanisms spec §2.2): p of 1024 (legacy), 2048 or 3072 bits.
+    d(CKM_DSA_PARAMETER_GEN, 1024, 3072, CKF_GENERATE, P::None),
+    d(
+        CKM_DSA_KEY_PAIR_GEN,
+        1024,
+        3072,
+        CKF_GENERATE_KEY_PAIR,
+        P::None,
+    ),
+    d(CKM_DSA, 1024, 3072, SV, P::None),
+    d(CKM_DSA_SHA1, 1024, 3072, SV, P::None),
+    d(CKM_DSA_SHA224, 1024, 3072, SV, P::None),
+    d(CKM_DSA_SHA256, 1024, 3072, SV, P::None),
+    d(CKM_DSA_SHA384, 1024, 3072, SV, P::None),
+    d(CKM_DSA_SHA512, 1024, 3072, SV, P::None),
+    d(
+        CKM_RSA_PKCS_KEY_PAIR_GEN,
+        1024,
+        16384,
+        CKF_GENERATE_KEY_PAIR,
+        P::None,
+    ),
+    d(CKM_RSA_PKCS, 1024, 16384, SV | SVR | ED | WU, P::None),
+    d(CKM_RSA_X_509, 1024, 16384, SV | SVR | ED, P::None),
+    // Legacy: MD5 is broken (collisions); for SoftHSM2 migration.
+    d(CKM_MD5_RSA_PKCS, 1024, 16384, SV, P::None),
+    d(CKM_SHA1_RSA_PKCS, 1024, 16384, SV, P::None),
+    d(CKM_SHA224_RSA_PKCS, 1024, 16384, SV, P::None),
+    d(CKM_SHA256_RSA_PKCS, 1024, 16384, SV, P::None),
+    d(CKM_SHA384_RSA_PKCS, 1024, 16384, SV, P::None),
+    d(CKM_SHA512_RSA_PKCS, 1024, 16384, SV, P::None),
+    d(CKM_RSA_PKCS_PSS, 1024, 16384, SV, P::Pss),
+    d(CKM_SHA1_RSA_PKCS_PSS, 1024, 16384, SV, P::Pss),
+    d(CKM_SHA224_RSA_PKCS_PSS, 1024, 16384, SV, P::Pss),
+    d(CKM_SHA256_RSA_PKCS_PSS, 1024, 16384, SV, P::Pss),
+    d(CKM_SHA384_RSA_PKCS_PSS, 1024, 16384, SV, P::Pss),
+    d(CKM_SHA512_RSA_PKCS_PSS, 1024, 16384, SV, P::Pss),
+    d(CKM_RSA_PKCS_OAEP, 1024, 16384, ED | WU, P::Oaep),
+    d(CKM_AES_KEY_GEN, 16, 32, CKF_GENERATE, P::None),
+    d(CKM_AES_ECB, 16, 32, ED | WU, P::None),
+    d(CKM_AES_CBC, 16, 32, ED | WU, P::Bytes),
+    d(CKM_AES_CBC_PAD, 16, 32, ED | WU, P::Bytes),
+    d(CKM_AES_CTR, 16, 32, ED, P::Ctr),
+    d(
+        CKM_AES_GCM,
+        16,
+        32,
+        ED | CKF_MESSAGE_ENCRYPT | CKF_MESSAGE_DECRYPT,
+        P::Gcm,
+    ),
+    d(CKM_AES_KEY_WRAP, 16, 32, ED | WU, P::OptionalBytes),
+    d(CKM_AES_KEY_WRAP_PAD, 16, 32, ED | WU, P::OptionalBytes),
+    d(CKM_AES_CMAC, 16, 32, SV, P::None),
+    d(CKM_AES_CMAC_GENERAL, 16, 32, SV, P::MacLength),
+    // Legacy (SoftHSM2 migration; docs/mechanisms.md): Triple DES, key
+    // sizes in bytes (16: two-key, 24: three-key).
+    d(CKM_DES2_KEY_GEN, 16, 16, CKF_GENERATE, P::None),
+    d(CKM_DES3_KEY_GEN, 24, 24, CKF_GENERATE, P::None),
+    d(CKM_DES3_ECB, 16, 24, ED | WU, P::None),
+    d(CKM_DES3_CBC, 16, 24, ED | WU, P::Bytes),
+    d(CKM_DES3_CBC_PAD, 16, 24, ED | WU, P::Bytes),
+    d(CKM_DES3_MAC, 16, 24, SV, P::None),
+    d(CKM_DES3_MAC_GENERAL, 16, 24, SV, P::MacLength),
+    d(CKM_DES3_CMAC, 16, 24, SV, P::None),
+    d(CKM_DES3_CMAC_GENERAL, 16, 24, SV, P::MacLength),
+    // Broken (a 56-bit key): single DES, for SoftHSM2 migration only.
+    d(CKM_DES_KEY_GEN, 8, 8, CKF_GENERATE, P::None),
+    d(CKM_DES_ECB, 8, 8, ED | WU, P::None),
+    d(CKM_DES_CBC, 8, 8, ED | WU, P::Bytes),
+    d(CKM_DES_CBC_PAD, 8, 8, ED | WU, P::Bytes),
+    d(CKM_GENERIC_SECRET_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_SHA_1_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_SHA224_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_SHA256_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_SHA384_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_SHA512_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    // Legacy (SoftHSM2 migration; docs/mechanisms.md): generic secrets only.
+    d(CKM_MD5_HMAC, 1, 512, SV, P::None),
+    d(CKM_MD5_HMAC_GENERAL, 1, 512, SV, P::MacLength),
+    d(CKM_SHA_1_HMAC, 1, 512, SV | MSV, P::None),
+    d(CKM_SHA_1_HMAC_GENERAL, 1, 512, SV | MSV, P::MacLength),
+    d(CKM_SHA224_HMAC, 1, 512, SV | MSV, P::None),
+    d(CKM_SHA224_HMAC_GENERAL, 1, 512, SV | MSV, P::MacLength),
+    d(CKM_SHA256_HMAC, 1, 512, SV | MSV, P::None),
+    d(CKM_SHA256_HMAC_GENERAL, 1, 512, SV | MSV, P::MacLength),
+    d(CKM_SHA384_HMAC, 1, 512, SV | MSV, P::None),
+    d(CKM_SHA384_HMAC_GENERAL, 1, 512, SV | MSV, P::MacLength),
+    d(CKM_SHA512_HMAC, 1, 512, SV | MSV, P::None),
+    d(CKM_SHA512_HMAC_GENERAL, 1, 512, SV | MSV, P::MacLength),
+    d(CKM_HKDF_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    d(CKM_CONCATENATE_BASE_AND_KEY, 1, 512, CKF_DERIVE, P::Handle),
+    d(
+        CKM_CONCATENATE_BASE_AND_DATA,
+        1,
+        512,
+        CKF_DERIVE,
+        P::DerivationString,
+    ),
+    d(
+        CKM_CONCATENATE_DATA_AND_BASE,
+        1,
+        512,
+        CKF_DERIVE,
+        P::DerivationString,
+    ),
+    d(
+        CKM_XOR_BASE_AND_DATA,
+        1,
+        512,
+        CKF_DERIVE,
+        P::DerivationString,
+    ),
+    d(CKM_EXTRACT_KEY_FROM_KEY, 1, 512, CKF_DERIVE, P::BitIndex),
+    d(
+        CKM_AES_ECB_ENCRYPT_DATA,
+        16,
+        32,
+        CKF_DERIVE,
+        P::DerivationString,
+    ),
+    d(CKM_AES_CBC_ENCRYPT_DATA, 16, 32, CKF_DERIVE, P::AesCbcData),
+    d(CKM_HKDF_DERIVE, 1, 512, CKF_DERIVE, P::Hkdf),
+    d(CKM_HKDF_DATA, 1, 512, CKF_DERIVE, P::Hkdf),
+    // Mechanisms spec 3.0 §2.42 (SP 800-108): base key sizes in bits, over
+    // every PRF (HMAC keys of 1 to 512 bytes, AES keys of 16 to 32).
+    d(CKM_SP800_108_COUNTER_KDF, 8, 4096, CKF_DERIVE, P::Sp800108),
+    d(CKM_SP800_108_FEEDBACK_KDF, 8, 4096, CKF_DERIVE, P::Sp800108),
+    d(
+        CKM_SP800_108_DOUBLE_PIPELINE_KDF,
+        8,
+        4096,
+        CKF_DERIVE,
+        P::Sp800108,
+    ),
+    // Legacy: MD5 is broken (collisions), kept for SoftHSM2 migration.
+    d(CKM_MD5, 0, 0, CKF_DIGEST, P::None),
+    d(CKM_SHA_1, 0, 0, CKF_DIGEST, P::None),
+    d(CKM_SHA224, 0, 0, CKF_DIGEST, P::None),
+    d(CKM_SHA256, 0, 0, CKF_DIGEST, P::None),
+    d(CKM_SHA384, 0, 0, CKF_DIGEST, P::None),
+    d(CKM_SHA512, 0, 0, CKF_DIGEST, P::None),
+];
+
+/// Slots of the registry's hash index: a power of two at least four times the
+/// registry's length, so a lookup probes one or two slots.
+const INDEX_SLOTS: usize = 1024;
+/// An empty slot of the index.
+const INDEX_EMPTY: u8 = u8::MAX;
+
+/// Home slot of `ty`: Fibonacci hashing (the top bits of a multiplication by
+/// 2^64/φ), which spreads the clustered `CKM_*` values over the index.
+#[allow(clippy::unnecessary_cast)] // CK_ULONG is 32 bits wide on some platforms
+fn home_slot(ty: CK_MECHANISM_TYPE) -> usize {
+    ((ty as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - INDEX_SLOTS.trailing_zeros()))
+        as usize
+}
+
+/// Open-addressing index from mechanism type to registry position, built once.
+fn registry_index() -> &'static [u8; INDEX_SLOTS] {
+    static INDEX: std::sync::OnceLock<[u8; INDEX_SLOTS]> = std::sync::OnceLock::new();
+    INDEX.get_or_init(|| {
+        // A quarter full at most (so positions also fit below INDEX_EMPTY).
+        assert!(REGISTRY.len() * 4 <= INDEX_SLOTS, "grow INDEX_SLOTS");
+        let mut index = [INDEX_EMPTY; INDEX_SLOTS];
+        for (i, d) in REGISTRY.iter().enumerate() {
+            let mut slot = home_slot(d.ty);
+            while index[slot] != INDEX_EMPTY {
+                slot = (slot + 1) % INDEX_SLOTS;
+            }
+            index[slot] = i as u8;
+        }
+        index
+    })
+}
+
+/// The registry entry of `ty`.
+///
+/// Every `C_*Init` looks its mechanism up, so this is one multiplication and
+/// (almost always) one probe of a hash index rather than a search: the index
+/// is never more than a quarter full, and a probe ends at the first empty slot.
+pub fn lookup(ty: CK_MECHANISM_TYPE) -> Result<&'static Descriptor> {
+    let index = registry_index();
+    let mut slot = home_slot(ty);
+    loop {
+        match index[slot] {
+            INDEX_EMPTY => return Err(err(CKR_MECHANISM_INVALID)),
+            i if REGISTRY[i as usize].ty == ty => return Ok(&REGISTRY[i as usize]),
+            _ => slot = (slot + 1) % INDEX_SLOTS,
+        }
+    }
+}
+
+/// Checks that `mech` exists and supports `function` (a `CKF_*` flag).
+pub fn require(mech: &Mechanism<'_>, function: CK_FLAGS) -> Result<&'static Descriptor> {
+    let d = lookup(mech.ty)?;
+    if d.flags & function == 0 {
+        return Err(err(CKR_MECHANISM_INVALID));
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_has_unique_entries_with_functions() {
+        for (i, m) in REGISTRY.iter().enumerate() {
+            assert!(REGISTRY[i + 1..].iter().all(|n| n.ty != m.ty));
+            assert_ne!(m.flags & !EC_FLAGS, 0, "{:#x} does nothing", m.ty);
+            assert!(m.min_key <= m.max_key);
+        }
+    }
+
+    #[test]
+    fn require_checks_function_flags() {
+        assert!(require(&Mechanism::plain(CKM_EDDSA), CKF_SIGN).is_ok());
+        assert_eq!(
+            require(&Mechanism::plain(CKM_SHA256), CKF_SIGN)
+                .unwrap_err()
+                .rv(),
+            CKR_MECHANISM_INVALID
+        );
+        assert_eq!(lookup(0xdead).unwrap_err().rv(), CKR_MECHANISM_INVALID);
+    }
+
+    #[test]
+    fn lookup_finds_every_registered_mechanism_and_nothing_else() {
+        for d in REGISTRY {
+            assert_eq!(lookup(d.ty).unwrap().ty, d.ty);
+        }
+        // Every type the registry lacks is invalid: the whole standard range,
+        // vendor-defined values, and values whose hash lands on a taken slot.
+        let unknown = (0..0x2000)
+            .chain([CKM_VENDOR_DEFINED, CKM_VENDOR_DEFINED + 1, CK_ULONG::MAX])
+            .filter(|t| REGISTRY.iter().all(|d| d.ty != *t));
+        for ty in unknown {
+            assert_eq!(
+                lookup(ty).unwrap_err().rv(),
+                CKR_MECHANISM_INVALID,
+                "{ty:#x}"
+            );
+        }
+    }
+}
