@@ -5,7 +5,7 @@ use std::path::Path;
 use cryptoki_sys::*;
 
 use crate::bench::{self, Options};
-use crate::ckr::{ckm_name, cryptoki_error_name};
+use crate::ckr::{ckm_name, ckr_name, cryptoki_error_name};
 use crate::compare;
 use crate::error::{CliError, EXIT_OK, Result};
 use crate::floors::{self, Floors};
@@ -118,6 +118,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         slot: args.slot,
         label: args.token_label.clone(),
         pin: args.pin.clone(),
+        allow_final_pin_try: args.allow_final_pin_try,
     };
     // Environment first: before any module is loaded and before any thread starts.
     let temps = module::prepare_environment(&choices, &token)?;
@@ -455,30 +456,54 @@ pub fn list(args: &ListArgs) -> Result<i32> {
                     .map(|i| i.slot_description().trim().to_string())
                     .unwrap_or_default()
             );
-            let Ok(t) = ctx.get_token_info(slot) else {
-                println!("    no token");
-                continue;
+            // Token info is read raw and never rejected: a token whose info a
+            // stricter reader refuses is still listed, and a failing
+            // C_GetTokenInfo is shown, not turned into "no token".
+            let t = match module::token_state(&raw, slot.id()) {
+                Ok(t) => t,
+                Err(rv) if rv == CKR_TOKEN_NOT_PRESENT => {
+                    println!("    no token");
+                    continue;
+                }
+                Err(rv) if info.as_ref().is_some_and(|i| !i.token_present()) => {
+                    println!("    no token ({})", ckr_name(rv));
+                    continue;
+                }
+                Err(rv) => {
+                    println!("    token: C_GetTokenInfo failed: {}", ckr_name(rv));
+                    continue;
+                }
             };
-            let ts = module::token_summary(&ctx, slot)?;
+            let ts = &t.summary;
             println!(
-                "    token '{}': {} {}, serial {}, firmware {}, {}{}",
+                "    token '{}': {} {}, serial {}, firmware {}, {}{}{}",
                 ts.label,
                 ts.manufacturer,
                 ts.model,
                 ts.serial,
                 ts.firmware,
-                if t.token_initialized() {
+                if t.flags & CKF_TOKEN_INITIALIZED != 0 {
                     "initialised"
                 } else {
                     "not initialised"
                 },
-                if t.login_required() {
+                if t.flags & CKF_LOGIN_REQUIRED != 0 {
                     ", login required"
                 } else {
                     ""
-                }
+                },
+                ts.utc_time
+                    .as_ref()
+                    .map(|u| format!(", clock {u}"))
+                    .unwrap_or_default()
             );
-            let mechs = module::mechanisms(&raw, slot)?;
+            let mechs = match module::mechanisms(&raw, slot) {
+                Ok(m) => m,
+                Err(e) => {
+                    println!("    mechanisms: {e}");
+                    continue;
+                }
+            };
             println!("    mechanisms ({}):", mechs.len());
             let rows: Vec<Vec<String>> = mechs
                 .iter()

@@ -116,6 +116,10 @@ pub struct RunArgs {
     /// User PIN of that token (never printed).
     #[arg(long, env = "HSM_BENCH_PIN", hide_env_values = true)]
     pub pin: Option<String>,
+    /// Log in even when the token reports CKF_USER_PIN_FINAL_TRY (one wrong PIN
+    /// left before it locks); without this hsm-bench refuses to spend that try.
+    #[arg(long)]
+    pub allow_final_pin_try: bool,
     /// Profile: quick, full, ci, sizes, threads, mix, scaling, or a TOML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub profile: Option<String>,
