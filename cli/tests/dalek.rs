@@ -363,3 +363,31 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
     );
     assert!(leftovers(tmp.path()).is_empty());
 }
+
+/// The temporary token is made and found again through token info that
+/// cryptoki's own reader refuses: our module behind the delay shim, which
+/// gives it an opencryptoki-style `utcTime` and NUL-padded labels.
+#[test]
+fn a_temporary_token_is_found_through_odd_token_info() {
+    let Some(m) = dalek() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r.json");
+    let v = run_json(
+        dcmd(&shim(), tmp.path())
+            .env("P11_DELAY_SHIM_MODULE", &m)
+            .env("P11_DELAY_SHIM_TOKEN_INFO", "utc=13:06:00,label_nul=1")
+            .args(["run", "--quiet", "--module", "dalek", "--ops", "sha256"])
+            .args(["--iterations", "5", "--warmup", "1"]),
+        &out,
+    );
+    let meta = &v["metadata"]["modules"][0];
+    assert_eq!(meta["temporary_token"], true);
+    let label = meta["token"]["label"].as_str().unwrap();
+    assert!(
+        label.starts_with("hsm-bench-") && label.len() == 18,
+        "{label:?}"
+    );
+    assert_eq!(meta["token"]["utc_time"], "13:06:00");
+    assert_eq!(find(&v, "dalek", "sha256")["status"], "ok");
+    assert!(leftovers(tmp.path()).is_empty());
+}
