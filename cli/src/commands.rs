@@ -475,8 +475,12 @@ pub fn list(args: &ListArgs) -> Result<i32> {
                 }
             };
             let ts = &t.summary;
+            let mut pin = module::pin_flag_names(t.flags);
+            if t.flags & CKF_TOKEN_INITIALIZED != 0 && t.flags & CKF_USER_PIN_INITIALIZED == 0 {
+                pin.insert(0, "user PIN not set");
+            }
             println!(
-                "    token '{}': {} {}, serial {}, firmware {}, {}{}{}",
+                "    token '{}': {} {}, serial {}, firmware {}, {}{}{}{}",
                 ts.label,
                 ts.manufacturer,
                 ts.model,
@@ -495,7 +499,8 @@ pub fn list(args: &ListArgs) -> Result<i32> {
                 ts.utc_time
                     .as_ref()
                     .map(|u| format!(", clock {u}"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                pin.iter().map(|p| format!(", {p}")).collect::<String>()
             );
             let mechs = match module::mechanisms(&raw, slot) {
                 Ok(m) => m,

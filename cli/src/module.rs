@@ -447,10 +447,10 @@ pub fn check_pin_flags(
     Ok(())
 }
 
-/// What the PIN flags say after a failed login, e.g. `; the token now reports
-/// CKF_USER_PIN_COUNT_LOW`.
-pub fn pin_warning(flags: CK_FLAGS) -> String {
-    let named: Vec<&str> = [
+/// The user-PIN warning flags a token shows, named, e.g.
+/// `CKF_USER_PIN_COUNT_LOW (few tries left)`.
+pub fn pin_flag_names(flags: CK_FLAGS) -> Vec<&'static str> {
+    const NAMES: [(CK_FLAGS, &str); 3] = [
         (
             CKF_USER_PIN_LOCKED,
             "CKF_USER_PIN_LOCKED (the PIN is locked)",
@@ -463,11 +463,18 @@ pub fn pin_warning(flags: CK_FLAGS) -> String {
             CKF_USER_PIN_COUNT_LOW,
             "CKF_USER_PIN_COUNT_LOW (few tries left)",
         ),
-    ]
-    .iter()
-    .filter(|(f, _)| flags & f != 0)
-    .map(|(_, n)| *n)
-    .collect();
+    ];
+    NAMES
+        .iter()
+        .filter(|(f, _)| flags & f != 0)
+        .map(|(_, n)| *n)
+        .collect()
+}
+
+/// What the PIN flags say after a failed login, e.g. `; the token now reports
+/// CKF_USER_PIN_COUNT_LOW (few tries left)`.
+pub fn pin_warning(flags: CK_FLAGS) -> String {
+    let named = pin_flag_names(flags);
     if named.is_empty() {
         String::new()
     } else {
@@ -509,7 +516,8 @@ impl Module {
         let (slot, pin) = if temporary {
             let pin = random_pin()?;
             let so_pin = random_pin()?;
-            let slot = init_temporary_token(&ctx, &raw, &pin, &so_pin)?;
+            let slot =
+                init_temporary_token(&ctx, &raw, &pin, &so_pin).map_err(|e| e.context(&who))?;
             (slot, pin)
         } else {
             if !token.given() {

@@ -79,6 +79,15 @@ fn list_shows_an_opencryptoki_style_token_with_its_clean_label() {
     assert!(text.contains("CKM_SHA256 "), "{text}");
     assert_eq!(logins(&log), 0, "list does not log in");
 
+    // PIN warnings are part of the token line.
+    let spec = format!("flags_set={FINAL_TRY:#x}");
+    let mut c = through_shim(t.cmd(), &spec, &log);
+    let text = stdout(&run(c.arg("list").arg("--module").arg(shim())));
+    assert!(
+        has_row(&text, &["token 'ocki-list'", "CKF_USER_PIN_FINAL_TRY"]),
+        "{text}"
+    );
+
     // A failing C_GetTokenInfo is shown with its CKR name, not as "no token".
     let mut c = through_shim(t.cmd(), "rv=0x30", &log);
     let o = run(c.arg("list").arg("--module").arg(shim()));
