@@ -254,12 +254,24 @@ pub struct MachineArgs {
     pub format: MachineFormat,
 }
 
+/// Output formats of `list`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListFormat {
+    /// Slots, tokens and mechanism tables.
+    Text,
+    /// The same as one JSON document.
+    Json,
+}
+
 /// Arguments of `list`.
 #[derive(Args, Debug, Clone)]
 pub struct ListArgs {
     /// Module(s) to list: `dalek`, `dalek-pure-rust`, `softhsm`, or a path. Default: dalek.
     #[arg(long = "module", value_name = "PATH|dalek|dalek-pure-rust|softhsm")]
     pub modules: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    pub format: ListFormat,
 }
 
 /// Arguments of `report`.

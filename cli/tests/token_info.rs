@@ -66,38 +66,71 @@ fn assert_refused(o: &Output, want: &str) {
     assert!(err.contains(want), "{err}");
 }
 
+/// `hsm-bench list --format FORMAT` of the shim over `t` with `token_info`;
+/// checks the exit code and returns stdout.
+fn list(t: &SoftToken, token_info: &str, log: &Path, format: &str) -> String {
+    let mut c = through_shim(t.cmd(), token_info, log);
+    let o = run(c.args(["list", "--format", format, "--module"]).arg(shim()));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    stdout(&o)
+}
+
+/// [`list`] as JSON, parsed.
+fn list_json(t: &SoftToken, token_info: &str, log: &Path) -> serde_json::Value {
+    serde_json::from_str(&list(t, token_info, log, "json")).expect("list prints JSON")
+}
+
 #[test]
 fn list_shows_an_opencryptoki_style_token_with_its_clean_label() {
     let (t, _dir, log) = token("ocki-list");
-    let mut c = through_shim(t.cmd(), OCKI_STYLE, &log);
-    let o = run(c.arg("list").arg("--module").arg(shim()));
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let text = stdout(&o);
+    let text = list(&t, OCKI_STYLE, &log, "text");
     assert!(text.contains("token 'ocki-list': "), "{text}");
     assert!(text.contains(", clock 13:06:00"), "{text}");
     assert!(!text.contains('\0'), "{text:?}");
     assert!(text.contains("CKM_SHA256 "), "{text}");
+    let doc = list_json(&t, OCKI_STYLE, &log);
+    let slot = token_slot(&doc, "ocki-list");
+    assert_eq!(slot["token"]["utc_time"], "13:06:00", "{slot}");
+    assert_eq!(slot["token"]["initialized"], true);
+    assert!(slot["id"].as_u64().is_some());
+    assert!(slot["mechanisms"].as_array().unwrap().len() > 10);
     assert_eq!(logins(&log), 0, "list does not log in");
 
     // PIN warnings are part of the token line.
     let spec = format!("flags_set={FINAL_TRY:#x}");
-    let mut c = through_shim(t.cmd(), &spec, &log);
-    let text = stdout(&run(c.arg("list").arg("--module").arg(shim())));
+    let text = list(&t, &spec, &log, "text");
     assert!(
         has_row(&text, &["token 'ocki-list'", "CKF_USER_PIN_FINAL_TRY"]),
         "{text}"
     );
+    let doc = list_json(&t, &spec, &log);
+    let warnings = &token_slot(&doc, "ocki-list")["token"]["pin_warnings"];
+    assert_eq!(warnings[0], "CKF_USER_PIN_FINAL_TRY (one try left)");
 
     // A failing C_GetTokenInfo is shown with its CKR name, not as "no token".
-    let mut c = through_shim(t.cmd(), "rv=0x30", &log);
-    let o = run(c.arg("list").arg("--module").arg(shim()));
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let text = stdout(&o);
+    let text = list(&t, "rv=0x30", &log, "text");
     assert!(
         text.contains("token: C_GetTokenInfo failed: CKR_DEVICE_ERROR"),
         "{text}"
     );
     assert!(!text.contains("no token\n"), "{text}");
+    let doc = list_json(&t, "rv=0x30", &log);
+    let slots = doc["modules"][0]["slots"].as_array().unwrap();
+    assert!(!slots.is_empty());
+    for s in slots {
+        assert_eq!(s["token_error"], "CKR_DEVICE_ERROR", "{s}");
+        assert!(s.get("token").is_none(), "{s}");
+    }
+}
+
+/// The slot of `doc` whose token is labelled `label`.
+fn token_slot<'a>(doc: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {
+    doc["modules"][0]["slots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["token"]["label"] == label)
+        .unwrap_or_else(|| panic!("no token '{label}' in {doc}"))
 }
 
 #[test]
