@@ -364,9 +364,10 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
     assert!(leftovers(tmp.path()).is_empty());
 }
 
-/// The temporary token is made and found again through token info that
-/// cryptoki's own reader refuses: our module behind the delay shim, which
-/// gives it an opencryptoki-style `utcTime` and NUL-padded labels.
+/// The temporary token is made and found again (by the run and by the
+/// cold-start probe) through token info that cryptoki's own reader refuses:
+/// our module behind the delay shim, which gives it an opencryptoki-style
+/// `utcTime` and NUL-padded labels.
 #[test]
 fn a_temporary_token_is_found_through_odd_token_info() {
     let Some(m) = dalek() else { return };
@@ -376,7 +377,8 @@ fn a_temporary_token_is_found_through_odd_token_info() {
         dcmd(&shim(), tmp.path())
             .env("P11_DELAY_SHIM_MODULE", &m)
             .env("P11_DELAY_SHIM_TOKEN_INFO", "utc=13:06:00,label_nul=1")
-            .args(["run", "--quiet", "--module", "dalek", "--ops", "sha256"])
+            .args(["run", "--quiet", "--module", "dalek"])
+            .args(["--ops", "sha256,cold-start-10"])
             .args(["--iterations", "5", "--warmup", "1"]),
         &out,
     );
@@ -388,6 +390,9 @@ fn a_temporary_token_is_found_through_odd_token_info() {
         "{label:?}"
     );
     assert_eq!(meta["token"]["utc_time"], "13:06:00");
-    assert_eq!(find(&v, "dalek", "sha256")["status"], "ok");
+    // The cold-start probe finds the token by the same cleaned label.
+    for op in ["sha256", "cold-start-10"] {
+        assert_eq!(find(&v, "dalek", op)["status"], "ok", "{op}");
+    }
     assert!(leftovers(tmp.path()).is_empty());
 }
