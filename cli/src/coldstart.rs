@@ -61,14 +61,15 @@ pub fn run(args: &ColdStartArgs) -> Result<i32> {
     ctx.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK))
         .map_err(|e| failed("C_Initialize", &e))?;
     let initialize_ns = t0.elapsed().as_nanos() as u64;
-    let slot = ctx
+    // The same raw, cleaned label match as the benchmark's own slot selection
+    // (the dynamic loader hands out the instance cryptoki loaded).
+    let raw = crate::raw::RawModule::load(&args.module)
+        .map_err(|e| CliError::usage(format!("cold start: loading the module: {e}")))?;
+    let slots = ctx
         .get_slots_with_token()
-        .map_err(|e| failed("C_GetSlotList", &e))?
-        .into_iter()
-        .find(|&s| {
-            ctx.get_token_info(s)
-                .is_ok_and(|t| t.label().trim_end() == args.token_label)
-        })
+        .map_err(|e| failed("C_GetSlotList", &e))?;
+    let slot = crate::module::slot_by_label(&raw, &slots, &args.token_label)
+        .0
         .ok_or_else(|| {
             CliError::usage(format!(
                 "cold start: no token labelled {}",

@@ -4,8 +4,10 @@ use std::path::Path;
 
 use cryptoki_sys::*;
 
+use serde::Serialize;
+
 use crate::bench::{self, Options};
-use crate::ckr::{ckm_name, cryptoki_error_name};
+use crate::ckr::{ckm_name, ckr_name, cryptoki_error_name};
 use crate::compare;
 use crate::error::{CliError, EXIT_OK, Result};
 use crate::floors::{self, Floors};
@@ -18,8 +20,8 @@ use crate::suite::keys::{KeyStore, detect};
 use crate::suite::{self, DataSpec, OpDef, catalogue};
 use crate::sysinfo;
 use crate::{
-    CheckFloorsArgs, CompareArgs, ListArgs, MachineArgs, MachineFormat, ReportArgs, ReportFormat,
-    RunArgs, RunFormat,
+    CheckFloorsArgs, CompareArgs, ListArgs, ListFormat, MachineArgs, MachineFormat, ReportArgs,
+    ReportFormat, RunArgs, RunFormat,
 };
 
 fn write_or_print(text: &str, output: Option<&Path>) -> Result<()> {
@@ -118,6 +120,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         slot: args.slot,
         label: args.token_label.clone(),
         pin: args.pin.clone(),
+        allow_final_pin_try: args.allow_final_pin_try,
     };
     // Environment first: before any module is loaded and before any thread starts.
     let temps = module::prepare_environment(&choices, &token)?;
@@ -418,6 +421,232 @@ fn mech_flags(f: CK_FLAGS) -> String {
         .join(" ")
 }
 
+/// One module as `list` shows it.
+#[derive(Debug, Serialize)]
+struct ListedModule {
+    name: String,
+    path: String,
+    sha256: String,
+    library: module::LibraryInfo,
+    slots: Vec<ListedSlot>,
+}
+
+/// One slot as `list` shows it. `token` is absent when the slot has no token
+/// or its `C_GetTokenInfo` failed (`token_error`).
+#[derive(Debug, Serialize)]
+struct ListedSlot {
+    id: u64,
+    description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token: Option<ListedToken>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token_error: Option<String>,
+    mechanisms: Vec<ListedMechanism>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mechanisms_error: Option<String>,
+    ops_supported: usize,
+    ops_unsupported: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct ListedToken {
+    #[serde(flatten)]
+    summary: module::TokenSummary,
+    flags: CK_FLAGS,
+    initialized: bool,
+    login_required: bool,
+    /// "user PIN not set" and the named user-PIN warning flags.
+    pin_warnings: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct ListedMechanism {
+    name: String,
+    min_key_size: CK_ULONG,
+    max_key_size: CK_ULONG,
+    flags: String,
+}
+
+/// Token info read raw and never rejected: a token whose info a stricter
+/// reader refuses is still listed, and a failing C_GetTokenInfo is kept, not
+/// turned into "no token".
+fn listed_token(
+    raw: &crate::raw::RawModule,
+    slot: CK_SLOT_ID,
+    present: Option<bool>,
+) -> (Option<ListedToken>, Option<String>) {
+    match module::token_state(raw, slot) {
+        Ok(t) => {
+            let mut pin: Vec<String> = module::pin_flag_names(t.flags)
+                .into_iter()
+                .map(String::from)
+                .collect();
+            if t.flags & CKF_TOKEN_INITIALIZED != 0 && t.flags & CKF_USER_PIN_INITIALIZED == 0 {
+                pin.insert(0, "user PIN not set".into());
+            }
+            let token = ListedToken {
+                summary: t.summary,
+                flags: t.flags,
+                initialized: t.flags & CKF_TOKEN_INITIALIZED != 0,
+                login_required: t.flags & CKF_LOGIN_REQUIRED != 0,
+                pin_warnings: pin,
+            };
+            (Some(token), None)
+        }
+        Err(rv) if rv == CKR_TOKEN_NOT_PRESENT || present == Some(false) => (None, None),
+        Err(rv) => (None, Some(ckr_name(rv))),
+    }
+}
+
+fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
+    let (ctx, raw, finalize) = module::load_context(c)?;
+    let library = module::library_info(&ctx)?;
+    let slots = ctx.get_all_slots().map_err(|e| {
+        CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
+    })?;
+    let mut listed = Vec::with_capacity(slots.len());
+    for slot in slots {
+        let info = ctx.get_slot_info(slot).ok();
+        let (token, token_error) =
+            listed_token(&raw, slot.id(), info.as_ref().map(|i| i.token_present()));
+        let (mechs, mechanisms_error) = match token {
+            Some(_) => match module::mechanisms(&raw, slot) {
+                Ok(m) => (m, None),
+                Err(e) => (Default::default(), Some(e.message)),
+            },
+            None => (Default::default(), None),
+        };
+        let ops_unsupported: Vec<String> = all
+            .iter()
+            .filter(|o| {
+                std::iter::once(o.mechanism)
+                    .chain(o.also_needs.iter().copied())
+                    .any(|m| m != 0 && !mechs.contains_key(&m))
+            })
+            .map(|o| o.id.clone())
+            .collect();
+        listed.push(ListedSlot {
+            id: slot.id(),
+            description: info
+                .map(|i| i.slot_description().trim().to_string())
+                .unwrap_or_default(),
+            token,
+            token_error,
+            mechanisms: mechs
+                .iter()
+                .map(|(m, i)| ListedMechanism {
+                    name: ckm_name(*m),
+                    min_key_size: i.ulMinKeySize,
+                    max_key_size: i.ulMaxKeySize,
+                    flags: mech_flags(i.flags),
+                })
+                .collect(),
+            mechanisms_error,
+            ops_supported: all.len() - ops_unsupported.len(),
+            ops_unsupported,
+        });
+    }
+    if finalize {
+        let _ = ctx.finalize();
+    }
+    Ok(ListedModule {
+        name: c.name.clone(),
+        path: c.path.display().to_string(),
+        sha256: module::file_sha256(&c.path)?,
+        library,
+        slots: listed,
+    })
+}
+
+fn print_listed_token(t: &ListedToken) {
+    let ts = &t.summary;
+    println!(
+        "    token '{}': {} {}, serial {}, firmware {}, {}{}{}{}",
+        ts.label,
+        ts.manufacturer,
+        ts.model,
+        ts.serial,
+        ts.firmware,
+        if t.initialized {
+            "initialised"
+        } else {
+            "not initialised"
+        },
+        if t.login_required {
+            ", login required"
+        } else {
+            ""
+        },
+        ts.utc_time
+            .as_ref()
+            .map(|u| format!(", clock {u}"))
+            .unwrap_or_default(),
+        t.pin_warnings
+            .iter()
+            .map(|p| format!(", {p}"))
+            .collect::<String>()
+    );
+}
+
+fn print_listed(m: &ListedModule, total_ops: usize) {
+    println!("module {}: {}", m.name, m.path);
+    let lib = &m.library;
+    println!(
+        "  library: {} {} (cryptoki {}), manufacturer {}, sha256 {}",
+        lib.description, lib.version, lib.cryptoki_version, lib.manufacturer, m.sha256
+    );
+    if m.slots.is_empty() {
+        println!("  no slots");
+    }
+    for s in &m.slots {
+        println!("  slot {}: {}", s.id, s.description);
+        let Some(t) = &s.token else {
+            match &s.token_error {
+                Some(e) => println!("    token: C_GetTokenInfo failed: {e}"),
+                None => println!("    no token"),
+            }
+            continue;
+        };
+        print_listed_token(t);
+        if let Some(e) = &s.mechanisms_error {
+            println!("    mechanisms: {e}");
+            continue;
+        }
+        println!("    mechanisms ({}):", s.mechanisms.len());
+        let rows: Vec<Vec<String>> = s
+            .mechanisms
+            .iter()
+            .map(|i| {
+                vec![
+                    format!("      {}", i.name),
+                    if i.max_key_size > 0 {
+                        format!("{}..{}", i.min_key_size, i.max_key_size)
+                    } else {
+                        "-".into()
+                    },
+                    i.flags.clone(),
+                ]
+            })
+            .collect();
+        let headers = vec![
+            "      mechanism".to_string(),
+            "key sizes".into(),
+            "flags".into(),
+        ];
+        print!("{}", report::text::table(&headers, &rows, 1));
+        println!(
+            "    hsm-bench ops: {} of {} supported{}",
+            s.ops_supported,
+            total_ops,
+            if s.ops_unsupported.is_empty() {
+                String::new()
+            } else {
+                format!("; unsupported: {}", s.ops_unsupported.join(", "))
+            }
+        );
+    }
+}
+
 /// `hsm-bench list`: slots, tokens, mechanisms (with flags and key sizes) and which
 /// hsm-bench ops each token supports. Uses the module's normal configuration.
 pub fn list(args: &ListArgs) -> Result<i32> {
@@ -428,101 +657,20 @@ pub fn list(args: &ListArgs) -> Result<i32> {
     };
     let choices = ModuleChoice::resolve_all(&specs)?;
     let all = catalogue();
+    let mut listed = Vec::with_capacity(choices.len());
     for c in &choices {
-        let (ctx, raw, finalize) = module::load_context(c)?;
-        let lib = module::library_info(&ctx)?;
-        println!("module {}: {}", c.name, c.path.display());
+        let m = listed_module(c, &all)?;
+        if args.format == ListFormat::Text {
+            print_listed(&m, all.len());
+        }
+        listed.push(m);
+    }
+    if args.format == ListFormat::Json {
+        let doc = serde_json::json!({ "modules": listed });
         println!(
-            "  library: {} {} (cryptoki {}), manufacturer {}, sha256 {}",
-            lib.description,
-            lib.version,
-            lib.cryptoki_version,
-            lib.manufacturer,
-            module::file_sha256(&c.path)?
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("plain structs serialise")
         );
-        let slots = ctx.get_all_slots().map_err(|e| {
-            CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
-        })?;
-        if slots.is_empty() {
-            println!("  no slots");
-        }
-        for slot in slots {
-            let info = ctx.get_slot_info(slot).ok();
-            println!(
-                "  slot {}: {}",
-                slot.id(),
-                info.as_ref()
-                    .map(|i| i.slot_description().trim().to_string())
-                    .unwrap_or_default()
-            );
-            let Ok(t) = ctx.get_token_info(slot) else {
-                println!("    no token");
-                continue;
-            };
-            let ts = module::token_summary(&ctx, slot)?;
-            println!(
-                "    token '{}': {} {}, serial {}, firmware {}, {}{}",
-                ts.label,
-                ts.manufacturer,
-                ts.model,
-                ts.serial,
-                ts.firmware,
-                if t.token_initialized() {
-                    "initialised"
-                } else {
-                    "not initialised"
-                },
-                if t.login_required() {
-                    ", login required"
-                } else {
-                    ""
-                }
-            );
-            let mechs = module::mechanisms(&raw, slot)?;
-            println!("    mechanisms ({}):", mechs.len());
-            let rows: Vec<Vec<String>> = mechs
-                .iter()
-                .map(|(m, i)| {
-                    vec![
-                        format!("      {}", ckm_name(*m)),
-                        if i.ulMaxKeySize > 0 {
-                            format!("{}..{}", i.ulMinKeySize, i.ulMaxKeySize)
-                        } else {
-                            "-".into()
-                        },
-                        mech_flags(i.flags),
-                    ]
-                })
-                .collect();
-            let headers = vec![
-                "      mechanism".to_string(),
-                "key sizes".into(),
-                "flags".into(),
-            ];
-            print!("{}", report::text::table(&headers, &rows, 1));
-            let missing: Vec<&str> = all
-                .iter()
-                .filter(|o| {
-                    std::iter::once(o.mechanism)
-                        .chain(o.also_needs.iter().copied())
-                        .any(|m| m != 0 && !mechs.contains_key(&m))
-                })
-                .map(|o| o.id.as_str())
-                .collect();
-            println!(
-                "    hsm-bench ops: {} of {} supported{}",
-                all.len() - missing.len(),
-                all.len(),
-                if missing.is_empty() {
-                    String::new()
-                } else {
-                    format!("; unsupported: {}", missing.join(", "))
-                }
-            );
-        }
-        if finalize {
-            let _ = ctx.finalize();
-        }
     }
     Ok(EXIT_OK)
 }

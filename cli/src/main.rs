@@ -116,6 +116,10 @@ pub struct RunArgs {
     /// User PIN of that token (never printed).
     #[arg(long, env = "HSM_BENCH_PIN", hide_env_values = true)]
     pub pin: Option<String>,
+    /// Log in even when the token reports CKF_USER_PIN_FINAL_TRY (one wrong PIN
+    /// left before it locks); without this hsm-bench refuses to spend that try.
+    #[arg(long)]
+    pub allow_final_pin_try: bool,
     /// Profile: quick, full, ci, sizes, threads, mix, scaling, or a TOML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub profile: Option<String>,
@@ -250,12 +254,24 @@ pub struct MachineArgs {
     pub format: MachineFormat,
 }
 
+/// Output formats of `list`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListFormat {
+    /// Slots, tokens and mechanism tables.
+    Text,
+    /// The same as one JSON document.
+    Json,
+}
+
 /// Arguments of `list`.
 #[derive(Args, Debug, Clone)]
 pub struct ListArgs {
     /// Module(s) to list: `dalek`, `dalek-pure-rust`, `softhsm`, or a path. Default: dalek.
     #[arg(long = "module", value_name = "PATH|dalek|dalek-pure-rust|softhsm")]
     pub modules: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    pub format: ListFormat,
 }
 
 /// Arguments of `report`.

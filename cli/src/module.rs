@@ -11,7 +11,11 @@ use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
 use cryptoki::session::{Session, UserType};
 use cryptoki::slot::Slot;
 use cryptoki::types::AuthPin;
-use cryptoki_sys::{CK_MECHANISM_INFO, CK_MECHANISM_TYPE, CK_SESSION_HANDLE};
+use cryptoki_sys::{
+    CK_FLAGS, CK_MECHANISM_INFO, CK_MECHANISM_TYPE, CK_RV, CK_SESSION_HANDLE, CK_SLOT_ID,
+    CK_TOKEN_INFO, CK_VERSION, CKF_TOKEN_INITIALIZED, CKF_USER_PIN_COUNT_LOW,
+    CKF_USER_PIN_FINAL_TRY, CKF_USER_PIN_INITIALIZED, CKF_USER_PIN_LOCKED,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::ckr::{ckr_name, cryptoki_error_is, cryptoki_error_name};
@@ -117,6 +121,9 @@ pub struct TokenChoice {
     pub label: Option<String>,
     /// `--pin` / `HSM_BENCH_PIN` (never printed).
     pub pin: Option<String>,
+    /// `--allow-final-pin-try`: log in even when the token says the next wrong
+    /// PIN locks it.
+    pub allow_final_pin_try: bool,
 }
 
 impl TokenChoice {
@@ -237,6 +244,9 @@ pub struct TokenSummary {
     pub firmware: String,
     /// hardwareVersion.
     pub hardware: String,
+    /// utcTime as the token sent it (cleaned text, never parsed), when not empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utc_time: Option<String>,
 }
 
 /// Description of a loaded module for the report metadata.
@@ -347,22 +357,129 @@ pub fn library_info(ctx: &Pkcs11) -> Result<LibraryInfo> {
     })
 }
 
+/// A fixed-size text field of `CK_TOKEN_INFO` as text: cut at the first NUL
+/// (tokens pad with NULs as well as with spaces), trimmed, decoded lossily.
+pub fn clean_text(field: &[u8]) -> String {
+    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+    String::from_utf8_lossy(&field[..end]).trim().to_string()
+}
+
+fn raw_version(v: CK_VERSION) -> String {
+    format!("{}.{}", v.major, v.minor)
+}
+
+/// What hsm-bench uses of a token's `C_GetTokenInfo`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenState {
+    /// Cleaned text fields and versions.
+    pub summary: TokenSummary,
+    /// The token's `flags`.
+    pub flags: CK_FLAGS,
+}
+
+impl TokenState {
+    /// From the raw structure; nothing in it is rejected.
+    pub fn from_raw(t: &CK_TOKEN_INFO) -> Self {
+        let utc = clean_text(&t.utcTime);
+        TokenState {
+            summary: TokenSummary {
+                label: clean_text(&t.label),
+                manufacturer: clean_text(&t.manufacturerID),
+                model: clean_text(&t.model),
+                serial: clean_text(&t.serialNumber),
+                firmware: raw_version(t.firmwareVersion),
+                hardware: raw_version(t.hardwareVersion),
+                utc_time: (!utc.is_empty()).then_some(utc),
+            },
+            flags: t.flags,
+        }
+    }
+}
+
+/// `C_GetTokenInfo` of a slot through the raw function list (cryptoki's own call
+/// refuses tokens whose `utcTime` is not 16 digits).
+pub fn token_state(raw: &RawModule, slot: CK_SLOT_ID) -> std::result::Result<TokenState, CK_RV> {
+    raw.token_info(slot).map(|t| TokenState::from_raw(&t))
+}
+
 /// Token info summary of a slot.
-pub fn token_summary(ctx: &Pkcs11, slot: Slot) -> Result<TokenSummary> {
-    let t = ctx.get_token_info(slot).map_err(|e| {
-        CliError::usage(format!(
-            "C_GetTokenInfo failed: {}",
-            cryptoki_error_name(&e)
-        ))
-    })?;
-    Ok(TokenSummary {
-        label: t.label().trim().to_string(),
-        manufacturer: t.manufacturer_id().trim().to_string(),
-        model: t.model().trim().to_string(),
-        serial: t.serial_number().trim().to_string(),
-        firmware: version_string(t.firmware_version()),
-        hardware: version_string(t.hardware_version()),
-    })
+pub fn token_summary(raw: &RawModule, slot: CK_SLOT_ID) -> Result<TokenSummary> {
+    token_state(raw, slot)
+        .map(|t| t.summary)
+        .map_err(|rv| CliError::usage(format!("C_GetTokenInfo failed: {}", ckr_name(rv))))
+}
+
+/// Refuse a login the token's flags say cannot or should not happen; `Ok` when
+/// `C_Login` may be called. Messages name the token, not the module.
+pub fn check_pin_flags(
+    label: &str,
+    flags: CK_FLAGS,
+    pin: &str,
+    allow_final_pin_try: bool,
+) -> std::result::Result<(), String> {
+    if flags & CKF_TOKEN_INITIALIZED == 0 {
+        return Err(format!(
+            "token '{label}' is not initialised (initialise it and set a user PIN first)"
+        ));
+    }
+    if flags & CKF_USER_PIN_INITIALIZED == 0 {
+        return Err(format!(
+            "the user PIN of token '{label}' is not set (set it with C_InitPIN, e.g. \
+             pkcs11-tool --init-pin)"
+        ));
+    }
+    if flags & CKF_USER_PIN_LOCKED != 0 {
+        return Err(format!(
+            "the user PIN of token '{label}' is locked; not calling C_Login"
+        ));
+    }
+    if pin.is_empty() {
+        return Err(format!(
+            "empty PIN for token '{label}'; not calling C_Login"
+        ));
+    }
+    if flags & CKF_USER_PIN_FINAL_TRY != 0 && !allow_final_pin_try {
+        return Err(format!(
+            "token '{label}' has one PIN try left (CKF_USER_PIN_FINAL_TRY); a wrong PIN \
+             locks it. Not calling C_Login; pass --allow-final-pin-try to try anyway"
+        ));
+    }
+    Ok(())
+}
+
+/// The user-PIN warning flags a token shows, named, e.g.
+/// `CKF_USER_PIN_COUNT_LOW (few tries left)`.
+pub fn pin_flag_names(flags: CK_FLAGS) -> Vec<&'static str> {
+    const NAMES: [(CK_FLAGS, &str); 3] = [
+        (
+            CKF_USER_PIN_LOCKED,
+            "CKF_USER_PIN_LOCKED (the PIN is locked)",
+        ),
+        (
+            CKF_USER_PIN_FINAL_TRY,
+            "CKF_USER_PIN_FINAL_TRY (one try left)",
+        ),
+        (
+            CKF_USER_PIN_COUNT_LOW,
+            "CKF_USER_PIN_COUNT_LOW (few tries left)",
+        ),
+    ];
+    NAMES
+        .iter()
+        .filter(|(f, _)| flags & f != 0)
+        .map(|(_, n)| *n)
+        .collect()
+}
+
+/// What the PIN flags say after a failed login, e.g. `; the token now reports
+/// CKF_USER_PIN_COUNT_LOW (few tries left)`.
+pub fn pin_warning(flags: CK_FLAGS) -> String {
+    let named = pin_flag_names(flags);
+    if named.is_empty() {
+        String::new()
+    } else {
+        format!("; the token now reports {}", named.join(", "))
+    }
 }
 
 /// Mechanisms of a slot with their info.
@@ -394,11 +511,13 @@ impl Module {
         let (ctx, raw, finalize) = load_context(choice)?;
         let library = library_info(&ctx)?;
         let temporary = temp.is_some();
+        let who = format!("module {} ({})", choice.name, choice.path.display());
 
         let (slot, pin) = if temporary {
             let pin = random_pin()?;
             let so_pin = random_pin()?;
-            let slot = init_temporary_token(&ctx, &pin, &so_pin)?;
+            let slot =
+                init_temporary_token(&ctx, &raw, &pin, &so_pin).map_err(|e| e.context(&who))?;
             (slot, pin)
         } else {
             if !token.given() {
@@ -408,7 +527,7 @@ impl Module {
                     choice.path.display()
                 )));
             }
-            let slot = select_slot(&ctx, token)?;
+            let slot = select_slot(&ctx, &raw, token).map_err(|e| e.context(&who))?;
             let pin = token.pin.clone().ok_or_else(|| {
                 CliError::usage(format!(
                     "--pin (or HSM_BENCH_PIN) is required to log in to the token of {}",
@@ -418,11 +537,24 @@ impl Module {
             (slot, pin)
         };
 
-        let setup = ctx.open_rw_session(slot).map_err(|e| {
-            CliError::usage(format!("C_OpenSession failed: {}", cryptoki_error_name(&e)))
+        let state = token_state(&raw, slot.id()).map_err(|rv| {
+            CliError::usage(format!("{who}: C_GetTokenInfo failed: {}", ckr_name(rv)))
         })?;
-        login(&setup, &pin)?;
-        let token_info = token_summary(&ctx, slot)?;
+        check_pin_flags(
+            &state.summary.label,
+            state.flags,
+            &pin,
+            token.allow_final_pin_try,
+        )
+        .map_err(|m| CliError::usage(format!("{who}: {m}")))?;
+        let setup = ctx.open_rw_session(slot).map_err(|e| {
+            CliError::usage(format!(
+                "{who}: C_OpenSession failed: {}",
+                cryptoki_error_name(&e)
+            ))
+        })?;
+        login(&raw, &setup, slot.id(), &pin).map_err(|e| e.context(&who))?;
+        let token_info = token_summary(&raw, slot.id())?;
         let token_info_label = token_info.label.clone();
         let mechanisms = mechanisms(&raw, slot)?;
         let meta = ModuleMeta {
@@ -499,20 +631,46 @@ impl Drop for Module {
     }
 }
 
-fn login(session: &Session, pin: &str) -> Result<()> {
+/// `C_Login` as the user (the PIN flags were checked before); a wrong PIN says
+/// what the token's flags show afterwards.
+fn login(raw: &RawModule, session: &Session, slot: CK_SLOT_ID, pin: &str) -> Result<()> {
     let pin = AuthPin::from(pin.to_string());
     match session.login(UserType::User, Some(&pin)) {
         Ok(()) => Ok(()),
         Err(e) if cryptoki_error_is(&e, cryptoki_sys::CKR_USER_ALREADY_LOGGED_IN) => Ok(()),
-        Err(e) => Err(CliError::usage(format!(
-            "login failed: {}",
-            cryptoki_error_name(&e)
-        ))),
+        Err(e) => {
+            let after = if cryptoki_error_is(&e, cryptoki_sys::CKR_PIN_INCORRECT) {
+                token_state(raw, slot)
+                    .map(|t| pin_warning(t.flags))
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            };
+            Err(CliError::usage(format!(
+                "login failed: {}{after}",
+                cryptoki_error_name(&e)
+            )))
+        }
     }
 }
 
+/// The first of `slots` whose token label (read raw, cleaned) is `want`; also
+/// the labels seen, for the error message.
+pub fn slot_by_label(raw: &RawModule, slots: &[Slot], want: &str) -> (Option<Slot>, Vec<String>) {
+    let mut labels = Vec::new();
+    for &s in slots {
+        if let Ok(t) = token_state(raw, s.id()) {
+            if t.summary.label == want {
+                return (Some(s), labels);
+            }
+            labels.push(t.summary.label);
+        }
+    }
+    (None, labels)
+}
+
 /// Pick the slot named by `--slot` or `--token-label`.
-fn select_slot(ctx: &Pkcs11, token: &TokenChoice) -> Result<Slot> {
+fn select_slot(ctx: &Pkcs11, raw: &RawModule, token: &TokenChoice) -> Result<Slot> {
     let slots = ctx.get_slots_with_token().map_err(|e| {
         CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
     })?;
@@ -523,29 +681,22 @@ fn select_slot(ctx: &Pkcs11, token: &TokenChoice) -> Result<Slot> {
             .ok_or_else(|| CliError::usage(format!("no token in slot {id}")));
     }
     let want = token.label.as_deref().unwrap_or_default();
-    let mut labels = Vec::new();
-    for s in slots {
-        if let Ok(t) = ctx.get_token_info(s) {
-            let l = t.label().trim().to_string();
-            if l == want {
-                return Ok(s);
+    let (found, labels) = slot_by_label(raw, &slots, want);
+    found.ok_or_else(|| {
+        CliError::usage(format!(
+            "no token labelled '{want}' (tokens: {})",
+            if labels.is_empty() {
+                "none".to_string()
+            } else {
+                labels.join(", ")
             }
-            labels.push(l);
-        }
-    }
-    Err(CliError::usage(format!(
-        "no token labelled '{want}' (tokens: {})",
-        if labels.is_empty() {
-            "none".to_string()
-        } else {
-            labels.join(", ")
-        }
-    )))
+        ))
+    })
 }
 
 /// Initialise the module's free token as a temporary token, set its user PIN, and
 /// return its slot (SoftHSM2 moves an initialised token to a new slot id).
-fn init_temporary_token(ctx: &Pkcs11, pin: &str, so_pin: &str) -> Result<Slot> {
+fn init_temporary_token(ctx: &Pkcs11, raw: &RawModule, pin: &str, so_pin: &str) -> Result<Slot> {
     let fail = |what: &str, e: cryptoki::error::Error| {
         CliError::usage(format!(
             "temporary token: {what} failed: {}",
@@ -557,11 +708,7 @@ fn init_temporary_token(ctx: &Pkcs11, pin: &str, so_pin: &str) -> Result<Slot> {
         .map_err(|e| fail("C_GetSlotList", e))?;
     let free = slots
         .into_iter()
-        .find(|s| {
-            ctx.get_token_info(*s)
-                .map(|t| !t.token_initialized())
-                .unwrap_or(false)
-        })
+        .find(|s| token_state(raw, s.id()).is_ok_and(|t| t.flags & CKF_TOKEN_INITIALIZED == 0))
         .ok_or_else(|| {
             CliError::usage("temporary token: the module shows no uninitialised token")
         })?;
@@ -577,15 +724,11 @@ fn init_temporary_token(ctx: &Pkcs11, pin: &str, so_pin: &str) -> Result<Slot> {
     let so = AuthPin::from(so_pin.to_string());
     ctx.init_token(free, &so, &label)
         .map_err(|e| fail("C_InitToken", e))?;
-    let slot = ctx
+    let slots = ctx
         .get_slots_with_token()
-        .map_err(|e| fail("C_GetSlotList", e))?
-        .into_iter()
-        .find(|s| {
-            ctx.get_token_info(*s)
-                .map(|t| t.label().trim() == label)
-                .unwrap_or(false)
-        })
+        .map_err(|e| fail("C_GetSlotList", e))?;
+    let slot = slot_by_label(raw, &slots, &label)
+        .0
         .ok_or_else(|| CliError::usage("temporary token: initialised token not found"))?;
     let session = ctx
         .open_rw_session(slot)
@@ -620,6 +763,66 @@ mod tests {
             ..Default::default()
         };
         assert!(t.given());
+    }
+
+    #[test]
+    fn token_text_is_cut_at_nul_trimmed_and_lossy() {
+        assert_eq!(clean_text(b"token   "), "token");
+        assert_eq!(clean_text(b"token\0\0\0\0"), "token");
+        assert_eq!(clean_text(b"tok\0junk after nul"), "tok");
+        assert_eq!(clean_text(b"t\xffk  "), "t\u{fffd}k");
+        assert_eq!(clean_text(b"\0\0"), "");
+        assert_eq!(clean_text(b"                "), "");
+    }
+
+    fn raw_info(label: &[u8], utc: &[u8], flags: CK_FLAGS) -> CK_TOKEN_INFO {
+        // SAFETY: CK_TOKEN_INFO is a C struct of arrays and integers; all-zero is valid.
+        let mut t: CK_TOKEN_INFO = unsafe { std::mem::zeroed() };
+        t.label = [b' '; 32];
+        t.label[..label.len()].copy_from_slice(label);
+        t.utcTime = [0; 16];
+        t.utcTime[..utc.len()].copy_from_slice(utc);
+        t.flags = flags;
+        t.firmwareVersion = CK_VERSION { major: 2, minor: 7 };
+        t
+    }
+
+    #[test]
+    fn token_state_keeps_utc_time_as_text() {
+        let t = TokenState::from_raw(&raw_info(b"ocki\0\0", b"13:06:00", 0x1000));
+        assert_eq!(t.summary.label, "ocki");
+        assert_eq!(t.summary.utc_time.as_deref(), Some("13:06:00"));
+        assert_eq!(t.summary.firmware, "2.7");
+        assert_eq!(t.flags, 0x1000);
+        let t = TokenState::from_raw(&raw_info(b"soft", b"", 0));
+        assert_eq!(t.summary.utc_time, None);
+        let json = serde_json::to_value(&t.summary).unwrap();
+        assert!(json.get("utc_time").is_none(), "{json}");
+    }
+
+    #[test]
+    fn pin_flags_are_checked_before_login() {
+        let ok = CKF_TOKEN_INITIALIZED | CKF_USER_PIN_INITIALIZED;
+        let check = |flags, pin, allow| check_pin_flags("t", flags, pin, allow);
+        assert_eq!(check(ok, "1234", false), Ok(()));
+        assert_eq!(check(ok | CKF_USER_PIN_COUNT_LOW, "1234", false), Ok(()));
+        let err = |flags, pin, allow| check(flags, pin, allow).unwrap_err();
+        assert!(err(0, "1234", false).contains("not initialised"));
+        assert!(
+            err(CKF_TOKEN_INITIALIZED, "1234", false).contains("user PIN of token 't' is not set")
+        );
+        assert!(err(ok | CKF_USER_PIN_LOCKED, "1234", true).contains("is locked"));
+        assert!(err(ok, "", false).contains("empty PIN"));
+        let last = err(ok | CKF_USER_PIN_FINAL_TRY, "1234", false);
+        assert!(last.contains("--allow-final-pin-try"), "{last}");
+        assert_eq!(check(ok | CKF_USER_PIN_FINAL_TRY, "1234", true), Ok(()));
+    }
+
+    #[test]
+    fn a_wrong_pin_names_the_flags_the_token_shows_afterwards() {
+        assert_eq!(pin_warning(CKF_TOKEN_INITIALIZED), "");
+        let w = pin_warning(CKF_USER_PIN_COUNT_LOW | CKF_USER_PIN_FINAL_TRY);
+        assert!(w.contains("CKF_USER_PIN_FINAL_TRY") && w.contains("CKF_USER_PIN_COUNT_LOW"));
     }
 
     #[test]

@@ -107,7 +107,6 @@ impl RawModule {
         })
     }
 
-    /// `C_GetMechanismList` of a slot.
     /// Whether the module offers batch Ed25519 verification.
     pub fn has_verify_batch(&self) -> bool {
         self.verify_batch.is_some()
@@ -140,6 +139,19 @@ impl RawModule {
         }
     }
 
+    /// `C_GetTokenInfo` of a slot, as the module wrote it (no field is parsed or
+    /// checked here: tokens differ in padding and in `utcTime`).
+    pub fn token_info(&self, slot: CK_SLOT_ID) -> Result<CK_TOKEN_INFO, CK_RV> {
+        let f = self.list.C_GetTokenInfo.ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+        // SAFETY: CK_TOKEN_INFO is a C struct of byte arrays, integers and
+        // versions, for which all-zero bytes are a valid value.
+        let mut info: CK_TOKEN_INFO = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid, writable out structure.
+        let rv = unsafe { f(slot, &mut info) };
+        if rv == CKR_OK { Ok(info) } else { Err(rv) }
+    }
+
+    /// `C_GetMechanismList` of a slot.
     pub fn mechanism_list(&self, slot: CK_SLOT_ID) -> Result<Vec<CK_MECHANISM_TYPE>, CK_RV> {
         let f = self
             .list

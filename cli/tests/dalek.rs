@@ -363,3 +363,36 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
     );
     assert!(leftovers(tmp.path()).is_empty());
 }
+
+/// The temporary token is made and found again (by the run and by the
+/// cold-start probe) through token info that cryptoki's own reader refuses:
+/// our module behind the delay shim, which gives it an opencryptoki-style
+/// `utcTime` and NUL-padded labels.
+#[test]
+fn a_temporary_token_is_found_through_odd_token_info() {
+    let Some(m) = dalek() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r.json");
+    let v = run_json(
+        dcmd(&shim(), tmp.path())
+            .env("P11_DELAY_SHIM_MODULE", &m)
+            .env("P11_DELAY_SHIM_TOKEN_INFO", "utc=13:06:00,label_nul=1")
+            .args(["run", "--quiet", "--module", "dalek"])
+            .args(["--ops", "sha256,cold-start-10"])
+            .args(["--iterations", "5", "--warmup", "1"]),
+        &out,
+    );
+    let meta = &v["metadata"]["modules"][0];
+    assert_eq!(meta["temporary_token"], true);
+    let label = meta["token"]["label"].as_str().unwrap();
+    assert!(
+        label.starts_with("hsm-bench-") && label.len() == 18,
+        "{label:?}"
+    );
+    assert_eq!(meta["token"]["utc_time"], "13:06:00");
+    // The cold-start probe finds the token by the same cleaned label.
+    for op in ["sha256", "cold-start-10"] {
+        assert_eq!(find(&v, "dalek", op)["status"], "ok", "{op}");
+    }
+    assert!(leftovers(tmp.path()).is_empty());
+}

@@ -314,10 +314,15 @@ fn wrong_pin_gives_one_line_and_exit_2() {
         "5",
     ]));
     assert_eq!(code(&o), 2);
+    // SoftHSM2 sets CKF_USER_PIN_COUNT_LOW after a wrong PIN; the error says so.
     let err = stderr(&o);
     assert_eq!(
         err.trim_end(),
-        "hsm-bench: error: login failed: CKR_PIN_INCORRECT"
+        format!(
+            "hsm-bench: error: module softhsm2 ({}): login failed: CKR_PIN_INCORRECT; \
+             the token now reports CKF_USER_PIN_COUNT_LOW (few tries left)",
+            softhsm().display()
+        )
     );
     assert!(!err.contains("999999") && !stdout(&o).contains("999999"));
     // The PIN from the environment works, and is not recorded anywhere.

@@ -11,6 +11,23 @@
 //! - `P11_DELAY_SHIM_HIDE`: comma-separated mechanisms (`CKM_EDDSA` or `0x1057`) to
 //!   remove from `C_GetMechanismList` (and to refuse in `C_GetMechanismInfo`), to
 //!   simulate a token without them.
+//! - `P11_DELAY_SHIM_TOKEN_INFO`: rewrite what `C_GetTokenInfo` returns, to
+//!   simulate tokens that fill `CK_TOKEN_INFO` differently (opencryptoki,
+//!   tpm2-pkcs11, hardware HSMs). Comma-separated items:
+//!   - `utc=TEXT`: set `utcTime` to TEXT (at most 16 bytes, no commas),
+//!     NUL-padded, and set `CKF_CLOCK_ON_TOKEN`, e.g. `utc=13:06:00` as
+//!     opencryptoki sends it;
+//!   - `label_nul=1`: pad the label with NUL bytes instead of spaces;
+//!   - `flags_set=0x…`: OR these bits into `flags` (e.g. `0x40000`,
+//!     `CKF_USER_PIN_LOCKED`);
+//!   - `flags_clear=0x…`: clear these bits of `flags` (applied after `flags_set`);
+//!   - `rv=0x…`: fail every `C_GetTokenInfo` with this return value instead
+//!     (e.g. `rv=0x30`, `CKR_DEVICE_ERROR`).
+//!
+//!   Numbers are hexadecimal with `0x` or decimal.
+//! - `P11_DELAY_SHIM_CALL_LOG`: path of a file to which the shim appends one
+//!   line per `C_Login` call (`C_Login`), so tests can check that an application
+//!   did or did not try to log in.
 //!
 //! Only `C_GetFunctionList` is exported (a 2.40 function list), which is what
 //! cryptoki falls back to when a module has no `C_GetInterface`. Every entry of the
@@ -105,12 +122,83 @@ pub fn parse_mechanisms(spec: &str) -> Result<Vec<CK_MECHANISM_TYPE>, String> {
         .collect()
 }
 
+/// How `P11_DELAY_SHIM_TOKEN_INFO` rewrites `C_GetTokenInfo`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TokenInfoEdit {
+    /// New `utcTime` bytes (NUL-padded to 16), with `CKF_CLOCK_ON_TOKEN`.
+    pub utc: Option<Vec<u8>>,
+    /// Pad the label with NULs instead of spaces.
+    pub label_nul: bool,
+    /// Flag bits to set.
+    pub flags_set: CK_FLAGS,
+    /// Flag bits to clear.
+    pub flags_clear: CK_FLAGS,
+    /// Fail `C_GetTokenInfo` with this return value.
+    pub rv: Option<CK_RV>,
+}
+
+fn parse_number(s: &str) -> Result<CK_ULONG, String> {
+    let s = s.trim();
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => CK_ULONG::from_str_radix(h, 16),
+        None => s.parse(),
+    }
+    .map_err(|_| format!("bad number '{s}'"))
+}
+
+/// Parse `utc=13:06:00,label_nul=1,flags_set=0x40000,flags_clear=0x8,rv=0x30`.
+pub fn parse_token_info(spec: &str) -> Result<TokenInfoEdit, String> {
+    let mut e = TokenInfoEdit::default();
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (k, v) = item
+            .split_once('=')
+            .ok_or_else(|| format!("'{item}' is not KEY=VALUE"))?;
+        match k.trim() {
+            "utc" if v.len() <= 16 => e.utc = Some(v.as_bytes().to_vec()),
+            "utc" => return Err(format!("utc '{v}' is longer than 16 bytes")),
+            "label_nul" => e.label_nul = parse_number(v)? != 0,
+            "flags_set" => e.flags_set = parse_number(v)?,
+            "flags_clear" => e.flags_clear = parse_number(v)?,
+            "rv" => e.rv = Some(parse_number(v)?),
+            other => {
+                return Err(format!(
+                    "unknown token info item '{other}' (utc, label_nul, flags_set, flags_clear, rv)"
+                ));
+            }
+        }
+    }
+    Ok(e)
+}
+
+impl TokenInfoEdit {
+    /// Rewrite `info` as configured.
+    pub fn apply(&self, info: &mut CK_TOKEN_INFO) {
+        if let Some(utc) = &self.utc {
+            info.utcTime = [0; 16];
+            info.utcTime[..utc.len()].copy_from_slice(utc);
+            info.flags |= CKF_CLOCK_ON_TOKEN;
+        }
+        if self.label_nul {
+            let end = info
+                .label
+                .iter()
+                .rposition(|&b| b != b' ')
+                .map_or(0, |i| i + 1);
+            info.label[end..].fill(0);
+        }
+        info.flags |= self.flags_set;
+        info.flags &= !self.flags_clear;
+    }
+}
+
 struct Shim {
     /// The list handed to the application.
     list: CK_FUNCTION_LIST,
     /// The real module's list.
     real: CK_FUNCTION_LIST,
     hidden: Vec<CK_MECHANISM_TYPE>,
+    token_info: Option<TokenInfoEdit>,
+    call_log: Option<std::path::PathBuf>,
     _lib: libloading::Library,
 }
 
@@ -278,11 +366,66 @@ unsafe extern "C" fn shim_get_mechanism_info(
     }
 }
 
+/// `C_GetTokenInfo` rewritten by `P11_DELAY_SHIM_TOKEN_INFO`.
+unsafe extern "C" fn shim_get_token_info(slot: CK_SLOT_ID, info: *mut CK_TOKEN_INFO) -> CK_RV {
+    let Some(s) = shim() else {
+        return CKR_GENERAL_ERROR;
+    };
+    if let Some(rv) = s.token_info.as_ref().and_then(|e| e.rv) {
+        return rv;
+    }
+    let Some(real) = s.real.C_GetTokenInfo else {
+        return CKR_FUNCTION_NOT_SUPPORTED;
+    };
+    // SAFETY: forwarding the caller's arguments unchanged.
+    let rv = unsafe { real(slot, info) };
+    if rv == CKR_OK
+        && let (Some(edit), false) = (&s.token_info, info.is_null())
+    {
+        // SAFETY: on CKR_OK the real module filled the caller's (non-null) structure.
+        edit.apply(unsafe { &mut *info });
+    }
+    rv
+}
+
+/// `C_Login`, recorded in `P11_DELAY_SHIM_CALL_LOG`.
+unsafe extern "C" fn shim_login(
+    session: CK_SESSION_HANDLE,
+    user: CK_USER_TYPE,
+    pin: *mut CK_UTF8CHAR,
+    pin_len: CK_ULONG,
+) -> CK_RV {
+    let Some(s) = shim() else {
+        return CKR_GENERAL_ERROR;
+    };
+    if let Some(path) = &s.call_log {
+        use std::io::Write;
+        let logged = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(b"C_Login\n"));
+        if logged.is_err() {
+            return CKR_GENERAL_ERROR;
+        }
+    }
+    match s.real.C_Login {
+        // SAFETY: forwarding the caller's arguments unchanged.
+        Some(f) => unsafe { f(session, user, pin, pin_len) },
+        None => CKR_FUNCTION_NOT_SUPPORTED,
+    }
+}
+
 fn load() -> Result<Shim, String> {
     let path =
         std::env::var_os("P11_DELAY_SHIM_MODULE").ok_or("P11_DELAY_SHIM_MODULE is not set")?;
     let delays = parse_delays(&std::env::var("P11_DELAY_SHIM_DELAY").unwrap_or_default())?;
     let hidden = parse_mechanisms(&std::env::var("P11_DELAY_SHIM_HIDE").unwrap_or_default())?;
+    let token_info = std::env::var("P11_DELAY_SHIM_TOKEN_INFO")
+        .ok()
+        .map(|v| parse_token_info(&v))
+        .transpose()?;
+    let call_log = std::env::var_os("P11_DELAY_SHIM_CALL_LOG").map(std::path::PathBuf::from);
     // SAFETY: loading the module the user named; its initialisers run as they would
     // if the application loaded it directly.
     let lib = unsafe { libloading::Library::new(&path) }
@@ -314,10 +457,18 @@ fn load() -> Result<Shim, String> {
         list.C_GetMechanismList = Some(shim_get_mechanism_list);
         list.C_GetMechanismInfo = Some(shim_get_mechanism_info);
     }
+    if token_info.is_some() {
+        list.C_GetTokenInfo = Some(shim_get_token_info);
+    }
+    if call_log.is_some() {
+        list.C_Login = Some(shim_login);
+    }
     Ok(Shim {
         list,
         real,
         hidden,
+        token_info,
+        call_log,
         _lib: lib,
     })
 }
@@ -381,6 +532,38 @@ mod tests {
             vec![CKM_EDDSA, 0x1087, 4226]
         );
         assert!(parse_mechanisms("CKM_NOPE").is_err());
+    }
+
+    #[test]
+    fn token_info_edits_parse_and_apply() {
+        let e =
+            parse_token_info("utc=13:06:00, label_nul=1,flags_set=0x40000,flags_clear=4").unwrap();
+        assert_eq!(e.utc.as_deref(), Some(&b"13:06:00"[..]));
+        assert!(e.label_nul);
+        assert_eq!((e.flags_set, e.flags_clear), (CKF_USER_PIN_LOCKED, 4));
+        assert!(parse_token_info("utc=12345678901234567").is_err());
+        assert!(parse_token_info("colour=red").is_err());
+        assert!(parse_token_info("flags_set=zz").is_err());
+        assert_eq!(
+            parse_token_info("rv=0x30").unwrap().rv,
+            Some(CKR_DEVICE_ERROR)
+        );
+        assert_eq!(parse_token_info("").unwrap(), TokenInfoEdit::default());
+
+        // SAFETY: CK_TOKEN_INFO is a C struct of arrays and integers; all-zero is valid.
+        let mut info: CK_TOKEN_INFO = unsafe { std::mem::zeroed() };
+        info.label = [b' '; 32];
+        info.label[..3].copy_from_slice(b"tok");
+        info.utcTime = [b' '; 16];
+        info.flags = 4 | CKF_TOKEN_INITIALIZED;
+        e.apply(&mut info);
+        assert_eq!(&info.label[..4], b"tok\0");
+        assert!(info.label[3..].iter().all(|&b| b == 0));
+        assert_eq!(&info.utcTime[..9], b"13:06:00\0");
+        assert_eq!(
+            info.flags,
+            CKF_TOKEN_INITIALIZED | CKF_CLOCK_ON_TOKEN | CKF_USER_PIN_LOCKED
+        );
     }
 
     #[test]

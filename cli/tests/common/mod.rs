@@ -22,6 +22,8 @@ pub fn cmd() -> Command {
         "SOFTHSM2_CONF",
         "P11_DELAY_SHIM_DELAY",
         "P11_DELAY_SHIM_HIDE",
+        "P11_DELAY_SHIM_TOKEN_INFO",
+        "P11_DELAY_SHIM_CALL_LOG",
         "DALEK_PKCS11_CONFIG",
     ] {
         c.env_remove(v);
