@@ -167,6 +167,7 @@ fn not_measured(
         errors: 0,
         status,
         ops_per_sec: None,
+        bytes_per_sec: None,
         mean_us: None,
         ci95_us: None,
         stddev_us: None,
@@ -442,12 +443,11 @@ fn results_of(
         opts,
     };
     match &job.kind {
-        JobKind::Single(op) => vec![measured(
-            op.id.clone(),
-            op.mechanism_name(),
-            &o.comps[0],
-            &c,
-        )],
+        JobKind::Single(op) => {
+            let mut r = measured(op.id.clone(), op.mechanism_name(), &o.comps[0], &c);
+            r.set_throughput(op.takes_data());
+            vec![r]
+        }
         JobKind::Mix(ops, _) => {
             let mut all = o.comps[0].clone();
             for x in &o.comps[1..] {
@@ -466,6 +466,7 @@ fn results_of(
             for (op, x) in ops.iter().zip(&o.comps) {
                 let mut r = measured(format!("mix/{}", op.id), op.mechanism_name(), x, &c);
                 r.data_size = default_size(op);
+                r.set_throughput(op.takes_data());
                 v.push(r);
             }
             v

@@ -91,6 +91,15 @@ pub struct Entry {
     pub p95_delta_pct: Option<f64>,
     /// Class of the p95 change (informational; the verdict uses the figure).
     pub p95_class: Option<Class>,
+    /// Current throughput, bytes/s (ops/s mode, ops with a data size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_per_sec_current: Option<f64>,
+    /// Baseline throughput, bytes/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_per_sec_baseline: Option<f64>,
+    /// Current ÷ baseline throughput (when both are known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_per_sec_ratio: Option<f64>,
     /// Verdict.
     pub class: Class,
     /// Explanation when statuses differ.
@@ -166,6 +175,12 @@ fn compare_result(cur: &BenchResult, base: &BenchResult, threshold: f64) -> Entr
         p95_baseline_us: base.p95_us,
         p95_delta_pct: None,
         p95_class: None,
+        bytes_per_sec_current: cur.bytes_per_sec,
+        bytes_per_sec_baseline: base.bytes_per_sec,
+        bytes_per_sec_ratio: match (cur.bytes_per_sec, base.bytes_per_sec) {
+            (Some(c), Some(b)) if b > 0.0 => Some(c / b),
+            _ => None,
+        },
         class: Class::Unchanged,
         note: None,
     };
@@ -223,6 +238,9 @@ fn compare_ratio(cur: &Ratio, base: &Ratio, threshold: f64) -> Entry {
         p95_baseline_us: None,
         p95_delta_pct: None,
         p95_class: None,
+        bytes_per_sec_current: None,
+        bytes_per_sec_baseline: None,
+        bytes_per_sec_ratio: None,
         class,
         note: (class == Class::Unchanged && d.abs() > threshold).then(|| "within noise".into()),
     }
@@ -464,6 +482,14 @@ impl VerdictPage for Comparison {
         if !ratio {
             headers.extend(["p95 now".into(), "p95 base".into(), "Δp95".into()]);
         }
+        // Throughput columns when any compared op has a data size on either side.
+        let tput = self
+            .entries
+            .iter()
+            .any(|e| e.bytes_per_sec_current.is_some() || e.bytes_per_sec_baseline.is_some());
+        if tput {
+            headers.extend(["MB/s now".into(), "MB/s base".into(), "MB/s ratio".into()]);
+        }
         headers.push("verdict".into());
         let rows = self
             .entries
@@ -488,6 +514,15 @@ impl VerdictPage for Comparison {
                         (Some(d), _) => format!("{d:+.1}%"),
                         _ => "-".into(),
                     });
+                }
+                if tput {
+                    let mb = |v: Option<f64>| v.map_or("-".into(), |b| format!("{:.2}", b / 1e6));
+                    r.push(mb(e.bytes_per_sec_current));
+                    r.push(mb(e.bytes_per_sec_baseline));
+                    r.push(
+                        e.bytes_per_sec_ratio
+                            .map_or("-".into(), |x| format!("{x:.3}x")),
+                    );
                 }
                 r.push(match &e.note {
                     Some(n) => format!("{} ({n})", e.class.mark()),
@@ -552,6 +587,7 @@ pub(crate) mod tests {
             errors: 0,
             status: Status::Ok,
             ops_per_sec: Some(ops),
+            bytes_per_sec: None,
             mean_us: Some(mean),
             ci95_us: Some(mean * rel_ci),
             stddev_us: Some(mean * rel_ci * 10.0),
@@ -835,6 +871,45 @@ pub(crate) mod tests {
             why.starts_with("the current run records no machine class"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn throughput_is_compared_in_mb_per_s_where_present() {
+        let sized = |ops: f64| {
+            let mut r = result("m", "sha256", ops, 0.01);
+            r.data_size = 1024;
+            r.set_throughput(true);
+            r
+        };
+        let base = report(vec![sized(1000.0), result("m", "p256-sign", 500.0, 0.01)]);
+        let cur = report(vec![sized(1500.0), result("m", "p256-sign", 500.0, 0.01)]);
+        let c = compare(&cur, &base, 5.0, None);
+        let e = &c.entries[0];
+        assert_eq!(e.bytes_per_sec_current, Some(1_536_000.0));
+        assert_eq!(e.bytes_per_sec_baseline, Some(1_024_000.0));
+        assert_eq!(e.bytes_per_sec_ratio, Some(1.5));
+        assert_eq!(c.entries[1].bytes_per_sec_ratio, None);
+        let text = c.render_text();
+        let header = text.lines().find(|l| l.starts_with("module")).unwrap();
+        assert!(header.contains("MB/s now  MB/s base  MB/s ratio"), "{text}");
+        // The three throughput cells sit just before the verdict.
+        let cells = |op: &str| -> Vec<String> {
+            let l = text
+                .lines()
+                .find(|l| l.split_whitespace().nth(1) == Some(op))
+                .unwrap();
+            let w: Vec<String> = l.split_whitespace().map(String::from).collect();
+            w[w.len() - 4..w.len() - 1].to_vec()
+        };
+        assert_eq!(cells("sha256"), ["1.54", "1.02", "1.500x"], "{text}");
+        assert_eq!(cells("p256-sign"), ["-", "-", "-"], "{text}");
+        let v: serde_json::Value = serde_json::from_str(&c.render_json()).unwrap();
+        assert_eq!(v["entries"][0]["bytes_per_sec_ratio"], 1.5);
+        assert!(v["entries"][1].get("bytes_per_sec_current").is_none());
+        // Without data sizes on either side: no throughput columns.
+        let plain = report(vec![result("m", "p256-sign", 500.0, 0.01)]);
+        let text = compare(&plain, &plain, 5.0, None).render_text();
+        assert!(!text.contains("MB/s"), "{text}");
     }
 
     #[test]

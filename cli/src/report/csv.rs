@@ -33,6 +33,9 @@ pub const COLUMNS: &[&str] = &[
     "key",
     "error_codes",
     "reason",
+    // Appended after the first release's columns, so consumers that index
+    // columns by position keep working.
+    "bytes_per_sec",
 ];
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -80,8 +83,36 @@ pub fn to_string(results: &[BenchResult]) -> String {
             r.key.clone(),
             codes,
             r.reason.clone().unwrap_or_default(),
+            opt(r.bytes_per_sec),
         ])
         .expect("in-memory write");
     }
     String::from_utf8(w.into_inner().expect("in-memory flush")).expect("CSV of UTF-8 fields")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_appends_bytes_per_sec_after_the_original_columns() {
+        let mut r = crate::compare::tests::result("m", "sha256", 1000.0, 0.01);
+        r.data_size = 1024;
+        r.set_throughput(true);
+        let mut sign = crate::compare::tests::result("m", "p256-sign", 500.0, 0.01);
+        sign.set_throughput(false);
+        let text = to_string(&[r, sign]);
+        let mut rd = csv::Reader::from_reader(text.as_bytes());
+        let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+        assert_eq!(header.len(), 30);
+        assert_eq!(header[..9].join(","), COLUMNS[..9].join(","));
+        assert_eq!(header[8], "ops_per_sec");
+        assert_eq!(header[28], "reason");
+        assert_eq!(header[29], "bytes_per_sec");
+        let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+        assert_eq!(&rows[0][29], "1024000");
+        // No data size: an empty cell, not 0.
+        assert_eq!(&rows[1][29], "");
+        assert!(rows.iter().all(|x| x.len() == header.len()));
+    }
 }

@@ -73,6 +73,12 @@ pub struct BenchResult {
     pub status: Status,
     /// Successful operations per second of wall-clock time, all threads together.
     pub ops_per_sec: Option<f64>,
+    /// Throughput in bytes per second (`ops_per_sec` × `data_size`), for ops that
+    /// process caller-given data (digest, MAC, encrypt/decrypt, Ed25519 sign and
+    /// the like); `None` (JSON `null`) for ops without a data size. Missing in
+    /// files of older versions.
+    #[serde(default)]
+    pub bytes_per_sec: Option<f64>,
     /// Mean latency, µs.
     pub mean_us: Option<f64>,
     /// Half-width of the 95% confidence interval of the mean, µs.
@@ -149,6 +155,12 @@ impl BenchResult {
             (Some(c), Some(m)) if m > 0.0 && c.is_finite() => c / m,
             _ => 0.0,
         }
+    }
+
+    /// Set [`bytes_per_sec`](Self::bytes_per_sec) from ops/s and the data size;
+    /// `has_data` tells whether the op processes caller-given data at all.
+    pub fn set_throughput(&mut self, has_data: bool) {
+        self.bytes_per_sec = throughput(self.ops_per_sec, self.data_size, has_data);
     }
 
     /// Key matching results across files.
@@ -318,6 +330,39 @@ pub fn ratios(results: &[BenchResult], reference: &str) -> Vec<Ratio> {
         }
     }
     out
+}
+
+/// Bytes per second of an op doing `ops_per_sec` calls on `data_size` bytes each;
+/// `None` when the op has no data size (not 0) or no rate was measured.
+pub fn throughput(ops_per_sec: Option<f64>, data_size: u64, has_data: bool) -> Option<f64> {
+    match ops_per_sec {
+        Some(ops) if has_data && data_size > 0 && ops.is_finite() => Some(ops * data_size as f64),
+        _ => None,
+    }
+}
+
+/// A throughput in decimal (SI) units: `512 B/s`, `12.3 kB/s`, `45.6 MB/s`,
+/// `1.23 GB/s` (1 MB = 10⁶ bytes, the unit of network and disk figures).
+pub fn fmt_bytes_rate(bps: f64) -> String {
+    if !bps.is_finite() || bps < 0.0 {
+        return "-".into();
+    }
+    let (v, unit) = if bps >= 1e9 {
+        (bps / 1e9, "GB/s")
+    } else if bps >= 1e6 {
+        (bps / 1e6, "MB/s")
+    } else if bps >= 1e3 {
+        (bps / 1e3, "kB/s")
+    } else {
+        return format!("{bps:.0} B/s");
+    };
+    if v >= 100.0 {
+        format!("{v:.0} {unit}")
+    } else if v >= 10.0 {
+        format!("{v:.1} {unit}")
+    } else {
+        format!("{v:.2} {unit}")
+    }
 }
 
 /// ops/s with thousands separators and adaptive precision.
@@ -494,6 +539,40 @@ mod tests {
         assert_eq!(fmt_us(12.34), "12.3µs");
         assert_eq!(fmt_us(1234.0), "1.234ms");
         assert_eq!(fmt_us(2_500_000.0), "2.50s");
+    }
+
+    #[test]
+    fn throughput_is_ops_times_size_and_absent_without_data() {
+        assert_eq!(throughput(Some(1000.0), 1024, true), Some(1_024_000.0));
+        assert_eq!(throughput(Some(1000.0), 32, false), None);
+        assert_eq!(throughput(None, 1024, true), None);
+        assert_eq!(throughput(Some(1000.0), 0, true), None);
+        let mut r = crate::compare::tests::result("m", "sha256", 2000.0, 0.01);
+        r.data_size = 1 << 20;
+        r.set_throughput(true);
+        assert_eq!(r.bytes_per_sec, Some(2000.0 * 1_048_576.0));
+        r.set_throughput(false);
+        assert_eq!(r.bytes_per_sec, None);
+    }
+
+    #[test]
+    fn byte_rates_use_decimal_units() {
+        assert_eq!(fmt_bytes_rate(512.0), "512 B/s");
+        assert_eq!(fmt_bytes_rate(12_345.0), "12.3 kB/s");
+        assert_eq!(fmt_bytes_rate(1_024_000.0), "1.02 MB/s");
+        assert_eq!(fmt_bytes_rate(456_700_000.0), "457 MB/s");
+        assert_eq!(fmt_bytes_rate(1.234e9), "1.23 GB/s");
+        assert_eq!(fmt_bytes_rate(f64::NAN), "-");
+    }
+
+    #[test]
+    fn old_files_without_throughput_still_load() {
+        let mut v =
+            serde_json::to_value(crate::compare::tests::result("m", "x", 1.0, 0.0)).unwrap();
+        assert!(v["bytes_per_sec"].is_null());
+        v.as_object_mut().unwrap().remove("bytes_per_sec");
+        let r: BenchResult = serde_json::from_value(v).unwrap();
+        assert_eq!(r.bytes_per_sec, None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{BenchResult, Report, Status, fmt_rate, fmt_size, fmt_us};
+use super::{BenchResult, Report, Status, fmt_bytes_rate, fmt_rate, fmt_size, fmt_us};
 use crate::stats::percentile_label;
 
 /// Lay out a table: the first `left` columns left-aligned, the rest right-aligned.
@@ -61,6 +61,11 @@ fn status_cell(r: &BenchResult) -> String {
         Status::Error if r.ops_per_sec.is_none() => "error".into(),
         _ => fmt_rate(r.ops_per_sec.unwrap_or(f64::NAN)),
     }
+}
+
+/// Throughput cell: `-` for ops without a data size (or not measured).
+fn throughput_cell(r: &BenchResult) -> String {
+    r.bytes_per_sec.map_or_else(|| "-".into(), fmt_bytes_rate)
 }
 
 /// Render the report as text.
@@ -143,11 +148,17 @@ pub fn render(r: &Report) -> String {
             .find(|x| x.module == module && x.op == g.0 && x.data_size == g.1 && x.threads == g.2)
     };
 
+    // The throughput column appears when any result has a data size.
+    let tput = r.results.iter().any(|x| x.bytes_per_sec.is_some());
     if modules.len() <= 1 {
-        let mut headers: Vec<String> = ["op", "size", "thr", "ops/s", "mean", "±95%"]
+        let mut headers: Vec<String> = ["op", "size", "thr", "ops/s"]
             .iter()
             .map(|s| s.to_string())
             .collect();
+        if tput {
+            headers.push("throughput".into());
+        }
+        headers.extend(["mean", "±95%"].iter().map(|s| s.to_string()));
         headers.extend(m.percentiles.iter().map(|p| percentile_label(*p)));
         headers.extend(["max", "outl", "errors"].iter().map(|s| s.to_string()));
         let rows: Vec<Vec<String>> = groups
@@ -160,6 +171,9 @@ pub fn render(r: &Report) -> String {
                     x.threads.to_string(),
                     status_cell(x),
                 ];
+                if tput {
+                    row.push(throughput_cell(x));
+                }
                 let f = |v: Option<f64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
                 row.push(f(x.mean_us));
                 row.push(
@@ -189,6 +203,9 @@ pub fn render(r: &Report) -> String {
         let mut headers: Vec<String> = vec!["op".into(), "size".into(), "thr".into()];
         for md in &modules {
             headers.push(format!("{md} ops/s"));
+            if tput {
+                headers.push("throughput".into());
+            }
             headers.push("p50".into());
             headers.push("p95".into());
             headers.push("p99".into());
@@ -204,11 +221,18 @@ pub fn render(r: &Report) -> String {
                     match find(g, md) {
                         Some(x) => {
                             row.push(status_cell(x));
+                            if tput {
+                                row.push(throughput_cell(x));
+                            }
                             for v in [x.p50_us, x.p95_us, x.p99_us] {
                                 row.push(v.map(fmt_us).unwrap_or_else(|| "-".into()));
                             }
                         }
-                        None => row.extend(["n/a", "-", "-", "-"].iter().map(|s| s.to_string())),
+                        None => {
+                            row.push("n/a".into());
+                            let blanks = if tput { 4 } else { 3 };
+                            row.extend(std::iter::repeat_n("-".to_string(), blanks));
+                        }
                     }
                 }
                 let first = find(g, &modules[0]).and_then(|x| x.ops_per_sec);
@@ -341,6 +365,43 @@ mod tests {
         assert_eq!(lines[0], "op      ops/s");
         assert_eq!(lines[2], "sha256  1,000");
         assert_eq!(lines[3], "x           5");
+    }
+
+    #[test]
+    fn throughput_column_shows_units_and_dash_without_data() {
+        use crate::compare::tests::{report, result};
+        let mut sha = result("m", "sha256", 1000.0, 0.01);
+        sha.data_size = 1 << 20;
+        sha.set_throughput(true);
+        let sign = result("m", "p256-sign", 500.0, 0.01);
+        let text = render(&report(vec![sha.clone(), sign.clone()]));
+        let header = text.lines().find(|l| l.starts_with("op ")).unwrap();
+        assert!(header.contains("ops/s  throughput"), "{text}");
+        let row = |op: &str| {
+            text.lines()
+                .find(|l| l.starts_with(op))
+                .unwrap()
+                .to_string()
+        };
+        let words =
+            |op: &str| -> Vec<String> { row(op).split_whitespace().map(String::from).collect() };
+        assert_eq!(words("sha256")[3..6], ["1,000", "1.05", "GB/s"], "{text}");
+        assert_eq!(
+            words("p256-sign")[..5],
+            ["p256-sign", "32B", "1", "500.0", "-"],
+            "{text}"
+        );
+        // Without any data-size op there is no throughput column at all.
+        let text = render(&report(vec![sign.clone()]));
+        assert!(!text.contains("throughput"), "{text}");
+        // Side by side: one throughput column per module.
+        let mut other = sha.clone();
+        other.module = "n".into();
+        let mut other_sign = sign.clone();
+        other_sign.module = "n".into();
+        let text = render(&report(vec![sha, other, sign, other_sign]));
+        let header = text.lines().find(|l| l.starts_with("op ")).unwrap();
+        assert_eq!(header.matches("throughput").count(), 2, "{text}");
     }
 
     #[test]
