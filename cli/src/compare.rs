@@ -616,6 +616,14 @@ pub(crate) mod tests {
         }
     }
 
+    /// A `sha256` result on `size` bytes, with its throughput.
+    pub(crate) fn sized(ops: f64, size: u64) -> BenchResult {
+        let mut r = result("m", "sha256", ops, 0.01);
+        r.data_size = size;
+        r.set_throughput(true);
+        r
+    }
+
     pub(crate) fn report(results: Vec<BenchResult>) -> Report {
         Report {
             schema: crate::report::SCHEMA.into(),
@@ -875,14 +883,14 @@ pub(crate) mod tests {
 
     #[test]
     fn throughput_is_compared_in_mb_per_s_where_present() {
-        let sized = |ops: f64| {
-            let mut r = result("m", "sha256", ops, 0.01);
-            r.data_size = 1024;
-            r.set_throughput(true);
-            r
-        };
-        let base = report(vec![sized(1000.0), result("m", "p256-sign", 500.0, 0.01)]);
-        let cur = report(vec![sized(1500.0), result("m", "p256-sign", 500.0, 0.01)]);
+        let base = report(vec![
+            sized(1000.0, 1024),
+            result("m", "p256-sign", 500.0, 0.01),
+        ]);
+        let cur = report(vec![
+            sized(1500.0, 1024),
+            result("m", "p256-sign", 500.0, 0.01),
+        ]);
         let c = compare(&cur, &base, 5.0, None);
         let e = &c.entries[0];
         assert_eq!(e.bytes_per_sec_current, Some(1_536_000.0));

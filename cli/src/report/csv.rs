@@ -96,9 +96,7 @@ mod tests {
 
     #[test]
     fn header_appends_bytes_per_sec_after_the_original_columns() {
-        let mut r = crate::compare::tests::result("m", "sha256", 1000.0, 0.01);
-        r.data_size = 1024;
-        r.set_throughput(true);
+        let r = crate::compare::tests::sized(1000.0, 1024);
         let mut sign = crate::compare::tests::result("m", "p256-sign", 500.0, 0.01);
         sign.set_throughput(false);
         let text = to_string(&[r, sign]);

@@ -40,7 +40,7 @@ pub fn parse(text: &str) -> Result<Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::tests::{report, result};
+    use crate::compare::tests::{report, result, sized};
     use crate::report::Status;
 
     /// Schema violations of every result of `v` (against `$defs/result`).
@@ -68,9 +68,7 @@ mod tests {
 
     #[test]
     fn schema_accepts_throughput_and_rejects_it_where_meaningless() {
-        let mut sha = result("m", "sha256", 1000.0, 0.01);
-        sha.data_size = 1024;
-        sha.set_throughput(true);
+        let sha = sized(1000.0, 1024);
         let sign = result("m", "p256-sign", 500.0, 0.01);
         let v = serde_json::to_value(report(vec![sha, sign])).unwrap();
         assert_eq!(v["results"][0]["bytes_per_sec"], 1_024_000.0);

@@ -547,9 +547,7 @@ mod tests {
         assert_eq!(throughput(Some(1000.0), 32, false), None);
         assert_eq!(throughput(None, 1024, true), None);
         assert_eq!(throughput(Some(1000.0), 0, true), None);
-        let mut r = crate::compare::tests::result("m", "sha256", 2000.0, 0.01);
-        r.data_size = 1 << 20;
-        r.set_throughput(true);
+        let mut r = crate::compare::tests::sized(2000.0, 1 << 20);
         assert_eq!(r.bytes_per_sec, Some(2000.0 * 1_048_576.0));
         r.set_throughput(false);
         assert_eq!(r.bytes_per_sec, None);

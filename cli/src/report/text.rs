@@ -369,10 +369,8 @@ mod tests {
 
     #[test]
     fn throughput_column_shows_units_and_dash_without_data() {
-        use crate::compare::tests::{report, result};
-        let mut sha = result("m", "sha256", 1000.0, 0.01);
-        sha.data_size = 1 << 20;
-        sha.set_throughput(true);
+        use crate::compare::tests::{report, result, sized};
+        let sha = sized(1000.0, 1 << 20);
         let sign = result("m", "p256-sign", 500.0, 0.01);
         let text = render(&report(vec![sha.clone(), sign.clone()]));
         let header = text.lines().find(|l| l.starts_with("op ")).unwrap();
