@@ -12,7 +12,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::ckr::ckm_name;
 use crate::module::Module;
-use crate::report::{BenchResult, HistBin, Status, fmt_rate, fmt_size, fmt_us};
+use crate::progress;
+use crate::report::{BenchResult, HistBin, Status};
 use crate::runner::{self, CompOutcome, Mode, Outcome, Plan, ThreadWork};
 use crate::settings::{Mix, Settings};
 use crate::stats::percentile_label;
@@ -500,7 +501,18 @@ pub fn run(
 ) -> Vec<BenchResult> {
     let bars = !opts.quiet && std::io::stderr().is_terminal();
     let mut out = Vec::new();
+    let plan_of = |job: &Job| match &job.kind {
+        JobKind::Single(op) => s.plan_for(&op.id),
+        JobKind::Mix(..) => s.plan_for("mix"),
+    };
+    let mut suite = progress::Suite::new(
+        jobs.iter()
+            .map(|j| progress::planned_secs(plan_of(j).0, modules.len()))
+            .collect(),
+    );
     for job in jobs {
+        suite.start_job();
+        let label = progress::job_label(&job.id(), job.data_size, job.threads);
         let n = modules.len();
         let mut works: Vec<Option<Vec<ThreadWork>>> = Vec::with_capacity(n);
         let mut early: Vec<Option<BenchResult>> = Vec::with_capacity(n);
@@ -516,10 +528,7 @@ pub fn run(
                 }
             }
         }
-        let (mode, warmup) = match &job.kind {
-            JobKind::Single(op) => s.plan_for(&op.id),
-            JobKind::Mix(..) => s.plan_for("mix"),
-        };
+        let (mode, warmup) = plan_of(job);
         let rounds = match mode {
             Mode::Iterations(i) => s.rounds.min(i.max(1) as u32),
             Mode::Duration(_) => s.rounds,
@@ -546,13 +555,7 @@ pub fn run(
                         String::new()
                     };
                     progress_bar(
-                        format!(
-                            "{} {} {}t [{}]{round}",
-                            job.id(),
-                            fmt_size(job.data_size),
-                            job.threads,
-                            modules[i].name
-                        ),
+                        format!("{} · {label} [{}]{round}", suite.heading(), modules[i].name),
                         plan.mode,
                         job.threads,
                     )
@@ -569,6 +572,7 @@ pub fn run(
         }
         // Drop the workers (and the objects they made) before the next job.
         drop(works);
+        let mut parts = Vec::with_capacity(n);
         for (i, m) in modules.iter().enumerate() {
             let rs = match (&early[i], &outcomes[i]) {
                 (Some(r), _) => vec![r.clone()],
@@ -582,38 +586,12 @@ pub fn run(
                     opts,
                 )],
             };
-            if !opts.quiet {
-                let r = &rs[0];
-                let line = match (r.status, r.ops_per_sec) {
-                    (_, Some(ops)) => format!(
-                        "{} ops/s, p50 {}, p99 {}{}",
-                        fmt_rate(ops),
-                        fmt_us(r.p50_us.unwrap_or(f64::NAN)),
-                        fmt_us(r.p99_us.unwrap_or(f64::NAN)),
-                        if r.errors > 0 {
-                            format!(", {} errors", r.errors)
-                        } else {
-                            String::new()
-                        }
-                    ),
-                    (st, None) => format!(
-                        "{}{}",
-                        st.as_str(),
-                        r.reason
-                            .as_ref()
-                            .map(|x| format!(": {x}"))
-                            .unwrap_or_default()
-                    ),
-                };
-                eprintln!(
-                    "{:<28} {:>5} {:>3}t [{}] {line}",
-                    r.op,
-                    fmt_size(r.data_size),
-                    r.threads,
-                    m.name
-                );
-            }
+            parts.push((m.name.clone(), progress::summary(&rs[0])));
             out.extend(rs);
+        }
+        let line = suite.finish_job(None, &label, &parts);
+        if !opts.quiet {
+            eprintln!("{line}");
         }
     }
     out

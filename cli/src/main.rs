@@ -14,6 +14,7 @@ mod locate;
 mod machine;
 mod module;
 mod profiles;
+mod progress;
 mod raw;
 mod report;
 mod runner;

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
@@ -161,6 +161,7 @@ fn run_thread(
     threads: usize,
     barrier: &Barrier,
     counter: &Counter,
+    measuring: &OnceLock<Instant>,
 ) -> ThreadResult {
     let n = work.comps.len();
     let pick = |i: u64| -> usize {
@@ -190,6 +191,8 @@ fn run_thread(
 
     barrier.wait();
     let start = Instant::now();
+    // Warmup is over: the progress display switches from "warmup" to the rate.
+    measuring.get_or_init(|| start);
     let deadline = match plan.mode {
         Mode::Duration(d) => Some(start + d),
         Mode::Iterations(_) => None,
@@ -252,18 +255,19 @@ pub fn run(work: &mut [ThreadWork], plan: &Plan, bar: Option<&ProgressBar>) -> O
     let barrier = Barrier::new(threads);
     let counters: Vec<Counter> = (0..threads).map(|_| Counter::default()).collect();
     let done = AtomicBool::new(false);
+    let measuring = OnceLock::new();
     let results: Vec<ThreadResult> = std::thread::scope(|scope| {
         let handles: Vec<_> = work
             .iter_mut()
             .zip(&counters)
             .map(|(w, c)| {
-                let (barrier, plan) = (&barrier, plan);
-                scope.spawn(move || run_thread(w, plan, threads, barrier, c))
+                let (barrier, plan, measuring) = (&barrier, plan, &measuring);
+                scope.spawn(move || run_thread(w, plan, threads, barrier, c, measuring))
             })
             .collect();
         if let Some(bar) = bar {
-            let (counters, done) = (&counters, &done);
-            scope.spawn(move || tick(bar, counters, done, plan));
+            let (counters, done, measuring) = (&counters, &done, &measuring);
+            scope.spawn(move || tick(bar, counters, done, plan, measuring));
         }
         let r = handles
             .into_iter()
@@ -295,21 +299,24 @@ pub fn run(work: &mut [ThreadWork], plan: &Plan, bar: Option<&ProgressBar>) -> O
 }
 
 /// Progress ticker: reads the per-thread counters ten times a second, outside every
-/// timed region, and shows live ops/s.
-fn tick(bar: &ProgressBar, counters: &[Counter], done: &AtomicBool, plan: &Plan) {
-    let t0 = Instant::now();
-    let mut last = (t0, 0u64);
+/// timed region; shows `warmup` until the measurement starts, then the operations
+/// completed over the time measured so far (see [`crate::progress::live`]).
+fn tick(
+    bar: &ProgressBar,
+    counters: &[Counter],
+    done: &AtomicBool,
+    plan: &Plan,
+    measuring: &OnceLock<Instant>,
+) {
     while !done.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(100));
         let total: u64 = counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
-        let now = Instant::now();
-        let rate = (total - last.1.min(total)) as f64 / (now - last.0).as_secs_f64().max(1e-9);
-        last = (now, total);
+        let elapsed = measuring.get().map(Instant::elapsed);
         match plan.mode {
             Mode::Iterations(_) => bar.set_position(total),
-            Mode::Duration(_) => bar.set_position((now - t0).as_millis() as u64),
+            Mode::Duration(_) => bar.set_position(elapsed.unwrap_or_default().as_millis() as u64),
         }
-        bar.set_message(format!("{} ops/s", crate::report::fmt_rate(rate)));
+        bar.set_message(crate::progress::live(elapsed, total));
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

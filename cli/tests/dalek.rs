@@ -396,3 +396,76 @@ fn a_temporary_token_is_found_through_odd_token_info() {
     }
     assert!(leftovers(tmp.path()).is_empty());
 }
+
+/// A tiny profile on our module with stderr piped (not a terminal): one plain
+/// `[i/N] <op> <size> <threads>t done: ...` line per job, numbered in order, with
+/// the throughput only for ops that have a data size; nothing of it on stdout, and
+/// nothing at all with `--quiet`. The result file carries `bytes_per_sec`.
+#[test]
+fn piped_progress_prints_one_numbered_line_per_op_in_order() {
+    let Some(m) = dalek() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let profile = tmp.path().join("tiny.toml");
+    std::fs::write(
+        &profile,
+        "ops = [\"ed25519-sign\", \"sha256\", \"random32\"]\ndata_sizes = [64, \"1K\"]\n\
+         iterations = 20\nwarmup = 2\nthreads = [1]\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("r.json");
+    let o = run(dcmd(&m, tmp.path())
+        .args(["run", "--module", "dalek", "--profile"])
+        .arg(&profile)
+        .args(["--format", "json", "-o"])
+        .arg(&out));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v = json(&out);
+    assert_valid(&v);
+    let rs = results(&v);
+    // ed25519-sign and sha256 at two sizes, random32 at its fixed size.
+    assert_eq!(rs.len(), 5);
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(lines.len(), rs.len(), "{err}");
+    for (i, (line, r)) in lines.iter().zip(rs).enumerate() {
+        let size = match r["data_size"].as_u64().unwrap() {
+            64 => "64B",
+            1024 => "1K",
+            32 => "32B",
+            other => panic!("size {other}"),
+        };
+        let head = format!(
+            "[{}/{}] {} {size} 1t done: ",
+            i + 1,
+            rs.len(),
+            r["op"].as_str().unwrap()
+        );
+        assert!(
+            line.starts_with(&head),
+            "{line:?} should start with {head:?}\n{err}"
+        );
+        assert!(line.contains(" ops/s"), "{line}");
+        let bps = &r["bytes_per_sec"];
+        if r["op"] == "random32" {
+            assert!(bps.is_null(), "{r}");
+            assert!(!line.contains("B/s"), "{line}");
+        } else {
+            let expect = r["ops_per_sec"].as_f64().unwrap() * r["data_size"].as_f64().unwrap();
+            assert!(
+                (bps.as_f64().unwrap() - expect).abs() < 1e-6 * expect,
+                "{r}"
+            );
+            assert!(line.contains("B/s, p50"), "{line}");
+        }
+    }
+    assert!(!stdout(&o).contains("done:"), "progress on stdout");
+    // `--quiet` silences the progress.
+    let o = run(dcmd(&m, tmp.path())
+        .args(["run", "--quiet", "--module", "dalek", "--profile"])
+        .arg(&profile)
+        .args(["--format", "json", "-o"])
+        .arg(tmp.path().join("q.json")));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("done:"), "{}", stderr(&o));
+    assert!(leftovers(tmp.path()).is_empty());
+}
