@@ -2,7 +2,8 @@
 //! `P11_DELAY_SHIM_FLIP`, which flips one bit of every output buffer the chosen
 //! calls write. Every op that produces an output must then fail its check,
 //! named; the same run without flipping must pass. Skipped (with a notice)
-//! when `libdalek_pkcs11.so` is not built, like `dalek.rs`.
+//! when `libdalek_pkcs11.so` is not built, like `dalek.rs`. MACs of keys whose
+//! value hsm-bench cannot read are checked with SoftHSM2 and pkcs11-tool.
 
 mod common;
 
@@ -233,5 +234,48 @@ fn outputs_flipped_after_preparation_fail_the_checks_of_the_timed_calls() {
             "{op}: expected the check '{check}', got {errors:?}"
         );
         assert!(r["errors"].as_u64().unwrap() >= 7, "{op}: {r}");
+    }
+}
+
+/// A sensitive secret key `label` of `key_type` (`GENERIC:32`, `AES:32`) made
+/// with pkcs11-tool on the SoftHSM2 token `t`: hsm-bench cannot read its value.
+fn sensitive_key(t: &SoftToken, key_type: &str, label: &str) {
+    let mut c = Command::new("pkcs11-tool");
+    c.env("SOFTHSM2_CONF", &t.conf)
+        .arg("--module")
+        .arg(softhsm());
+    c.args(["--token-label", &t.label, "--login", "--pin", &t.pin]);
+    c.args(["--keygen", "--key-type", key_type, "--label", label]);
+    let o = c.args(["--sensitive", "--usage-sign"]).output();
+    let o = o.expect("pkcs11-tool (opensc) is installed");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn macs_of_unreadable_keys_are_checked_with_c_verify() {
+    let t = SoftToken::new("flip-mac");
+    sensitive_key(&t, "GENERIC:32", "hkey");
+    sensitive_key(&t, "AES:32", "akey");
+    for (label, op) in [("hkey", "hmac-sha256"), ("akey", "aes256-cmac")] {
+        for flip in ["", "C_Sign"] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut c = t.shim_run(false);
+            c.env("P11_DELAY_SHIM_FLIP", flip)
+                .args(["--key-label", label, "--ops", op, "--iterations", "10"])
+                .args(["--format", "json", "-o"])
+                .arg(dir.path().join("r.json"));
+            let v = results_of(&mut c, dir.path());
+            let r = find(&v, "p11_delay_shim", op);
+            if flip.is_empty() {
+                assert_eq!(r["status"], "ok", "{op}: {r}");
+            } else {
+                assert_eq!(r["status"], "error", "{op} passed with flipped MACs: {r}");
+                let why = r["reason"].as_str().unwrap();
+                assert!(
+                    why.contains("C_Verify of the prepared MAC returned CKR_SIGNATURE_INVALID"),
+                    "{op}: {why}"
+                );
+            }
+        }
     }
 }
