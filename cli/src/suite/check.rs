@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use cryptoki_sys::*;
 
-use super::{Failure, MacAlg};
+use super::keys::KeyHandles;
+use super::{CipherAlg, Failure, MacAlg, Prep};
 use crate::ckr::ckr_name;
 use crate::raw::{Mech, RawModule};
 
@@ -109,6 +110,18 @@ pub fn decrypts_to(
     Ok(())
 }
 
+/// The value of the secret key `key` of `k`: known from its making, or read
+/// back (`CKA_VALUE`) when the token allows (an existing key that is not
+/// sensitive).
+pub fn key_value(p: &Prep<'_>, k: &KeyHandles, key: CK_OBJECT_HANDLE) -> Option<Vec<u8>> {
+    k.value.clone().or_else(|| {
+        p.raw
+            .attribute(p.setup, key, CKA_VALUE)
+            .ok()
+            .filter(|v| !v.is_empty())
+    })
+}
+
 /// The MAC of `data` under the key value `key`, computed in-process; `None`
 /// when the key length does not fit the algorithm (an AES key of another size).
 pub fn mac_reference(m: MacAlg, key: &[u8], data: &[u8]) -> Option<Vec<u8>> {
@@ -127,6 +140,54 @@ pub fn mac_reference(m: MacAlg, key: &[u8], data: &[u8]) -> Option<Vec<u8>> {
             32 => run::<cmac::Cmac<aes::Aes256>>(key, data),
             _ => None,
         },
+    }
+}
+
+/// The AES ciphertext of `plain` under the key value `key` and `iv`, computed
+/// in-process: GCM (96-bit IV, no AAD, 128-bit tag) or CBC without padding;
+/// `None` for other ciphers or key sizes.
+pub fn aes_reference(c: CipherAlg, key: &[u8], iv: &[u8], plain: &[u8]) -> Option<Vec<u8>> {
+    use aes::cipher::consts::U16;
+    use aes::cipher::{BlockCipherEncrypt, BlockSizeUser, KeyInit};
+    fn gcm<C: aes_gcm::aead::Aead + KeyInit>(
+        key: &[u8],
+        iv: &[u8],
+        plain: &[u8],
+    ) -> Option<Vec<u8>> {
+        C::new_from_slice(key)
+            .ok()?
+            .encrypt(iv.try_into().ok()?, plain)
+            .ok()
+    }
+    fn cbc<C: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16> + KeyInit>(
+        key: &[u8],
+        iv: &[u8],
+        plain: &[u8],
+    ) -> Option<Vec<u8>> {
+        let cipher = C::new_from_slice(key).ok()?;
+        let mut prev: [u8; 16] = iv.try_into().ok()?;
+        let mut out = Vec::with_capacity(plain.len());
+        for block in plain.chunks(16) {
+            if block.len() != 16 {
+                return None;
+            }
+            let mut b = aes::cipher::Block::<C>::default();
+            for (i, x) in b.iter_mut().enumerate() {
+                *x = block[i] ^ prev[i];
+            }
+            cipher.encrypt_block(&mut b);
+            prev.copy_from_slice(&b);
+            out.extend_from_slice(&b);
+        }
+        Some(out)
+    }
+    match (c, key.len()) {
+        (CipherAlg::AesGcm, 16) => gcm::<aes_gcm::Aes128Gcm>(key, iv, plain),
+        (CipherAlg::AesGcm, 32) => gcm::<aes_gcm::Aes256Gcm>(key, iv, plain),
+        (CipherAlg::AesCbc, 16) => cbc::<aes::Aes128>(key, iv, plain),
+        (CipherAlg::AesCbc, 24) => cbc::<aes::Aes192>(key, iv, plain),
+        (CipherAlg::AesCbc, 32) => cbc::<aes::Aes256>(key, iv, plain),
+        _ => None,
     }
 }
 
@@ -172,6 +233,37 @@ mod tests {
             16
         );
         assert!(mac_reference(MacAlg::AesCmac, &[0u8; 20], b"x").is_none());
+    }
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn aes_references_match_published_vectors() {
+        // SP 800-38A F.2.5 (CBC-AES256), first block.
+        let key = hex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4");
+        let iv = hex("000102030405060708090a0b0c0d0e0f");
+        let ct = aes_reference(
+            CipherAlg::AesCbc,
+            &key,
+            &iv,
+            &hex("6bc1bee22e409f96e93d7e117393172a"),
+        );
+        assert_eq!(ct, Some(hex("f58c4c04d6e5f1ba779eabfb5f7bfbd6")));
+        assert!(aes_reference(CipherAlg::AesCbc, &key, &iv, &[0; 15]).is_none());
+        // GCM spec test case 14 (AES-256, zero key and IV, one zero block).
+        let ct = aes_reference(CipherAlg::AesGcm, &[0; 32], &[0; 12], &[0; 16]);
+        assert_eq!(
+            ct,
+            Some(hex(
+                "cea7403d4d606b6e074ec5d3baf39d18d0d1c8a799996bf0265b98b5d48ab919"
+            ))
+        );
+        assert!(aes_reference(CipherAlg::RsaOaepSha1(2048), &key, &iv, &[0; 16]).is_none());
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! compare with the plaintext; RSA-OAEP ciphertexts are decrypted when the
 //! private key is at hand. Decrypt ops check the prepared ciphertext's length,
 //! decrypt it once while preparing, and compare every decryption with the
-//! plaintext.
+//! plaintext. When the AES key value is known, the prepared ciphertext of both
+//! must also equal the one computed in-process (aes-gcm, aes).
 
 use std::sync::Arc;
 
@@ -247,16 +248,19 @@ pub fn encrypt_worker(c: CipherAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Fai
         Err(Failure::Rv(_)) => None,
         other => Some(other?),
     };
-    if let (Some(dec), Some(ct)) = (dec_key, prepared) {
+    if let (Some(dec), Some(ct)) = (dec_key, &prepared) {
         check::decrypts_to(
             p.raw,
             p.session,
             &mut c.mech(prefix),
             dec,
-            &ct,
+            ct,
             &data,
             "prepared ciphertext",
         )?;
+    }
+    if let Some(ct) = &prepared {
+        same_as_in_process(c, p, prefix, &data, ct)?;
     }
     Ok(Box::new(EncryptWorker {
         raw: p.raw.clone(),
@@ -283,6 +287,33 @@ fn check_size(c: CipherAlg, p: &Prep<'_>) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+/// When the AES key value is known: the prepared ciphertext (IV counter 0)
+/// must equal the one computed in-process. This catches a module whose
+/// encryption and decryption are wrong in the same way.
+fn same_as_in_process(
+    c: CipherAlg,
+    p: &Prep<'_>,
+    prefix: [u8; 4],
+    plain: &[u8],
+    ct: &[u8],
+) -> Result<(), Failure> {
+    let iv = match c {
+        CipherAlg::AesGcm => iv12(prefix, 0).to_vec(),
+        CipherAlg::AesCbc => iv16(prefix, 0).to_vec(),
+        _ => return Ok(()),
+    };
+    let k = p.key()?;
+    let Some(value) = k.secret.and_then(|key| check::key_value(p, k, key)) else {
+        return Ok(());
+    };
+    match check::aes_reference(c, &value, &iv, plain) {
+        Some(r) if r != ct => Err(check::failed(
+            "prepared ciphertext differs from the in-process one",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Encrypt `plain` once outside the timer (IV counter 0), checking the length.
@@ -352,6 +383,7 @@ pub fn decrypt_worker(c: CipherAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Fai
         &plain,
         "prepared ciphertext",
     )?;
+    same_as_in_process(c, p, prefix, &plain, &ct)?;
     Ok(Box::new(DecryptWorker {
         raw: p.raw.clone(),
         s: p.session,

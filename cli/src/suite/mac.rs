@@ -166,13 +166,7 @@ pub fn worker(m: MacAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let k = p.key()?;
     let key = k.secret_key()?;
     let data = test_data(p.data_size, 6);
-    // An existing key may be readable (not sensitive).
-    let known = k.value.clone().or_else(|| {
-        p.raw
-            .attribute(p.setup, key, CKA_VALUE)
-            .ok()
-            .filter(|v| !v.is_empty())
-    });
+    let known = check::key_value(p, k, key);
     let (expect, source) = expected_mac(m, p, key, known.as_deref(), &data)?;
     Ok(Box::new(MacWorker {
         raw: p.raw.clone(),
