@@ -29,9 +29,9 @@ pub enum KeySpec {
     P384,
     /// RSA key pair of n bits (public exponent 65537).
     Rsa(u32),
-    /// AES key of n bytes.
+    /// AES key of n bytes (see [`secret_key`] for how it is made).
     Aes(u32),
-    /// Generic secret (HMAC) key of n bytes, created with C_CreateObject.
+    /// Generic secret (HMAC) key of n bytes (see [`secret_key`] for how it is made).
     GenericSecret(u32),
     /// The key named by `--key-label`.
     Existing,
@@ -339,7 +339,7 @@ pub enum Detected {
     P384,
     /// RSA key of n bits.
     Rsa(u32),
-    /// AES key of n bytes.
+    /// AES key of n bytes (see [`secret_key`] for how it is made).
     Aes(u32),
     /// HMAC-capable secret key.
     Hmac,
