@@ -571,6 +571,16 @@ impl Mech {
         m
     }
 
+    /// The IV of an AES-GCM or AES-CBC mechanism.
+    #[cfg(test)]
+    pub fn iv(&self) -> Option<&[u8]> {
+        match &self.param {
+            Param::Gcm(g) => Some(&g.iv),
+            Param::Iv(b) => Some(&b[..]),
+            _ => None,
+        }
+    }
+
     /// Replace the IV of an AES-GCM mechanism (outside the timed region).
     pub fn set_gcm_iv(&mut self, iv: &[u8; 12]) {
         if let Param::Gcm(g) = &mut self.param {

@@ -11,32 +11,6 @@ use std::path::PathBuf;
 
 use common::*;
 
-fn dalek() -> Option<PathBuf> {
-    let mut candidates = Vec::new();
-    if let Some(p) = std::env::var_os("HSM_BENCH_DALEK_MODULE") {
-        candidates.push(PathBuf::from(p));
-    }
-    let ws = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut targets = vec![ws.join("target")];
-    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
-        targets.insert(0, PathBuf::from(t));
-    }
-    for t in targets {
-        for profile in ["release", "debug"] {
-            candidates.push(t.join(profile).join("libdalek_pkcs11.so"));
-        }
-    }
-    let found = candidates.into_iter().find(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            std::env::var("HSM_BENCH_REQUIRE_DALEK").as_deref() != Ok("1"),
-            "HSM_BENCH_REQUIRE_DALEK=1 but libdalek_pkcs11.so was not found"
-        );
-        eprintln!("NOTICE: libdalek_pkcs11.so not built; skipping a test of our module");
-    }
-    found
-}
-
 /// hsm-bench with our module named explicitly and a private TMPDIR, so the test can
 /// check that the temporary token is removed.
 fn dcmd(module: &PathBuf, tmp: &std::path::Path) -> std::process::Command {

@@ -29,12 +29,23 @@
 //!   line per `C_Login` call (`C_Login`), so tests can check that an application
 //!   did or did not try to log in.
 //!
+//! - `P11_DELAY_SHIM_FLIP`: comma-separated functions with an output buffer
+//!   (`C_Sign`, `C_Encrypt`, `C_Decrypt`, `C_Digest`, `C_GenerateRandom`) or
+//!   `all`: after the real call returns `CKR_OK` having written a non-empty
+//!   buffer, the shim flips the lowest bit of the middle output byte. Size
+//!   queries (a null buffer) and failed calls are left alone. This simulates a
+//!   token that returns wrong results, so tests can check that every result is
+//!   checked.
+//! - `P11_DELAY_SHIM_FLIP_AFTER`: leave the first N written outputs of each
+//!   flipped function alone (default 0), e.g. `1` to let a benchmark's
+//!   preparation pass and corrupt only the timed calls.
+//!
 //! Only `C_GetFunctionList` is exported (a 2.40 function list), which is what
 //! cryptoki falls back to when a module has no `C_GetInterface`. Every entry of the
 //! real list is copied; the chosen entries are replaced by wrappers.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use cryptoki_sys::*;
@@ -204,6 +215,9 @@ struct Shim {
 
 static SHIM: OnceLock<Result<Shim, String>> = OnceLock::new();
 
+/// Outputs of each flipped function left alone before flipping starts.
+static FLIP_AFTER: AtomicU64 = AtomicU64::new(0);
+
 fn shim() -> Option<&'static Shim> {
     SHIM.get().and_then(|r| r.as_ref().ok())
 }
@@ -251,28 +265,104 @@ fn hook_index(name: &str) -> Option<usize> {
     HOOKABLE.iter().position(|h| *h == name)
 }
 
+/// `*ol` of an output-length pointer, 0 when it is null.
+///
+/// # Safety
+/// `ol` is null or points to a valid `CK_ULONG`.
+unsafe fn out_len(ol: *const CK_ULONG) -> CK_ULONG {
+    if ol.is_null() {
+        0
+    } else {
+        // SAFETY: non-null, valid per the caller's contract.
+        unsafe { *ol }
+    }
+}
+
+/// Flip the lowest bit of the middle byte of `buf[..n]` (nothing when `n` is 0).
+///
+/// # Safety
+/// `buf` points to at least `n` writable bytes.
+unsafe fn flip(buf: *mut CK_BYTE, n: usize) {
+    if n > 0 {
+        // SAFETY: n / 2 < n, inside the buffer.
+        unsafe { *buf.add(n / 2) ^= 0x01 };
+    }
+}
+
+/// The name of a function with an output buffer (used by `hooks!`).
+macro_rules! flippable {
+    ($name:expr, $out:ident) => {
+        $name
+    };
+}
+
+/// Parse `C_Sign,C_Digest` or `all` into the functions whose output the shim
+/// corrupts (`P11_DELAY_SHIM_FLIP`).
+pub fn parse_flips(spec: &str) -> Result<Vec<String>, String> {
+    let names: Vec<&str> = spec
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if names == ["all"] {
+        return Ok(FLIPPABLE.iter().map(|s| s.to_string()).collect());
+    }
+    names
+        .into_iter()
+        .map(|n| {
+            if FLIPPABLE.contains(&n) {
+                Ok(n.to_string())
+            } else {
+                Err(format!(
+                    "cannot flip the output of '{n}' (can flip: {}, or all)",
+                    FLIPPABLE.join(", ")
+                ))
+            }
+        })
+        .collect()
+}
+
 /// Generates, for each listed function, a wrapper that waits for its configured
 /// delay and then forwards to the real module, plus the table of names and the
 /// installer that puts the wrapper into the function list.
 macro_rules! hooks {
-    ($( $name:ident ( $($arg:ident : $ty:ty),* ); )*) => {
+    ($( $name:ident ( $($arg:ident : $ty:ty),* ) $(=> $out:ident [ $len:expr ])? ; )*) => {
         /// Functions the shim can delay.
         pub const HOOKABLE: &[&str] = &[$(stringify!($name)),*];
 
+        /// Functions with an output buffer, whose output the shim can corrupt.
+        pub const FLIPPABLE: &[&str] = &[$($( flippable!(stringify!($name), $out) ,)?)*];
+
         static DELAYS: [AtomicU64; HOOKABLE.len()] = [const { AtomicU64::new(0) }; HOOKABLE.len()];
+        static FLIPS: [AtomicBool; HOOKABLE.len()] = [const { AtomicBool::new(false) }; HOOKABLE.len()];
+        static FLIP_SEEN: [AtomicU64; HOOKABLE.len()] = [const { AtomicU64::new(0) }; HOOKABLE.len()];
 
         $(
             #[allow(non_snake_case)]
             unsafe extern "C" fn $name($($arg: $ty),*) -> CK_RV {
                 const I: usize = const_index(stringify!($name));
                 spin(DELAYS[I].load(Ordering::Relaxed));
-                match shim().and_then(|s| s.real.$name) {
+                let rv = match shim().and_then(|s| s.real.$name) {
                     // SAFETY: forwarding the caller's arguments unchanged to the real
                     // module's implementation of the same function; the caller's
                     // obligations towards the arguments are the same.
                     Some(f) => unsafe { f($($arg),*) },
                     None => CKR_FUNCTION_NOT_SUPPORTED,
-                }
+                };
+                $(
+                    if rv == CKR_OK && FLIPS[I].load(Ordering::Relaxed) && !$out.is_null() {
+                        // SAFETY: on CKR_OK with a non-null buffer the real module wrote
+                        // `$len` bytes to the caller's buffer (a null length pointer
+                        // reads as 0).
+                        #[allow(unused_unsafe)]
+                        let n = unsafe { $len } as usize;
+                        if n > 0 && FLIP_SEEN[I].fetch_add(1, Ordering::Relaxed) >= FLIP_AFTER.load(Ordering::Relaxed) {
+                            // SAFETY: `n` bytes were written; flip stays inside them.
+                            unsafe { flip($out, n) };
+                        }
+                    }
+                )?
+                rv
             }
         )*
 
@@ -287,16 +377,16 @@ macro_rules! hooks {
 
 hooks! {
     C_SignInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, k: CK_OBJECT_HANDLE);
-    C_Sign(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG);
+    C_Sign(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[out_len(ol)];
     C_VerifyInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, k: CK_OBJECT_HANDLE);
     C_Verify(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, g: *mut CK_BYTE, gl: CK_ULONG);
     C_EncryptInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, k: CK_OBJECT_HANDLE);
-    C_Encrypt(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG);
+    C_Encrypt(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[out_len(ol)];
     C_DecryptInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, k: CK_OBJECT_HANDLE);
-    C_Decrypt(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG);
+    C_Decrypt(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[out_len(ol)];
     C_DigestInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM);
-    C_Digest(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG);
-    C_GenerateRandom(s: CK_SESSION_HANDLE, o: *mut CK_BYTE, ol: CK_ULONG);
+    C_Digest(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[out_len(ol)];
+    C_GenerateRandom(s: CK_SESSION_HANDLE, o: *mut CK_BYTE, ol: CK_ULONG) => o[ol];
     C_GenerateKey(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, t: *mut CK_ATTRIBUTE, n: CK_ULONG, k: *mut CK_OBJECT_HANDLE);
     C_GenerateKeyPair(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, pt: *mut CK_ATTRIBUTE, pn: CK_ULONG, st: *mut CK_ATTRIBUTE, sn: CK_ULONG, pk: *mut CK_OBJECT_HANDLE, sk: *mut CK_OBJECT_HANDLE);
     C_FindObjectsInit(s: CK_SESSION_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG);
@@ -426,6 +516,15 @@ fn load() -> Result<Shim, String> {
         .map(|v| parse_token_info(&v))
         .transpose()?;
     let call_log = std::env::var_os("P11_DELAY_SHIM_CALL_LOG").map(std::path::PathBuf::from);
+    let flips = parse_flips(&std::env::var("P11_DELAY_SHIM_FLIP").unwrap_or_default())?;
+    let flip_after = match std::env::var("P11_DELAY_SHIM_FLIP_AFTER") {
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| format!("P11_DELAY_SHIM_FLIP_AFTER '{v}' is not a count"))?,
+        Err(_) => 0,
+    };
+    FLIP_AFTER.store(flip_after, Ordering::Relaxed);
     // SAFETY: loading the module the user named; its initialisers run as they would
     // if the application loaded it directly.
     let lib = unsafe { libloading::Library::new(&path) }
@@ -452,6 +551,11 @@ fn load() -> Result<Shim, String> {
         install(&mut list, name);
         let i = hook_index(name).expect("checked by parse_delays");
         DELAYS[i].store(d.as_nanos() as u64, Ordering::Relaxed);
+    }
+    for name in &flips {
+        install(&mut list, name);
+        let i = hook_index(name).expect("every flippable function is hookable");
+        FLIPS[i].store(true, Ordering::Relaxed);
     }
     if !hidden.is_empty() {
         list.C_GetMechanismList = Some(shim_get_mechanism_list);
@@ -581,6 +685,36 @@ mod tests {
         // SAFETY: CK_FUNCTION_LIST is a C struct of a version and nullable function
         // pointers (Option<fn>), for which all-zero bytes are a valid value (None).
         unsafe { std::mem::zeroed() }
+    }
+
+    #[test]
+    fn flips_parse_and_flip_one_bit() {
+        assert_eq!(
+            parse_flips("C_Sign, C_Digest").unwrap(),
+            vec!["C_Sign".to_string(), "C_Digest".to_string()]
+        );
+        assert_eq!(parse_flips("all").unwrap().len(), FLIPPABLE.len());
+        assert_eq!(
+            FLIPPABLE,
+            [
+                "C_Sign",
+                "C_Encrypt",
+                "C_Decrypt",
+                "C_Digest",
+                "C_GenerateRandom"
+            ]
+        );
+        assert!(parse_flips("C_Verify").unwrap_err().contains("can flip"));
+        assert!(parse_flips("").unwrap().is_empty());
+        let mut b = [0u8; 5];
+        // SAFETY: `b` has 5 bytes.
+        unsafe { flip(b.as_mut_ptr(), 5) };
+        assert_eq!(b, [0, 0, 1, 0, 0]);
+        // SAFETY: nothing is written for n = 0.
+        unsafe { flip(b.as_mut_ptr(), 0) };
+        assert_eq!(b, [0, 0, 1, 0, 0]);
+        // SAFETY: null length pointer reads as 0.
+        assert_eq!(unsafe { out_len(std::ptr::null()) }, 0);
     }
 
     #[test]

@@ -29,9 +29,9 @@ pub enum KeySpec {
     P384,
     /// RSA key pair of n bits (public exponent 65537).
     Rsa(u32),
-    /// AES key of n bytes.
+    /// AES key of n bytes (see [`secret_key`] for how it is made).
     Aes(u32),
-    /// Generic secret (HMAC) key of n bytes, created with C_CreateObject.
+    /// Generic secret (HMAC) key of n bytes (see [`secret_key`] for how it is made).
     GenericSecret(u32),
     /// The key named by `--key-label`.
     Existing,
@@ -74,6 +74,9 @@ pub struct KeyHandles {
     pub secret: Option<CK_OBJECT_HANDLE>,
     /// Whether the set-up created these objects (then it destroys them).
     pub generated: bool,
+    /// The secret key's value, when hsm-bench made it with a known value (so
+    /// that MACs can be checked in-process).
+    pub value: Option<Vec<u8>>,
 }
 
 impl KeyHandles {
@@ -183,6 +186,69 @@ pub fn aes_template(bytes: u32, label: &[u8]) -> (Mech, Template) {
     )
 }
 
+/// A secret key (AES or generic secret) of `n` bytes whose value hsm-bench
+/// knows where the token allows, so that MACs can be checked in-process:
+/// imported with `C_CreateObject` (sensitive, value drawn here); else generated
+/// extractable and not sensitive, the value read back; else generated
+/// sensitive (value unknown: MACs are then checked with `C_Verify`).
+fn secret_key(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    key_type: CK_KEY_TYPE,
+    n: u32,
+    label: &[u8],
+) -> Result<KeyHandles, Failure> {
+    let made = |h: CK_OBJECT_HANDLE, value: Option<Vec<u8>>| KeyHandles {
+        secret: Some(h),
+        generated: true,
+        value,
+        ..Default::default()
+    };
+    let usage = |t: Template| {
+        t.bool(CKA_TOKEN, false)
+            .bytes(CKA_LABEL, label)
+            .bool(CKA_PRIVATE, true)
+            .bool(CKA_ENCRYPT, true)
+            .bool(CKA_DECRYPT, true)
+            .bool(CKA_SIGN, true)
+            .bool(CKA_VERIFY, true)
+    };
+    let value = (0..n)
+        .map(|i| random_bytes::<1>()[0] ^ i as u8)
+        .collect::<Vec<u8>>();
+    let mut t = usage(Template::new())
+        .ulong(CKA_CLASS, CKO_SECRET_KEY)
+        .ulong(CKA_KEY_TYPE, key_type)
+        .bool(CKA_SENSITIVE, true)
+        .bytes(CKA_VALUE, &value);
+    let (rv, h) = raw.create_object(s, &mut t);
+    if rv == CKR_OK {
+        return Ok(made(h, Some(value)));
+    }
+    let mut m = Mech::plain(if key_type == CKK_AES {
+        CKM_AES_KEY_GEN
+    } else {
+        CKM_GENERIC_SECRET_KEY_GEN
+    });
+    let template = |sensitive: bool| {
+        usage(Template::new())
+            .ulong(CKA_VALUE_LEN, n as CK_ULONG)
+            .bool(CKA_SENSITIVE, sensitive)
+            .bool(CKA_EXTRACTABLE, !sensitive)
+    };
+    let (rv, h) = raw.generate_key(s, &mut m, &mut template(false));
+    if rv == CKR_OK {
+        let value = raw
+            .attribute(s, h, CKA_VALUE)
+            .ok()
+            .filter(|v| v.len() == n as usize);
+        return Ok(made(h, value));
+    }
+    let (rv, h) = raw.generate_key(s, &mut m, &mut template(true));
+    ck(rv)?;
+    Ok(made(h, None))
+}
+
 /// Generate a key for `spec` in session `s` (untimed set-up).
 pub fn generate(
     raw: &RawModule,
@@ -191,38 +257,8 @@ pub fn generate(
 ) -> Result<KeyHandles, Failure> {
     let label = format!("hsm-bench-{}", spec.name());
     match spec {
-        KeySpec::Aes(n) => {
-            let (mut m, mut t) = aes_template(n, label.as_bytes());
-            let (rv, h) = raw.generate_key(s, &mut m, &mut t);
-            ck(rv)?;
-            Ok(KeyHandles {
-                secret: Some(h),
-                generated: true,
-                ..Default::default()
-            })
-        }
-        KeySpec::GenericSecret(n) => {
-            let value = (0..n)
-                .map(|i| random_bytes::<1>()[0] ^ i as u8)
-                .collect::<Vec<u8>>();
-            let mut t = Template::new()
-                .ulong(CKA_CLASS, CKO_SECRET_KEY)
-                .ulong(CKA_KEY_TYPE, CKK_GENERIC_SECRET)
-                .bool(CKA_TOKEN, false)
-                .bytes(CKA_LABEL, label.as_bytes())
-                .bool(CKA_PRIVATE, true)
-                .bool(CKA_SENSITIVE, true)
-                .bool(CKA_SIGN, true)
-                .bool(CKA_VERIFY, true)
-                .bytes(CKA_VALUE, &value);
-            let (rv, h) = raw.create_object(s, &mut t);
-            ck(rv)?;
-            Ok(KeyHandles {
-                secret: Some(h),
-                generated: true,
-                ..Default::default()
-            })
-        }
+        KeySpec::Aes(n) => secret_key(raw, s, CKK_AES, n, label.as_bytes()),
+        KeySpec::GenericSecret(n) => secret_key(raw, s, CKK_GENERIC_SECRET, n, label.as_bytes()),
         KeySpec::Existing => Err(Failure::Check("existing key not found".into())),
         _ => {
             let mut last = Failure::Rv(CKR_GENERAL_ERROR);
@@ -303,7 +339,7 @@ pub enum Detected {
     P384,
     /// RSA key of n bits.
     Rsa(u32),
-    /// AES key of n bytes.
+    /// AES key of n bytes (see [`secret_key`] for how it is made).
     Aes(u32),
     /// HMAC-capable secret key.
     Hmac,

@@ -1,12 +1,15 @@
-//! MACs: HMAC-SHA256, HMAC-SHA512 (generic secret keys) and AES-CMAC. MACs are
-//! deterministic, so every output is compared with the first one.
+//! MACs: HMAC-SHA256, HMAC-SHA512 (generic secret keys) and AES-CMAC. Every
+//! output is compared with the expected MAC: computed in-process (hmac, cmac)
+//! when the key value is known, else the token's own MAC once `C_Verify` has
+//! accepted it and rejected a corrupted copy.
 
 use std::sync::Arc;
 
 use cryptoki_sys::*;
 
 use super::keys::KeySpec;
-use super::{DataSpec, Failure, MacAlg, OpDef, OpKind, Prep, Worker, ck, test_data};
+use super::{DataSpec, Failure, MacAlg, OpDef, OpKind, Prep, Worker, check, ck, test_data};
+use crate::ckr::ckr_name;
 use crate::raw::{Mech, RawModule};
 
 impl MacAlg {
@@ -19,7 +22,8 @@ impl MacAlg {
         }
     }
 
-    fn mac_len(&self) -> usize {
+    /// MAC length in bytes.
+    pub fn mac_len(&self) -> usize {
         match self {
             MacAlg::HmacSha256 => 32,
             MacAlg::HmacSha512 => 64,
@@ -86,8 +90,9 @@ struct MacWorker {
     data: Vec<u8>,
     out: Vec<u8>,
     len: usize,
-    expect_len: usize,
-    reference: Option<Vec<u8>>,
+    expect: Vec<u8>,
+    /// What `expect` is, for the failure message.
+    source: &'static str,
 }
 
 impl Worker for MacWorker {
@@ -104,38 +109,74 @@ impl Worker for MacWorker {
 
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
         ck(rv)?;
-        if self.len != self.expect_len {
-            return Err(Failure::Check(format!(
-                "MAC length {} != {}",
-                self.len, self.expect_len
-            )));
+        check::length("MAC", self.len, self.expect.len())?;
+        if self.out[..self.len] != self.expect[..] {
+            return Err(check::failed(format!("MAC differs from {}", self.source)));
         }
-        match &self.reference {
-            Some(r) if r[..] != self.out[..self.len] => {
-                Err(Failure::Check("MAC of the same input changed".into()))
-            }
-            Some(_) => Ok(()),
-            None => {
-                self.reference = Some(self.out[..self.len].to_vec());
-                Ok(())
-            }
-        }
+        Ok(())
     }
 }
 
-/// Worker MACing `data_size` bytes.
+/// The MAC every call must return, and where it comes from: computed in-process
+/// when the key value is known; otherwise the token's own MAC, accepted only
+/// after `C_Verify` took it and rejected a corrupted copy with
+/// `CKR_SIGNATURE_INVALID`.
+fn expected_mac(
+    m: MacAlg,
+    p: &Prep<'_>,
+    key: CK_OBJECT_HANDLE,
+    known: Option<&[u8]>,
+    data: &[u8],
+) -> Result<(Vec<u8>, &'static str), Failure> {
+    if let Some(r) = known.and_then(|k| check::mac_reference(m, k, data)) {
+        return Ok((r, "the in-process MAC"));
+    }
+    let mut out = vec![0u8; 128];
+    ck(p.raw
+        .sign_init(p.session, &mut Mech::plain(m.mechanism()), key))?;
+    let (rv, n) = p.raw.sign(p.session, data, &mut out);
+    ck(rv)?;
+    out.truncate(n);
+    check::length("prepared MAC", n, m.mac_len())?;
+    let verify = |mac: &[u8]| -> Result<CK_RV, Failure> {
+        ck(p.raw
+            .verify_init(p.session, &mut Mech::plain(m.mechanism()), key))?;
+        Ok(p.raw.verify(p.session, data, mac))
+    };
+    let rv = verify(&out)?;
+    if rv != CKR_OK {
+        return Err(check::failed(format!(
+            "self-check: C_Verify of the prepared MAC returned {}",
+            ckr_name(rv)
+        )));
+    }
+    let rv = verify(&check::corrupted(&out))?;
+    if rv != CKR_SIGNATURE_INVALID {
+        return Err(check::failed(format!(
+            "self-check: C_Verify of a corrupted MAC returned {}, not CKR_SIGNATURE_INVALID",
+            ckr_name(rv)
+        )));
+    }
+    Ok((out, "the verified prepared MAC"))
+}
+
+/// Worker MACing `data_size` bytes; every output is compared with
+/// [`expected_mac`].
 pub fn worker(m: MacAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let k = p.key()?;
     let key = k.secret_key()?;
+    let data = test_data(p.data_size, 6);
+    let known = check::key_value(p, k, key);
+    let (expect, source) = expected_mac(m, p, key, known.as_deref(), &data)?;
     Ok(Box::new(MacWorker {
         raw: p.raw.clone(),
         s: p.session,
         mech: Mech::plain(m.mechanism()),
         key,
-        data: test_data(p.data_size, 6),
+        data,
         out: vec![0u8; 128],
         len: 0,
-        expect_len: m.mac_len(),
-        reference: None,
+        expect,
+        source,
     }))
 }

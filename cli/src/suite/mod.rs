@@ -7,6 +7,7 @@
 //! worker in the family file. Vendor interfaces (e.g. a batch verify) get their own
 //! family file the same way.
 
+pub mod check;
 pub mod cipher;
 pub mod digest;
 pub mod keygen;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck};
+use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck};
 use crate::raw::RawModule;
 
 /// Random and overhead ops of the catalogue.
@@ -38,6 +38,26 @@ struct RandomWorker {
     raw: Arc<RawModule>,
     s: CK_SESSION_HANDLE,
     out: Vec<u8>,
+    prev: Vec<u8>,
+}
+
+/// Random output cannot be checked for correctness; what can be checked: the
+/// whole buffer was written (no 16-byte block, nor a shorter buffer, left all
+/// zero, which a real generator does with probability 2^-128 or, for short
+/// buffers, rarely) and two outputs in a row differ.
+fn check_random(out: &[u8], prev: &[u8]) -> Result<(), Failure> {
+    if out
+        .chunks(16)
+        .any(|c| c.len() >= 8 && c.iter().all(|&b| b == 0))
+    {
+        return Err(check::failed(
+            "random output not fully written (zero block)",
+        ));
+    }
+    if out.len() >= 8 && out == prev {
+        return Err(check::failed("two random outputs in a row are equal"));
+    }
+    Ok(())
 }
 
 impl Worker for RandomWorker {
@@ -48,12 +68,12 @@ impl Worker for RandomWorker {
 
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
         ck(rv)?;
-        if self.out.len() >= 16 && self.out.iter().all(|&b| b == 0) {
-            return Err(Failure::Check("random output is all zero".into()));
-        }
-        // Clear, so that a call that returns CKR_OK without writing is noticed.
+        let r = check_random(&self.out, &self.prev);
+        // Keep this output; clear the buffer, so that a call that returns
+        // CKR_OK without writing is noticed.
+        std::mem::swap(&mut self.out, &mut self.prev);
         self.out.fill(0);
-        Ok(())
+        r
     }
 }
 
@@ -63,6 +83,7 @@ pub fn random_worker(n: usize, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure>
         raw: p.raw.clone(),
         s: p.session,
         out: vec![0u8; n],
+        prev: vec![0u8; n],
     }))
 }
 
@@ -95,4 +116,21 @@ pub fn session_info_worker(p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
             ulDeviceError: 0,
         },
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_random;
+
+    #[test]
+    fn random_outputs_must_be_written_and_differ() {
+        let a: Vec<u8> = (1..=32).collect();
+        let b: Vec<u8> = (2..=33).collect();
+        assert!(check_random(&a, &b).is_ok());
+        assert!(check_random(&a, &a).is_err(), "repeated output");
+        let mut half = a.clone();
+        half[16..].fill(0);
+        assert!(check_random(&half, &b).is_err(), "half written");
+        assert!(check_random(&[0u8; 32], &b).is_err(), "not written");
+    }
 }

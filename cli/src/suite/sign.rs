@@ -1,12 +1,21 @@
 //! Signatures: Ed25519, ECDSA (P-256, P-384 over a prehashed digest), RSA PKCS#1
 //! v1.5 and PSS with SHA-256; sign and verify.
+//!
+//! Checks: every signature has its length checked (64 bytes for Ed25519 and
+//! P-256, 96 for P-384, the modulus length for RSA). A signature made while
+//! preparing must verify (sign and verify ops) and a corrupted copy must not
+//! (verify ops). Deterministic signatures (Ed25519, RSA PKCS#1 v1.5) are
+//! compared with the verified one on every call; randomized ones (ECDSA, PSS)
+//! are verified with `C_Verify` on a sample (see [`check::Sampler`]) when the
+//! public key is at hand.
 
 use std::sync::Arc;
 
 use cryptoki_sys::*;
 
 use super::keys::KeySpec;
-use super::{DataSpec, Failure, OpDef, OpKind, Prep, SigAlg, Worker, ck, test_data};
+use super::{DataSpec, Failure, OpDef, OpKind, Prep, SigAlg, Worker, check, ck, test_data};
+use crate::ckr::ckr_name;
 use crate::raw::{Mech, RawModule};
 
 impl SigAlg {
@@ -142,7 +151,8 @@ pub fn ops() -> Vec<OpDef> {
     v
 }
 
-/// Sign once outside the timer (preparation of verify inputs and self-checks).
+/// Sign once outside the timer (preparation of verify inputs and self-checks);
+/// the signature's length is checked.
 pub(crate) fn sign_once(
     raw: &RawModule,
     s: CK_SESSION_HANDLE,
@@ -156,19 +166,65 @@ pub(crate) fn sign_once(
     let (rv, n) = raw.sign(s, data, &mut out);
     ck(rv)?;
     out.truncate(n);
+    check::length("prepared signature", n, a.sig_len())?;
     Ok(out)
+}
+
+/// `C_Verify` of `sig` over `data` with `public`: its return value.
+fn verify_once(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    a: SigAlg,
+    public: CK_OBJECT_HANDLE,
+    data: &[u8],
+    sig: &[u8],
+) -> Result<CK_RV, Failure> {
+    ck(raw.verify_init(s, &mut a.mech(), public))?;
+    Ok(raw.verify(s, data, sig))
+}
+
+/// Fail unless a `C_Verify` returned CKR_OK; `what` names the signature.
+fn verified(rv: CK_RV, what: &str) -> Result<(), Failure> {
+    match rv {
+        CKR_OK => Ok(()),
+        rv => Err(check::failed(format!(
+            "{what} does not verify: {}",
+            ckr_name(rv)
+        ))),
+    }
+}
+
+/// A signature made while preparing, checked for length and, when the public
+/// key is at hand, to verify.
+fn prepared_signature(
+    p: &Prep<'_>,
+    a: SigAlg,
+    private: CK_OBJECT_HANDLE,
+    public: Option<CK_OBJECT_HANDLE>,
+    data: &[u8],
+) -> Result<Vec<u8>, Failure> {
+    let sig = sign_once(p.raw, p.session, a, private, data)?;
+    if let Some(public) = public {
+        verified(
+            verify_once(p.raw, p.session, a, public, data, &sig)?,
+            "self-check: prepared signature",
+        )?;
+    }
+    Ok(sig)
 }
 
 struct SignWorker {
     raw: Arc<RawModule>,
     s: CK_SESSION_HANDLE,
+    alg: SigAlg,
     mech: Mech,
     key: CK_OBJECT_HANDLE,
+    public: Option<CK_OBJECT_HANDLE>,
     data: Vec<u8>,
     out: Vec<u8>,
     len: usize,
-    expect_len: usize,
     reference: Option<Vec<u8>>,
+    sampler: check::Sampler,
 }
 
 impl Worker for SignWorker {
@@ -185,47 +241,51 @@ impl Worker for SignWorker {
 
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
         ck(rv)?;
-        if self.len != self.expect_len {
-            return Err(Failure::Check(format!(
-                "signature length {} != {}",
-                self.len, self.expect_len
-            )));
+        check::length("signature", self.len, self.alg.sig_len())?;
+        let sig = &self.out[..self.len];
+        if let Some(r) = &self.reference {
+            if r[..] != *sig {
+                return Err(check::failed(
+                    "deterministic signature differs from the verified one",
+                ));
+            }
+            return Ok(());
         }
-        if let Some(r) = &self.reference
-            && r[..] != self.out[..self.len]
-        {
-            return Err(Failure::Check("deterministic signature changed".into()));
-        }
-        Ok(())
+        let Some(public) = self.public else {
+            return Ok(());
+        };
+        let (raw, s, a, data) = (&self.raw, self.s, self.alg, &self.data);
+        self.sampler
+            .sample(|| {
+                verified(
+                    verify_once(raw, s, a, public, data, sig)?,
+                    "sampled signature",
+                )
+            })
+            .unwrap_or(Ok(()))
     }
 }
 
-/// Worker signing `data_size` bytes; checks the signature length on every call, the
-/// exact bytes for deterministic schemes, and verifies one signature while preparing.
+/// Worker signing `data_size` bytes (checks: see the module documentation).
 pub fn sign_worker(a: SigAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let k = p.key()?;
     let key = k.private_key()?;
     let data = test_data(p.data_size, 1);
-    let sig = sign_once(p.raw, p.session, a, key, &data)?;
-    if let Some(public) = k.public {
-        let mut m = a.mech();
-        ck(p.raw.verify_init(p.session, &mut m, public))?;
-        if p.raw.verify(p.session, &data, &sig) != CKR_OK {
-            return Err(Failure::Check(
-                "self-check: signature does not verify".into(),
-            ));
-        }
-    }
+    let sig = prepared_signature(p, a, key, k.public, &data)?;
     Ok(Box::new(SignWorker {
         raw: p.raw.clone(),
         s: p.session,
+        alg: a,
         mech: a.mech(),
         key,
-        expect_len: a.sig_len(),
+        public: k.public,
+        // Without a public key the first signature cannot be verified, and
+        // deterministic ones are compared with it unverified.
         reference: a.deterministic().then(|| sig.clone()),
         data,
         out: vec![0u8; 1024],
         len: 0,
+        sampler: check::Sampler::default(),
     }))
 }
 
@@ -253,22 +313,17 @@ impl Worker for VerifyWorker {
     }
 }
 
-/// Worker verifying a signature made (untimed) with the private key; every call
-/// must return CKR_OK. A wrong signature is also checked once to be rejected.
+/// Worker verifying a signature made (untimed) with the private key, checked
+/// for length and to verify; every call must return CKR_OK. A corrupted
+/// signature is also checked once to be rejected.
 pub fn verify_worker(a: SigAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let k = p.key()?;
     let (public, private) = (k.public_key()?, k.private_key()?);
     let data = test_data(p.data_size, 2);
-    let sig = sign_once(p.raw, p.session, a, private, &data)?;
+    let sig = prepared_signature(p, a, private, Some(public), &data)?;
     // A module that accepts a corrupted signature would make the numbers meaningless.
-    let mut bad = sig.clone();
-    bad[sig.len() / 2] ^= 0x01;
-    let mut m = a.mech();
-    ck(p.raw.verify_init(p.session, &mut m, public))?;
-    if p.raw.verify(p.session, &data, &bad) == CKR_OK {
-        return Err(Failure::Check(
-            "self-check: corrupted signature verified".into(),
-        ));
+    if verify_once(p.raw, p.session, a, public, &data, &check::corrupted(&sig))? == CKR_OK {
+        return Err(check::failed("self-check: corrupted signature verified"));
     }
     Ok(Box::new(VerifyWorker {
         raw: p.raw.clone(),
@@ -278,4 +333,21 @@ pub fn verify_worker(a: SigAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure
         data,
         sig,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signature_lengths_per_mechanism_and_key_size() {
+        assert_eq!(SigAlg::Ed25519.sig_len(), 64);
+        assert_eq!(SigAlg::EcdsaP256.sig_len(), 64);
+        assert_eq!(SigAlg::EcdsaP384.sig_len(), 96);
+        assert_eq!(SigAlg::RsaPkcs(2048).sig_len(), 256);
+        assert_eq!(SigAlg::RsaPss(3072).sig_len(), 384);
+        assert_eq!(SigAlg::RsaPkcs(4096).sig_len(), 512);
+        assert!(SigAlg::Ed25519.deterministic() && SigAlg::RsaPkcs(2048).deterministic());
+        assert!(!SigAlg::EcdsaP256.deterministic() && !SigAlg::RsaPss(2048).deterministic());
+    }
 }

@@ -24,6 +24,8 @@ pub fn cmd() -> Command {
         "P11_DELAY_SHIM_HIDE",
         "P11_DELAY_SHIM_TOKEN_INFO",
         "P11_DELAY_SHIM_CALL_LOG",
+        "P11_DELAY_SHIM_FLIP",
+        "P11_DELAY_SHIM_FLIP_AFTER",
         "DALEK_PKCS11_CONFIG",
     ] {
         c.env_remove(v);
@@ -144,6 +146,36 @@ impl SoftToken {
         c.env("P11_DELAY_SHIM_MODULE", &softhsm);
         c
     }
+}
+
+/// Our module, `libdalek_pkcs11.so`: `$HSM_BENCH_DALEK_MODULE`, then the
+/// workspace's `target/release` and `target/debug` (and `$CARGO_TARGET_DIR`).
+/// `None` (with a notice) when it is not built, unless
+/// `HSM_BENCH_REQUIRE_DALEK=1`, which makes that a failure.
+pub fn dalek() -> Option<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(p) = std::env::var_os("HSM_BENCH_DALEK_MODULE") {
+        candidates.push(PathBuf::from(p));
+    }
+    let ws = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut targets = vec![ws.join("target")];
+    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
+        targets.insert(0, PathBuf::from(t));
+    }
+    for t in targets {
+        for profile in ["release", "debug"] {
+            candidates.push(t.join(profile).join("libdalek_pkcs11.so"));
+        }
+    }
+    let found = candidates.into_iter().find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var("HSM_BENCH_REQUIRE_DALEK").as_deref() != Ok("1"),
+            "HSM_BENCH_REQUIRE_DALEK=1 but libdalek_pkcs11.so was not found"
+        );
+        eprintln!("NOTICE: libdalek_pkcs11.so not built; skipping a test of our module");
+    }
+    found
 }
 
 /// The delay shim cdylib: `$HSM_BENCH_DELAY_SHIM`, or built here with cargo into a

@@ -1,0 +1,308 @@
+//! Result checks shared by the operation families: in-process MAC references,
+//! decrypt-and-compare of ciphertexts, expected output lengths, and the sampling
+//! of checks that cost a PKCS#11 call during the run.
+//!
+//! Checks that are a comparison in memory (digests, MACs with a known key,
+//! deterministic signatures, decryptions) run on every result. Checks that need
+//! another PKCS#11 call (decrypting a ciphertext, verifying a randomized
+//! signature) run on every prepared output and on a sample of the run's results:
+//! see [`Sampler`].
+
+use std::time::{Duration, Instant};
+
+use cryptoki_sys::*;
+
+use super::keys::KeyHandles;
+use super::{CipherAlg, Failure, MacAlg, Prep};
+use crate::ckr::ckr_name;
+use crate::raw::{Mech, RawModule};
+
+/// Results always checked at the start of a worker (warmup included).
+pub const SAMPLE_FIRST: u64 = 8;
+/// After those, at most every this many-th result is checked…
+pub const SAMPLE_EVERY: u64 = 64;
+/// …and only while the time spent on sampled checks stays below this share of
+/// the time since the worker's first check.
+pub const SAMPLE_BUDGET: f64 = 0.01;
+
+/// Decides which results get a check that costs another PKCS#11 call: the first
+/// [`SAMPLE_FIRST`], then every [`SAMPLE_EVERY`]-th while the checks have taken
+/// less than [`SAMPLE_BUDGET`] of the worker's time. Checks run outside the
+/// timed region; the budget keeps their effect on ops/s (which is measured over
+/// the wall clock) within about 1 %.
+#[derive(Debug, Default)]
+pub struct Sampler {
+    n: u64,
+    start: Option<Instant>,
+    spent: Duration,
+}
+
+impl Sampler {
+    /// Run `f` if this result is sampled.
+    pub fn sample<T>(&mut self, f: impl FnOnce() -> T) -> Option<T> {
+        self.count();
+        if !self.on_count() {
+            return None;
+        }
+        let now = Instant::now();
+        if !self.within_budget(now) {
+            return None;
+        }
+        let r = f();
+        self.spent += now.elapsed();
+        Some(r)
+    }
+
+    fn count(&mut self) {
+        self.n += 1;
+    }
+
+    fn on_count(&self) -> bool {
+        self.n <= SAMPLE_FIRST || self.n.is_multiple_of(SAMPLE_EVERY)
+    }
+
+    fn within_budget(&mut self, now: Instant) -> bool {
+        let start = *self.start.get_or_insert(now);
+        self.n <= SAMPLE_FIRST
+            || self.spent.as_secs_f64() <= SAMPLE_BUDGET * (now - start).as_secs_f64()
+    }
+}
+
+/// A check failure naming the check.
+pub fn failed(what: impl Into<String>) -> Failure {
+    Failure::Check(what.into())
+}
+
+/// Fail unless `got == want` (an output length).
+pub fn length(what: &str, got: usize, want: usize) -> Result<(), Failure> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(failed(format!("{what} length {got}, expected {want}")))
+    }
+}
+
+/// Decrypt `ct` in session `s` and compare with `plain`.
+pub fn decrypts_to(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    mech: &mut Mech,
+    key: CK_OBJECT_HANDLE,
+    ct: &[u8],
+    plain: &[u8],
+    what: &str,
+) -> Result<(), Failure> {
+    let rv = raw.decrypt_init(s, mech, key);
+    if rv != CKR_OK {
+        return Err(failed(format!(
+            "decrypting the {what}: C_DecryptInit returned {}",
+            ckr_name(rv)
+        )));
+    }
+    let mut out = vec![0u8; ct.len() + 64];
+    let (rv, n) = raw.decrypt(s, ct, &mut out);
+    if rv != CKR_OK {
+        return Err(failed(format!("{what} does not decrypt: {}", ckr_name(rv))));
+    }
+    if out[..n] != *plain {
+        return Err(failed(format!("{what} decrypts to other data")));
+    }
+    Ok(())
+}
+
+/// The value of the secret key `key` of `k`: known from its making, or read
+/// back (`CKA_VALUE`) when the token allows (an existing key that is not
+/// sensitive).
+pub fn key_value(p: &Prep<'_>, k: &KeyHandles, key: CK_OBJECT_HANDLE) -> Option<Vec<u8>> {
+    k.value.clone().or_else(|| {
+        p.raw
+            .attribute(p.setup, key, CKA_VALUE)
+            .ok()
+            .filter(|v| !v.is_empty())
+    })
+}
+
+/// The MAC of `data` under the key value `key`, computed in-process; `None`
+/// when the key length does not fit the algorithm (an AES key of another size).
+pub fn mac_reference(m: MacAlg, key: &[u8], data: &[u8]) -> Option<Vec<u8>> {
+    use cmac::{KeyInit, Mac};
+    fn run<M: Mac + KeyInit>(key: &[u8], data: &[u8]) -> Option<Vec<u8>> {
+        let mut mac = <M as KeyInit>::new_from_slice(key).ok()?;
+        mac.update(data);
+        Some(mac.finalize().into_bytes().to_vec())
+    }
+    match m {
+        MacAlg::HmacSha256 => run::<hmac::Hmac<sha2::Sha256>>(key, data),
+        MacAlg::HmacSha512 => run::<hmac::Hmac<sha2::Sha512>>(key, data),
+        MacAlg::AesCmac => match key.len() {
+            16 => run::<cmac::Cmac<aes::Aes128>>(key, data),
+            24 => run::<cmac::Cmac<aes::Aes192>>(key, data),
+            32 => run::<cmac::Cmac<aes::Aes256>>(key, data),
+            _ => None,
+        },
+    }
+}
+
+/// The AES ciphertext of `plain` under the key value `key` and `iv`, computed
+/// in-process: GCM (96-bit IV, no AAD, 128-bit tag) or CBC without padding;
+/// `None` for other ciphers or key sizes.
+pub fn aes_reference(c: CipherAlg, key: &[u8], iv: &[u8], plain: &[u8]) -> Option<Vec<u8>> {
+    use aes::cipher::consts::U16;
+    use aes::cipher::{BlockCipherEncrypt, BlockSizeUser, KeyInit};
+    fn gcm<C: aes_gcm::aead::Aead + KeyInit>(
+        key: &[u8],
+        iv: &[u8],
+        plain: &[u8],
+    ) -> Option<Vec<u8>> {
+        C::new_from_slice(key)
+            .ok()?
+            .encrypt(iv.try_into().ok()?, plain)
+            .ok()
+    }
+    fn cbc<C: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16> + KeyInit>(
+        key: &[u8],
+        iv: &[u8],
+        plain: &[u8],
+    ) -> Option<Vec<u8>> {
+        let cipher = C::new_from_slice(key).ok()?;
+        let mut prev: [u8; 16] = iv.try_into().ok()?;
+        let mut out = Vec::with_capacity(plain.len());
+        for block in plain.chunks(16) {
+            if block.len() != 16 {
+                return None;
+            }
+            let mut b = aes::cipher::Block::<C>::default();
+            for (i, x) in b.iter_mut().enumerate() {
+                *x = block[i] ^ prev[i];
+            }
+            cipher.encrypt_block(&mut b);
+            prev.copy_from_slice(&b);
+            out.extend_from_slice(&b);
+        }
+        Some(out)
+    }
+    match (c, key.len()) {
+        (CipherAlg::AesGcm, 16) => gcm::<aes_gcm::Aes128Gcm>(key, iv, plain),
+        (CipherAlg::AesGcm, 32) => gcm::<aes_gcm::Aes256Gcm>(key, iv, plain),
+        (CipherAlg::AesCbc, 16) => cbc::<aes::Aes128>(key, iv, plain),
+        (CipherAlg::AesCbc, 24) => cbc::<aes::Aes192>(key, iv, plain),
+        (CipherAlg::AesCbc, 32) => cbc::<aes::Aes256>(key, iv, plain),
+        _ => None,
+    }
+}
+
+/// A copy of `v` with one bit flipped in the middle (a corrupted MAC or
+/// signature that the token must reject).
+pub fn corrupted(v: &[u8]) -> Vec<u8> {
+    let mut bad = v.to_vec();
+    if let Some(b) = bad.get_mut(v.len() / 2) {
+        *b ^= 0x01;
+    }
+    bad
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mac_references_match_published_vectors() {
+        // RFC 4231 test case 2.
+        let h =
+            mac_reference(MacAlg::HmacSha256, b"Jefe", b"what do ya want for nothing?").unwrap();
+        assert_eq!(
+            h[..8],
+            [0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e],
+            "HMAC-SHA256"
+        );
+        let h =
+            mac_reference(MacAlg::HmacSha512, b"Jefe", b"what do ya want for nothing?").unwrap();
+        assert_eq!(h.len(), 64);
+        assert_eq!(h[..4], [0x16, 0x4b, 0x7a, 0x7b], "HMAC-SHA512");
+        // RFC 4493 example 1 (AES-128, empty message).
+        let k = [
+            0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf,
+            0x4f, 0x3c,
+        ];
+        let c = mac_reference(MacAlg::AesCmac, &k, b"").unwrap();
+        assert_eq!(c[..4], [0xbb, 0x1d, 0x69, 0x29], "AES-CMAC");
+        assert_eq!(
+            mac_reference(MacAlg::AesCmac, &[0u8; 32], b"x")
+                .unwrap()
+                .len(),
+            16
+        );
+        assert!(mac_reference(MacAlg::AesCmac, &[0u8; 20], b"x").is_none());
+    }
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn aes_references_match_published_vectors() {
+        // SP 800-38A F.2.5 (CBC-AES256), first block.
+        let key = hex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4");
+        let iv = hex("000102030405060708090a0b0c0d0e0f");
+        let ct = aes_reference(
+            CipherAlg::AesCbc,
+            &key,
+            &iv,
+            &hex("6bc1bee22e409f96e93d7e117393172a"),
+        );
+        assert_eq!(ct, Some(hex("f58c4c04d6e5f1ba779eabfb5f7bfbd6")));
+        assert!(aes_reference(CipherAlg::AesCbc, &key, &iv, &[0; 15]).is_none());
+        // GCM spec test case 14 (AES-256, zero key and IV, one zero block).
+        let ct = aes_reference(CipherAlg::AesGcm, &[0; 32], &[0; 12], &[0; 16]);
+        assert_eq!(
+            ct,
+            Some(hex(
+                "cea7403d4d606b6e074ec5d3baf39d18d0d1c8a799996bf0265b98b5d48ab919"
+            ))
+        );
+        assert!(aes_reference(CipherAlg::RsaOaepSha1(2048), &key, &iv, &[0; 16]).is_none());
+    }
+
+    #[test]
+    fn lengths_and_corruption() {
+        assert!(length("MAC", 32, 32).is_ok());
+        assert_eq!(
+            length("signature", 63, 64).unwrap_err().name(),
+            "CHECK_FAILED(signature length 63, expected 64)"
+        );
+        assert_eq!(corrupted(&[0, 0, 0]), vec![0, 1, 0]);
+        assert!(corrupted(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_sampler_checks_the_first_results_then_every_64th_within_budget() {
+        let mut s = Sampler::default();
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut hits = Vec::new();
+        for i in 1..=200u64 {
+            s.count();
+            // Each check takes 10 µs; one result per millisecond.
+            if s.on_count() && s.within_budget(ms(i)) {
+                s.spent += Duration::from_micros(10);
+                hits.push(i);
+            }
+        }
+        assert_eq!(hits, [1, 2, 3, 4, 5, 6, 7, 8, 64, 128, 192]);
+        // Checks that took 100 ms by result 64 (at 64 ms) are over the 1 % budget.
+        let mut s = Sampler::default();
+        for i in 1..=64u64 {
+            s.count();
+            if s.on_count() && s.within_budget(ms(i)) {
+                s.spent += Duration::from_millis(100 / 8);
+                assert!(i <= 8, "result {i} checked over budget");
+            }
+        }
+        // The real clock path samples the first results.
+        let mut s = Sampler::default();
+        assert_eq!(s.sample(|| 7), Some(7));
+    }
+}
