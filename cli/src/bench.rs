@@ -199,6 +199,7 @@ fn not_measured(
         samples_ns: None,
         round_ops_per_sec: None,
         peak_rss_kib: None,
+        notes: Default::default(),
     }
 }
 
@@ -368,6 +369,7 @@ fn measured(id: String, mechanism: String, comp: &CompOutcome, c: &Ctx<'_>) -> B
     let errors = comp.error_count();
     let summary = comp.rec.summary(&s.percentiles);
     let us = |ns: f64| ns / 1000.0;
+    let warmup_failed = n == 0 && errors == 0 && comp.warmup_failed();
     let status = if errors > 0 || n == 0 {
         Status::Error
     } else {
@@ -377,7 +379,23 @@ fn measured(id: String, mechanism: String, comp: &CompOutcome, c: &Ctx<'_>) -> B
     let mut r = not_measured(job, module, status, String::new(), s, opts);
     r.op = id;
     r.mechanism = mechanism;
-    r.reason = (n == 0 && errors == 0).then(|| "no operation completed".to_string());
+    let first = comp.warmup_first_error.as_deref().unwrap_or("?");
+    r.reason = if warmup_failed {
+        Some(format!(
+            "warmup failed: all {} calls failed (first: {first})",
+            comp.warmup_calls
+        ))
+    } else {
+        (n == 0 && errors == 0).then(|| "no operation completed".to_string())
+    };
+    r.notes.warmup_errors = comp.warmup_errors;
+    r.notes.warmup_first_error = comp.warmup_first_error.clone();
+    if comp.warmup_errors > 0 && !warmup_failed {
+        r.notes.warnings.push(format!(
+            "{} of {} warmup calls failed (first: {first})",
+            comp.warmup_errors, comp.warmup_calls
+        ));
+    }
     r.iterations = n + errors;
     r.errors = errors;
     r.error_codes = comp.errors.clone();
@@ -538,6 +556,13 @@ pub fn run(
             };
             for i in order {
                 let Some(w) = works[i].as_mut() else { continue };
+                // An op whose warmup failed entirely is not tried again.
+                if outcomes[i]
+                    .as_ref()
+                    .is_some_and(|o| o.wall.is_zero() && o.comps.iter().any(|c| c.warmup_failed()))
+                {
+                    continue;
+                }
                 let bar = bars.then(|| {
                     let round = if rounds > 1 {
                         format!(" r{}/{rounds}", r + 1)
@@ -604,6 +629,11 @@ pub fn run(
                             .unwrap_or_default()
                     ),
                 };
+                let line = r
+                    .notes
+                    .warnings
+                    .iter()
+                    .fold(line, |l, w| format!("{l}; warning: {w}"));
                 eprintln!(
                     "{:<28} {:>5} {:>3}t [{}] {line}",
                     r.op,

@@ -577,6 +577,7 @@ pub(crate) mod tests {
             samples_ns: None,
             round_ops_per_sec: None,
             peak_rss_kib: None,
+            notes: Default::default(),
         }
     }
 

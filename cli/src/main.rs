@@ -13,6 +13,7 @@ mod floors;
 mod locate;
 mod machine;
 mod module;
+mod notes;
 mod profiles;
 mod raw;
 mod report;

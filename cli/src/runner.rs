@@ -62,6 +62,12 @@ pub struct CompOutcome {
     pub rate_from_latency: bool,
     /// Peak resident memory reported by the worker (cold-start probes).
     pub peak_rss_kib: Option<u64>,
+    /// Warmup calls made.
+    pub warmup_calls: u64,
+    /// Warmup calls that failed.
+    pub warmup_errors: u64,
+    /// Name of the first failed warmup call's error.
+    pub warmup_first_error: Option<String>,
 }
 
 impl CompOutcome {
@@ -72,6 +78,9 @@ impl CompOutcome {
             round_rates: Vec::new(),
             rate_from_latency: false,
             peak_rss_kib: None,
+            warmup_calls: 0,
+            warmup_errors: 0,
+            warmup_first_error: None,
         }
     }
 
@@ -84,6 +93,17 @@ impl CompOutcome {
         self.round_rates.extend_from_slice(&o.round_rates);
         self.rate_from_latency |= o.rate_from_latency;
         self.peak_rss_kib = self.peak_rss_kib.max(o.peak_rss_kib);
+        self.warmup_calls += o.warmup_calls;
+        self.warmup_errors += o.warmup_errors;
+        if self.warmup_first_error.is_none() {
+            self.warmup_first_error = o.warmup_first_error.clone();
+        }
+    }
+
+    /// Every warmup call failed (and there was at least one): the op is broken
+    /// and was not measured.
+    pub fn warmup_failed(&self) -> bool {
+        self.warmup_calls > 0 && self.warmup_errors == self.warmup_calls
     }
 
     /// Successful operations per second over `wall`, or `threads` ÷ mean
@@ -169,13 +189,21 @@ fn run_thread(
             None => 0,
         }
     };
-    // Warmup: same path, nothing recorded.
+    // Warmup: same path, nothing recorded but failures (counted, first one named).
+    let mut warm: Vec<(u64, u64, Option<String>)> = vec![(0, 0, None); n];
     for i in 0..plan.warmup {
-        let w = &mut work.comps[pick(i)];
+        let c = pick(i);
+        let w = &mut work.comps[c];
         w.before();
         let rv = w.call();
-        let _ = w.check(rv);
+        let e = &mut warm[c];
+        e.0 += 1;
+        if let Err(f) = w.check(rv) {
+            e.1 += 1;
+            e.2.get_or_insert_with(|| f.name());
+        }
     }
+    let (calls, failed) = warm.iter().fold((0, 0), |(c, f), w| (c + w.0, f + w.1));
     let cap = match plan.mode {
         Mode::Iterations(k) if plan.keep_samples => k as usize / n.max(1) + 1,
         _ if plan.keep_samples => 4096,
@@ -184,11 +212,22 @@ fn run_thread(
     let mut comps: Vec<CompOutcome> = (0..n)
         .map(|_| CompOutcome::new(plan.keep_samples, cap))
         .collect();
+    for (c, (calls, errors, first)) in comps.iter_mut().zip(warm) {
+        (c.warmup_calls, c.warmup_errors, c.warmup_first_error) = (calls, errors, first);
+    }
     let interval = plan
         .rate
         .map(|r| Duration::from_secs_f64(threads as f64 / r));
 
     barrier.wait();
+    if calls > 0 && failed == calls {
+        // Every warmup call failed: report that instead of measuring errors.
+        return ThreadResult {
+            comps,
+            start: None,
+            end: None,
+        };
+    }
     let start = Instant::now();
     let deadline = match plan.mode {
         Mode::Duration(d) => Some(start + d),
@@ -471,6 +510,30 @@ mod tests {
             "max {} ns should include ~50 ms of backlog",
             s.max_ns
         );
+    }
+
+    #[test]
+    fn warmup_failures_are_counted_and_a_failing_warmup_skips_measuring() {
+        let plan = Plan {
+            mode: Mode::Iterations(40),
+            warmup: 10,
+            rate: None,
+            keep_samples: false,
+        };
+        let o = run(&mut [work(0, 5)], &plan, None);
+        let c = &o.comps[0];
+        assert_eq!((c.warmup_calls, c.warmup_errors), (10, 2));
+        assert_eq!(
+            c.warmup_first_error.as_deref(),
+            Some("CKR_SIGNATURE_INVALID")
+        );
+        assert!(!c.warmup_failed());
+        assert_eq!(c.rec.count() + c.error_count(), 40);
+        let o = run(&mut [work(0, 1)], &plan, None);
+        let c = &o.comps[0];
+        assert!(c.warmup_failed());
+        assert_eq!(c.rec.count() + c.error_count(), 0, "not measured");
+        assert_eq!(o.wall, Duration::ZERO);
     }
 
     #[test]

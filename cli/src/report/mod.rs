@@ -132,6 +132,9 @@ pub struct BenchResult {
     /// `cold-start-*` ops, whose probe loads the module in a new process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_rss_kib: Option<u64>,
+    /// Warmup errors, cut-short and missed-rate notes (see `crate::notes`).
+    #[serde(flatten)]
+    pub notes: crate::notes::RunNotes,
 }
 
 impl BenchResult {

@@ -24,6 +24,7 @@ pub fn cmd() -> Command {
         "P11_DELAY_SHIM_HIDE",
         "P11_DELAY_SHIM_TOKEN_INFO",
         "P11_DELAY_SHIM_CALL_LOG",
+        "P11_DELAY_SHIM_FAIL",
         "DALEK_PKCS11_CONFIG",
     ] {
         c.env_remove(v);
