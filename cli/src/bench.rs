@@ -542,12 +542,24 @@ pub fn run(
             Mode::Duration(_) => s.rounds,
         };
         let mut outcomes: Vec<Option<Outcome>> = vec![None; n];
+        // Time each module has spent on this op (warmup and rounds), against
+        // --max-op-time; a module out of time skips its remaining rounds.
+        let mut spent = vec![Duration::ZERO; n];
+        let mut capped = vec![false; n];
         for r in 0..rounds {
-            let plan = Plan {
-                mode: round_mode(mode, r, rounds),
+            let mode = round_mode(mode, r, rounds);
+            let base = Plan {
+                mode,
                 warmup,
                 rate: s.rate,
                 keep_samples: opts.raw_samples,
+                // A slow op warms up no longer than it measures.
+                warmup_budget: match (mode, s.max_op_time) {
+                    (Mode::Duration(d), Some(m)) => Some(d.min(m)),
+                    (Mode::Duration(d), None) => Some(d),
+                    (Mode::Iterations(_), m) => m,
+                },
+                cap: None,
             };
             let order: Vec<usize> = if r % 2 == 0 {
                 (0..n).collect()
@@ -563,6 +575,18 @@ pub fn run(
                 {
                     continue;
                 }
+                let started = std::time::Instant::now();
+                let plan = match s.max_op_time {
+                    Some(max) if spent[i] >= max => {
+                        capped[i] = true;
+                        continue;
+                    }
+                    Some(max) => Plan {
+                        cap: Some(started + (max - spent[i])),
+                        ..base.clone()
+                    },
+                    None => base.clone(),
+                };
                 let bar = bars.then(|| {
                     let round = if rounds > 1 {
                         format!(" r{}/{rounds}", r + 1)
@@ -582,6 +606,8 @@ pub fn run(
                     )
                 });
                 let o = runner::run(w, &plan, bar.as_ref());
+                spent[i] += started.elapsed();
+                capped[i] |= o.cut_short;
                 if let Some(b) = bar {
                     b.finish_and_clear();
                 }
@@ -596,7 +622,20 @@ pub fn run(
         for (i, m) in modules.iter().enumerate() {
             let rs = match (&early[i], &outcomes[i]) {
                 (Some(r), _) => vec![r.clone()],
-                (None, Some(o)) => results_of(job, &m.name, o, rounds, s, opts),
+                (None, Some(o)) => {
+                    let mut rs = results_of(job, &m.name, o, rounds, s, opts);
+                    if capped[i] {
+                        let max = s.max_op_time.unwrap_or_default().as_secs_f64();
+                        for r in &mut rs {
+                            r.notes.cut_short = true;
+                            r.notes.warnings.push(format!(
+                                "cut short by --max-op-time {max} s: partial result of {} calls",
+                                r.iterations
+                            ));
+                        }
+                    }
+                    rs
+                }
                 (None, None) => vec![not_measured(
                     job,
                     &m.name,

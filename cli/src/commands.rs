@@ -57,6 +57,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         mix: args.mix.clone(),
         percentiles: args.percentiles.clone(),
         rounds: args.rounds,
+        max_op_time: args.max_op_time,
         modules: specs.len(),
         key_label: args.key_label.is_some(),
     };
@@ -215,6 +216,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             "shared: one set of session-object keys used by every thread".into()
         },
         reference: args.reference.clone(),
+        max_op_time_s: settings.max_op_time.map(|d| d.as_secs_f64()),
         system,
         timer,
     };

@@ -601,6 +601,7 @@ pub(crate) mod tests {
                 percentiles: vec![50.0, 99.0],
                 keys: "shared".into(),
                 reference: None,
+                max_op_time_s: None,
                 system: SystemInfo {
                     os: "Linux".into(),
                     os_version: "x".into(),

@@ -155,6 +155,10 @@ pub struct RunArgs {
     /// Percentiles to report, e.g. `50,90,99,99.9`.
     #[arg(long, value_name = "LIST")]
     pub percentiles: Option<String>,
+    /// Longest time one op may take on one module (warmup and all rounds);
+    /// an op still running then ends with a partial result and a warning.
+    #[arg(long, value_name = "SECONDS")]
+    pub max_op_time: Option<f64>,
     /// Interleaved rounds per op (default 1, or 3 with several modules).
     #[arg(long, value_name = "N")]
     pub rounds: Option<u32>,

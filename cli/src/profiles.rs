@@ -84,6 +84,8 @@ pub struct Profile {
     pub rate: Option<f64>,
     /// Mix spec.
     pub mix: Option<String>,
+    /// Longest time one op may take on one module, seconds (`--max-op-time`).
+    pub max_op_time: Option<f64>,
     /// Per-op overrides; the first matching entry wins.
     #[serde(default, rename = "override")]
     pub overrides: Vec<Override>,

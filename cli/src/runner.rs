@@ -37,6 +37,11 @@ pub struct Plan {
     pub rate: Option<f64>,
     /// Keep every sample.
     pub keep_samples: bool,
+    /// Longest time the warmup may take (each thread stops warming up then).
+    pub warmup_budget: Option<Duration>,
+    /// Hard end of this op on this module (`--max-op-time`): warmup and
+    /// measurement stop there, and the outcome is marked cut short.
+    pub cap: Option<Instant>,
 }
 
 /// One thread's work.
@@ -131,6 +136,8 @@ pub struct Outcome {
     pub comps: Vec<CompOutcome>,
     /// Wall clock of the measured window: first thread start to last thread end.
     pub wall: Duration,
+    /// A thread stopped at `Plan::cap` before its iterations or duration were done.
+    pub cut_short: bool,
 }
 
 impl Outcome {
@@ -140,6 +147,7 @@ impl Outcome {
             a.merge(b);
         }
         self.wall += o.wall;
+        self.cut_short |= o.cut_short;
     }
 }
 
@@ -173,6 +181,7 @@ struct ThreadResult {
     comps: Vec<CompOutcome>,
     start: Option<Instant>,
     end: Option<Instant>,
+    cut_short: bool,
 }
 
 fn run_thread(
@@ -191,7 +200,13 @@ fn run_thread(
     };
     // Warmup: same path, nothing recorded but failures (counted, first one named).
     let mut warm: Vec<(u64, u64, Option<String>)> = vec![(0, 0, None); n];
+    let warm_end = plan.warmup_budget.map(|b| Instant::now() + b);
+    let stop = |t: Instant, end: Option<Instant>| end.is_some_and(|e| t >= e);
     for i in 0..plan.warmup {
+        let now = Instant::now();
+        if stop(now, warm_end) || stop(now, plan.cap) {
+            break;
+        }
         let c = pick(i);
         let w = &mut work.comps[c];
         w.before();
@@ -226,6 +241,7 @@ fn run_thread(
             comps,
             start: None,
             end: None,
+            cut_short: false,
         };
     }
     let start = Instant::now();
@@ -237,9 +253,13 @@ fn run_thread(
         Mode::Iterations(k) => k,
         Mode::Duration(_) => u64::MAX,
     };
-    let (mut ok, mut end) = (0u64, None);
+    let (mut ok, mut end, mut cut_short) = (0u64, None, false);
     let mut i = 0u64;
     while i < limit {
+        if stop(Instant::now(), plan.cap) {
+            cut_short = true;
+            break;
+        }
         let c = pick(i);
         let w = &mut work.comps[c];
         w.before();
@@ -247,6 +267,10 @@ fn run_thread(
         let due = interval.map(|iv| start + iv.mul_f64(i as f64));
         if let Some(due) = due {
             if deadline.is_some_and(|d| due >= d) {
+                break;
+            }
+            if stop(due, plan.cap) {
+                cut_short = true;
                 break;
             }
             wait_until(due);
@@ -281,6 +305,7 @@ fn run_thread(
         comps,
         start: Some(start),
         end,
+        cut_short,
     }
 }
 
@@ -330,7 +355,11 @@ pub fn run(work: &mut [ThreadWork], plan: &Plan, bar: Option<&ProgressBar>) -> O
             c.round_rates = vec![c.rate(wall, threads)];
         }
     }
-    Outcome { comps, wall }
+    Outcome {
+        comps,
+        wall,
+        cut_short: results.iter().any(|r| r.cut_short),
+    }
 }
 
 /// Progress ticker: reads the per-thread counters ten times a second, outside every
@@ -425,6 +454,8 @@ mod tests {
             warmup: 5,
             rate: None,
             keep_samples: true,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut w, &plan, None);
         let s = o.comps[0].rec.summary(&[]).unwrap();
@@ -443,6 +474,8 @@ mod tests {
             warmup: 0,
             rate: None,
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut w, &plan, None);
         assert_eq!(o.comps[0].errors.get("CKR_SIGNATURE_INVALID"), Some(&25));
@@ -457,6 +490,8 @@ mod tests {
             warmup: 0,
             rate: None,
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut w, &plan, None);
         assert_eq!(o.comps[0].rec.count(), 100);
@@ -470,6 +505,8 @@ mod tests {
             warmup: 0,
             rate: None,
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let t = Instant::now();
         let o = run(&mut w, &plan, None);
@@ -486,6 +523,8 @@ mod tests {
             warmup: 0,
             rate: Some(500.0),
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut w, &plan, None);
         let n = o.comps[0].rec.count();
@@ -502,6 +541,8 @@ mod tests {
             warmup: 0,
             rate: Some(1000.0),
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut w, &plan, None);
         let s = o.comps[0].rec.summary(&[]).unwrap();
@@ -519,6 +560,8 @@ mod tests {
             warmup: 10,
             rate: None,
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut [work(0, 5)], &plan, None);
         let c = &o.comps[0];
@@ -537,6 +580,37 @@ mod tests {
     }
 
     #[test]
+    fn the_cap_ends_warmup_and_measurement_with_a_partial_result() {
+        // 20 ms ops: 50 warmup calls and 1000 iterations would take 21 s.
+        let plan = Plan {
+            mode: Mode::Iterations(1000),
+            warmup: 50,
+            rate: None,
+            keep_samples: false,
+            warmup_budget: Some(Duration::from_millis(50)),
+            cap: Some(Instant::now() + Duration::from_millis(200)),
+        };
+        let t = Instant::now();
+        let o = run(&mut [work(20_000_000, 0)], &plan, None);
+        assert!(
+            t.elapsed() < Duration::from_millis(400),
+            "{:?}",
+            t.elapsed()
+        );
+        assert!(o.cut_short);
+        let c = &o.comps[0];
+        assert!(c.warmup_calls <= 4, "warmup bounded: {}", c.warmup_calls);
+        assert!((1..1000).contains(&c.rec.count()), "{}", c.rec.count());
+        // Without a cap the same plan is not cut short.
+        let plan = Plan {
+            mode: Mode::Iterations(3),
+            cap: None,
+            ..plan
+        };
+        assert!(!run(&mut [work(1_000, 0)], &plan, None).cut_short);
+    }
+
+    #[test]
     fn a_broken_op_gives_up_early() {
         let mut w = vec![work(0, 1)];
         let plan = Plan {
@@ -544,6 +618,8 @@ mod tests {
             warmup: 0,
             rate: None,
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let t = Instant::now();
         let o = run(&mut w, &plan, None);
@@ -582,6 +658,8 @@ mod tests {
             warmup: 0,
             rate: None,
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut w, &plan, None);
         let (a, b) = (o.comps[0].rec.count(), o.comps[1].rec.count());

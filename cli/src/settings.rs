@@ -105,6 +105,8 @@ pub struct Flags {
     pub percentiles: Option<String>,
     /// --rounds
     pub rounds: Option<u32>,
+    /// --max-op-time
+    pub max_op_time: Option<f64>,
     /// Number of modules (rounds default to 3 with more than one).
     pub modules: usize,
     /// --key-label given (ops then default to everything the key allows).
@@ -138,6 +140,8 @@ pub struct Settings {
     pub rate: Option<f64>,
     /// Mix spec text.
     pub mix: Option<String>,
+    /// Longest time one op may take on one module (warmup and all rounds).
+    pub max_op_time: Option<Duration>,
 }
 
 fn bad(msg: impl Into<String>) -> CliError {
@@ -168,6 +172,12 @@ impl Settings {
         {
             return Err(bad("--duration must be between 0 and 86400 seconds"));
         }
+        if let Some(d) = f.max_op_time
+            && !(d > 0.0 && d <= 86_400.0)
+        {
+            return Err(bad("--max-op-time must be between 0 and 86400 seconds"));
+        }
+        let max_op_time = f.max_op_time.or(p.max_op_time).map(Duration::from_secs_f64);
         let mode_from_flags = f.iterations.is_some() || f.duration.is_some();
         let mode = match (f.iterations, f.duration, p.iterations, p.duration) {
             (Some(i), _, _, _) => Mode::Iterations(i),
@@ -235,6 +245,7 @@ impl Settings {
             rounds,
             rate,
             mix,
+            max_op_time,
             profile_data: p,
         })
     }
@@ -388,6 +399,13 @@ mod tests {
         assert_eq!(
             bad(Flags {
                 rounds: Some(0),
+                ..Default::default()
+            }),
+            2
+        );
+        assert_eq!(
+            bad(Flags {
+                max_op_time: Some(0.0),
                 ..Default::default()
             }),
             2

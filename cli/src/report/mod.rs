@@ -220,6 +220,9 @@ pub struct Metadata {
     /// Reference module for ratio comparisons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// `--max-op-time`, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_op_time_s: Option<f64>,
     /// Machine.
     pub system: SystemInfo,
     /// Clock used and its measured resolution.
