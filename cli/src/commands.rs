@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::bench::{self, Options};
 use crate::ckr::{ckm_name, ckr_name, cryptoki_error_name};
 use crate::compare;
-use crate::error::{CliError, EXIT_OK, Result};
+use crate::error::{CliError, EXIT_FAILED_OPS, EXIT_NOTHING_MEASURED, EXIT_OK, Result};
 use crate::floors::{self, Floors};
 use crate::machine::MachineClass;
 use crate::module::{self, Module, ModuleChoice, TokenChoice};
@@ -255,7 +255,53 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
         code = c.exit_code(args.fail_on_regression);
     }
-    Ok(code)
+    Ok(run_exit_code(&rep.results, args.fail_on_error).unwrap_or(code))
+}
+
+/// The exit code the results themselves call for, with its one-line message
+/// on stderr: nothing measured (4), or a failed op with `--fail-on-error` (5).
+fn run_exit_code(results: &[crate::report::BenchResult], fail_on_error: bool) -> Option<i32> {
+    use crate::report::Status;
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|r| r.status == Status::Error)
+        .map(|r| {
+            let why = r.reason.clone().unwrap_or_else(|| {
+                let codes: Vec<&str> = r.error_codes.keys().map(String::as_str).collect();
+                format!(
+                    "{} of {} calls failed: {}",
+                    r.errors,
+                    r.iterations,
+                    codes.join(", ")
+                )
+            });
+            format!("{} [{}] ({why})", r.op, r.module)
+        })
+        .collect();
+    if !results.iter().any(|r| r.iterations > r.errors) {
+        let unsupported = results
+            .iter()
+            .filter(|r| r.status == Status::Unsupported)
+            .count();
+        eprintln!(
+            "hsm-bench: error: nothing was measured ({unsupported} unsupported, {} failed)",
+            failed.len()
+        );
+        return Some(EXIT_NOTHING_MEASURED);
+    }
+    if fail_on_error && !failed.is_empty() {
+        eprintln!(
+            "hsm-bench: error: {} failed (--fail-on-error): {}",
+            if failed.len() == 1 {
+                "1 op".to_string()
+            } else {
+                format!("{} ops", failed.len())
+            },
+            failed.join("; ")
+        );
+        return Some(EXIT_FAILED_OPS);
+    }
+    None
 }
 
 /// Hide the value of `--pin` (as `--pin X` or `--pin=X`) in the recorded command line.

@@ -2,7 +2,8 @@
 //!
 //! Exit codes (stable, documented in `docs/benchmarking.md`):
 //! 0 ok, 1 regression (with `--fail-on-regression`), 2 usage or input error,
-//! 3 inconclusive comparison or mismatched metadata.
+//! 3 inconclusive comparison or mismatched metadata, 4 nothing was measured,
+//! 5 an op failed (with `--fail-on-error`).
 
 use std::fmt;
 
@@ -14,6 +15,11 @@ pub const EXIT_REGRESSION: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit code: the comparison could not conclude (mismatched settings, nothing to compare).
 pub const EXIT_INCONCLUSIVE: i32 = 3;
+
+/// Exit code: a run measured nothing (every op unsupported or failed).
+pub const EXIT_NOTHING_MEASURED: i32 = 4;
+/// Exit code: an op failed and `--fail-on-error` was given.
+pub const EXIT_FAILED_OPS: i32 = 5;
 
 /// An error that ends the program with a one-line message and an exit code.
 #[derive(Debug)]

@@ -189,6 +189,9 @@ pub struct RunArgs {
     /// Exit 1 when the comparison finds a regression.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Exit 5 when any op failed (status error), after writing the results.
+    #[arg(long)]
+    pub fail_on_error: bool,
     /// Reference module: record (and compare) each module's ops/s divided by this
     /// module's in the same run.
     #[arg(long, value_name = "MODULE")]

@@ -4,21 +4,37 @@
 
 mod common;
 
+use std::path::PathBuf;
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use common::*;
 
+/// Runs the shim over `t` with `env` and `args` (split at spaces), JSON into a
+/// temporary file; returns the output, the file and its directory (to keep it alive).
+fn shim_json(
+    t: &SoftToken,
+    env: &[(&str, &str)],
+    args: &str,
+) -> (Output, PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let mut c = t.shim_run(false);
+    c.envs(env.iter().copied())
+        .args(args.split_whitespace())
+        .args(["--format", "json", "-o"])
+        .arg(&out);
+    (run(&mut c), out, dir)
+}
+
 #[test]
 fn warmup_errors_are_counted_and_an_op_failing_them_all_is_not_measured() {
     let t = SoftToken::new("warm-fail");
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
-    let o = run(t
-        .shim_run(false)
-        .env("P11_DELAY_SHIM_FAIL", "C_GenerateRandom=0x30")
-        .args(["--ops", "random32,sha256", "--iterations", "20"])
-        .args(["--warmup", "5", "--format", "json", "-o"])
-        .arg(&out));
+    let (o, out, _dir) = shim_json(
+        &t,
+        &[("P11_DELAY_SHIM_FAIL", "C_GenerateRandom=0x30")],
+        "--ops random32,sha256 --iterations 20 --warmup 5",
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let v = json(&out);
     assert_valid(&v);
@@ -46,16 +62,13 @@ fn warmup_errors_are_counted_and_an_op_failing_them_all_is_not_measured() {
 #[test]
 fn a_slow_op_is_cut_short_by_max_op_time_with_a_partial_result() {
     let t = SoftToken::new("slow-cap");
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
     // 200 ms per C_Sign: the default warmup (10) alone would take 2 s.
     let started = Instant::now();
-    let o = run(t
-        .shim_run(false)
-        .env("P11_DELAY_SHIM_DELAY", "C_Sign=200ms")
-        .args(["--ops", "p256-sign", "--duration", "0.3", "--rounds", "3"])
-        .args(["--max-op-time", "1", "--format", "json", "-o"])
-        .arg(&out));
+    let (o, out, _dir) = shim_json(
+        &t,
+        &[("P11_DELAY_SHIM_DELAY", "C_Sign=200ms")],
+        "--ops p256-sign --duration 0.3 --rounds 3 --max-op-time 1",
+    );
     let took = started.elapsed();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     // Preparing signs once or twice too; warmup and rounds stay within the cap.
@@ -76,4 +89,56 @@ fn a_slow_op_is_cut_short_by_max_op_time_with_a_partial_result() {
         has_row(&text, &["warning: p256-sign", "cut short"]),
         "{text}"
     );
+}
+
+#[test]
+fn a_run_that_measured_nothing_exits_4_after_writing_its_results() {
+    let t = SoftToken::new("nothing");
+    let (o, out, _dir) = shim_json(
+        &t,
+        &[
+            ("P11_DELAY_SHIM_HIDE", "CKM_EDDSA"),
+            ("P11_DELAY_SHIM_FAIL", "C_GenerateRandom=0x30"),
+        ],
+        "--ops ed25519-sign,random32 --iterations 5",
+    );
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("nothing was measured (1 unsupported, 1 failed)"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    let v = json(&out);
+    assert_valid(&v);
+    assert_eq!(results(&v).len(), 2);
+}
+
+#[test]
+fn fail_on_error_exits_5_when_an_op_failed() {
+    let t = SoftToken::new("fail-on-err");
+    let failing = |extra: &[&str]| {
+        let mut c = t.shim_run(false);
+        c.env("P11_DELAY_SHIM_FAIL", "C_GenerateRandom=0x30")
+            .args(["--ops", "random32,sha256", "--iterations", "5"])
+            .args(extra);
+        run(&mut c)
+    };
+    assert_eq!(code(&failing(&[])), 0, "failures alone do not fail the run");
+    let o = failing(&["--fail-on-error"]);
+    assert_eq!(code(&o), 5, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("1 op failed (--fail-on-error): random32 [p11_delay_shim]")
+            && err.contains("CKR_DEVICE_ERROR"),
+        "{err}"
+    );
+    // The table still went to stdout.
+    assert!(has_row(&stdout(&o), &["sha256"]), "{}", stdout(&o));
+    // Nothing failed: exit 0 with the flag too.
+    let o =
+        run(t
+            .shim_run(false)
+            .args(["--ops", "sha256", "--iterations", "5", "--fail-on-error"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
