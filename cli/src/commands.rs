@@ -38,8 +38,60 @@ fn write_or_print(text: &str, output: Option<&Path>) -> Result<()> {
     }
 }
 
+/// Refuse an output path that cannot be written (missing or unwritable
+/// directory, a directory given as the file), before anything is loaded.
+fn check_output(path: &Path, flag: &str) -> Result<()> {
+    let fail = |why: String| {
+        Err(CliError::usage(format!(
+            "cannot write {flag} {}: {why}",
+            path.display()
+        )))
+    };
+    if path.is_dir() {
+        return fail("is a directory".into());
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        let what = if parent.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
+        return fail(format!("{} {what}", parent.display()));
+    }
+    let (target, what) = if path.exists() {
+        (path, "the file is not writable".to_string())
+    } else {
+        (
+            parent,
+            format!("directory {} is not writable", parent.display()),
+        )
+    };
+    if !writable(target) {
+        return fail(what);
+    }
+    Ok(())
+}
+
+/// access(2) with W_OK: whether this process may write `p`.
+fn writable(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
 /// `hsm-bench run`.
 pub fn run(args: &RunArgs) -> Result<i32> {
+    // Output paths first: a typo must not cost a whole benchmark.
+    if let Some(p) = &args.output {
+        check_output(p, "--output")?;
+    }
     let specs = if args.modules.is_empty() {
         vec!["dalek".to_string()]
     } else {
@@ -73,7 +125,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             if args.key_label.is_some() {
                 return Err(CliError::usage("--mix and --key-label cannot be combined"));
             }
-            let m = parse_mix(m, &all).map_err(CliError::usage)?;
+            let m = parse_mix(m, &all).map_err(|e| CliError::usage(format!("--mix: {e}")))?;
             let ops: Vec<OpDef> = m
                 .parts
                 .iter()
@@ -402,6 +454,9 @@ pub fn machine(args: &MachineArgs) -> Result<i32> {
 
 /// `hsm-bench report`: re-render a saved result file.
 pub fn report(args: &ReportArgs) -> Result<i32> {
+    if let Some(p) = &args.output {
+        check_output(p, "--output")?;
+    }
     let rep = report::json::load(&args.file)?;
     let text = match args.format {
         ReportFormat::Text => report::text::render(&rep),

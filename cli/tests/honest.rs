@@ -142,3 +142,129 @@ fn fail_on_error_exits_5_when_an_op_failed() {
             .args(["--ops", "sha256", "--iterations", "5", "--fail-on-error"]));
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
+
+/// `hsm-bench run` on SoftHSM2 with a temporary token in the private `tmp`.
+fn softhsm_run(tmp: &std::path::Path) -> std::process::Command {
+    let mut c = cmd();
+    c.env("TMPDIR", tmp)
+        .args(["run", "--quiet", "--module", "softhsm"]);
+    c
+}
+
+#[test]
+fn a_bad_output_path_is_refused_before_any_module_is_loaded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-such-dir/r.json");
+    let not_dir = tmp.path().join("file");
+    std::fs::write(&not_dir, "x").unwrap();
+    for (path, why) in [
+        (missing.clone(), "does not exist"),
+        (tmp.path().to_path_buf(), "is a directory"),
+        (not_dir.join("r.json"), "is not a directory"),
+    ] {
+        let started = Instant::now();
+        let o = run(softhsm_run(tmp.path())
+            .args(["--ops", "sha256", "--iterations", "5", "--format", "json"])
+            .arg("-o")
+            .arg(&path));
+        assert_eq!(code(&o), 2, "{path:?}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("hsm-bench: error: cannot write --output")
+                && err.contains(&path.display().to_string())
+                && err.contains(why),
+            "{err}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(token_dirs(tmp.path()).is_empty(), "a token was made");
+    }
+    // Through the shim, which logs C_Login: the module is never even logged into.
+    let t = SoftToken::new("bad-output");
+    let log = tmp.path().join("calls.log");
+    let o = run(t
+        .shim_run(false)
+        .env("P11_DELAY_SHIM_CALL_LOG", &log)
+        .args(["--ops", "sha256", "-o"])
+        .arg(&missing));
+    assert_eq!(code(&o), 2);
+    assert!(
+        !log.exists(),
+        "C_Login was called before the output was checked"
+    );
+    // report --output too.
+    let o = run(cmd()
+        .args(["report", "/nonexistent.json", "-o"])
+        .arg(&missing));
+    assert!(
+        stderr(&o).contains("cannot write --output"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn each_bad_profile_key_is_refused_naming_the_file_and_the_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        ("ops = []\n", "key `ops` is empty"),
+        (
+            "ops = [\"nope-*\"]\n",
+            "key `ops`: pattern 'nope-*' matches no op",
+        ),
+        (
+            "ops = [\"sha256\"]\nthreads = []\n",
+            "key `threads` is empty",
+        ),
+        (
+            "ops = [\"sha256\"]\nthreads = [0]\n",
+            "key `threads` values",
+        ),
+        (
+            "ops = [\"sha256\"]\niterations = 0\n",
+            "key `iterations` must be at least 1",
+        ),
+        (
+            "ops = [\"sha256\"]\nduration = 0.0\n",
+            "key `duration` must be",
+        ),
+        (
+            "ops = [\"sha256\"]\nmax_op_time = 0.0\n",
+            "key `max_op_time` must be",
+        ),
+        ("ops = [\"sha256\"]\ndata_sizes = [0]\n", "key `data_sizes`"),
+        (
+            "ops = [\"sha256\"]\ndata_sizes = []\n",
+            "key `data_sizes` is empty",
+        ),
+        ("ops = [\"sha256\"]\nrounds = 0\n", "key `rounds`"),
+        ("ops = [\"sha256\"]\nrate = 0.0\n", "key `rate`"),
+        (
+            "ops = [\"sha256\"]\npercentiles = [0]\n",
+            "key `percentiles`",
+        ),
+        ("mix = \"nope=1\"\n", "key `mix`"),
+        (
+            "ops = [\"sha256\"]\n[[override]]\nops = [\"rsa9*\"]\niterations = 2\n",
+            "key `override.ops`: pattern 'rsa9*' matches no op",
+        ),
+        (
+            "ops = [\"sha256\"]\n[[override]]\nops = [\"sha*\"]\niterations = 0\n",
+            "key `override.iterations`",
+        ),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let file = tmp.path().join(format!("bad{i}.toml"));
+        std::fs::write(&file, text).unwrap();
+        let o = run(softhsm_run(tmp.path()).arg("--profile").arg(&file));
+        assert_eq!(code(&o), 2, "{text}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("profile {}: ", file.display())) && err.contains(want),
+            "{text}: {err}"
+        );
+        assert!(!err.contains("--"), "names the key, not a flag: {err}");
+        assert!(token_dirs(tmp.path()).is_empty());
+    }
+}

@@ -268,3 +268,13 @@ pub fn write_json(dir: &Path, name: &str, v: &Value) -> PathBuf {
     std::fs::write(&p, serde_json::to_vec(v).unwrap()).unwrap();
     p
 }
+
+/// Temporary token directories (`hsm-bench-token-*`) left in `tmp`.
+pub fn token_dirs(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("hsm-bench-token-"))
+        .collect()
+}
