@@ -518,6 +518,10 @@ pub fn run(
     let bars = !opts.quiet && std::io::stderr().is_terminal();
     let mut out = Vec::new();
     for job in jobs {
+        // Ctrl-C: keep the finished jobs, drop the one under way.
+        if crate::interrupt::requested() {
+            break;
+        }
         let n = modules.len();
         let mut works: Vec<Option<Vec<ThreadWork>>> = Vec::with_capacity(n);
         let mut early: Vec<Option<BenchResult>> = Vec::with_capacity(n);
@@ -606,6 +610,12 @@ pub fn run(
                     )
                 });
                 let o = runner::run(w, &plan, bar.as_ref());
+                if crate::interrupt::requested() {
+                    if let Some(b) = bar {
+                        b.finish_and_clear();
+                    }
+                    return out;
+                }
                 spent[i] += started.elapsed();
                 capped[i] |= o.cut_short;
                 if let Some(b) = bar {

@@ -1,5 +1,6 @@
 //! The subcommands: run, compare, check-floors, machine, list, ops, report.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use cryptoki_sys::*;
@@ -9,7 +10,10 @@ use serde::Serialize;
 use crate::bench::{self, Options};
 use crate::ckr::{ckm_name, ckr_name, cryptoki_error_name};
 use crate::compare;
-use crate::error::{CliError, EXIT_FAILED_OPS, EXIT_NOTHING_MEASURED, EXIT_OK, Result};
+use crate::error::{
+    CliError, EXIT_CLOSED_STDOUT, EXIT_FAILED_OPS, EXIT_INTERRUPTED, EXIT_NOTHING_MEASURED,
+    EXIT_OK, Result,
+};
 use crate::floors::{self, Floors};
 use crate::machine::MachineClass;
 use crate::module::{self, Module, ModuleChoice, TokenChoice};
@@ -24,17 +28,26 @@ use crate::{
     ReportFormat, RunArgs, RunFormat,
 };
 
+/// Write `text` to stdout. A reader that has gone away (`| head -1`) ends the
+/// program quietly with exit 141 instead of a panic about a broken pipe.
+pub fn out(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut so = std::io::stdout().lock();
+    match so.write_all(text.as_bytes()).and_then(|()| so.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::quiet(EXIT_CLOSED_STDOUT))
+        }
+        Err(e) => Err(CliError::usage(format!("cannot write to stdout: {e}"))),
+    }
+}
+
 fn write_or_print(text: &str, output: Option<&Path>) -> Result<()> {
     match output {
         Some(p) => std::fs::write(p, text)
             .map_err(|e| CliError::usage(format!("cannot write {}: {e}", p.display()))),
-        None => {
-            print!("{text}");
-            if !text.ends_with('\n') {
-                println!();
-            }
-            Ok(())
-        }
+        None if text.ends_with('\n') => out(text),
+        None => out(&format!("{text}\n")),
     }
 }
 
@@ -92,6 +105,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     if let Some(p) = &args.output {
         check_output(p, "--output")?;
     }
+    crate::interrupt::install();
     let specs = if args.modules.is_empty() {
         vec!["dalek".to_string()]
     } else {
@@ -243,6 +257,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         per_thread_keys: args.per_thread_keys && args.key_label.is_none(),
     };
     let results = bench::run(&mut modules, &mut keys, &jobs, &settings, &opts);
+    let interrupted = crate::interrupt::requested();
     drop(keys);
 
     let metadata = report::Metadata {
@@ -269,6 +284,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         },
         reference: args.reference.clone(),
         max_op_time_s: settings.max_op_time.map(|d| d.as_secs_f64()),
+        interrupted,
         system,
         timer,
     };
@@ -289,7 +305,15 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     write_or_print(&rendered, args.output.as_deref())?;
     let stdout_is_data = args.output.is_none() && args.format != RunFormat::Text;
     if args.output.is_some() && args.format != RunFormat::Text && !args.quiet {
-        print!("{}", report::text::render(&rep));
+        out(&report::text::render(&rep))?;
+    }
+    if interrupted {
+        // Modules and temporary tokens are gone; say what was kept.
+        eprintln!(
+            "hsm-bench: interrupted: {} finished results written",
+            rep.results.len()
+        );
+        return Ok(EXIT_INTERRUPTED);
     }
     let mut code = EXIT_OK;
     if let Some(base) = baseline {
@@ -303,7 +327,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         if stdout_is_data {
             eprint!("{text}");
         } else {
-            print!("\n{text}");
+            out(&format!("\n{text}"))?;
         }
         code = c.exit_code(args.fail_on_regression);
     }
@@ -492,7 +516,7 @@ pub fn ops() -> Result<i32> {
             ]
         })
         .collect();
-    print!("{}", report::text::table(&headers, &rows, 5));
+    out(&report::text::table(&headers, &rows, 5))?;
     Ok(EXIT_OK)
 }
 
@@ -661,9 +685,10 @@ fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
     })
 }
 
-fn print_listed_token(t: &ListedToken) {
+fn print_listed_token(o: &mut String, t: &ListedToken) {
     let ts = &t.summary;
-    println!(
+    let _ = writeln!(
+        o,
         "    token '{}': {} {}, serial {}, firmware {}, {}{}{}{}",
         ts.label,
         ts.manufacturer,
@@ -691,31 +716,36 @@ fn print_listed_token(t: &ListedToken) {
     );
 }
 
-fn print_listed(m: &ListedModule, total_ops: usize) {
-    println!("module {}: {}", m.name, m.path);
+fn print_listed(o: &mut String, m: &ListedModule, total_ops: usize) {
+    let _ = writeln!(o, "module {}: {}", m.name, m.path);
     let lib = &m.library;
-    println!(
+    let _ = writeln!(
+        o,
         "  library: {} {} (cryptoki {}), manufacturer {}, sha256 {}",
         lib.description, lib.version, lib.cryptoki_version, lib.manufacturer, m.sha256
     );
     if m.slots.is_empty() {
-        println!("  no slots");
+        let _ = writeln!(o, "  no slots");
     }
     for s in &m.slots {
-        println!("  slot {}: {}", s.id, s.description);
+        let _ = writeln!(o, "  slot {}: {}", s.id, s.description);
         let Some(t) = &s.token else {
             match &s.token_error {
-                Some(e) => println!("    token: C_GetTokenInfo failed: {e}"),
-                None => println!("    no token"),
+                Some(e) => {
+                    let _ = writeln!(o, "    token: C_GetTokenInfo failed: {e}");
+                }
+                None => {
+                    let _ = writeln!(o, "    no token");
+                }
             }
             continue;
         };
-        print_listed_token(t);
+        print_listed_token(o, t);
         if let Some(e) = &s.mechanisms_error {
-            println!("    mechanisms: {e}");
+            let _ = writeln!(o, "    mechanisms: {e}");
             continue;
         }
-        println!("    mechanisms ({}):", s.mechanisms.len());
+        let _ = writeln!(o, "    mechanisms ({}):", s.mechanisms.len());
         let rows: Vec<Vec<String>> = s
             .mechanisms
             .iter()
@@ -736,8 +766,9 @@ fn print_listed(m: &ListedModule, total_ops: usize) {
             "key sizes".into(),
             "flags".into(),
         ];
-        print!("{}", report::text::table(&headers, &rows, 1));
-        println!(
+        o.push_str(&report::text::table(&headers, &rows, 1));
+        let _ = writeln!(
+            o,
             "    hsm-bench ops: {} of {} supported{}",
             s.ops_supported,
             total_ops,
@@ -764,16 +795,18 @@ pub fn list(args: &ListArgs) -> Result<i32> {
     for c in &choices {
         let m = listed_module(c, &all)?;
         if args.format == ListFormat::Text {
-            print_listed(&m, all.len());
+            let mut text = String::new();
+            print_listed(&mut text, &m, all.len());
+            out(&text)?;
         }
         listed.push(m);
     }
     if args.format == ListFormat::Json {
         let doc = serde_json::json!({ "modules": listed });
-        println!(
-            "{}",
+        out(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&doc).expect("plain structs serialise")
-        );
+        ))?;
     }
     Ok(EXIT_OK)
 }

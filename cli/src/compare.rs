@@ -602,6 +602,7 @@ pub(crate) mod tests {
                 keys: "shared".into(),
                 reference: None,
                 max_op_time_s: None,
+                interrupted: false,
                 system: SystemInfo {
                     os: "Linux".into(),
                     os_version: "x".into(),

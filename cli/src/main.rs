@@ -10,6 +10,7 @@ mod commands;
 mod compare;
 mod error;
 mod floors;
+mod interrupt;
 mod locate;
 mod machine;
 mod module;
@@ -348,7 +349,10 @@ fn main() {
     let code = match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("hsm-bench: error: {}", e.message);
+            // An empty message ends quietly (stdout closed by the reader).
+            if !e.message.is_empty() {
+                eprintln!("hsm-bench: error: {}", e.message);
+            }
             e.code
         }
     };

@@ -204,7 +204,7 @@ fn run_thread(
     let stop = |t: Instant, end: Option<Instant>| end.is_some_and(|e| t >= e);
     for i in 0..plan.warmup {
         let now = Instant::now();
-        if stop(now, warm_end) || stop(now, plan.cap) {
+        if stop(now, warm_end) || stop(now, plan.cap) || crate::interrupt::requested() {
             break;
         }
         let c = pick(i);
@@ -256,7 +256,7 @@ fn run_thread(
     let (mut ok, mut end, mut cut_short) = (0u64, None, false);
     let mut i = 0u64;
     while i < limit {
-        if stop(Instant::now(), plan.cap) {
+        if stop(Instant::now(), plan.cap) || crate::interrupt::requested() {
             cut_short = true;
             break;
         }

@@ -268,3 +268,100 @@ fn each_bad_profile_key_is_refused_naming_the_file_and_the_key() {
         assert!(token_dirs(tmp.path()).is_empty());
     }
 }
+
+/// Waits up to `limit` for `child` to exit; kills it (and fails) after that.
+fn wait_for(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ctrl_c_writes_the_finished_results_removes_the_token_and_exits_130() {
+    use std::io::BufRead;
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r.json");
+    let mut child = cmd()
+        .env("TMPDIR", tmp.path())
+        .args([
+            "run",
+            "--module",
+            "softhsm",
+            "--ops",
+            "sha256,sha384,sha512",
+        ])
+        .args(["--duration", "2", "--warmup", "1", "--format", "json", "-o"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first per-op line on stderr: sha256 is finished, sha384 under way.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.starts_with("sha256"), "{line}");
+    assert!(
+        !token_dirs(tmp.path()).is_empty(),
+        "the run has a temporary token"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: sending SIGINT to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let started = Instant::now();
+    let status = wait_for(&mut child, Duration::from_secs(10));
+    assert!(started.elapsed() < Duration::from_secs(1), "stops promptly");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert_eq!(status.code(), Some(130), "{rest}");
+    assert!(
+        rest.contains("interrupted: 1 finished results written"),
+        "{rest}"
+    );
+    assert!(!rest.contains("panic"), "{rest}");
+    let v = json(&out);
+    assert_valid(&v);
+    assert_eq!(v["metadata"]["interrupted"], true);
+    let ops: Vec<&str> = results(&v)
+        .iter()
+        .map(|r| r["op"].as_str().unwrap())
+        .collect();
+    assert_eq!(ops, ["sha256"]);
+    assert_eq!(find(&v, "softhsm", "sha256")["status"], "ok");
+    assert!(
+        token_dirs(tmp.path()).is_empty(),
+        "temporary token left behind"
+    );
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_without_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [
+        "ops",
+        "run --quiet --module softhsm --ops sha256 --iterations 5",
+    ] {
+        // The reader is gone before hsm-bench writes a byte.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = cmd()
+            .env("TMPDIR", tmp.path())
+            .args(args.split_whitespace())
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(141), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: quiet, but: {err}");
+        assert!(token_dirs(tmp.path()).is_empty());
+    }
+}

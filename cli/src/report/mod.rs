@@ -223,6 +223,9 @@ pub struct Metadata {
     /// `--max-op-time`, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_op_time_s: Option<f64>,
+    /// The run was interrupted (Ctrl-C): only the ops finished before are in `results`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// Machine.
     pub system: SystemInfo,
     /// Clock used and its measured resolution.
