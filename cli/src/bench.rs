@@ -388,6 +388,25 @@ fn measured(id: String, mechanism: String, comp: &CompOutcome, c: &Ctx<'_>) -> B
     } else {
         (n == 0 && errors == 0).then(|| "no operation completed".to_string())
     };
+    // Open loop: say when the module could not keep up with the target rate
+    // (operations started per second, successful or not, against the target).
+    if let (Some(target), false) = (s.rate, r.op.starts_with("mix/")) {
+        let achieved = if secs > 0.0 {
+            (n + errors) as f64 / secs
+        } else {
+            0.0
+        };
+        r.notes.rate_achieved = Some(achieved);
+        if achieved < 0.95 * target {
+            r.notes.rate_missed = true;
+            r.notes.warnings.push(format!(
+                "target rate missed: achieved {} of {} ops/s ({:.1} %)",
+                fmt_rate(achieved),
+                fmt_rate(target),
+                100.0 * achieved / target
+            ));
+        }
+    }
     r.notes.warmup_errors = comp.warmup_errors;
     r.notes.warmup_first_error = comp.warmup_first_error.clone();
     if comp.warmup_errors > 0 && !warmup_failed {

@@ -365,3 +365,37 @@ fn a_closed_stdout_ends_quietly_without_a_panic() {
         assert!(token_dirs(tmp.path()).is_empty());
     }
 }
+
+#[test]
+fn a_rate_far_above_what_the_token_can_do_is_reported_as_missed() {
+    let t = SoftToken::new("rate");
+    let rate = |r: &str| {
+        let args = format!("--ops sha256 --duration 0.3 --rate {r}");
+        let (o, out, _dir) = shim_json(&t, &[("P11_DELAY_SHIM_DELAY", "C_Digest=1ms")], &args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let v = json(&out);
+        assert_valid(&v);
+        let r = find(&v, "p11_delay_shim", "sha256").clone();
+        (r, stdout(&run(cmd().arg("report").arg(&out))))
+    };
+    // At most 1000 ops/s with 1 ms per call: 100,000 ops/s cannot be reached.
+    let (r, text) = rate("100000");
+    assert_eq!(r["rate_missed"], true, "{r}");
+    let achieved = r["rate_achieved"].as_f64().unwrap();
+    assert!(achieved > 0.0 && achieved < 1100.0, "{r}");
+    assert_eq!(r["rate_target"], 100000.0);
+    let w = r["warnings"][0].as_str().unwrap();
+    assert!(
+        w.contains("target rate missed") && w.contains("of 100,000 ops/s"),
+        "{w}"
+    );
+    assert!(
+        has_row(&text, &["warning: sha256", "target rate missed"]),
+        "{text}"
+    );
+    // 100 ops/s is well within reach.
+    let (r, text) = rate("100");
+    assert!(r.get("rate_missed").is_none(), "{r}");
+    assert!(r["rate_achieved"].as_f64().unwrap() > 90.0, "{r}");
+    assert!(!text.contains("target rate missed"), "{text}");
+}
