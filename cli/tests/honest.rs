@@ -399,3 +399,32 @@ fn a_rate_far_above_what_the_token_can_do_is_reported_as_missed() {
     assert!(r["rate_achieved"].as_f64().unwrap() > 90.0, "{r}");
     assert!(!text.contains("target rate missed"), "{text}");
 }
+
+#[test]
+fn a_second_ctrl_c_exits_at_once_even_inside_a_hanging_call() {
+    let t = SoftToken::new("hang");
+    let mut child = t
+        .shim_run(false)
+        .env("P11_DELAY_SHIM_DELAY", "C_Digest=20s")
+        .args(["--ops", "sha256", "--iterations", "5"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: sending SIGINT to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first waits for the call"
+    );
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = wait_for(&mut child, Duration::from_secs(2));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted twice"), "{err}");
+}
