@@ -13,6 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::ckr::ckm_name;
 use crate::module::Module;
 use crate::progress;
+use crate::report::fmt_rate;
 use crate::report::{BenchResult, HistBin, Status};
 use crate::runner::{self, CompOutcome, Mode, Outcome, Plan, ThreadWork};
 use crate::settings::{Mix, Settings};
@@ -201,6 +202,7 @@ fn not_measured(
         samples_ns: None,
         round_ops_per_sec: None,
         peak_rss_kib: None,
+        notes: Default::default(),
     }
 }
 
@@ -370,6 +372,7 @@ fn measured(id: String, mechanism: String, comp: &CompOutcome, c: &Ctx<'_>) -> B
     let errors = comp.error_count();
     let summary = comp.rec.summary(&s.percentiles);
     let us = |ns: f64| ns / 1000.0;
+    let warmup_failed = n == 0 && errors == 0 && comp.warmup_failed();
     let status = if errors > 0 || n == 0 {
         Status::Error
     } else {
@@ -379,7 +382,42 @@ fn measured(id: String, mechanism: String, comp: &CompOutcome, c: &Ctx<'_>) -> B
     let mut r = not_measured(job, module, status, String::new(), s, opts);
     r.op = id;
     r.mechanism = mechanism;
-    r.reason = (n == 0 && errors == 0).then(|| "no operation completed".to_string());
+    let first = comp.warmup_first_error.as_deref().unwrap_or("?");
+    r.reason = if warmup_failed {
+        Some(format!(
+            "warmup failed: all {} calls failed (first: {first})",
+            comp.warmup_calls
+        ))
+    } else {
+        (n == 0 && errors == 0).then(|| "no operation completed".to_string())
+    };
+    // Open loop: say when the module could not keep up with the target rate
+    // (operations started per second, successful or not, against the target).
+    if let (Some(target), false) = (s.rate, r.op.starts_with("mix/")) {
+        let achieved = if secs > 0.0 {
+            (n + errors) as f64 / secs
+        } else {
+            0.0
+        };
+        r.notes.rate_achieved = Some(achieved);
+        if achieved < 0.95 * target {
+            r.notes.rate_missed = true;
+            r.notes.warnings.push(format!(
+                "target rate missed: achieved {} of {} ops/s ({:.1} %)",
+                fmt_rate(achieved),
+                fmt_rate(target),
+                100.0 * achieved / target
+            ));
+        }
+    }
+    r.notes.warmup_errors = comp.warmup_errors;
+    r.notes.warmup_first_error = comp.warmup_first_error.clone();
+    if comp.warmup_errors > 0 && !warmup_failed {
+        r.notes.warnings.push(format!(
+            "{} of {} warmup calls failed (first: {first})",
+            comp.warmup_errors, comp.warmup_calls
+        ));
+    }
     r.iterations = n + errors;
     r.errors = errors;
     r.error_codes = comp.errors.clone();
@@ -511,6 +549,10 @@ pub fn run(
             .collect(),
     );
     for job in jobs {
+        // Ctrl-C: keep the finished jobs, drop the one under way.
+        if crate::interrupt::requested() {
+            break;
+        }
         suite.start_job();
         let label = progress::job_label(&job.id(), job.data_size, job.threads);
         let n = modules.len();
@@ -534,12 +576,24 @@ pub fn run(
             Mode::Duration(_) => s.rounds,
         };
         let mut outcomes: Vec<Option<Outcome>> = vec![None; n];
+        // Time each module has spent on this op (warmup and rounds), against
+        // --max-op-time; a module out of time skips its remaining rounds.
+        let mut spent = vec![Duration::ZERO; n];
+        let mut capped = vec![false; n];
         for r in 0..rounds {
-            let plan = Plan {
-                mode: round_mode(mode, r, rounds),
+            let mode = round_mode(mode, r, rounds);
+            let base = Plan {
+                mode,
                 warmup,
                 rate: s.rate,
                 keep_samples: opts.raw_samples,
+                // A slow op warms up no longer than it measures.
+                warmup_budget: match (mode, s.max_op_time) {
+                    (Mode::Duration(d), Some(m)) => Some(d.min(m)),
+                    (Mode::Duration(d), None) => Some(d),
+                    (Mode::Iterations(_), m) => m,
+                },
+                cap: None,
             };
             let order: Vec<usize> = if r % 2 == 0 {
                 (0..n).collect()
@@ -548,6 +602,25 @@ pub fn run(
             };
             for i in order {
                 let Some(w) = works[i].as_mut() else { continue };
+                // An op whose warmup failed entirely is not tried again.
+                if outcomes[i]
+                    .as_ref()
+                    .is_some_and(|o| o.wall.is_zero() && o.comps.iter().any(|c| c.warmup_failed()))
+                {
+                    continue;
+                }
+                let started = std::time::Instant::now();
+                let plan = match s.max_op_time {
+                    Some(max) if spent[i] >= max => {
+                        capped[i] = true;
+                        continue;
+                    }
+                    Some(max) => Plan {
+                        cap: Some(started + (max - spent[i])),
+                        ..base.clone()
+                    },
+                    None => base.clone(),
+                };
                 let bar = bars.then(|| {
                     let round = if rounds > 1 {
                         format!(" r{}/{rounds}", r + 1)
@@ -561,6 +634,14 @@ pub fn run(
                     )
                 });
                 let o = runner::run(w, &plan, bar.as_ref());
+                if crate::interrupt::requested() {
+                    if let Some(b) = bar {
+                        b.finish_and_clear();
+                    }
+                    return out;
+                }
+                spent[i] += started.elapsed();
+                capped[i] |= o.cut_short;
                 if let Some(b) = bar {
                     b.finish_and_clear();
                 }
@@ -576,7 +657,20 @@ pub fn run(
         for (i, m) in modules.iter().enumerate() {
             let rs = match (&early[i], &outcomes[i]) {
                 (Some(r), _) => vec![r.clone()],
-                (None, Some(o)) => results_of(job, &m.name, o, rounds, s, opts),
+                (None, Some(o)) => {
+                    let mut rs = results_of(job, &m.name, o, rounds, s, opts);
+                    if capped[i] {
+                        let max = s.max_op_time.unwrap_or_default().as_secs_f64();
+                        for r in &mut rs {
+                            r.notes.cut_short = true;
+                            r.notes.warnings.push(format!(
+                                "cut short by --max-op-time {max} s: partial result of {} calls",
+                                r.iterations
+                            ));
+                        }
+                    }
+                    rs
+                }
                 (None, None) => vec![not_measured(
                     job,
                     &m.name,
@@ -586,7 +680,16 @@ pub fn run(
                     opts,
                 )],
             };
-            parts.push((m.name.clone(), progress::summary(&rs[0])));
+            // The result's warnings (warmup errors, a cut-short op, a missed
+            // rate) follow its summary on the progress line.
+            let summary = rs[0]
+                .notes
+                .warnings
+                .iter()
+                .fold(progress::summary(&rs[0]), |l, w| {
+                    format!("{l}; warning: {w}")
+                });
+            parts.push((m.name.clone(), summary));
             out.extend(rs);
         }
         let line = suite.finish_job(None, &label, &parts);

@@ -1,5 +1,6 @@
 //! The subcommands: run, compare, check-floors, machine, list, ops, report.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use cryptoki_sys::*;
@@ -9,7 +10,10 @@ use serde::Serialize;
 use crate::bench::{self, Options};
 use crate::ckr::{ckm_name, ckr_name, cryptoki_error_name};
 use crate::compare;
-use crate::error::{CliError, EXIT_OK, Result};
+use crate::error::{
+    CliError, EXIT_CLOSED_STDOUT, EXIT_FAILED_OPS, EXIT_INTERRUPTED, EXIT_NOTHING_MEASURED,
+    EXIT_OK, Result,
+};
 use crate::floors::{self, Floors};
 use crate::machine::MachineClass;
 use crate::module::{self, Module, ModuleChoice, TokenChoice};
@@ -24,22 +28,84 @@ use crate::{
     ReportFormat, RunArgs, RunFormat,
 };
 
+/// Write `text` to stdout. A reader that has gone away (`| head -1`) ends the
+/// program quietly with exit 141 instead of a panic about a broken pipe.
+pub fn out(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut so = std::io::stdout().lock();
+    match so.write_all(text.as_bytes()).and_then(|()| so.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::quiet(EXIT_CLOSED_STDOUT))
+        }
+        Err(e) => Err(CliError::usage(format!("cannot write to stdout: {e}"))),
+    }
+}
+
 fn write_or_print(text: &str, output: Option<&Path>) -> Result<()> {
     match output {
         Some(p) => std::fs::write(p, text)
             .map_err(|e| CliError::usage(format!("cannot write {}: {e}", p.display()))),
-        None => {
-            print!("{text}");
-            if !text.ends_with('\n') {
-                println!();
-            }
-            Ok(())
-        }
+        None if text.ends_with('\n') => out(text),
+        None => out(&format!("{text}\n")),
     }
+}
+
+/// Refuse an output path that cannot be written (missing or unwritable
+/// directory, a directory given as the file), before anything is loaded.
+fn check_output(path: &Path, flag: &str) -> Result<()> {
+    let fail = |why: String| {
+        Err(CliError::usage(format!(
+            "cannot write {flag} {}: {why}",
+            path.display()
+        )))
+    };
+    if path.is_dir() {
+        return fail("is a directory".into());
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        let what = if parent.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
+        return fail(format!("{} {what}", parent.display()));
+    }
+    let (target, what) = if path.exists() {
+        (path, "the file is not writable".to_string())
+    } else {
+        (
+            parent,
+            format!("directory {} is not writable", parent.display()),
+        )
+    };
+    if !writable(target) {
+        return fail(what);
+    }
+    Ok(())
+}
+
+/// access(2) with W_OK: whether this process may write `p`.
+fn writable(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
 /// `hsm-bench run`.
 pub fn run(args: &RunArgs) -> Result<i32> {
+    // Output paths first: a typo must not cost a whole benchmark.
+    if let Some(p) = &args.output {
+        check_output(p, "--output")?;
+    }
+    crate::interrupt::install();
     let specs = if args.modules.is_empty() {
         vec!["dalek".to_string()]
     } else {
@@ -57,6 +123,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         mix: args.mix.clone(),
         percentiles: args.percentiles.clone(),
         rounds: args.rounds,
+        max_op_time: args.max_op_time,
         modules: specs.len(),
         key_label: args.key_label.is_some(),
     };
@@ -72,7 +139,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             if args.key_label.is_some() {
                 return Err(CliError::usage("--mix and --key-label cannot be combined"));
             }
-            let m = parse_mix(m, &all).map_err(CliError::usage)?;
+            let m = parse_mix(m, &all).map_err(|e| CliError::usage(format!("--mix: {e}")))?;
             let ops: Vec<OpDef> = m
                 .parts
                 .iter()
@@ -190,6 +257,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         per_thread_keys: args.per_thread_keys && args.key_label.is_none(),
     };
     let results = bench::run(&mut modules, &mut keys, &jobs, &settings, &opts);
+    let interrupted = crate::interrupt::requested();
     drop(keys);
 
     let metadata = report::Metadata {
@@ -215,6 +283,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             "shared: one set of session-object keys used by every thread".into()
         },
         reference: args.reference.clone(),
+        max_op_time_s: settings.max_op_time.map(|d| d.as_secs_f64()),
+        interrupted,
         system,
         timer,
     };
@@ -235,7 +305,15 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     write_or_print(&rendered, args.output.as_deref())?;
     let stdout_is_data = args.output.is_none() && args.format != RunFormat::Text;
     if args.output.is_some() && args.format != RunFormat::Text && !args.quiet {
-        print!("{}", report::text::render(&rep));
+        out(&report::text::render(&rep))?;
+    }
+    if interrupted {
+        // Modules and temporary tokens are gone; say what was kept.
+        eprintln!(
+            "hsm-bench: interrupted: {} finished results written",
+            rep.results.len()
+        );
+        return Ok(EXIT_INTERRUPTED);
     }
     let mut code = EXIT_OK;
     if let Some(base) = baseline {
@@ -249,11 +327,57 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         if stdout_is_data {
             eprint!("{text}");
         } else {
-            print!("\n{text}");
+            out(&format!("\n{text}"))?;
         }
         code = c.exit_code(args.fail_on_regression);
     }
-    Ok(code)
+    Ok(run_exit_code(&rep.results, args.fail_on_error).unwrap_or(code))
+}
+
+/// The exit code the results themselves call for, with its one-line message
+/// on stderr: nothing measured (4), or a failed op with `--fail-on-error` (5).
+fn run_exit_code(results: &[crate::report::BenchResult], fail_on_error: bool) -> Option<i32> {
+    use crate::report::Status;
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|r| r.status == Status::Error)
+        .map(|r| {
+            let why = r.reason.clone().unwrap_or_else(|| {
+                let codes: Vec<&str> = r.error_codes.keys().map(String::as_str).collect();
+                format!(
+                    "{} of {} calls failed: {}",
+                    r.errors,
+                    r.iterations,
+                    codes.join(", ")
+                )
+            });
+            format!("{} [{}] ({why})", r.op, r.module)
+        })
+        .collect();
+    if !results.iter().any(|r| r.iterations > r.errors) {
+        let unsupported = results
+            .iter()
+            .filter(|r| r.status == Status::Unsupported)
+            .count();
+        eprintln!(
+            "hsm-bench: error: nothing was measured ({unsupported} unsupported, {} failed)",
+            failed.len()
+        );
+        return Some(EXIT_NOTHING_MEASURED);
+    }
+    if fail_on_error && !failed.is_empty() {
+        eprintln!(
+            "hsm-bench: error: {} failed (--fail-on-error): {}",
+            if failed.len() == 1 {
+                "1 op".to_string()
+            } else {
+                format!("{} ops", failed.len())
+            },
+            failed.join("; ")
+        );
+        return Some(EXIT_FAILED_OPS);
+    }
+    None
 }
 
 /// Hide the value of `--pin` (as `--pin X` or `--pin=X`) in the recorded command line.
@@ -354,6 +478,9 @@ pub fn machine(args: &MachineArgs) -> Result<i32> {
 
 /// `hsm-bench report`: re-render a saved result file.
 pub fn report(args: &ReportArgs) -> Result<i32> {
+    if let Some(p) = &args.output {
+        check_output(p, "--output")?;
+    }
     let rep = report::json::load(&args.file)?;
     let text = match args.format {
         ReportFormat::Text => report::text::render(&rep),
@@ -389,7 +516,7 @@ pub fn ops() -> Result<i32> {
             ]
         })
         .collect();
-    print!("{}", report::text::table(&headers, &rows, 5));
+    out(&report::text::table(&headers, &rows, 5))?;
     Ok(EXIT_OK)
 }
 
@@ -558,9 +685,10 @@ fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
     })
 }
 
-fn print_listed_token(t: &ListedToken) {
+fn print_listed_token(o: &mut String, t: &ListedToken) {
     let ts = &t.summary;
-    println!(
+    let _ = writeln!(
+        o,
         "    token '{}': {} {}, serial {}, firmware {}, {}{}{}{}",
         ts.label,
         ts.manufacturer,
@@ -588,31 +716,36 @@ fn print_listed_token(t: &ListedToken) {
     );
 }
 
-fn print_listed(m: &ListedModule, total_ops: usize) {
-    println!("module {}: {}", m.name, m.path);
+fn print_listed(o: &mut String, m: &ListedModule, total_ops: usize) {
+    let _ = writeln!(o, "module {}: {}", m.name, m.path);
     let lib = &m.library;
-    println!(
+    let _ = writeln!(
+        o,
         "  library: {} {} (cryptoki {}), manufacturer {}, sha256 {}",
         lib.description, lib.version, lib.cryptoki_version, lib.manufacturer, m.sha256
     );
     if m.slots.is_empty() {
-        println!("  no slots");
+        let _ = writeln!(o, "  no slots");
     }
     for s in &m.slots {
-        println!("  slot {}: {}", s.id, s.description);
+        let _ = writeln!(o, "  slot {}: {}", s.id, s.description);
         let Some(t) = &s.token else {
             match &s.token_error {
-                Some(e) => println!("    token: C_GetTokenInfo failed: {e}"),
-                None => println!("    no token"),
+                Some(e) => {
+                    let _ = writeln!(o, "    token: C_GetTokenInfo failed: {e}");
+                }
+                None => {
+                    let _ = writeln!(o, "    no token");
+                }
             }
             continue;
         };
-        print_listed_token(t);
+        print_listed_token(o, t);
         if let Some(e) = &s.mechanisms_error {
-            println!("    mechanisms: {e}");
+            let _ = writeln!(o, "    mechanisms: {e}");
             continue;
         }
-        println!("    mechanisms ({}):", s.mechanisms.len());
+        let _ = writeln!(o, "    mechanisms ({}):", s.mechanisms.len());
         let rows: Vec<Vec<String>> = s
             .mechanisms
             .iter()
@@ -633,8 +766,9 @@ fn print_listed(m: &ListedModule, total_ops: usize) {
             "key sizes".into(),
             "flags".into(),
         ];
-        print!("{}", report::text::table(&headers, &rows, 1));
-        println!(
+        o.push_str(&report::text::table(&headers, &rows, 1));
+        let _ = writeln!(
+            o,
             "    hsm-bench ops: {} of {} supported{}",
             s.ops_supported,
             total_ops,
@@ -661,16 +795,18 @@ pub fn list(args: &ListArgs) -> Result<i32> {
     for c in &choices {
         let m = listed_module(c, &all)?;
         if args.format == ListFormat::Text {
-            print_listed(&m, all.len());
+            let mut text = String::new();
+            print_listed(&mut text, &m, all.len());
+            out(&text)?;
         }
         listed.push(m);
     }
     if args.format == ListFormat::Json {
         let doc = serde_json::json!({ "modules": listed });
-        println!(
-            "{}",
+        out(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&doc).expect("plain structs serialise")
-        );
+        ))?;
     }
     Ok(EXIT_OK)
 }

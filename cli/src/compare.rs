@@ -613,6 +613,7 @@ pub(crate) mod tests {
             samples_ns: None,
             round_ops_per_sec: None,
             peak_rss_kib: None,
+            notes: Default::default(),
         }
     }
 
@@ -644,6 +645,8 @@ pub(crate) mod tests {
                 percentiles: vec![50.0, 99.0],
                 keys: "shared".into(),
                 reference: None,
+                max_op_time_s: None,
+                interrupted: false,
                 system: SystemInfo {
                     os: "Linux".into(),
                     os_version: "x".into(),

@@ -2,7 +2,9 @@
 //!
 //! Exit codes (stable, documented in `docs/benchmarking.md`):
 //! 0 ok, 1 regression (with `--fail-on-regression`), 2 usage or input error,
-//! 3 inconclusive comparison or mismatched metadata.
+//! 3 inconclusive comparison or mismatched metadata, 4 nothing was measured,
+//! 5 an op failed (with `--fail-on-error`), 130 interrupted (SIGINT), 141 stdout
+//! closed by its reader (e.g. `| head -1`).
 
 use std::fmt;
 
@@ -14,6 +16,17 @@ pub const EXIT_REGRESSION: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit code: the comparison could not conclude (mismatched settings, nothing to compare).
 pub const EXIT_INCONCLUSIVE: i32 = 3;
+
+/// Exit code: a run measured nothing (every op unsupported or failed).
+pub const EXIT_NOTHING_MEASURED: i32 = 4;
+/// Exit code: an op failed and `--fail-on-error` was given.
+pub const EXIT_FAILED_OPS: i32 = 5;
+
+/// Exit code: the run was interrupted (SIGINT); finished results were written.
+pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit code: stdout was closed by its reader (128 + SIGPIPE, as a shell reports
+/// a program killed by SIGPIPE); nothing is printed.
+pub const EXIT_CLOSED_STDOUT: i32 = 141;
 
 /// An error that ends the program with a one-line message and an exit code.
 #[derive(Debug)]
@@ -38,6 +51,14 @@ impl CliError {
         CliError {
             code: EXIT_INCONCLUSIVE,
             message: message.into(),
+        }
+    }
+
+    /// Ends quietly (no message) with `code`.
+    pub fn quiet(code: i32) -> Self {
+        CliError {
+            code,
+            message: String::new(),
         }
     }
 

@@ -10,9 +10,11 @@ mod commands;
 mod compare;
 mod error;
 mod floors;
+mod interrupt;
 mod locate;
 mod machine;
 mod module;
+mod notes;
 mod profiles;
 mod progress;
 mod raw;
@@ -155,6 +157,10 @@ pub struct RunArgs {
     /// Percentiles to report, e.g. `50,90,99,99.9`.
     #[arg(long, value_name = "LIST")]
     pub percentiles: Option<String>,
+    /// Longest time one op may take on one module (warmup and all rounds);
+    /// an op still running then ends with a partial result and a warning.
+    #[arg(long, value_name = "SECONDS")]
+    pub max_op_time: Option<f64>,
     /// Interleaved rounds per op (default 1, or 3 with several modules).
     #[arg(long, value_name = "N")]
     pub rounds: Option<u32>,
@@ -185,6 +191,9 @@ pub struct RunArgs {
     /// Exit 1 when the comparison finds a regression.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Exit 5 when any op failed (status error), after writing the results.
+    #[arg(long)]
+    pub fail_on_error: bool,
     /// Reference module: record (and compare) each module's ops/s divided by this
     /// module's in the same run.
     #[arg(long, value_name = "MODULE")]
@@ -341,7 +350,10 @@ fn main() {
     let code = match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("hsm-bench: error: {}", e.message);
+            // An empty message ends quietly (stdout closed by the reader).
+            if !e.message.is_empty() {
+                eprintln!("hsm-bench: error: {}", e.message);
+            }
             e.code
         }
     };

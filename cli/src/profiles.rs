@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::error::{CliError, Result};
 use crate::locate;
-use crate::suite::glob_match;
+use crate::suite::{OpDef, catalogue, glob_match};
 
 /// Profiles compiled into the binary, so `hsm-bench` works anywhere.
 pub const EMBEDDED: &[(&str, &str)] = &[
@@ -37,7 +37,8 @@ impl SizeValue {
     /// The size in bytes.
     pub fn bytes(&self) -> std::result::Result<u64, String> {
         match self {
-            SizeValue::Bytes(b) => Ok(*b),
+            // The same rules as "64" given as text or to --data-sizes.
+            SizeValue::Bytes(b) => crate::report::parse_size(&b.to_string()),
             SizeValue::Text(t) => crate::report::parse_size(t),
         }
     }
@@ -84,6 +85,8 @@ pub struct Profile {
     pub rate: Option<f64>,
     /// Mix spec.
     pub mix: Option<String>,
+    /// Longest time one op may take on one module, seconds (`--max-op-time`).
+    pub max_op_time: Option<f64>,
     /// Per-op overrides; the first matching entry wins.
     #[serde(default, rename = "override")]
     pub overrides: Vec<Override>,
@@ -97,6 +100,75 @@ impl Profile {
             return Err("give either iterations or duration, not both".into());
         }
         Ok(p)
+    }
+
+    /// The checks the corresponding flags get, plus op patterns that match no
+    /// op; an error names the key, e.g. "key `iterations` must be at least 1".
+    /// `table` is the file as parsed TOML (to tell an empty list from a missing one).
+    pub fn validate(&self, table: &toml::Table, all: &[OpDef]) -> std::result::Result<(), String> {
+        use crate::settings::{
+            check_iterations, check_percentiles, check_rate, check_rounds, check_seconds,
+            check_threads,
+        };
+        let key =
+            |k: &str, r: std::result::Result<(), String>| r.map_err(|e| format!("key `{k}` {e}"));
+        let patterns = |k: &str, ops: &[String]| -> std::result::Result<(), String> {
+            if ops.is_empty() {
+                return Err(format!("key `{k}` is empty"));
+            }
+            match ops
+                .iter()
+                .find(|p| !all.iter().any(|o| glob_match(p, &o.id)))
+            {
+                Some(p) => Err(format!("key `{k}`: pattern '{p}' matches no op")),
+                None => Ok(()),
+            }
+        };
+        if table.contains_key("ops") {
+            patterns("ops", &self.ops)?;
+        }
+        if let Some(i) = self.iterations {
+            key("iterations", check_iterations(i))?;
+        }
+        for (k, v) in [
+            ("duration", self.duration),
+            ("max_op_time", self.max_op_time),
+        ] {
+            if let Some(d) = v {
+                key(k, check_seconds(d))?;
+            }
+        }
+        if let Some(t) = &self.threads {
+            key("threads", check_threads(t))?;
+        }
+        if let Some(sizes) = &self.data_sizes {
+            if sizes.is_empty() {
+                return Err("key `data_sizes` is empty".into());
+            }
+            self.sizes().map_err(|e| format!("key `data_sizes`: {e}"))?;
+        }
+        if let Some(p) = &self.percentiles {
+            key("percentiles", check_percentiles(p))?;
+        }
+        if let Some(r) = self.rounds {
+            key("rounds", check_rounds(r))?;
+        }
+        if let Some(r) = self.rate {
+            key("rate", check_rate(r))?;
+        }
+        if let Some(m) = &self.mix {
+            crate::settings::parse_mix(m, all).map_err(|e| format!("key `mix`: {e}"))?;
+        }
+        for o in &self.overrides {
+            patterns("override.ops", &o.ops)?;
+            if let Some(i) = o.iterations {
+                key("override.iterations", check_iterations(i))?;
+            }
+            if let Some(d) = o.duration {
+                key("override.duration", check_seconds(d))?;
+            }
+        }
+        Ok(())
     }
 
     /// The override for `op`, if any.
@@ -118,7 +190,12 @@ impl Profile {
 /// Load a profile by name or path; returns (where it came from, profile).
 pub fn load(name: &str) -> Result<(String, Profile)> {
     let parse = |src: String, text: &str| {
+        let all = catalogue();
         Profile::parse(text)
+            .and_then(|p| {
+                let table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+                p.validate(&table, &all).map(|()| p)
+            })
             .map(|p| (src.clone(), p))
             .map_err(|e| CliError::usage(format!("profile {src}: {e}")))
     };
@@ -162,6 +239,9 @@ mod tests {
         let all = catalogue();
         for (name, text) in EMBEDDED {
             let p = Profile::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let table: toml::Table = toml::from_str(text).unwrap();
+            p.validate(&table, &all)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(p.description.is_some(), "{name} has a description");
             if p.mix.is_none() {
                 assert!(!p.ops.is_empty(), "{name} selects ops");

@@ -37,6 +37,11 @@ pub struct Plan {
     pub rate: Option<f64>,
     /// Keep every sample.
     pub keep_samples: bool,
+    /// Longest time the warmup may take (each thread stops warming up then).
+    pub warmup_budget: Option<Duration>,
+    /// Hard end of this op on this module (`--max-op-time`): warmup and
+    /// measurement stop there, and the outcome is marked cut short.
+    pub cap: Option<Instant>,
 }
 
 /// One thread's work.
@@ -62,6 +67,12 @@ pub struct CompOutcome {
     pub rate_from_latency: bool,
     /// Peak resident memory reported by the worker (cold-start probes).
     pub peak_rss_kib: Option<u64>,
+    /// Warmup calls made.
+    pub warmup_calls: u64,
+    /// Warmup calls that failed.
+    pub warmup_errors: u64,
+    /// Name of the first failed warmup call's error.
+    pub warmup_first_error: Option<String>,
 }
 
 impl CompOutcome {
@@ -72,6 +83,9 @@ impl CompOutcome {
             round_rates: Vec::new(),
             rate_from_latency: false,
             peak_rss_kib: None,
+            warmup_calls: 0,
+            warmup_errors: 0,
+            warmup_first_error: None,
         }
     }
 
@@ -84,6 +98,17 @@ impl CompOutcome {
         self.round_rates.extend_from_slice(&o.round_rates);
         self.rate_from_latency |= o.rate_from_latency;
         self.peak_rss_kib = self.peak_rss_kib.max(o.peak_rss_kib);
+        self.warmup_calls += o.warmup_calls;
+        self.warmup_errors += o.warmup_errors;
+        if self.warmup_first_error.is_none() {
+            self.warmup_first_error = o.warmup_first_error.clone();
+        }
+    }
+
+    /// Every warmup call failed (and there was at least one): the op is broken
+    /// and was not measured.
+    pub fn warmup_failed(&self) -> bool {
+        self.warmup_calls > 0 && self.warmup_errors == self.warmup_calls
     }
 
     /// Successful operations per second over `wall`, or `threads` ÷ mean
@@ -111,6 +136,8 @@ pub struct Outcome {
     pub comps: Vec<CompOutcome>,
     /// Wall clock of the measured window: first thread start to last thread end.
     pub wall: Duration,
+    /// A thread stopped at `Plan::cap` before its iterations or duration were done.
+    pub cut_short: bool,
 }
 
 impl Outcome {
@@ -120,6 +147,7 @@ impl Outcome {
             a.merge(b);
         }
         self.wall += o.wall;
+        self.cut_short |= o.cut_short;
     }
 }
 
@@ -153,6 +181,7 @@ struct ThreadResult {
     comps: Vec<CompOutcome>,
     start: Option<Instant>,
     end: Option<Instant>,
+    cut_short: bool,
 }
 
 fn run_thread(
@@ -170,13 +199,27 @@ fn run_thread(
             None => 0,
         }
     };
-    // Warmup: same path, nothing recorded.
+    // Warmup: same path, nothing recorded but failures (counted, first one named).
+    let mut warm: Vec<(u64, u64, Option<String>)> = vec![(0, 0, None); n];
+    let warm_end = plan.warmup_budget.map(|b| Instant::now() + b);
+    let stop = |t: Instant, end: Option<Instant>| end.is_some_and(|e| t >= e);
     for i in 0..plan.warmup {
-        let w = &mut work.comps[pick(i)];
+        let now = Instant::now();
+        if stop(now, warm_end) || stop(now, plan.cap) || crate::interrupt::requested() {
+            break;
+        }
+        let c = pick(i);
+        let w = &mut work.comps[c];
         w.before();
         let rv = w.call();
-        let _ = w.check(rv);
+        let e = &mut warm[c];
+        e.0 += 1;
+        if let Err(f) = w.check(rv) {
+            e.1 += 1;
+            e.2.get_or_insert_with(|| f.name());
+        }
     }
+    let (calls, failed) = warm.iter().fold((0, 0), |(c, f), w| (c + w.0, f + w.1));
     let cap = match plan.mode {
         Mode::Iterations(k) if plan.keep_samples => k as usize / n.max(1) + 1,
         _ if plan.keep_samples => 4096,
@@ -185,11 +228,23 @@ fn run_thread(
     let mut comps: Vec<CompOutcome> = (0..n)
         .map(|_| CompOutcome::new(plan.keep_samples, cap))
         .collect();
+    for (c, (calls, errors, first)) in comps.iter_mut().zip(warm) {
+        (c.warmup_calls, c.warmup_errors, c.warmup_first_error) = (calls, errors, first);
+    }
     let interval = plan
         .rate
         .map(|r| Duration::from_secs_f64(threads as f64 / r));
 
     barrier.wait();
+    if calls > 0 && failed == calls {
+        // Every warmup call failed: report that instead of measuring errors.
+        return ThreadResult {
+            comps,
+            start: None,
+            end: None,
+            cut_short: false,
+        };
+    }
     let start = Instant::now();
     // Warmup is over: the progress display switches from "warmup" to the rate.
     measuring.get_or_init(|| start);
@@ -201,9 +256,13 @@ fn run_thread(
         Mode::Iterations(k) => k,
         Mode::Duration(_) => u64::MAX,
     };
-    let (mut ok, mut end) = (0u64, None);
+    let (mut ok, mut end, mut cut_short) = (0u64, None, false);
     let mut i = 0u64;
     while i < limit {
+        if stop(Instant::now(), plan.cap) || crate::interrupt::requested() {
+            cut_short = true;
+            break;
+        }
         let c = pick(i);
         let w = &mut work.comps[c];
         w.before();
@@ -211,6 +270,10 @@ fn run_thread(
         let due = interval.map(|iv| start + iv.mul_f64(i as f64));
         if let Some(due) = due {
             if deadline.is_some_and(|d| due >= d) {
+                break;
+            }
+            if stop(due, plan.cap) {
+                cut_short = true;
                 break;
             }
             wait_until(due);
@@ -245,6 +308,7 @@ fn run_thread(
         comps,
         start: Some(start),
         end,
+        cut_short,
     }
 }
 
@@ -295,7 +359,11 @@ pub fn run(work: &mut [ThreadWork], plan: &Plan, bar: Option<&ProgressBar>) -> O
             c.round_rates = vec![c.rate(wall, threads)];
         }
     }
-    Outcome { comps, wall }
+    Outcome {
+        comps,
+        wall,
+        cut_short: results.iter().any(|r| r.cut_short),
+    }
 }
 
 /// Progress ticker: reads the per-thread counters ten times a second, outside every
@@ -393,6 +461,8 @@ mod tests {
             warmup: 5,
             rate: None,
             keep_samples: true,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut w, &plan, None);
         let s = o.comps[0].rec.summary(&[]).unwrap();
@@ -411,6 +481,8 @@ mod tests {
             warmup: 0,
             rate: None,
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut w, &plan, None);
         assert_eq!(o.comps[0].errors.get("CKR_SIGNATURE_INVALID"), Some(&25));
@@ -425,6 +497,8 @@ mod tests {
             warmup: 0,
             rate: None,
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut w, &plan, None);
         assert_eq!(o.comps[0].rec.count(), 100);
@@ -438,6 +512,8 @@ mod tests {
             warmup: 0,
             rate: None,
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let t = Instant::now();
         let o = run(&mut w, &plan, None);
@@ -454,6 +530,8 @@ mod tests {
             warmup: 0,
             rate: Some(500.0),
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut w, &plan, None);
         let n = o.comps[0].rec.count();
@@ -470,6 +548,8 @@ mod tests {
             warmup: 0,
             rate: Some(1000.0),
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut w, &plan, None);
         let s = o.comps[0].rec.summary(&[]).unwrap();
@@ -481,6 +561,63 @@ mod tests {
     }
 
     #[test]
+    fn warmup_failures_are_counted_and_a_failing_warmup_skips_measuring() {
+        let plan = Plan {
+            mode: Mode::Iterations(40),
+            warmup: 10,
+            rate: None,
+            keep_samples: false,
+            warmup_budget: None,
+            cap: None,
+        };
+        let o = run(&mut [work(0, 5)], &plan, None);
+        let c = &o.comps[0];
+        assert_eq!((c.warmup_calls, c.warmup_errors), (10, 2));
+        assert_eq!(
+            c.warmup_first_error.as_deref(),
+            Some("CKR_SIGNATURE_INVALID")
+        );
+        assert!(!c.warmup_failed());
+        assert_eq!(c.rec.count() + c.error_count(), 40);
+        let o = run(&mut [work(0, 1)], &plan, None);
+        let c = &o.comps[0];
+        assert!(c.warmup_failed());
+        assert_eq!(c.rec.count() + c.error_count(), 0, "not measured");
+        assert_eq!(o.wall, Duration::ZERO);
+    }
+
+    #[test]
+    fn the_cap_ends_warmup_and_measurement_with_a_partial_result() {
+        // 20 ms ops: 50 warmup calls and 1000 iterations would take 21 s.
+        let plan = Plan {
+            mode: Mode::Iterations(1000),
+            warmup: 50,
+            rate: None,
+            keep_samples: false,
+            warmup_budget: Some(Duration::from_millis(50)),
+            cap: Some(Instant::now() + Duration::from_millis(200)),
+        };
+        let t = Instant::now();
+        let o = run(&mut [work(20_000_000, 0)], &plan, None);
+        assert!(
+            t.elapsed() < Duration::from_millis(400),
+            "{:?}",
+            t.elapsed()
+        );
+        assert!(o.cut_short);
+        let c = &o.comps[0];
+        assert!(c.warmup_calls <= 4, "warmup bounded: {}", c.warmup_calls);
+        assert!((1..1000).contains(&c.rec.count()), "{}", c.rec.count());
+        // Without a cap the same plan is not cut short.
+        let plan = Plan {
+            mode: Mode::Iterations(3),
+            cap: None,
+            ..plan
+        };
+        assert!(!run(&mut [work(1_000, 0)], &plan, None).cut_short);
+    }
+
+    #[test]
     fn a_broken_op_gives_up_early() {
         let mut w = vec![work(0, 1)];
         let plan = Plan {
@@ -488,6 +625,8 @@ mod tests {
             warmup: 0,
             rate: None,
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let t = Instant::now();
         let o = run(&mut w, &plan, None);
@@ -526,6 +665,8 @@ mod tests {
             warmup: 0,
             rate: None,
             keep_samples: false,
+            warmup_budget: None,
+            cap: None,
         };
         let o = run(&mut w, &plan, None);
         let (a, b) = (o.comps[0].rec.count(), o.comps[1].rec.count());

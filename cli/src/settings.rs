@@ -54,7 +54,7 @@ pub fn parse_mix(spec: &str, all: &[OpDef]) -> std::result::Result<Mix, String> 
             .map(|(_, id)| id.to_string())
             .unwrap_or_else(|| k.to_string());
         if !all.iter().any(|o| o.id == id) {
-            return Err(format!("unknown op '{k}' in --mix"));
+            return Err(format!("unknown op '{k}' in the mix"));
         }
         let w: u32 = w
             .trim()
@@ -64,12 +64,12 @@ pub fn parse_mix(spec: &str, all: &[OpDef]) -> std::result::Result<Mix, String> 
             return Err(format!("weight of '{k}' must be positive"));
         }
         if parts.iter().any(|(p, _)| *p == id) {
-            return Err(format!("'{k}' appears twice in --mix"));
+            return Err(format!("'{k}' appears twice in the mix"));
         }
         parts.push((id, w));
     }
     if parts.is_empty() {
-        return Err("empty --mix".into());
+        return Err("empty mix".into());
     }
     if parts.len() > 32 {
         return Err("at most 32 ops in a mix".into());
@@ -105,6 +105,8 @@ pub struct Flags {
     pub percentiles: Option<String>,
     /// --rounds
     pub rounds: Option<u32>,
+    /// --max-op-time
+    pub max_op_time: Option<f64>,
     /// Number of modules (rounds default to 3 with more than one).
     pub modules: usize,
     /// --key-label given (ops then default to everything the key allows).
@@ -138,10 +140,67 @@ pub struct Settings {
     pub rate: Option<f64>,
     /// Mix spec text.
     pub mix: Option<String>,
+    /// Longest time one op may take on one module (warmup and all rounds).
+    pub max_op_time: Option<Duration>,
 }
 
 fn bad(msg: impl Into<String>) -> CliError {
     CliError::usage(msg)
+}
+
+// The checks of values that a flag and a profile key share; the caller names
+// the flag (`--iterations must …`) or the file and key (`key `iterations` must …`).
+
+/// Iterations per thread.
+pub fn check_iterations(i: u64) -> std::result::Result<(), String> {
+    (i >= 1).then_some(()).ok_or("must be at least 1".into())
+}
+
+/// A duration in seconds (`duration`, `max_op_time`).
+pub fn check_seconds(d: f64) -> std::result::Result<(), String> {
+    (d > 0.0 && d <= 86_400.0)
+        .then_some(())
+        .ok_or("must be between 0 and 86400 seconds".into())
+}
+
+/// Thread counts.
+pub fn check_threads(t: &[u32]) -> std::result::Result<(), String> {
+    if t.is_empty() {
+        return Err("is empty".into());
+    }
+    (t.iter().all(|&t| (1..=1024).contains(&t)))
+        .then_some(())
+        .ok_or("values must be between 1 and 1024".into())
+}
+
+/// Open-loop rate.
+pub fn check_rate(r: f64) -> std::result::Result<(), String> {
+    (r > 0.0 && r.is_finite())
+        .then_some(())
+        .ok_or("must be positive".into())
+}
+
+/// Rounds.
+pub fn check_rounds(r: u32) -> std::result::Result<(), String> {
+    (1..=100)
+        .contains(&r)
+        .then_some(())
+        .ok_or("must be between 1 and 100".into())
+}
+
+/// Percentiles.
+pub fn check_percentiles(p: &[f64]) -> std::result::Result<(), String> {
+    if p.is_empty() {
+        return Err("is empty".into());
+    }
+    (p.iter().all(|&x| x > 0.0 && x <= 100.0))
+        .then_some(())
+        .ok_or("must be in (0, 100]".into())
+}
+
+/// `--NAME MESSAGE` as a usage error.
+fn flag(name: &str, r: std::result::Result<(), String>) -> Result<()> {
+    r.map_err(|e| bad(format!("--{name} {e}")))
 }
 
 impl Settings {
@@ -158,16 +217,16 @@ impl Settings {
             }
             None => (None, Profile::default()),
         };
-        if let Some(i) = f.iterations
-            && i == 0
-        {
-            return Err(bad("--iterations must be at least 1"));
+        if let Some(i) = f.iterations {
+            flag("iterations", check_iterations(i))?;
         }
-        if let Some(d) = f.duration
-            && !(d > 0.0 && d <= 86_400.0)
-        {
-            return Err(bad("--duration must be between 0 and 86400 seconds"));
+        if let Some(d) = f.duration {
+            flag("duration", check_seconds(d))?;
         }
+        if let Some(d) = f.max_op_time {
+            flag("max-op-time", check_seconds(d))?;
+        }
+        let max_op_time = f.max_op_time.or(p.max_op_time).map(Duration::from_secs_f64);
         let mode_from_flags = f.iterations.is_some() || f.duration.is_some();
         let mode = match (f.iterations, f.duration, p.iterations, p.duration) {
             (Some(i), _, _, _) => Mode::Iterations(i),
@@ -181,9 +240,7 @@ impl Settings {
         } else {
             p.threads.clone().unwrap_or_else(|| vec![1])
         };
-        if threads.iter().any(|&t| t == 0 || t > 1024) {
-            return Err(bad("--threads values must be between 1 and 1024"));
-        }
+        flag("threads", check_threads(&threads))?;
         let data_sizes = match &f.data_sizes {
             Some(s) if s.trim().is_empty() => Some(DEFAULT_SIZES.to_vec()),
             Some(s) => Some(parse_sizes(s).map_err(bad)?),
@@ -196,22 +253,16 @@ impl Settings {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_PERCENTILES.to_vec()),
         };
-        if percentiles.iter().any(|&x| !(x > 0.0 && x <= 100.0)) {
-            return Err(bad("percentiles must be in (0, 100]"));
-        }
+        flag("percentiles", check_percentiles(&percentiles))?;
         let rate = f.rate.or(p.rate);
-        if let Some(r) = rate
-            && !(r > 0.0 && r.is_finite())
-        {
-            return Err(bad("--rate must be positive"));
+        if let Some(r) = rate {
+            flag("rate", check_rate(r))?;
         }
         let rounds = f
             .rounds
             .or(p.rounds)
             .unwrap_or(if f.modules > 1 { 3 } else { 1 });
-        if rounds == 0 || rounds > 100 {
-            return Err(bad("--rounds must be between 1 and 100"));
-        }
+        flag("rounds", check_rounds(rounds))?;
         let ops = if !f.ops.is_empty() {
             f.ops.clone()
         } else {
@@ -235,6 +286,7 @@ impl Settings {
             rounds,
             rate,
             mix,
+            max_op_time,
             profile_data: p,
         })
     }
@@ -388,6 +440,13 @@ mod tests {
         assert_eq!(
             bad(Flags {
                 rounds: Some(0),
+                ..Default::default()
+            }),
+            2
+        );
+        assert_eq!(
+            bad(Flags {
+                max_op_time: Some(0.0),
                 ..Default::default()
             }),
             2

@@ -105,7 +105,12 @@ impl Recorder {
             f64::NAN
         };
         let q = |p: f64| self.hist.value_at_quantile(p / 100.0).min(self.max);
-        let (low, high) = self.tukey_outliers();
+        // Quartiles of fewer than 4 samples say nothing: no outliers then.
+        let (low, high) = if self.count < 4 {
+            (0, 0)
+        } else {
+            self.tukey_outliers()
+        };
         Some(Summary {
             count: self.count,
             mean_ns: mean,
@@ -147,6 +152,10 @@ impl Recorder {
     pub fn bins(&self, bins: usize) -> Vec<(u64, u64)> {
         if self.count == 0 || bins == 0 {
             return Vec::new();
+        }
+        // Too few samples for a shape: one bin holding them all.
+        if self.count < 4 {
+            return vec![(self.max.max(1), self.count)];
         }
         let (lo, hi) = (self.min.max(1) as f64, self.max.max(1) as f64);
         let log = hi / lo > 4.0;
@@ -334,6 +343,18 @@ mod tests {
         assert_eq!(bins.iter().map(|b| b.1).sum::<u64>(), 1001);
         assert!(bins.windows(2).all(|w| w[0].0 <= w[1].0));
         assert_eq!(bins.last().unwrap().1, 1);
+    }
+
+    #[test]
+    fn fewer_than_four_samples_have_no_outliers_and_one_bin() {
+        let r = rec([1_000, 1_000, 900_000]);
+        let s = r.summary(&[]).unwrap();
+        assert_eq!((s.outliers_low, s.outliers_high), (0, 0));
+        assert_eq!(r.bins(20), vec![(900_000, 3)]);
+        // From 4 samples on, the fences apply.
+        let r = rec([1_000, 1_000, 1_000, 1_000, 900_000]);
+        assert_eq!(r.summary(&[]).unwrap().outliers_high, 1);
+        assert_eq!(r.bins(20).len(), 20);
     }
 
     #[test]

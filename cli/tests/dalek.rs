@@ -20,12 +20,7 @@ fn dcmd(module: &PathBuf, tmp: &std::path::Path) -> std::process::Command {
 }
 
 fn leftovers(tmp: &std::path::Path) -> Vec<String> {
-    std::fs::read_dir(tmp)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("hsm-bench-token-"))
-        .collect()
+    token_dirs(tmp)
 }
 
 const QUICK_OPS: &str = "ed25519-sign,ed25519-verify,p256-sign,p256-verify,rsa2048-sign,rsa2048-verify,aes256-gcm-encrypt,aes256-gcm-decrypt,sha256,hmac-sha256,aes256-cmac,random32,ed25519-keygen,p256-keygen,aes256-keygen,find-object";

@@ -25,6 +25,10 @@
 //!     (e.g. `rv=0x30`, `CKR_DEVICE_ERROR`).
 //!
 //!   Numbers are hexadecimal with `0x` or decimal.
+//! - `P11_DELAY_SHIM_FAIL`: comma-separated `C_Function=RV` entries, e.g.
+//!   `C_GenerateRandom=0x30`: that function returns RV (hex with `0x` or
+//!   decimal, not 0) without calling the real module, to simulate a token
+//!   whose operation fails.
 //! - `P11_DELAY_SHIM_CALL_LOG`: path of a file to which the shim appends one
 //!   line per `C_Login` call (`C_Login`), so tests can check that an application
 //!   did or did not try to log in.
@@ -74,19 +78,29 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// Parse `C_Sign=200us,C_Digest=1ms` into (function, delay) pairs, checking the
 /// function names against the ones the shim can delay.
 pub fn parse_delays(spec: &str) -> Result<Vec<(String, Duration)>, String> {
+    parse_hook_entries(spec, "DURATION", parse_duration)
+}
+
+/// Parse `C_Function=VALUE` entries, checking the function names against the
+/// ones the shim can hook.
+fn parse_hook_entries<T>(
+    spec: &str,
+    what: &str,
+    value: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<(String, T)>, String> {
     let mut out = Vec::new();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (name, d) = item
+        let (name, v) = item
             .split_once('=')
-            .ok_or_else(|| format!("'{item}' is not C_Function=DURATION"))?;
+            .ok_or_else(|| format!("'{item}' is not C_Function={what}"))?;
         let name = name.trim();
         if hook_index(name).is_none() {
             return Err(format!(
-                "cannot delay '{name}' (can delay: {})",
+                "cannot hook '{name}' (can hook: {})",
                 HOOKABLE.join(", ")
             ));
         }
-        out.push((name.to_string(), parse_duration(d)?));
+        out.push((name.to_string(), value(v)?));
     }
     Ok(out)
 }
@@ -131,6 +145,14 @@ pub fn parse_mechanisms(spec: &str) -> Result<Vec<CK_MECHANISM_TYPE>, String> {
             }
         })
         .collect()
+}
+
+/// Parse `C_Sign=0x30,C_Digest=5` into (function, return value) pairs.
+pub fn parse_fails(spec: &str) -> Result<Vec<(String, CK_RV)>, String> {
+    parse_hook_entries(spec, "RV", |v| match parse_number(v)? {
+        0 => Err(format!("'{v}': RV must not be CKR_OK")),
+        rv => Ok(rv),
+    })
 }
 
 /// How `P11_DELAY_SHIM_TOKEN_INFO` rewrites `C_GetTokenInfo`.
@@ -336,12 +358,17 @@ macro_rules! hooks {
         static DELAYS: [AtomicU64; HOOKABLE.len()] = [const { AtomicU64::new(0) }; HOOKABLE.len()];
         static FLIPS: [AtomicBool; HOOKABLE.len()] = [const { AtomicBool::new(false) }; HOOKABLE.len()];
         static FLIP_SEEN: [AtomicU64; HOOKABLE.len()] = [const { AtomicU64::new(0) }; HOOKABLE.len()];
+        static FAILS: [AtomicU64; HOOKABLE.len()] = [const { AtomicU64::new(0) }; HOOKABLE.len()];
 
         $(
             #[allow(non_snake_case)]
             unsafe extern "C" fn $name($($arg: $ty),*) -> CK_RV {
                 const I: usize = const_index(stringify!($name));
                 spin(DELAYS[I].load(Ordering::Relaxed));
+                let fail = FAILS[I].load(Ordering::Relaxed);
+                if fail != 0 {
+                    return fail;
+                }
                 let rv = match shim().and_then(|s| s.real.$name) {
                     // SAFETY: forwarding the caller's arguments unchanged to the real
                     // module's implementation of the same function; the caller's
@@ -510,6 +537,7 @@ fn load() -> Result<Shim, String> {
     let path =
         std::env::var_os("P11_DELAY_SHIM_MODULE").ok_or("P11_DELAY_SHIM_MODULE is not set")?;
     let delays = parse_delays(&std::env::var("P11_DELAY_SHIM_DELAY").unwrap_or_default())?;
+    let fails = parse_fails(&std::env::var("P11_DELAY_SHIM_FAIL").unwrap_or_default())?;
     let hidden = parse_mechanisms(&std::env::var("P11_DELAY_SHIM_HIDE").unwrap_or_default())?;
     let token_info = std::env::var("P11_DELAY_SHIM_TOKEN_INFO")
         .ok()
@@ -556,6 +584,11 @@ fn load() -> Result<Shim, String> {
         install(&mut list, name);
         let i = hook_index(name).expect("every flippable function is hookable");
         FLIPS[i].store(true, Ordering::Relaxed);
+    }
+    for (name, rv) in &fails {
+        install(&mut list, name);
+        let i = hook_index(name).expect("checked by parse_fails");
+        FAILS[i].store(*rv, Ordering::Relaxed);
     }
     if !hidden.is_empty() {
         list.C_GetMechanismList = Some(shim_get_mechanism_list);
@@ -627,6 +660,16 @@ mod tests {
         assert!(parse_delays("C_Nope=1ms").is_err());
         assert!(parse_delays("C_Sign").is_err());
         assert!(parse_delays("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn fail_specs_parse() {
+        assert_eq!(
+            parse_fails("C_Sign=0x30, C_Digest=5").unwrap(),
+            vec![("C_Sign".to_string(), 0x30), ("C_Digest".to_string(), 5)]
+        );
+        assert!(parse_fails("C_Sign=0").is_err());
+        assert!(parse_fails("C_Nope=0x30").is_err());
     }
 
     #[test]

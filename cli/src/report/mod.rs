@@ -138,6 +138,9 @@ pub struct BenchResult {
     /// `cold-start-*` ops, whose probe loads the module in a new process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_rss_kib: Option<u64>,
+    /// Warmup errors, cut-short and missed-rate notes (see `crate::notes`).
+    #[serde(flatten)]
+    pub notes: crate::notes::RunNotes,
 }
 
 impl BenchResult {
@@ -229,6 +232,12 @@ pub struct Metadata {
     /// Reference module for ratio comparisons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// `--max-op-time`, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_op_time_s: Option<f64>,
+    /// The run was interrupted (Ctrl-C): only the ops finished before are in `results`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// Machine.
     pub system: SystemInfo,
     /// Clock used and its measured resolution.

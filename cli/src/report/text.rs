@@ -307,6 +307,8 @@ pub fn render(r: &Report) -> String {
         }
     }
 
+    out.push_str(&crate::notes::text(&r.results));
+
     for x in r.results.iter().filter(|x| x.histogram.is_some()) {
         let bins = x.histogram.as_ref().expect("filtered");
         let _ = writeln!(

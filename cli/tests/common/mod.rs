@@ -26,6 +26,7 @@ pub fn cmd() -> Command {
         "P11_DELAY_SHIM_CALL_LOG",
         "P11_DELAY_SHIM_FLIP",
         "P11_DELAY_SHIM_FLIP_AFTER",
+        "P11_DELAY_SHIM_FAIL",
         "DALEK_PKCS11_CONFIG",
     ] {
         c.env_remove(v);
@@ -298,4 +299,14 @@ pub fn write_json(dir: &Path, name: &str, v: &Value) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, serde_json::to_vec(v).unwrap()).unwrap();
     p
+}
+
+/// Temporary token directories (`hsm-bench-token-*`) left in `tmp`.
+pub fn token_dirs(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("hsm-bench-token-"))
+        .collect()
 }

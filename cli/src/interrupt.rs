@@ -1,0 +1,27 @@
+//! Ctrl-C (SIGINT) during a run: the handler only raises a flag. The measuring
+//! threads look at it between operations, the suite stops before the next
+//! job, and `run` writes the finished results, drops the modules (removing
+//! temporary tokens) and exits 130; nothing calls `process::exit` past them.
+//! Only a second Ctrl-C (for a call that never returns) exits at once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Install the SIGINT handler (once per process; later calls do nothing).
+pub fn install() {
+    // An error means a handler is already installed, which is just as good.
+    let _ = ctrlc::set_handler(|| {
+        if REQUESTED.swap(true, Ordering::Relaxed) {
+            // A second Ctrl-C: the user will not wait for a call that hangs.
+            eprintln!("hsm-bench: interrupted twice: exiting now (temporary tokens may remain)");
+            std::process::exit(crate::error::EXIT_INTERRUPTED);
+        }
+    });
+}
+
+/// Whether Ctrl-C was pressed.
+#[inline]
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::Relaxed)
+}
