@@ -299,6 +299,10 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
         return Err(CliError::inconclusive(why));
     }
     let c = compare::compare(&cur, &base, args.threshold, args.reference.as_deref());
+    if let Some(p) = &args.html {
+        let page = report::html::render_compare(&c).map_err(CliError::usage)?;
+        write_or_print(&page, Some(p))?;
+    }
     write_or_print(&c.render(args.format), None)?;
     Ok(c.exit_code(args.fail_on_regression))
 }
@@ -355,6 +359,13 @@ pub fn machine(args: &MachineArgs) -> Result<i32> {
 /// `hsm-bench report`: re-render a saved result file.
 pub fn report(args: &ReportArgs) -> Result<i32> {
     let rep = report::json::load(&args.file)?;
+    if let Some(p) = &args.html {
+        let page = report::html::render(&rep).map_err(CliError::usage)?;
+        write_or_print(&page, Some(p))?;
+        if args.output.is_none() {
+            return Ok(EXIT_OK);
+        }
+    }
     let text = match args.format {
         ReportFormat::Text => report::text::render(&rep),
         ReportFormat::Json => report::json::to_string(&rep),
