@@ -194,11 +194,11 @@ fn distinct<T: Ord>(rs: &[&BenchResult], f: impl Fn(&BenchResult) -> T) -> usize
 
 /// Axis font.
 fn font() -> TextStyle<'static> {
-    ("sans-serif", 13).into_font().into()
+    ("sans-serif", 15).into_font().into()
 }
 
 fn caption_font() -> TextStyle<'static> {
-    ("sans-serif", 18).into_font().into()
+    ("sans-serif", 20).into_font().into()
 }
 
 /// The latency CDF chart of one op.
@@ -689,4 +689,136 @@ pub fn render_compare(c: &Comparison) -> std::result::Result<String, String> {
         ),
     ];
     Ok(page("hsm-bench comparison", &context, &compare_charts(c)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::tests::result;
+    use crate::report::HistBin;
+
+    /// A real run (`--module dalek --module softhsm --ops sha256,ed25519-sign
+    /// --data-sizes 64,1K --threads 1,2 --rounds 2 --histogram`).
+    pub(crate) const FIXTURE: &str = include_str!("../../tests/fixtures/report-sweep.json");
+
+    fn fixture() -> Report {
+        serde_json::from_str(FIXTURE).expect("fixture parses")
+    }
+
+    /// The ids of the `<svg>` elements, in order.
+    fn svg_ids(html: &str) -> Vec<String> {
+        html.split("<svg ")
+            .skip(1)
+            .map(|s| {
+                let s = s.strip_prefix("id=\"").expect("every svg has an id first");
+                s[..s.find('"').unwrap()].to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn page_is_self_contained() {
+        let html = render(&fixture()).unwrap();
+        for bad in [
+            "http://", "https://", "src=", "<link", "@import", "url(", "<img",
+        ] {
+            assert!(!html.contains(bad), "page contains {bad}");
+        }
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.trim_end().ends_with("</html>"));
+    }
+
+    #[test]
+    fn fixture_gets_latency_per_op_sweeps_and_ratio() {
+        let ids = svg_ids(&render(&fixture()).unwrap());
+        assert_eq!(
+            ids,
+            [
+                "chart-latency-ed25519-sign",
+                "chart-size-ed25519-sign",
+                "chart-threads-ed25519-sign",
+                "chart-latency-sha256",
+                "chart-size-sha256",
+                "chart-threads-sha256",
+                "chart-ratio",
+            ]
+        );
+        let html = render(&fixture()).unwrap();
+        // Throughput in MB/s for ops with a data size, ratio to the first module,
+        // one bar per (op, size, threads) of softhsm.
+        assert!(html.contains("throughput, MB/s"));
+        assert!(html.contains("ops/s ratio to dalek: softhsm"));
+        assert_eq!(html.matches("sha256 1K ×2").count(), 1);
+    }
+
+    #[test]
+    fn one_module_without_sweeps_gets_latency_charts_only() {
+        let mut rep = fixture();
+        rep.results
+            .retain(|r| r.module == "dalek" && r.data_size == 64 && r.threads == 1);
+        let ids = svg_ids(&render(&rep).unwrap());
+        assert_eq!(ids, ["chart-latency-ed25519-sign", "chart-latency-sha256"]);
+        rep.results.clear();
+        let html = render(&rep).unwrap();
+        assert!(svg_ids(&html).is_empty());
+        assert!(html.contains("No measured results"));
+    }
+
+    #[test]
+    fn cdf_from_percentiles_is_monotonic_and_ends_at_one() {
+        let mut r = result("m", "x", 1000.0, 0.01);
+        r.percentiles.insert("p99.9".into(), 2000.0);
+        r.percentiles.insert("p75".into(), 1050.0);
+        let pts = cdf_points(&r);
+        assert_eq!(pts.first().unwrap(), &(900.0, 0.0));
+        assert_eq!(pts.last().unwrap(), &(3000.0, 1.0));
+        assert!(pts.contains(&(1050.0, 0.75)));
+        assert!(pts.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1));
+    }
+
+    #[test]
+    fn cdf_from_histogram_bins() {
+        let mut r = result("m", "x", 1000.0, 0.01);
+        r.histogram = Some(vec![
+            HistBin {
+                le_us: 950.0,
+                count: 1,
+            },
+            HistBin {
+                le_us: 1000.0,
+                count: 2,
+            },
+            HistBin {
+                le_us: 3000.0,
+                count: 1,
+            },
+        ]);
+        assert_eq!(
+            cdf_points(&r),
+            [(900.0, 0.0), (950.0, 0.25), (1000.0, 0.75), (3000.0, 1.0)]
+        );
+    }
+
+    #[test]
+    fn compare_page_has_one_bar_per_entry() {
+        let base = fixture();
+        let mut cur = base.clone();
+        for r in &mut cur.results {
+            r.ops_per_sec = r.ops_per_sec.map(|o| o * 0.5);
+        }
+        let c = crate::compare::compare(&cur, &base, 5.0, None);
+        let html = render_compare(&c).unwrap();
+        assert_eq!(svg_ids(&html), ["chart-compare"]);
+        assert!(html.contains("dalek sha256 1K ×2"));
+        assert!(!html.contains("http"));
+    }
+
+    #[test]
+    fn names_are_escaped() {
+        let mut rep = fixture();
+        rep.results[0].module = "<b>&\"x".into();
+        let html = render(&rep).unwrap();
+        assert!(!html.contains("<b>"));
+        assert!(html.contains("&lt;b&gt;&amp;"));
+    }
 }
