@@ -638,11 +638,14 @@ pub fn page(title: &str, context: &[String], charts: &[Chart]) -> String {
     for c in charts {
         s.push_str(&format!("<figure>\n{}\n</figure>\n", c.svg));
     }
-    // A marker for tests: set once the page has loaded, with the charts counted.
+    // Markers for tests, set once the page has loaded: the charts and the
+    // resources the page fetched (none; failed fetches count too).
     s.push_str(
-        "<script>window.addEventListener('load',function(){\
-         document.body.setAttribute('data-charts',\
-         String(document.querySelectorAll('svg[id^=\"chart-\"]').length));});</script>\n",
+        "<script>window.addEventListener('load',function(){var b=document.body;\
+         b.setAttribute('data-charts',\
+         String(document.querySelectorAll('svg[id^=\"chart-\"]').length));\
+         b.setAttribute('data-resources',\
+         String(performance.getEntriesByType('resource').length));});</script>\n",
     );
     s.push_str("</body>\n</html>\n");
     s
