@@ -560,7 +560,7 @@ pub fn charts(rep: &Report) -> std::result::Result<Vec<Chart>, String> {
             .collect();
         if !bars.is_empty() {
             let title = format!(
-                "ops/s ratio to {reference}: {}",
+                "ops/s of {} ÷ ops/s of {reference} (above 1: faster than {reference})",
                 others
                     .iter()
                     .map(|s| s.as_str())
@@ -750,7 +750,7 @@ mod tests {
         // Throughput in MB/s for ops with a data size, ratio to the first module,
         // one bar per (op, size, threads) of softhsm.
         assert!(html.contains("throughput, MB/s"));
-        assert!(html.contains("ops/s ratio to dalek: softhsm"));
+        assert!(html.contains("ops/s of softhsm ÷ ops/s of dalek"));
         assert_eq!(html.matches("sha256 1K ×2").count(), 1);
     }
 
