@@ -126,14 +126,6 @@ fn check_page(browser: &str, tmp: &Path, page: &Path, ids: &[&str]) -> bool {
 
 #[test]
 fn report_and_compare_pages_render_in_chromium() {
-    let browser = match chromium() {
-        Ok(b) => b,
-        Err(why) => {
-            skip(&why);
-            return;
-        }
-    };
-    let started = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
     let report = tmp.path().join("report.html");
     let o = run(cmd()
@@ -162,6 +154,35 @@ fn report_and_compare_pages_render_in_chromium() {
         .map(|s| &s[..s.find('"').unwrap()])
         .collect();
     assert_eq!(report_ids.len(), 7, "{report_ids:?}");
+
+    // With --output, the --format output is written as well.
+    let csv = tmp.path().join("r.csv");
+    let o = run(cmd()
+        .arg("report")
+        .arg(fixture())
+        .args(["--format", "csv", "--html"])
+        .arg(tmp.path().join("again.html"))
+        .arg("--output")
+        .arg(&csv));
+    assert_eq!(code(&o), 0);
+    assert!(
+        std::fs::read_to_string(&csv)
+            .unwrap()
+            .starts_with("op,module,")
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("again.html")).unwrap(),
+        html
+    );
+
+    let browser = match chromium() {
+        Ok(b) => b,
+        Err(why) => {
+            skip(&why);
+            return;
+        }
+    };
+    let started = Instant::now();
     if !check_page(&browser, tmp.path(), &report, &report_ids) {
         skip(&format!("{browser} could not be started headless"));
         return;

@@ -286,7 +286,7 @@ fn sweep_chart(
 ) -> std::result::Result<Option<Chart>, String> {
     let bytes = sweep == Sweep::DataSize && rs.iter().all(|r| r.bytes_per_sec.is_some());
     let x_of = |r: &BenchResult| match sweep {
-        Sweep::DataSize => (r.data_size as f64).log2(),
+        Sweep::DataSize => (r.data_size.max(1) as f64).log2(),
         Sweep::Threads => r.threads as f64,
     };
     let y_of = |r: &BenchResult| {
