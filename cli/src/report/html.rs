@@ -434,6 +434,15 @@ pub struct Bar {
     pub colour: RGBColor,
 }
 
+/// `1K ×2`, or `×2` for ops without a data size.
+fn size_threads(size: u64, threads: u32) -> String {
+    if size == 0 {
+        format!("×{threads}")
+    } else {
+        format!("{} ×{threads}", fmt_size(size))
+    }
+}
+
 /// Horizontal bars of ratios with a line at 1.
 pub fn ratio_chart(id: &str, title: &str, bars: &[Bar]) -> std::result::Result<Chart, String> {
     let n = bars.len();
@@ -464,8 +473,9 @@ pub fn ratio_chart(id: &str, title: &str, bars: &[Bar]) -> std::result::Result<C
             .disable_y_mesh()
             .y_labels(n.max(1))
             .y_label_formatter(&|v| match v {
+                // Row 0 is at the bottom: the first bar goes on top.
                 SegmentValue::CenterOf(i) => bars
-                    .get(*i as usize)
+                    .get(n.wrapping_sub(1 + *i as usize))
                     .map(|b| b.label.clone())
                     .unwrap_or_default(),
                 _ => String::new(),
@@ -474,7 +484,7 @@ pub fn ratio_chart(id: &str, title: &str, bars: &[Bar]) -> std::result::Result<C
             .label_style(font())
             .draw()
             .map_err(err)?;
-        for (i, b) in bars.iter().enumerate() {
+        for (b, i) in bars.iter().zip((0..n).rev()) {
             chart
                 .draw_series(
                     Histogram::horizontal(&chart)
@@ -543,15 +553,14 @@ pub fn charts(rep: &Report) -> std::result::Result<Vec<Chart>, String> {
             .iter()
             .map(|r| Bar {
                 label: format!(
-                    "{}{} {} ×{}",
+                    "{}{} {}",
                     if others.len() > 1 {
                         format!("{}: ", r.module)
                     } else {
                         String::new()
                     },
                     r.op,
-                    fmt_size(r.data_size),
-                    r.threads
+                    size_threads(r.data_size, r.threads)
                 ),
                 ratio: r.ratio,
                 noise: r.noise,
@@ -582,11 +591,10 @@ pub fn compare_charts(c: &Comparison) -> std::result::Result<Vec<Chart>, String>
             let (cur, base) = (e.current?, e.baseline?);
             (base > 0.0 && cur.is_finite()).then(|| Bar {
                 label: format!(
-                    "{} {} {} ×{}",
+                    "{} {} {}",
                     e.module,
                     e.op,
-                    fmt_size(e.data_size),
-                    e.threads
+                    size_threads(e.data_size, e.threads)
                 ),
                 ratio: cur / base,
                 noise: e.noise_pct / 100.0,
