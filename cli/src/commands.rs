@@ -423,6 +423,10 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
         return Err(CliError::inconclusive(why));
     }
     let c = compare::compare(&cur, &base, args.threshold, args.reference.as_deref());
+    if let Some(p) = &args.html {
+        let page = report::html::render_compare(&c).map_err(CliError::usage)?;
+        write_or_print(&page, Some(p))?;
+    }
     write_or_print(&c.render(args.format), None)?;
     Ok(c.exit_code(args.fail_on_regression))
 }
@@ -482,6 +486,13 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
         check_output(p, "--output")?;
     }
     let rep = report::json::load(&args.file)?;
+    if let Some(p) = &args.html {
+        let page = report::html::render(&rep).map_err(CliError::usage)?;
+        write_or_print(&page, Some(p))?;
+        if args.output.is_none() {
+            return Ok(EXIT_OK);
+        }
+    }
     let text = match args.format {
         ReportFormat::Text => report::text::render(&rep),
         ReportFormat::Json => report::json::to_string(&rep),

@@ -227,6 +227,10 @@ pub struct CompareArgs {
     /// builds) anyway, with a warning, instead of refusing with exit code 3.
     #[arg(long)]
     pub allow_class_mismatch: bool,
+    /// Also write a self-contained HTML page with a chart of current ÷ baseline
+    /// per compared result.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// Arguments of `check-floors`.
@@ -295,6 +299,11 @@ pub struct ReportArgs {
     /// Write to FILE instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Write a self-contained HTML page of charts (latency CDF per op, sweeps,
+    /// ratios between modules) to FILE; the `--format` output is then written
+    /// only with `--output`.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 fn main() {

@@ -6,6 +6,7 @@
 
 pub mod csv;
 pub mod gh;
+pub mod html;
 pub mod json;
 pub mod text;
 pub mod verdict;
