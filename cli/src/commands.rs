@@ -111,6 +111,19 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     } else {
         args.modules.clone()
     };
+    let choices = ModuleChoice::resolve_all(&specs)?;
+    // `--key-label`, or `key-label=` given with a module: every module then
+    // benchmarks its existing key (all or none of them).
+    let key_labels: Vec<Option<String>> = choices
+        .iter()
+        .map(|c| c.options.key_label.clone().or(args.key_label.clone()))
+        .collect();
+    let existing_keys = key_labels.iter().any(Option::is_some);
+    if existing_keys && key_labels.iter().any(Option::is_none) {
+        return Err(CliError::usage(
+            "key-label= is given for some modules but not for others (and no --key-label for the rest)",
+        ));
+    }
     let flags = Flags {
         profile: args.profile.clone(),
         ops: args.ops.clone(),
@@ -125,7 +138,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         rounds: args.rounds,
         max_op_time: args.max_op_time,
         modules: specs.len(),
-        key_label: args.key_label.is_some(),
+        key_label: existing_keys,
     };
     let settings = Settings::resolve(&flags)?;
     if !(args.threshold >= 0.0 && args.threshold.is_finite()) {
@@ -136,7 +149,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let all = catalogue();
     let mix = match &settings.mix {
         Some(m) => {
-            if args.key_label.is_some() {
+            if existing_keys {
                 return Err(CliError::usage("--mix and --key-label cannot be combined"));
             }
             let m = parse_mix(m, &all).map_err(|e| CliError::usage(format!("--mix: {e}")))?;
@@ -154,7 +167,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
         None => None,
     };
-    let selected: Vec<OpDef> = if mix.is_some() || args.key_label.is_some() {
+    let selected: Vec<OpDef> = if mix.is_some() || existing_keys {
         Vec::new()
     } else {
         suite::select(&all, &settings.ops)
@@ -175,7 +188,6 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         return Err(CliError::inconclusive(why));
     }
 
-    let choices = ModuleChoice::resolve_all(&specs)?;
     if let Some(r) = &args.reference
         && !choices.iter().any(|c| &c.name == r)
     {
@@ -183,20 +195,24 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             "--reference {r} is not one of the modules run"
         )));
     }
-    let token = TokenChoice {
+    let global_token = TokenChoice {
         slot: args.slot,
         label: args.token_label.clone(),
         pin: args.pin.clone(),
         allow_final_pin_try: args.allow_final_pin_try,
     };
+    let tokens = choices
+        .iter()
+        .map(|c| c.token(&global_token))
+        .collect::<Result<Vec<_>>>()?;
     // Environment first: before any module is loaded and before any thread starts.
-    let temps = module::prepare_environment(&choices, &token)?;
+    let temps = module::prepare_environment(&choices, &tokens)?;
     let timestamp = report::rfc3339_now();
     let timer = sysinfo::timer();
     let system = sysinfo::system();
     let mut modules = Vec::new();
-    for (c, t) in choices.iter().zip(temps) {
-        modules.push(Module::open(c, t, &token)?);
+    for ((c, t), token) in choices.iter().zip(temps).zip(&tokens) {
+        modules.push(Module::open(c, t, token)?);
     }
     let mut keys: Vec<KeyStore> = modules
         .iter()
@@ -204,10 +220,11 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .collect();
 
     let mut ops = selected;
-    let key_desc = match &args.key_label {
-        Some(label) => {
+    let key_desc = match key_labels.first().cloned().flatten() {
+        Some(first_label) => {
             let mut found = None;
-            for (m, k) in modules.iter().zip(keys.iter_mut()) {
+            for ((m, k), label) in modules.iter().zip(keys.iter_mut()).zip(&key_labels) {
+                let label = label.as_deref().expect("all modules have a key label");
                 let objs = m
                     .setup_session()
                     .find_objects(&[cryptoki::object::Attribute::Label(
@@ -226,7 +243,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                     && prev != &ex.kind
                 {
                     return Err(CliError::usage(format!(
-                        "key '{label}' has different types on the modules"
+                        "key '{label}' on {} has another type than the key on the first module",
+                        m.name
                     )));
                 }
                 found = Some(ex.kind.clone());
@@ -240,10 +258,22 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             }
             if ops.is_empty() {
                 return Err(CliError::usage(format!(
-                    "key '{label}' allows no operation hsm-bench measures"
+                    "key '{first_label}' allows no operation hsm-bench measures"
                 )));
             }
-            format!("label:{label}")
+            if key_labels
+                .iter()
+                .all(|l| l.as_deref() == Some(&first_label))
+            {
+                format!("label:{first_label}")
+            } else {
+                let each: Vec<String> = modules
+                    .iter()
+                    .zip(&key_labels)
+                    .map(|(m, l)| format!("{}={}", m.name, l.as_deref().unwrap_or_default()))
+                    .collect();
+                format!("labels:{}", each.join(","))
+            }
         }
         None if args.per_thread_keys => "generated per thread".to_string(),
         None => "generated".to_string(),
@@ -254,7 +284,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         raw_samples: args.raw_samples,
         quiet: args.quiet,
         key: key_desc,
-        per_thread_keys: args.per_thread_keys && args.key_label.is_none(),
+        per_thread_keys: args.per_thread_keys && !existing_keys,
     };
     let results = bench::run(&mut modules, &mut keys, &jobs, &settings, &opts);
     let interrupted = crate::interrupt::requested();
@@ -277,7 +307,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         percentiles: settings.percentiles.clone(),
         keys: if opts.per_thread_keys {
             "per thread: each thread has its own session-object keys".into()
-        } else if args.key_label.is_some() {
+        } else if existing_keys {
             "existing key, shared by every thread".into()
         } else {
             "shared: one set of session-object keys used by every thread".into()

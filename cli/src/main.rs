@@ -107,14 +107,21 @@ pub enum ReportFormat {
 pub struct RunArgs {
     /// Module to benchmark: `dalek` (ours), `dalek-pure-rust` (ours built
     /// without AWS-LC), `softhsm`, or a path; repeat to run several side by
-    /// side (interleaved rounds). Default: dalek.
-    #[arg(long = "module", value_name = "PATH|dalek|dalek-pure-rust|softhsm")]
+    /// side (interleaved rounds). Default: dalek. Settings of one module
+    /// follow it: `PATH,token=LABEL` or `,slot=N`, `,pin-env=VAR` (its user
+    /// PIN from that variable), `,key-label=KEY`; they override the global
+    /// flags for that module. `HSM_BENCH_MODULE` gives one module.
+    #[arg(
+        long = "module",
+        env = "HSM_BENCH_MODULE",
+        value_name = "PATH|dalek|dalek-pure-rust|softhsm[,token=L][,slot=N][,pin-env=VAR][,key-label=K]"
+    )]
     pub modules: Vec<String>,
     /// Slot id of the token to use (no temporary token is made).
-    #[arg(long, conflicts_with = "token_label")]
+    #[arg(long, env = "HSM_BENCH_SLOT", conflicts_with = "token_label")]
     pub slot: Option<u64>,
     /// Label of the token to use (no temporary token is made).
-    #[arg(long, value_name = "LABEL")]
+    #[arg(long, env = "HSM_BENCH_TOKEN_LABEL", value_name = "LABEL")]
     pub token_label: Option<String>,
     /// User PIN of that token (never printed).
     #[arg(long, env = "HSM_BENCH_PIN", hide_env_values = true)]

@@ -46,11 +46,88 @@ pub struct ModuleChoice {
     pub name: String,
     /// Path of the shared library.
     pub path: PathBuf,
+    /// Settings given with this `--module` only.
+    pub options: ModuleOptions,
+}
+
+/// Settings of one module, given after its name or path:
+/// `--module PATH,token=LABEL,slot=N,pin-env=VAR,key-label=KEY`. They
+/// override `--token-label`, `--slot`, `--pin` and `--key-label` for that
+/// module, so tokens with different labels and PINs run side by side.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModuleOptions {
+    /// `token=LABEL`.
+    pub token_label: Option<String>,
+    /// `slot=N`.
+    pub slot: Option<u64>,
+    /// `pin-env=VAR`: the user PIN is read from this environment variable.
+    pub pin_env: Option<String>,
+    /// `key-label=KEY`: benchmark this existing key on this module.
+    pub key_label: Option<String>,
+}
+
+/// The option keys a `--module` value may carry.
+const MODULE_OPTION_KEYS: &[&str] = &["token", "slot", "pin-env", "key-label"];
+
+/// Splits a `--module` value into the module and its options: the trailing
+/// `,key=value` items are options, everything before them the module (so a
+/// path may itself contain commas).
+pub fn split_module_spec(spec: &str) -> Result<(&str, ModuleOptions)> {
+    let mut options = ModuleOptions::default();
+    let mut module = spec;
+    while let Some((head, item)) = module.rsplit_once(',') {
+        let Some((key, value)) = item.split_once('=') else {
+            break;
+        };
+        let bad = |why: &str| {
+            CliError::usage(format!(
+                "--module {spec}: {why} (options: {})",
+                MODULE_OPTION_KEYS
+                    .iter()
+                    .map(|k| format!("{k}=..."))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        };
+        if !MODULE_OPTION_KEYS.contains(&key) {
+            return Err(bad(&format!("unknown option '{key}'")));
+        }
+        if value.is_empty() {
+            return Err(bad(&format!("option '{key}' has no value")));
+        }
+        let taken = match key {
+            "token" => options.token_label.replace(value.to_string()).is_some(),
+            "slot" => {
+                let n = value
+                    .parse()
+                    .map_err(|_| bad(&format!("slot '{value}' is not a number")))?;
+                options.slot.replace(n).is_some()
+            }
+            "pin-env" => options.pin_env.replace(value.to_string()).is_some(),
+            _ => options.key_label.replace(value.to_string()).is_some(),
+        };
+        if taken {
+            return Err(bad(&format!("option '{key}' given twice")));
+        }
+        module = head;
+    }
+    if options.slot.is_some() && options.token_label.is_some() {
+        return Err(CliError::usage(format!(
+            "--module {spec}: give slot= or token=, not both"
+        )));
+    }
+    if module.is_empty() {
+        return Err(CliError::usage(format!(
+            "--module {spec}: no module before the options"
+        )));
+    }
+    Ok((module, options))
 }
 
 impl ModuleChoice {
-    /// Resolve `dalek`, `softhsm` or a path.
+    /// Resolve `dalek`, `softhsm` or a path, with its options.
     pub fn resolve(spec: &str) -> Result<Self> {
+        let (spec, options) = split_module_spec(spec)?;
         let (kind, path) = match spec {
             "dalek" => (
                 ModuleKind::Dalek,
@@ -82,7 +159,38 @@ impl ModuleChoice {
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| p_display(&path)),
         };
-        Ok(ModuleChoice { kind, name, path })
+        Ok(ModuleChoice {
+            kind,
+            name,
+            path,
+            options,
+        })
+    }
+
+    /// The token this module uses: its own options over the global flags.
+    /// `pin-env=VAR` must name a set variable.
+    pub fn token(&self, global: &TokenChoice) -> Result<TokenChoice> {
+        let o = &self.options;
+        let own_token = o.slot.is_some() || o.token_label.is_some();
+        let pin = match &o.pin_env {
+            Some(var) => Some(std::env::var(var).map_err(|_| {
+                CliError::usage(format!(
+                    "module {}: pin-env={var} names an environment variable that is not set",
+                    self.name
+                ))
+            })?),
+            None => global.pin.clone(),
+        };
+        Ok(TokenChoice {
+            slot: if own_token { o.slot } else { global.slot },
+            label: if own_token {
+                o.token_label.clone()
+            } else {
+                global.label.clone()
+            },
+            pin,
+            allow_final_pin_try: global.allow_final_pin_try,
+        })
     }
 
     /// Resolve a list of specs, giving duplicate names a `#2`, `#3`... suffix.
@@ -177,14 +285,14 @@ fn remove_env(key: &str) {
 /// temporary token.
 pub fn prepare_environment(
     choices: &[ModuleChoice],
-    token: &TokenChoice,
+    tokens: &[TokenChoice],
 ) -> Result<Vec<Option<TempToken>>> {
     let mut out = Vec::with_capacity(choices.len());
     // Both builds of our module read the same environment variable, so when
     // both are benchmarked they share the first one's directory (each makes
     // its own token in it).
     let mut dalek_dir = false;
-    for c in choices {
+    for (c, token) in choices.iter().zip(tokens) {
         if token.given() || c.kind == ModuleKind::Path {
             out.push(None);
             continue;
@@ -753,6 +861,64 @@ mod tests {
         let e = ModuleChoice::resolve("/no/such/module.so").unwrap_err();
         assert_eq!(e.code, crate::error::EXIT_USAGE);
         assert!(e.message.contains("module not found"), "{}", e.message);
+    }
+
+    #[test]
+    fn module_options_follow_the_module_and_paths_may_hold_commas() {
+        let (m, o) = split_module_spec("/opt/hsm/lib,v2/libx.so,token=A,pin-env=PIN_A").unwrap();
+        assert_eq!(m, "/opt/hsm/lib,v2/libx.so");
+        assert_eq!(o.token_label.as_deref(), Some("A"));
+        assert_eq!(o.pin_env.as_deref(), Some("PIN_A"));
+        let (m, o) = split_module_spec("softhsm,slot=7,key-label=k1").unwrap();
+        assert_eq!(
+            (m, o.slot, o.key_label.as_deref()),
+            ("softhsm", Some(7), Some("k1"))
+        );
+        let (m, o) = split_module_spec("dalek").unwrap();
+        assert_eq!((m, o), ("dalek", ModuleOptions::default()));
+        for bad in [
+            "x.so,colour=red",
+            "x.so,slot=-1",
+            "x.so,token=a,token=b",
+            "x.so,slot=1,token=a",
+            ",token=a",
+            "x.so,key-label=",
+        ] {
+            assert!(split_module_spec(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_modules_own_token_overrides_the_global_one() {
+        let global = TokenChoice {
+            slot: Some(3),
+            label: None,
+            pin: Some("global".into()),
+            allow_final_pin_try: true,
+        };
+        let own = |spec: &str| ModuleChoice {
+            kind: ModuleKind::Path,
+            name: "m".into(),
+            path: PathBuf::from("/m.so"),
+            options: split_module_spec(spec).unwrap().1,
+        };
+        let t = own("m.so,token=T").token(&global).unwrap();
+        assert_eq!((t.slot, t.label.as_deref()), (None, Some("T")));
+        assert_eq!(t.pin.as_deref(), Some("global"));
+        assert!(t.allow_final_pin_try);
+        let t = own("m.so").token(&global).unwrap();
+        assert_eq!((t.slot, t.label), (Some(3), None));
+        // SAFETY (set_var): a test-only variable no other test reads.
+        unsafe { std::env::set_var("HSM_BENCH_UNIT_PIN_VAR", "from-env") };
+        let t = own("m.so,pin-env=HSM_BENCH_UNIT_PIN_VAR")
+            .token(&global)
+            .unwrap();
+        assert_eq!(t.pin.as_deref(), Some("from-env"));
+        assert!(
+            own("m.so,pin-env=HSM_BENCH_UNIT_UNSET_VAR")
+                .token(&global)
+                .is_err()
+        );
     }
 
     #[test]

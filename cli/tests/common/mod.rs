@@ -19,6 +19,9 @@ pub fn cmd() -> Command {
     let mut c = Command::new(bin());
     for v in [
         "HSM_BENCH_PIN",
+        "HSM_BENCH_MODULE",
+        "HSM_BENCH_SLOT",
+        "HSM_BENCH_TOKEN_LABEL",
         "SOFTHSM2_CONF",
         "P11_DELAY_SHIM_DELAY",
         "P11_DELAY_SHIM_HIDE",
