@@ -100,16 +100,8 @@ impl KeyHandles {
     }
 }
 
-/// Templates to generate a key pair: mechanism, public template, private template.
-pub fn pair_templates(
-    spec: KeySpec,
-    label: &[u8],
-    variant: usize,
-) -> Option<(Mech, Template, Template)> {
-    pair_templates_on(spec, label, variant, false)
-}
-
-/// Like [`pair_templates`], for token (`token`) or session objects.
+/// Templates to generate a key pair, as token (`token`) or session objects:
+/// mechanism, public template, private template.
 pub fn pair_templates_on(
     spec: KeySpec,
     label: &[u8],
@@ -197,6 +189,7 @@ fn secret_key(
     key_type: CK_KEY_TYPE,
     n: u32,
     label: &[u8],
+    token: bool,
 ) -> Result<KeyHandles, Failure> {
     let made = |h: CK_OBJECT_HANDLE, value: Option<Vec<u8>>| KeyHandles {
         secret: Some(h),
@@ -205,7 +198,7 @@ fn secret_key(
         ..Default::default()
     };
     let usage = |t: Template| {
-        t.bool(CKA_TOKEN, false)
+        t.bool(CKA_TOKEN, token)
             .bytes(CKA_LABEL, label)
             .bool(CKA_PRIVATE, true)
             .bool(CKA_ENCRYPT, true)
@@ -249,22 +242,80 @@ fn secret_key(
     Ok(made(h, None))
 }
 
-/// Generate a key for `spec` in session `s` (untimed set-up).
+/// Prefix of the labels of keys made as token objects when a module refuses
+/// session objects: `hsm-bench-tmp-<pid>-<start time in ms>-`, unique per run, so
+/// that keys left behind by a killed run can be found and deleted.
+pub fn token_key_prefix() -> &'static str {
+    static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PREFIX.get_or_init(|| {
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or_default();
+        format!("hsm-bench-tmp-{}-{ms}-", std::process::id())
+    })
+}
+
+/// Generate a key for `spec` in session `s` (untimed set-up): a session object
+/// (`CKA_TOKEN=false`), or, when the module refuses that (tpm2-pkcs11 answers
+/// `CKR_ATTRIBUTE_VALUE_INVALID`), a token object labelled with
+/// [`token_key_prefix`] that [`KeyStore`] destroys at the end. The fallback is
+/// announced once per key type on stderr.
 pub fn generate(
     raw: &RawModule,
     s: CK_SESSION_HANDLE,
     spec: KeySpec,
 ) -> Result<KeyHandles, Failure> {
-    let label = format!("hsm-bench-{}", spec.name());
+    let first = generate_on(raw, s, spec, false);
+    let Err(Failure::Rv(rv)) = first else {
+        return first;
+    };
+    if matches!(
+        rv,
+        CKR_MECHANISM_INVALID | CKR_PIN_EXPIRED | CKR_USER_NOT_LOGGED_IN | CKR_KEY_SIZE_RANGE
+    ) || spec == KeySpec::Existing
+    {
+        return first;
+    }
+    match generate_on(raw, s, spec, true) {
+        Ok(k) => {
+            eprintln!(
+                "note: the module refused a {} session key ({}); using token objects \
+                 labelled {}{}, destroyed at the end of the run",
+                spec.name(),
+                crate::ckr::ckr_name(rv),
+                token_key_prefix(),
+                spec.name()
+            );
+            Ok(k)
+        }
+        Err(_) => first,
+    }
+}
+
+fn generate_on(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    spec: KeySpec,
+    token: bool,
+) -> Result<KeyHandles, Failure> {
+    let label = if token {
+        format!("{}{}", token_key_prefix(), spec.name())
+    } else {
+        format!("hsm-bench-{}", spec.name())
+    };
     match spec {
-        KeySpec::Aes(n) => secret_key(raw, s, CKK_AES, n, label.as_bytes()),
-        KeySpec::GenericSecret(n) => secret_key(raw, s, CKK_GENERIC_SECRET, n, label.as_bytes()),
+        KeySpec::Aes(n) => secret_key(raw, s, CKK_AES, n, label.as_bytes(), token),
+        KeySpec::GenericSecret(n) => {
+            secret_key(raw, s, CKK_GENERIC_SECRET, n, label.as_bytes(), token)
+        }
         KeySpec::Existing => Err(Failure::Check("existing key not found".into())),
         _ => {
             let mut last = Failure::Rv(CKR_GENERAL_ERROR);
             for variant in 0..pair_variants(spec) {
                 let (mut m, mut pubt, mut privt) =
-                    pair_templates(spec, label.as_bytes(), variant).expect("key pair spec");
+                    pair_templates_on(spec, label.as_bytes(), variant, token)
+                        .expect("key pair spec");
                 let (rv, hp, hs) = raw.generate_key_pair(s, &mut m, &mut pubt, &mut privt);
                 if rv == CKR_OK {
                     return Ok(KeyHandles {
