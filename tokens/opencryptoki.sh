@@ -49,6 +49,13 @@ down() {
     # The token's shared-memory copy (made by the library) goes with it.
     rm -f "$shm"
     if [ -f "$dir/shm.orig" ]; then mv "$dir/shm.orig" "$shm"; fi
+    # Other segments the library made (one per configured token it loaded).
+    local f
+    for f in /dev/shm/var.lib.opencryptoki.*; do
+      [ -e "$f" ] || continue
+      grep -qxF "$f" "$dir/shm.list" 2>/dev/null || rm -f "$f"
+    done
+    rm -f "$dir/shm.list"
   fi
 }
 
@@ -78,6 +85,7 @@ up() {
   if [ ! -d "$dir/swtok.orig" ]; then
     cp -a "$data" "$dir/swtok.orig"
     if [ -f "$shm" ]; then cp -a "$shm" "$dir/shm.orig"; fi
+    ls -d /dev/shm/var.lib.opencryptoki.* >"$dir/shm.list" 2>/dev/null || true
   fi
 
   if ! running_pid >/dev/null; then
