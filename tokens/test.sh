@@ -25,11 +25,12 @@ fi
 command -v python3 >/dev/null || { echo "tokens/test.sh: python3 is needed to read the JSON" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/hsm-bench-tokens.XXXXXX)
+# shellcheck disable=SC2317  # invoked by the trap
 cleanup() {
   local rc=$?
   for t in "${which[@]}"; do "$here/$t.sh" down "$work/$t" >/dev/null 2>&1 || true; done
   if [ "${TOKENS_KEEP:-0}" = 1 ]; then echo "tokens/test.sh: kept $work" >&2; else rm -rf "$work"; fi
-  exit $rc
+  exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -57,7 +58,7 @@ fail=0
 for t in "${which[@]}"; do
   [ -x "$here/$t.sh" ] || { echo "tokens/test.sh: no token script $t" >&2; exit 2; }
   start=$(date +%s)
-  "$here/$t.sh" up "$work/$t" >/dev/null
+  "$here/$t.sh" up "$work/$t" >/dev/null || { echo "tokens/test.sh: $t: bring-up failed" >&2; fail=1; continue; }
   out="$work/$t/result.json"
   # shellcheck disable=SC1090,SC1091
   (
