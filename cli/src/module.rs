@@ -700,8 +700,13 @@ impl Module {
         self.setup.as_ref().expect("set-up session open until drop")
     }
 
-    /// Raw handles of `n` sessions, one per benchmark thread (opened on demand).
+    /// Raw handles of `n` sessions, one per benchmark thread, opened afresh for
+    /// every job: an op that fails mid-operation (a module that answers
+    /// `C_Encrypt` with an error and leaves the operation active, as
+    /// tpm2-pkcs11 does with OAEP) would otherwise leave the session in
+    /// `CKR_OPERATION_ACTIVE` for every later op of that thread.
     pub fn sessions(&mut self, n: usize) -> Result<Vec<CK_SESSION_HANDLE>> {
+        self.pool.clear();
         while self.pool.len() < n {
             let s = self.ctx.open_rw_session(self.slot).map_err(|e| {
                 CliError::usage(format!(
