@@ -69,6 +69,7 @@ for t in "${which[@]}"; do
   start=$(date +%s)
   "$here/$t.sh" up "$work/$t" >/dev/null || { echo "tokens/test.sh: $t: bring-up failed" >&2; fail=1; continue; }
   out="$work/$t/result.json"
+  rc=0
   # shellcheck disable=SC1090,SC1091
   (
     set -a
@@ -76,12 +77,15 @@ for t in "${which[@]}"; do
     set +a
     HSM_BENCH_PIN=$PIN "$HSM_BENCH" run --profile quick --duration "${TOKENS_DURATION:-0.2}" \
       --ops "$ops" --module dalek --module "$MODULE" --token-label "$LABEL" \
-      --format json --output "$out" --quiet 2>"$work/$t/stderr" || {
-        rc=$?
-        # exit 1 = some op failed (checked below); anything else is fatal
-        [ $rc -eq 1 ] || { cat "$work/$t/stderr" >&2; exit $rc; }
-      }
-  ) || { echo "tokens/test.sh: $t: hsm-bench failed" >&2; fail=1; continue; }
+      --format json --output "$out" --quiet 2>"$work/$t/stderr"
+  ) || rc=$?
+  if [ "$rc" -ne 0 ] || [ ! -s "$out" ]; then
+    echo "tokens/test.sh: $t: hsm-bench failed (exit $rc); its stderr ends:" >&2
+    tail -5 "$work/$t/stderr" >&2
+    fail=1
+    "$here/$t.sh" down "$work/$t" >/dev/null 2>&1 || true
+    continue
+  fi
   gaps=""
   for op in $(python3 -c 'import json,sys; print(" ".join(r["op"] for r in json.load(open(sys.argv[1]))["results"] if r["module"] != "dalek" and r["status"] == "error"))' "$out"); do
     why=$(known_gap "$t" "$op") && gaps+="$op=$why;"
