@@ -75,8 +75,8 @@ for t in "${which[@]}"; do
     set -a
     . "$work/$t/env"
     set +a
-    HSM_BENCH_PIN=$PIN "$HSM_BENCH" run --profile quick --duration "${TOKENS_DURATION:-0.2}" \
-      --ops "$ops" --module dalek --module "$MODULE" --token-label "$LABEL" \
+    TOKEN_PIN=$PIN "$HSM_BENCH" run --profile quick --duration "${TOKENS_DURATION:-0.2}" \
+      --ops "$ops" --module dalek --module "$MODULE,token=$LABEL,pin-env=TOKEN_PIN" \
       --format json --output "$out" --quiet 2>"$work/$t/stderr"
   ) || rc=$?
   if [ "$rc" -ne 0 ] || [ ! -s "$out" ]; then
