@@ -438,3 +438,52 @@ fn piped_progress_prints_one_numbered_line_per_op_in_order() {
     assert!(!stderr(&o).contains("done:"), "{}", stderr(&o));
     assert!(leftovers(tmp.path()).is_empty());
 }
+
+/// The AES modes × key sizes × directions of the breadth profile.
+fn breadth_ids() -> Vec<String> {
+    let mut v = Vec::new();
+    for bits in [128, 192, 256] {
+        for mode in ["ecb", "cbc", "cbc-pad", "ctr", "gcm"] {
+            for dir in ["encrypt", "decrypt"] {
+                v.push(format!("aes{bits}-{mode}-{dir}"));
+            }
+        }
+    }
+    v
+}
+
+/// Our module lists every breadth mechanism: each op is measured, every
+/// result checked (decrypt-and-compare, and the in-process ciphertext of the
+/// known key), none failing.
+#[test]
+fn the_breadth_profile_measures_every_op_on_our_module() {
+    let Some(m) = dalek() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r.json");
+    let v = run_json(
+        dcmd(&m, tmp.path())
+            .args([
+                "run",
+                "--quiet",
+                "--module",
+                "dalek",
+                "--profile",
+                "breadth",
+            ])
+            .args(["--iterations", "20", "--warmup", "2"]),
+        &out,
+    );
+    let ids = breadth_ids();
+    assert_eq!(results(&v).len(), ids.len(), "one result per breadth op");
+    for id in &ids {
+        let r = find(&v, "dalek", id);
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["iterations"], 20, "{id}");
+        assert_eq!(r["errors"], 0, "{id}");
+        assert_sane(r);
+    }
+    assert!(
+        leftovers(tmp.path()).is_empty(),
+        "temporary token left behind"
+    );
+}

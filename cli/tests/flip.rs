@@ -84,6 +84,19 @@ fn flipped(dalek: &Path, tmp: &Path, flip: &str, after: u32) -> Command {
     c
 }
 
+/// `op` alone with every output of `func` but the first flipped: its
+/// result, which must be an error.
+fn flipped_after_one(dalek: &Path, func: &str, op: &str) -> Value {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = results_of(
+        flipped(dalek, tmp.path(), func, 1).args(["--ops", op]),
+        tmp.path(),
+    );
+    let r = find(&v, "dalek", op).clone();
+    assert_eq!(r["status"], "error", "{op} ({func} flipped): {r}");
+    r
+}
+
 /// Run `c` and return the results (a failed op may make the exit code
 /// non-zero; the result file is written either way).
 fn results_of(c: &mut Command, tmp: &Path) -> Value {
@@ -218,13 +231,7 @@ fn outputs_flipped_after_preparation_fail_the_checks_of_the_timed_calls() {
         ),
         ("C_Digest", "sha256", "digest differs from the reference"),
     ] {
-        let tmp = tempfile::tempdir().unwrap();
-        let v = results_of(
-            flipped(&m, tmp.path(), func, 1).args(["--ops", op]),
-            tmp.path(),
-        );
-        let r = find(&v, "dalek", op);
-        assert_eq!(r["status"], "error", "{op} ({func} flipped): {r}");
+        let r = flipped_after_one(&m, func, op);
         assert!(r["reason"].is_null(), "{op} failed while preparing: {r}");
         let errors = r["error_codes"].as_object().unwrap();
         assert!(
@@ -277,5 +284,49 @@ fn macs_of_unreadable_keys_are_checked_with_c_verify() {
                 );
             }
         }
+    }
+}
+
+/// The breadth profile's AES ops (every mode, key size and direction): with
+/// every output flipped each fails a named check while preparing; with the
+/// timed outputs flipped (after the preparation's), the checks of the timed
+/// calls catch it: sampled decryptions of ciphertexts, and the comparison of
+/// every decryption with the plaintext.
+#[test]
+fn every_breadth_op_fails_its_check_when_outputs_are_flipped() {
+    let Some(m) = dalek() else { return };
+    let ops = "aes*-ecb-*,aes*-cbc-*,aes*-ctr-*,aes*-gcm-*";
+    let tmp = tempfile::tempdir().unwrap();
+    let v = results_of(
+        flipped(&m, tmp.path(), "all", 0).args(["--ops", ops]),
+        tmp.path(),
+    );
+    assert_eq!(results(&v).len(), 30);
+    for r in results(&v) {
+        assert_eq!(r["status"], "error", "passed with flipped output: {r}");
+        let text = failure_text(r);
+        assert!(text.contains("CHECK_FAILED(prepared ciphertext"), "{text}");
+    }
+    // The shim counts outputs per process: one op per run, so that only the
+    // preparation's output is left alone.
+    let breadth: Vec<String> = results(&v)
+        .iter()
+        .map(|r| r["op"].as_str().unwrap().to_string())
+        .collect();
+    for op in &breadth {
+        let (func, check) = if op.ends_with("-encrypt") {
+            ("C_Encrypt", "sampled ciphertext")
+        } else {
+            ("C_Decrypt", "decrypted data differs from the plaintext")
+        };
+        let r = flipped_after_one(&m, func, op);
+        // The first timed call (the warmup's) is the one caught: a failed
+        // warmup, or failed measured calls, never a failed preparation.
+        let text = failure_text(&r);
+        assert!(!text.contains("preparing failed"), "{op}: {r}");
+        assert!(
+            text.contains(&format!("CHECK_FAILED({check}")),
+            "{op}: expected the check '{check}', got {text}"
+        );
     }
 }

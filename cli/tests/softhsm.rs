@@ -1096,3 +1096,48 @@ fn profiles_are_found_and_flags_override_them() {
     assert_eq!(ids, ["sha256", "sha384", "sha512"]);
     assert!(results(&v).iter().all(|r| r["iterations"] == 7));
 }
+
+/// SoftHSM2 on the breadth profile: an op is measured without a failed call,
+/// or unsupported with a reason; never listed as supported and then failing.
+#[test]
+fn breadth_ops_are_measured_or_unsupported_never_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let v = run_json(
+        cmd().env("TMPDIR", dir.path()).args([
+            "run",
+            "--quiet",
+            "--module",
+            "softhsm",
+            "--profile",
+            "breadth",
+            "--iterations",
+            "10",
+            "--warmup",
+            "1",
+        ]),
+        &out,
+    );
+    let rs = results(&v);
+    assert_eq!(rs.len(), 30, "every AES mode, size and direction");
+    let mut ok = Vec::new();
+    for r in rs {
+        match r["status"].as_str().unwrap() {
+            "ok" => {
+                assert_eq!(r["errors"], 0, "{r}");
+                assert_sane(r);
+                ok.push(r["op"].as_str().unwrap().to_string());
+            }
+            "unsupported" => assert!(!r["reason"].as_str().unwrap_or("").is_empty(), "{r}"),
+            _ => panic!("SoftHSM2 lists the mechanism but the op failed: {r}"),
+        }
+    }
+    // SoftHSM2 has AES ECB, CBC, CBC-PAD and GCM at every key size.
+    for id in [
+        "aes128-ecb-encrypt",
+        "aes192-cbc-pad-decrypt",
+        "aes256-gcm-decrypt",
+    ] {
+        assert!(ok.iter().any(|o| o == id), "{id} measured: {ok:?}");
+    }
+}

@@ -113,13 +113,40 @@ pub enum SigAlg {
     RsaPss(u32),
 }
 
+/// AES modes of operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AesMode {
+    /// CKM_AES_ECB (no padding).
+    Ecb,
+    /// CKM_AES_CBC (no padding).
+    Cbc,
+    /// CKM_AES_CBC_PAD (PKCS#7 padding).
+    CbcPad,
+    /// CKM_AES_CTR, a 32-bit counter.
+    Ctr,
+    /// CKM_AES_GCM, 96-bit IV, no AAD, 128-bit tag.
+    Gcm,
+}
+
+impl AesMode {
+    /// Every mode, in catalogue order.
+    pub const ALL: [AesMode; 5] = [
+        AesMode::Ecb,
+        AesMode::Cbc,
+        AesMode::CbcPad,
+        AesMode::Ctr,
+        AesMode::Gcm,
+    ];
+}
+
+/// AES key sizes of the catalogue, in bytes.
+pub const AES_KEY_BYTES: [u32; 3] = [16, 24, 32];
+
 /// Ciphers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CipherAlg {
-    /// AES-GCM, 96-bit IV, 128-bit tag.
-    AesGcm,
-    /// AES-CBC without padding.
-    AesCbc,
+    /// AES with an n-byte key in a mode.
+    Aes(AesMode, u32),
     /// RSA-OAEP with SHA-1 and MGF1-SHA1.
     RsaOaepSha1(u32),
     /// RSA-OAEP with SHA-256 and MGF1-SHA256.
@@ -378,10 +405,14 @@ pub fn ops_for_existing(k: &keys::ExistingKey) -> Vec<OpDef> {
                 o
             };
             if h.secret.is_some() && k.can_encrypt {
-                v.push(rename(cipher::encrypt_op(CipherAlg::AesGcm, ex)));
-                v.push(rename(cipher::encrypt_op(CipherAlg::AesCbc, ex)));
+                let (gcm, cbc) = (
+                    CipherAlg::Aes(AesMode::Gcm, *n),
+                    CipherAlg::Aes(AesMode::Cbc, *n),
+                );
+                v.push(cipher::encrypt_op(gcm, ex));
+                v.push(cipher::encrypt_op(cbc, ex));
                 if k.can_decrypt {
-                    v.push(rename(cipher::decrypt_op(CipherAlg::AesGcm, ex)));
+                    v.push(cipher::decrypt_op(gcm, ex));
                 }
             }
             if h.secret.is_some() && k.can_sign {
