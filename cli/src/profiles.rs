@@ -293,7 +293,8 @@ mod tests {
     }
 
     #[test]
-    fn breadth_runs_every_aes_mode_and_size_and_nothing_else() {
+    fn breadth_runs_every_breadth_op_and_nothing_else() {
+        use crate::suite::{HashAlg, SigAlg};
         let all = catalogue();
         let breadth = embedded("breadth");
         let picked: Vec<&str> = select(&all, &breadth.ops)
@@ -306,13 +307,17 @@ mod tests {
             .filter(|o| {
                 matches!(
                     o.kind,
-                    OpKind::Encrypt(CipherAlg::Aes(..)) | OpKind::Decrypt(CipherAlg::Aes(..))
+                    OpKind::Encrypt(CipherAlg::Aes(..))
+                        | OpKind::Decrypt(CipherAlg::Aes(..))
+                        | OpKind::Sign(SigAlg::EcdsaHash(..))
+                        | OpKind::Verify(SigAlg::EcdsaHash(..))
+                        | OpKind::Digest(HashAlg::Sha1)
                 )
             })
             .map(|o| o.id.as_str())
             .collect();
         assert_eq!(picked, want);
-        assert_eq!(picked.len(), 30);
+        assert_eq!(picked.len(), 30 + 8 + 1);
         assert!(breadth.duration.unwrap() <= 0.5, "brief");
     }
 

@@ -439,7 +439,8 @@ fn piped_progress_prints_one_numbered_line_per_op_in_order() {
     assert!(leftovers(tmp.path()).is_empty());
 }
 
-/// The AES modes × key sizes × directions of the breadth profile.
+/// The ops of the breadth profile: AES modes × key sizes × directions,
+/// ECDSA with SHA-256/384 on P-256/384, SHA-1.
 fn breadth_ids() -> Vec<String> {
     let mut v = Vec::new();
     for bits in [128, 192, 256] {
@@ -449,12 +450,20 @@ fn breadth_ids() -> Vec<String> {
             }
         }
     }
+    for c in [256, 384] {
+        for h in ["sha256", "sha384"] {
+            for dir in ["sign", "verify"] {
+                v.push(format!("p{c}-ecdsa-{h}-{dir}"));
+            }
+        }
+    }
+    v.push("sha1".into());
     v
 }
 
 /// Our module lists every breadth mechanism: each op is measured, every
-/// result checked (decrypt-and-compare, and the in-process ciphertext of the
-/// known key), none failing.
+/// result checked (decrypt-and-compare and the in-process ciphertext of the
+/// known key; signatures verified; SHA-1 against sha1), none failing.
 #[test]
 fn the_breadth_profile_measures_every_op_on_our_module() {
     let Some(m) = dalek() else { return };

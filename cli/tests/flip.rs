@@ -287,37 +287,50 @@ fn macs_of_unreadable_keys_are_checked_with_c_verify() {
     }
 }
 
-/// The breadth profile's AES ops (every mode, key size and direction): with
-/// every output flipped each fails a named check while preparing; with the
-/// timed outputs flipped (after the preparation's), the checks of the timed
-/// calls catch it: sampled decryptions of ciphertexts, and the comparison of
-/// every decryption with the plaintext.
+/// The breadth profile's ops (every AES mode, key size and direction; ECDSA
+/// with hashing; SHA-1): with every output flipped each fails a named check
+/// while preparing (digests: on every call); with the timed outputs flipped
+/// (after the preparation's), the checks of the timed calls catch it: sampled
+/// decryptions of ciphertexts and verifications of signatures, the
+/// comparison of every decryption with the plaintext and of every digest
+/// with the reference. Verify ops write no output in their timed calls.
 #[test]
 fn every_breadth_op_fails_its_check_when_outputs_are_flipped() {
     let Some(m) = dalek() else { return };
-    let ops = "aes*-ecb-*,aes*-cbc-*,aes*-ctr-*,aes*-gcm-*";
+    let ops = "aes*-ecb-*,aes*-cbc-*,aes*-ctr-*,aes*-gcm-*,p*-ecdsa-*,sha1";
     let tmp = tempfile::tempdir().unwrap();
     let v = results_of(
         flipped(&m, tmp.path(), "all", 0).args(["--ops", ops]),
         tmp.path(),
     );
-    assert_eq!(results(&v).len(), 30);
+    assert_eq!(results(&v).len(), 39);
     for r in results(&v) {
         assert_eq!(r["status"], "error", "passed with flipped output: {r}");
         let text = failure_text(r);
-        assert!(text.contains("CHECK_FAILED(prepared ciphertext"), "{text}");
+        assert!(
+            text.contains("CHECK_FAILED(")
+                && ["ciphertext", "signature does not verify", "digest differs"]
+                    .iter()
+                    .any(|c| text.contains(c)),
+            "{text}"
+        );
     }
     // The shim counts outputs per process: one op per run, so that only the
     // preparation's output is left alone.
     let breadth: Vec<String> = results(&v)
         .iter()
         .map(|r| r["op"].as_str().unwrap().to_string())
+        .filter(|op| !op.ends_with("-verify"))
         .collect();
     for op in &breadth {
         let (func, check) = if op.ends_with("-encrypt") {
             ("C_Encrypt", "sampled ciphertext")
-        } else {
+        } else if op.ends_with("-decrypt") {
             ("C_Decrypt", "decrypted data differs from the plaintext")
+        } else if op.ends_with("-sign") {
+            ("C_Sign", "sampled signature does not verify")
+        } else {
+            ("C_Digest", "digest differs from the reference")
         };
         let r = flipped_after_one(&m, func, op);
         // The first timed call (the warmup's) is the one caught: a failed

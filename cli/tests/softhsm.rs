@@ -1119,7 +1119,11 @@ fn breadth_ops_are_measured_or_unsupported_never_failed() {
         &out,
     );
     let rs = results(&v);
-    assert_eq!(rs.len(), 30, "every AES mode, size and direction");
+    assert_eq!(
+        rs.len(),
+        39,
+        "every AES mode, size and direction; ECDSA; SHA-1"
+    );
     let mut ok = Vec::new();
     for r in rs {
         match r["status"].as_str().unwrap() {
@@ -1132,7 +1136,7 @@ fn breadth_ops_are_measured_or_unsupported_never_failed() {
             _ => panic!("SoftHSM2 lists the mechanism but the op failed: {r}"),
         }
     }
-    // SoftHSM2 has AES ECB, CBC, CBC-PAD and GCM at every key size.
+    // SoftHSM2 has AES ECB, CBC, CBC-PAD and GCM at every key size, and SHA-1.
     for id in [
         "aes128-ecb-encrypt",
         "aes192-cbc-pad-decrypt",

@@ -107,6 +107,9 @@ pub enum SigAlg {
     EcdsaP256,
     /// ECDSA on P-384.
     EcdsaP384,
+    /// ECDSA with the hash in the mechanism (`CKM_ECDSA_SHA256`, …) over a
+    /// message, on the NIST curve of this many bits (256 or 384).
+    EcdsaHash(u32, HashAlg),
     /// RSA PKCS#1 v1.5 with SHA-256 (CKM_SHA256_RSA_PKCS).
     RsaPkcs(u32),
     /// RSA-PSS with SHA-256, MGF1-SHA256, 32-byte salt.
@@ -156,6 +159,8 @@ pub enum CipherAlg {
 /// Hash functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HashAlg {
+    /// SHA-1 (legacy).
+    Sha1,
     /// SHA-256.
     Sha256,
     /// SHA-384.
@@ -493,6 +498,10 @@ mod tests {
             "rsa2048-keygen",
             "aes256-keygen",
             "find-object",
+            "sha1",
+            "aes128-ctr-encrypt",
+            "aes192-cbc-pad-decrypt",
+            "p384-ecdsa-sha256-verify",
         ] {
             assert_eq!(ids.iter().filter(|x| **x == id).count(), 1, "{id}");
         }
@@ -516,6 +525,7 @@ mod tests {
                 "sha256",
                 "sha384",
                 "sha512",
+                "sha1",
                 "ed25519-keygen"
             ]
         );
