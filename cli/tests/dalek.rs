@@ -440,7 +440,8 @@ fn piped_progress_prints_one_numbered_line_per_op_in_order() {
 }
 
 /// The ops of the breadth profile: AES modes × key sizes × directions,
-/// ECDSA with SHA-256/384 on P-256/384, SHA-1.
+/// ECDSA with SHA-256/384 on P-256/384, SHA-1, RSA-PSS and RSA-OAEP at
+/// 3072 and 4096 bits.
 fn breadth_ids() -> Vec<String> {
     let mut v = Vec::new();
     for bits in [128, 192, 256] {
@@ -458,6 +459,14 @@ fn breadth_ids() -> Vec<String> {
         }
     }
     v.push("sha1".into());
+    for b in [3072, 4096] {
+        v.extend([format!("rsa{b}-pss-sign"), format!("rsa{b}-pss-verify")]);
+        for h in ["sha1", "sha256"] {
+            for dir in ["encrypt", "decrypt"] {
+                v.push(format!("rsa{b}-oaep-{h}-{dir}"));
+            }
+        }
+    }
     v
 }
 
@@ -479,7 +488,7 @@ fn the_breadth_profile_measures_every_op_on_our_module() {
                 "--profile",
                 "breadth",
             ])
-            .args(["--iterations", "20", "--warmup", "2"]),
+            .args(["--iterations", "10", "--warmup", "1"]),
         &out,
     );
     let ids = breadth_ids();
@@ -487,7 +496,7 @@ fn the_breadth_profile_measures_every_op_on_our_module() {
     for id in &ids {
         let r = find(&v, "dalek", id);
         assert_eq!(r["status"], "ok", "{r}");
-        assert_eq!(r["iterations"], 20, "{id}");
+        assert_eq!(r["iterations"], 10, "{id}");
         assert_eq!(r["errors"], 0, "{id}");
         assert_sane(r);
     }

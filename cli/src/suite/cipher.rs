@@ -225,6 +225,12 @@ pub fn ops() -> Vec<OpDef> {
         decrypt_op(gcm, gcm.key()),
         encrypt_op(cbc, cbc.key()),
     ];
+    for b in [3072, 4096] {
+        for c in [RsaOaepSha1(b), RsaOaepSha256(b)] {
+            v.push(encrypt_op(c, c.key()));
+            v.push(decrypt_op(c, c.key()));
+        }
+    }
     for n in AES_KEY_BYTES {
         for m in AesMode::ALL {
             let c = Aes(m, n);
@@ -515,7 +521,23 @@ mod tests {
     fn every_aes_mode_size_and_direction_is_declared_once_with_its_name() {
         let all = ops();
         let mut ids: Vec<&str> = all.iter().map(|o| o.id.as_str()).collect();
-        assert_eq!(ids.len(), 3 + 3 * 5 * 2, "RSA-OAEP and AES ops");
+        assert_eq!(ids.len(), 3 + 2 * 4 + 3 * 5 * 2, "RSA-OAEP and AES ops");
+        for b in [3072, 4096] {
+            for h in ["sha1", "sha256"] {
+                for dir in ["encrypt", "decrypt"] {
+                    let id = format!("rsa{b}-oaep-{h}-{dir}");
+                    let o = all
+                        .iter()
+                        .find(|o| o.id == id)
+                        .unwrap_or_else(|| panic!("{id}"));
+                    assert_eq!(
+                        (o.mechanism, o.key, o.key_bits),
+                        (CKM_RSA_PKCS_OAEP, Some(KeySpec::Rsa(b)), Some(b as u64)),
+                        "{id}"
+                    );
+                }
+            }
+        }
         for (bits, bytes) in [(128, 16), (192, 24), (256, 32)] {
             for (name, mech) in [
                 ("ecb", CKM_AES_ECB),

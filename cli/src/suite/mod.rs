@@ -502,6 +502,10 @@ mod tests {
             "aes128-ctr-encrypt",
             "aes192-cbc-pad-decrypt",
             "p384-ecdsa-sha256-verify",
+            "rsa3072-pss-sign",
+            "rsa4096-pss-verify",
+            "rsa4096-oaep-sha256-decrypt",
+            "rsa3072-oaep-sha1-decrypt",
         ] {
             assert_eq!(ids.iter().filter(|x| **x == id).count(), 1, "{id}");
         }

@@ -165,8 +165,10 @@ pub fn ops() -> Vec<OpDef> {
         v.push(sign_op(RsaPkcs(b), KeySpec::Rsa(b)));
         v.push(verify_op(RsaPkcs(b), KeySpec::Rsa(b)));
     }
-    v.push(sign_op(RsaPss(2048), KeySpec::Rsa(2048)));
-    v.push(verify_op(RsaPss(2048), KeySpec::Rsa(2048)));
+    for b in [2048, 3072, 4096] {
+        v.push(sign_op(RsaPss(b), KeySpec::Rsa(b)));
+        v.push(verify_op(RsaPss(b), KeySpec::Rsa(b)));
+    }
     for c in [256, 384] {
         for h in [HashAlg::Sha256, HashAlg::Sha384] {
             let a = EcdsaHash(c, h);
