@@ -336,12 +336,16 @@ fn prepare(
                 population: Some(population),
             };
             let w = build_worker(op, &prep).map_err(|f: Failure| {
-                let why = format!("preparing failed: {}", f.name());
-                fail(if ops.len() > 1 {
+                let (status, why) = match f {
+                    Failure::Unsupported(why) => (Status::Unsupported, why),
+                    f => (Status::Error, format!("preparing failed: {}", f.name())),
+                };
+                let why = if ops.len() > 1 {
                     format!("{}: {why}", op.id)
                 } else {
                     why
-                })
+                };
+                Box::new(not_measured(job, &name, status, why, s, opts))
             })?;
             comps.push(w);
         }

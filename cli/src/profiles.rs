@@ -312,13 +312,14 @@ mod tests {
                         | OpKind::Sign(SigAlg::EcdsaHash(..))
                         | OpKind::Verify(SigAlg::EcdsaHash(..))
                         | OpKind::Digest(HashAlg::Sha1)
+                        | OpKind::SeedRandom(_)
                 ) || (o.key_bits.is_some_and(|b| b > 2048)
                     && (o.id.contains("-pss-") || o.id.contains("-oaep-")))
             })
             .map(|o| o.id.as_str())
             .collect();
         assert_eq!(picked, want);
-        assert_eq!(picked.len(), 30 + 8 + 1 + 4 + 8);
+        assert_eq!(picked.len(), 30 + 8 + 1 + 1 + 4 + 8);
         assert!(breadth.duration.unwrap() <= 0.5, "brief");
     }
 

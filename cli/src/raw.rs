@@ -397,6 +397,16 @@ impl RawModule {
         unsafe { f(s, out.as_mut_ptr(), out.len() as CK_ULONG) }
     }
 
+    /// `C_SeedRandom` with `seed`.
+    #[inline]
+    pub fn seed_random(&self, s: CK_SESSION_HANDLE, seed: &mut [u8]) -> CK_RV {
+        let Some(f) = self.list.C_SeedRandom else {
+            return CKR_FUNCTION_NOT_SUPPORTED;
+        };
+        // SAFETY: `seed` is readable for its length (the module only reads it).
+        unsafe { f(s, seed.as_mut_ptr(), seed.len() as CK_ULONG) }
+    }
+
     /// `C_GenerateKey`.
     #[inline]
     pub fn generate_key(

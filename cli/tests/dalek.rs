@@ -440,7 +440,7 @@ fn piped_progress_prints_one_numbered_line_per_op_in_order() {
 }
 
 /// The ops of the breadth profile: AES modes × key sizes × directions,
-/// ECDSA with SHA-256/384 on P-256/384, SHA-1, RSA-PSS and RSA-OAEP at
+/// ECDSA with SHA-256/384 on P-256/384, SHA-1, C_SeedRandom, RSA-PSS and RSA-OAEP at
 /// 3072 and 4096 bits.
 fn breadth_ids() -> Vec<String> {
     let mut v = Vec::new();
@@ -459,6 +459,7 @@ fn breadth_ids() -> Vec<String> {
         }
     }
     v.push("sha1".into());
+    v.push("seed-random32".into());
     for b in [3072, 4096] {
         v.extend([format!("rsa{b}-pss-sign"), format!("rsa{b}-pss-verify")]);
         for h in ["sha1", "sha256"] {

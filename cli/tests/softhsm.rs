@@ -1121,8 +1121,8 @@ fn breadth_ops_are_measured_or_unsupported_never_failed() {
     let rs = results(&v);
     assert_eq!(
         rs.len(),
-        51,
-        "AES modes, sizes, directions; ECDSA; SHA-1; RSA"
+        52,
+        "AES modes, sizes, directions; ECDSA; SHA-1; seed; RSA"
     );
     let mut ok = Vec::new();
     for r in rs {
@@ -1147,12 +1147,14 @@ fn breadth_ops_are_measured_or_unsupported_never_failed() {
         }
     }
     // SoftHSM2 has AES ECB, CBC, CBC-PAD and GCM at every key size, SHA-1,
+    // C_SeedRandom,
     // RSA-PSS and RSA-OAEP with SHA-1.
     for id in [
         "aes128-ecb-encrypt",
         "aes192-cbc-pad-decrypt",
         "aes256-gcm-decrypt",
         "sha1",
+        "seed-random32",
         "rsa4096-pss-verify",
         "rsa3072-oaep-sha1-decrypt",
     ] {

@@ -34,6 +34,10 @@ pub enum Failure {
     Rv(CK_RV),
     /// The call succeeded but its result was wrong (e.g. decrypt output differs).
     Check(String),
+    /// The token refused the op while preparing in a way that means it does
+    /// not offer it (e.g. C_SeedRandom returning CKR_RANDOM_SEED_NOT_SUPPORTED):
+    /// the op is reported unsupported with this reason.
+    Unsupported(String),
 }
 
 impl Failure {
@@ -42,6 +46,7 @@ impl Failure {
         match self {
             Failure::Rv(rv) => ckr_name(*rv),
             Failure::Check(what) => format!("CHECK_FAILED({what})"),
+            Failure::Unsupported(why) => format!("UNSUPPORTED({why})"),
         }
     }
 }
@@ -197,6 +202,8 @@ pub enum OpKind {
     Mac(MacAlg),
     /// C_GenerateRandom of n bytes.
     Random(usize),
+    /// C_SeedRandom with n bytes of seed.
+    SeedRandom(usize),
     /// C_GetSessionInfo: no cryptography; shows the harness and call overhead.
     SessionInfo,
     /// Generate a key (pair), destroyed after each iteration outside the timer.
@@ -235,7 +242,7 @@ impl OpDef {
     pub fn mechanism_name(&self) -> String {
         if matches!(
             self.kind,
-            OpKind::SessionInfo | OpKind::FindObject(_) | OpKind::Random(_)
+            OpKind::SessionInfo | OpKind::FindObject(_) | OpKind::Random(_) | OpKind::SeedRandom(_)
         ) || (matches!(self.kind, OpKind::Population(..)) && self.mechanism == 0)
         {
             "none".to_string()
@@ -344,6 +351,7 @@ pub fn build_worker(op: &OpDef, prep: &Prep<'_>) -> Result<Box<dyn Worker>, Fail
         OpKind::Digest(h) => digest::worker(h, prep),
         OpKind::Mac(m) => mac::worker(m, prep),
         OpKind::Random(n) => random::random_worker(n, prep),
+        OpKind::SeedRandom(n) => random::seed_worker(n, prep),
         OpKind::SessionInfo => random::session_info_worker(prep),
         OpKind::KeyGen(k) => keygen::worker(k, prep),
         OpKind::FindObject(n) => objects::find_worker(n, prep),
