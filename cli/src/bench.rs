@@ -142,6 +142,26 @@ fn unsupported(m: &Module, op: &OpDef, size: u64) -> Option<String> {
             info.ulMaxKeySize
         ));
     }
+    // AES mechanisms give their key sizes in bytes (PKCS#11 §2.10); a
+    // maximum above 64 can only be in bits, as some tokens report it.
+    if let (Some(crate::suite::keys::KeySpec::Aes(n)), Some(info)) =
+        (op.key, m.mechanisms.get(&op.mechanism))
+        && info.ulMaxKeySize > 0
+    {
+        let (size, unit) = if info.ulMaxKeySize > 64 {
+            (u64::from(n) * 8, "bit")
+        } else {
+            (u64::from(n), "byte")
+        };
+        if size < info.ulMinKeySize || size > info.ulMaxKeySize {
+            return Some(format!(
+                "{size}-{unit} keys are outside {}'s range {}..{}",
+                ckm_name(op.mechanism),
+                info.ulMinKeySize,
+                info.ulMaxKeySize
+            ));
+        }
+    }
     if let DataSpec::Variable { align, .. } = op.data
         && !size.is_multiple_of(align as u64)
     {
@@ -316,12 +336,16 @@ fn prepare(
                 population: Some(population),
             };
             let w = build_worker(op, &prep).map_err(|f: Failure| {
-                let why = format!("preparing failed: {}", f.name());
-                fail(if ops.len() > 1 {
+                let (status, why) = match f {
+                    Failure::Unsupported(why) => (Status::Unsupported, why),
+                    f => (Status::Error, format!("preparing failed: {}", f.name())),
+                };
+                let why = if ops.len() > 1 {
                     format!("{}: {why}", op.id)
                 } else {
                     why
-                })
+                };
+                Box::new(not_measured(job, &name, status, why, s, opts))
             })?;
             comps.push(w);
         }

@@ -1,5 +1,5 @@
 //! Benchmark profiles: named TOML suites in `bench-profiles/` (quick, full, ci,
-//! sizes, threads, mix, scaling). A name is looked up next to the executable, then upward
+//! sizes, threads, mix, scaling, breadth). A name is looked up next to the executable, then upward
 //! from the executable and the current directory, then in the copies embedded in
 //! the binary; anything containing a `/` or ending in `.toml` is read as a path.
 //! Command-line flags override profile values.
@@ -21,6 +21,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("threads", include_str!("../../bench-profiles/threads.toml")),
     ("mix", include_str!("../../bench-profiles/mix.toml")),
     ("scaling", include_str!("../../bench-profiles/scaling.toml")),
+    ("breadth", include_str!("../../bench-profiles/breadth.toml")),
 ];
 
 /// A size in a profile: a number of bytes or a string like "4K".
@@ -232,7 +233,13 @@ fn display(p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::{catalogue, select};
+    use crate::suite::{CipherAlg, OpKind, catalogue, select};
+
+    /// The embedded profile `name`, parsed.
+    fn embedded(name: &str) -> Profile {
+        let text = EMBEDDED.iter().find(|(n, _)| *n == name).expect("embedded");
+        Profile::parse(text.1).unwrap()
+    }
 
     #[test]
     fn embedded_profiles_parse_and_select_known_ops() {
@@ -279,17 +286,41 @@ mod tests {
             .map(|o| o.id.clone())
             .collect();
         assert_eq!(full_ids, want, "full: every op but the scaling ones");
-        let scaling = Profile::parse(
-            EMBEDDED
-                .iter()
-                .find(|(n, _)| *n == "scaling")
-                .expect("embedded")
-                .1,
-        )
-        .unwrap();
+        let scaling = embedded("scaling");
         let picked = select(&all, &scaling.ops).unwrap();
         assert_eq!(picked.len(), all.iter().filter(is_scaling).count());
         assert!(picked.iter().all(is_scaling));
+    }
+
+    #[test]
+    fn breadth_runs_every_breadth_op_and_nothing_else() {
+        use crate::suite::{HashAlg, SigAlg};
+        let all = catalogue();
+        let breadth = embedded("breadth");
+        let picked: Vec<&str> = select(&all, &breadth.ops)
+            .unwrap()
+            .iter()
+            .map(|o| o.id.as_str())
+            .collect();
+        let want: Vec<&str> = all
+            .iter()
+            .filter(|o| {
+                matches!(
+                    o.kind,
+                    OpKind::Encrypt(CipherAlg::Aes(..))
+                        | OpKind::Decrypt(CipherAlg::Aes(..))
+                        | OpKind::Sign(SigAlg::EcdsaHash(..))
+                        | OpKind::Verify(SigAlg::EcdsaHash(..))
+                        | OpKind::Digest(HashAlg::Sha1)
+                        | OpKind::SeedRandom(_)
+                ) || (o.key_bits.is_some_and(|b| b > 2048)
+                    && (o.id.contains("-pss-") || o.id.contains("-oaep-")))
+            })
+            .map(|o| o.id.as_str())
+            .collect();
+        assert_eq!(picked, want);
+        assert_eq!(picked.len(), 30 + 8 + 1 + 1 + 4 + 8);
+        assert!(breadth.duration.unwrap() <= 0.5, "brief");
     }
 
     #[test]

@@ -397,6 +397,16 @@ impl RawModule {
         unsafe { f(s, out.as_mut_ptr(), out.len() as CK_ULONG) }
     }
 
+    /// `C_SeedRandom` with `seed`.
+    #[inline]
+    pub fn seed_random(&self, s: CK_SESSION_HANDLE, seed: &mut [u8]) -> CK_RV {
+        let Some(f) = self.list.C_SeedRandom else {
+            return CKR_FUNCTION_NOT_SUPPORTED;
+        };
+        // SAFETY: `seed` is readable for its length (the module only reads it).
+        unsafe { f(s, seed.as_mut_ptr(), seed.len() as CK_ULONG) }
+    }
+
     /// `C_GenerateKey`.
     #[inline]
     pub fn generate_key(
@@ -513,6 +523,7 @@ enum Param {
     Pss(Box<CK_RSA_PKCS_PSS_PARAMS>),
     Oaep(Box<CK_RSA_PKCS_OAEP_PARAMS>),
     Iv(Box<[u8; 16]>),
+    Ctr(Box<CK_AES_CTR_PARAMS>),
 }
 
 struct GcmParam {
@@ -577,23 +588,17 @@ impl Mech {
         match &self.param {
             Param::Gcm(g) => Some(&g.iv),
             Param::Iv(b) => Some(&b[..]),
+            Param::Ctr(c) => Some(&c.cb[..]),
             _ => None,
         }
     }
 
-    /// Replace the IV of an AES-GCM mechanism (outside the timed region).
-    pub fn set_gcm_iv(&mut self, iv: &[u8; 12]) {
-        if let Param::Gcm(g) = &mut self.param {
-            g.iv = *iv;
-        }
-        self.refresh();
-    }
-
-    /// AES-CBC (no padding) with the given IV.
-    pub fn aes_cbc(iv: [u8; 16]) -> Self {
+    /// A mechanism whose parameter is a 16-byte IV (`CKM_AES_CBC`,
+    /// `CKM_AES_CBC_PAD`).
+    pub fn with_iv16(mech: CK_MECHANISM_TYPE, iv: [u8; 16]) -> Self {
         let mut m = Mech {
             raw: CK_MECHANISM {
-                mechanism: CKM_AES_CBC,
+                mechanism: mech,
                 pParameter: ptr::null_mut(),
                 ulParameterLen: 16,
             },
@@ -603,10 +608,45 @@ impl Mech {
         m
     }
 
-    /// Replace the IV of an AES-CBC mechanism (outside the timed region).
-    pub fn set_cbc_iv(&mut self, iv: &[u8; 16]) {
-        if let Param::Iv(b) = &mut self.param {
-            **b = *iv;
+    /// AES-CTR with the initial counter block `block`, whose last
+    /// `counter_bits` bits are the counter.
+    pub fn aes_ctr(block: [u8; 16], counter_bits: CK_ULONG) -> Self {
+        let mut m = Mech {
+            raw: CK_MECHANISM {
+                mechanism: CKM_AES_CTR,
+                pParameter: ptr::null_mut(),
+                ulParameterLen: std::mem::size_of::<CK_AES_CTR_PARAMS>() as CK_ULONG,
+            },
+            param: Param::Ctr(Box::new(CK_AES_CTR_PARAMS {
+                ulCounterBits: counter_bits,
+                cb: block,
+            })),
+        };
+        m.refresh();
+        m
+    }
+
+    /// Replace the IV (GCM: 12 bytes; CBC, CBC-PAD: 16 bytes; CTR: the
+    /// 16-byte counter block) outside the timed region. An IV of another
+    /// length, or a mechanism without IV, is left alone.
+    pub fn set_iv(&mut self, iv: &[u8]) {
+        match &mut self.param {
+            Param::Gcm(g) => {
+                if let Ok(v) = iv.try_into() {
+                    g.iv = v;
+                }
+            }
+            Param::Iv(b) => {
+                if let Ok(v) = iv.try_into() {
+                    **b = v;
+                }
+            }
+            Param::Ctr(c) => {
+                if let Ok(v) = iv.try_into() {
+                    c.cb = v;
+                }
+            }
+            _ => {}
         }
         self.refresh();
     }
@@ -665,6 +705,7 @@ impl Mech {
             Param::Pss(p) => &mut **p as *mut CK_RSA_PKCS_PSS_PARAMS as *mut c_void,
             Param::Oaep(p) => &mut **p as *mut CK_RSA_PKCS_OAEP_PARAMS as *mut c_void,
             Param::Iv(b) => b.as_mut_ptr() as *mut c_void,
+            Param::Ctr(c) => &mut **c as *mut CK_AES_CTR_PARAMS as *mut c_void,
         };
     }
 }

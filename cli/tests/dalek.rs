@@ -438,3 +438,71 @@ fn piped_progress_prints_one_numbered_line_per_op_in_order() {
     assert!(!stderr(&o).contains("done:"), "{}", stderr(&o));
     assert!(leftovers(tmp.path()).is_empty());
 }
+
+/// The ops of the breadth profile: AES modes × key sizes × directions,
+/// ECDSA with SHA-256/384 on P-256/384, SHA-1, C_SeedRandom, RSA-PSS and RSA-OAEP at
+/// 3072 and 4096 bits.
+fn breadth_ids() -> Vec<String> {
+    let mut v = Vec::new();
+    for bits in [128, 192, 256] {
+        for mode in ["ecb", "cbc", "cbc-pad", "ctr", "gcm"] {
+            for dir in ["encrypt", "decrypt"] {
+                v.push(format!("aes{bits}-{mode}-{dir}"));
+            }
+        }
+    }
+    for c in [256, 384] {
+        for h in ["sha256", "sha384"] {
+            for dir in ["sign", "verify"] {
+                v.push(format!("p{c}-ecdsa-{h}-{dir}"));
+            }
+        }
+    }
+    v.push("sha1".into());
+    v.push("seed-random32".into());
+    for b in [3072, 4096] {
+        v.extend([format!("rsa{b}-pss-sign"), format!("rsa{b}-pss-verify")]);
+        for h in ["sha1", "sha256"] {
+            for dir in ["encrypt", "decrypt"] {
+                v.push(format!("rsa{b}-oaep-{h}-{dir}"));
+            }
+        }
+    }
+    v
+}
+
+/// Our module lists every breadth mechanism: each op is measured, every
+/// result checked (decrypt-and-compare and the in-process ciphertext of the
+/// known key; signatures verified; SHA-1 against sha1), none failing.
+#[test]
+fn the_breadth_profile_measures_every_op_on_our_module() {
+    let Some(m) = dalek() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r.json");
+    let v = run_json(
+        dcmd(&m, tmp.path())
+            .args([
+                "run",
+                "--quiet",
+                "--module",
+                "dalek",
+                "--profile",
+                "breadth",
+            ])
+            .args(["--iterations", "10", "--warmup", "1"]),
+        &out,
+    );
+    let ids = breadth_ids();
+    assert_eq!(results(&v).len(), ids.len(), "one result per breadth op");
+    for id in &ids {
+        let r = find(&v, "dalek", id);
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["iterations"], 10, "{id}");
+        assert_eq!(r["errors"], 0, "{id}");
+        assert_sane(r);
+    }
+    assert!(
+        leftovers(tmp.path()).is_empty(),
+        "temporary token left behind"
+    );
+}

@@ -84,6 +84,19 @@ fn flipped(dalek: &Path, tmp: &Path, flip: &str, after: u32) -> Command {
     c
 }
 
+/// `op` alone with every output of `func` but the first flipped: its
+/// result, which must be an error.
+fn flipped_after_one(dalek: &Path, func: &str, op: &str) -> Value {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = results_of(
+        flipped(dalek, tmp.path(), func, 1).args(["--ops", op]),
+        tmp.path(),
+    );
+    let r = find(&v, "dalek", op).clone();
+    assert_eq!(r["status"], "error", "{op} ({func} flipped): {r}");
+    r
+}
+
 /// Run `c` and return the results (a failed op may make the exit code
 /// non-zero; the result file is written either way).
 fn results_of(c: &mut Command, tmp: &Path) -> Value {
@@ -218,13 +231,7 @@ fn outputs_flipped_after_preparation_fail_the_checks_of_the_timed_calls() {
         ),
         ("C_Digest", "sha256", "digest differs from the reference"),
     ] {
-        let tmp = tempfile::tempdir().unwrap();
-        let v = results_of(
-            flipped(&m, tmp.path(), func, 1).args(["--ops", op]),
-            tmp.path(),
-        );
-        let r = find(&v, "dalek", op);
-        assert_eq!(r["status"], "error", "{op} ({func} flipped): {r}");
+        let r = flipped_after_one(&m, func, op);
         assert!(r["reason"].is_null(), "{op} failed while preparing: {r}");
         let errors = r["error_codes"].as_object().unwrap();
         assert!(
@@ -277,5 +284,65 @@ fn macs_of_unreadable_keys_are_checked_with_c_verify() {
                 );
             }
         }
+    }
+}
+
+/// The breadth profile's ops (every AES mode, key size and direction; ECDSA
+/// with hashing; SHA-1): with every output flipped each fails a named check
+/// while preparing (digests: on every call); with the timed outputs flipped
+/// (after the preparation's), the checks of the timed calls catch it: sampled
+/// decryptions of ciphertexts and verifications of signatures, the
+/// comparison of every decryption with the plaintext and of every digest
+/// with the reference. Verify ops write no output in their timed calls;
+/// `seed-random32` writes none at all (its sampled C_GenerateRandom
+/// outputs are checked like `random32`'s, which a flipped bit passes).
+#[test]
+fn every_breadth_op_fails_its_check_when_outputs_are_flipped() {
+    let Some(m) = dalek() else { return };
+    let ops = "aes*-ecb-*,aes*-cbc-*,aes*-ctr-*,aes*-gcm-*,p*-ecdsa-*,sha1,\
+               rsa3072-pss-*,rsa4096-pss-*,rsa3072-oaep-*,rsa4096-oaep-*";
+    let tmp = tempfile::tempdir().unwrap();
+    let v = results_of(
+        flipped(&m, tmp.path(), "all", 0).args(["--ops", ops]),
+        tmp.path(),
+    );
+    assert_eq!(results(&v).len(), 51);
+    for r in results(&v) {
+        assert_eq!(r["status"], "error", "passed with flipped output: {r}");
+        let text = failure_text(r);
+        assert!(
+            text.contains("CHECK_FAILED(")
+                && ["ciphertext", "signature does not verify", "digest differs"]
+                    .iter()
+                    .any(|c| text.contains(c)),
+            "{text}"
+        );
+    }
+    // The shim counts outputs per process: one op per run, so that only the
+    // preparation's output is left alone.
+    let breadth: Vec<String> = results(&v)
+        .iter()
+        .map(|r| r["op"].as_str().unwrap().to_string())
+        .filter(|op| !op.ends_with("-verify"))
+        .collect();
+    for op in &breadth {
+        let (func, check) = if op.ends_with("-encrypt") {
+            ("C_Encrypt", "sampled ciphertext")
+        } else if op.ends_with("-decrypt") {
+            ("C_Decrypt", "decrypted data differs from the plaintext")
+        } else if op.ends_with("-sign") {
+            ("C_Sign", "sampled signature does not verify")
+        } else {
+            ("C_Digest", "digest differs from the reference")
+        };
+        let r = flipped_after_one(&m, func, op);
+        // The first timed call (the warmup's) is the one caught: a failed
+        // warmup, or failed measured calls, never a failed preparation.
+        let text = failure_text(&r);
+        assert!(!text.contains("preparing failed"), "{op}: {r}");
+        assert!(
+            text.contains(&format!("CHECK_FAILED({check}")),
+            "{op}: expected the check '{check}', got {text}"
+        );
     }
 }

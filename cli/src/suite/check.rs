@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use cryptoki_sys::*;
 
 use super::keys::KeyHandles;
-use super::{CipherAlg, Failure, MacAlg, Prep};
+use super::{AesMode, CipherAlg, Failure, MacAlg, Prep};
 use crate::ckr::ckr_name;
 use crate::raw::{Mech, RawModule};
 
@@ -143,12 +143,15 @@ pub fn mac_reference(m: MacAlg, key: &[u8], data: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
-/// The AES ciphertext of `plain` under the key value `key` and `iv`, computed
-/// in-process: GCM (96-bit IV, no AAD, 128-bit tag) or CBC without padding;
-/// `None` for other ciphers or key sizes.
+/// The AES ciphertext of `plain` under the key value `key` and `iv` (see
+/// [`CipherAlg::iv`]), computed in-process: GCM (96-bit IV, no AAD, 128-bit
+/// tag), CBC and ECB without padding, CBC-PAD (PKCS#7), CTR (32-bit counter
+/// in the block's last 4 bytes); `None` for other ciphers, key sizes, or a
+/// plaintext that a mode without padding cannot take.
 pub fn aes_reference(c: CipherAlg, key: &[u8], iv: &[u8], plain: &[u8]) -> Option<Vec<u8>> {
-    use aes::cipher::consts::U16;
+    use aes::cipher::consts::{U12, U16};
     use aes::cipher::{BlockCipherEncrypt, BlockSizeUser, KeyInit};
+    type BlockFn = Box<dyn Fn(&mut [u8; 16])>;
     fn gcm<C: aes_gcm::aead::Aead + KeyInit>(
         key: &[u8],
         iv: &[u8],
@@ -159,36 +162,87 @@ pub fn aes_reference(c: CipherAlg, key: &[u8], iv: &[u8], plain: &[u8]) -> Optio
             .encrypt(iv.try_into().ok()?, plain)
             .ok()
     }
-    fn cbc<C: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16> + KeyInit>(
-        key: &[u8],
-        iv: &[u8],
-        plain: &[u8],
-    ) -> Option<Vec<u8>> {
+    fn encryptor<C>(key: &[u8]) -> Option<BlockFn>
+    where
+        C: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16> + KeyInit + 'static,
+    {
         let cipher = C::new_from_slice(key).ok()?;
-        let mut prev: [u8; 16] = iv.try_into().ok()?;
-        let mut out = Vec::with_capacity(plain.len());
-        for block in plain.chunks(16) {
-            if block.len() != 16 {
+        Some(Box::new(move |b: &mut [u8; 16]| {
+            let mut blk = aes::cipher::Block::<C>::default();
+            blk.copy_from_slice(b);
+            cipher.encrypt_block(&mut blk);
+            b.copy_from_slice(&blk);
+        }))
+    }
+    let CipherAlg::Aes(mode, _) = c else {
+        return None;
+    };
+    if mode == AesMode::Gcm {
+        return match key.len() {
+            16 => gcm::<aes_gcm::Aes128Gcm>(key, iv, plain),
+            24 => gcm::<aes_gcm::AesGcm<aes::Aes192, U12>>(key, iv, plain),
+            32 => gcm::<aes_gcm::Aes256Gcm>(key, iv, plain),
+            _ => None,
+        };
+    }
+    let e = match key.len() {
+        16 => encryptor::<aes::Aes128>(key)?,
+        24 => encryptor::<aes::Aes192>(key)?,
+        32 => encryptor::<aes::Aes256>(key)?,
+        _ => return None,
+    };
+    block_mode(mode, &*e, iv, plain)
+}
+
+/// ECB, CBC, CBC-PAD or CTR over the block encryption `e`.
+fn block_mode(
+    mode: AesMode,
+    e: &dyn Fn(&mut [u8; 16]),
+    iv: &[u8],
+    plain: &[u8],
+) -> Option<Vec<u8>> {
+    let mut data = plain.to_vec();
+    if mode == AesMode::CbcPad {
+        let pad = 16 - data.len() % 16;
+        data.extend(std::iter::repeat_n(pad as u8, pad));
+    }
+    match mode {
+        AesMode::Ecb | AesMode::Cbc | AesMode::CbcPad => {
+            if !data.len().is_multiple_of(16) {
                 return None;
             }
-            let mut b = aes::cipher::Block::<C>::default();
-            for (i, x) in b.iter_mut().enumerate() {
-                *x = block[i] ^ prev[i];
+            let mut prev: [u8; 16] = match mode {
+                AesMode::Ecb => [0; 16],
+                _ => iv.try_into().ok()?,
+            };
+            for chunk in data.chunks_mut(16) {
+                let mut b = [0u8; 16];
+                for (i, x) in b.iter_mut().enumerate() {
+                    *x = chunk[i] ^ prev[i];
+                }
+                e(&mut b);
+                if mode != AesMode::Ecb {
+                    prev = b;
+                }
+                chunk.copy_from_slice(&b);
             }
-            cipher.encrypt_block(&mut b);
-            prev.copy_from_slice(&b);
-            out.extend_from_slice(&b);
         }
-        Some(out)
+        AesMode::Ctr => {
+            let mut cb: [u8; 16] = iv.try_into().ok()?;
+            for chunk in data.chunks_mut(16) {
+                let mut ks = cb;
+                e(&mut ks);
+                for (x, k) in chunk.iter_mut().zip(ks) {
+                    *x ^= k;
+                }
+                let mut ctr = [0u8; 4];
+                ctr.copy_from_slice(&cb[12..]);
+                cb[12..].copy_from_slice(&u32::from_be_bytes(ctr).wrapping_add(1).to_be_bytes());
+            }
+        }
+        AesMode::Gcm => return None,
     }
-    match (c, key.len()) {
-        (CipherAlg::AesGcm, 16) => gcm::<aes_gcm::Aes128Gcm>(key, iv, plain),
-        (CipherAlg::AesGcm, 32) => gcm::<aes_gcm::Aes256Gcm>(key, iv, plain),
-        (CipherAlg::AesCbc, 16) => cbc::<aes::Aes128>(key, iv, plain),
-        (CipherAlg::AesCbc, 24) => cbc::<aes::Aes192>(key, iv, plain),
-        (CipherAlg::AesCbc, 32) => cbc::<aes::Aes256>(key, iv, plain),
-        _ => None,
-    }
+    Some(data)
 }
 
 /// A copy of `v` with one bit flipped in the middle (a corrupted MAC or
@@ -247,16 +301,13 @@ mod tests {
         // SP 800-38A F.2.5 (CBC-AES256), first block.
         let key = hex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4");
         let iv = hex("000102030405060708090a0b0c0d0e0f");
-        let ct = aes_reference(
-            CipherAlg::AesCbc,
-            &key,
-            &iv,
-            &hex("6bc1bee22e409f96e93d7e117393172a"),
-        );
+        let cbc = CipherAlg::Aes(AesMode::Cbc, 32);
+        let ct = aes_reference(cbc, &key, &iv, &hex("6bc1bee22e409f96e93d7e117393172a"));
         assert_eq!(ct, Some(hex("f58c4c04d6e5f1ba779eabfb5f7bfbd6")));
-        assert!(aes_reference(CipherAlg::AesCbc, &key, &iv, &[0; 15]).is_none());
+        assert!(aes_reference(cbc, &key, &iv, &[0; 15]).is_none());
         // GCM spec test case 14 (AES-256, zero key and IV, one zero block).
-        let ct = aes_reference(CipherAlg::AesGcm, &[0; 32], &[0; 12], &[0; 16]);
+        let gcm = CipherAlg::Aes(AesMode::Gcm, 32);
+        let ct = aes_reference(gcm, &[0; 32], &[0; 12], &[0; 16]);
         assert_eq!(
             ct,
             Some(hex(
@@ -264,6 +315,69 @@ mod tests {
             ))
         );
         assert!(aes_reference(CipherAlg::RsaOaepSha1(2048), &key, &iv, &[0; 16]).is_none());
+    }
+
+    #[test]
+    fn aes_mode_references_match_published_vectors() {
+        let aes = |m| CipherAlg::Aes(m, 0);
+        let k128 = hex("2b7e151628aed2a6abf7158809cf4f3c");
+        let k256 = hex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4");
+        let p1 = hex("6bc1bee22e409f96e93d7e117393172a");
+        let p2 = hex("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51");
+        // SP 800-38A F.1.1 and F.1.5 (ECB), first block.
+        assert_eq!(
+            aes_reference(aes(AesMode::Ecb), &k128, &[], &p1),
+            Some(hex("3ad77bb40d7a3660a89ecaf32466ef97"))
+        );
+        assert_eq!(
+            aes_reference(aes(AesMode::Ecb), &k256, &[], &p1),
+            Some(hex("f3eed1bdb5d2a03c064b5a7e3db181f8"))
+        );
+        assert!(aes_reference(aes(AesMode::Ecb), &k128, &[], &p2[..17]).is_none());
+        // SP 800-38A F.5.1 (CTR-AES128), two blocks: the counter carries
+        // from 0xff into the next byte.
+        let ctr = hex("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff");
+        assert_eq!(
+            aes_reference(aes(AesMode::Ctr), &k128, &ctr, &p2),
+            Some(hex(
+                "874d6191b620e3261bef6864990db6ce9806f66b7970fdff8617187bb9fffdff"
+            ))
+        );
+        // A partial block is the key stream's prefix.
+        assert_eq!(
+            aes_reference(aes(AesMode::Ctr), &k128, &ctr, &p2[..20]).unwrap(),
+            hex("874d6191b620e3261bef6864990db6ce9806f66b")
+        );
+        // CBC-PAD: the CBC ciphertext of the data, then a block of padding.
+        let iv = hex("000102030405060708090a0b0c0d0e0f");
+        let padded = aes_reference(aes(AesMode::CbcPad), &k256, &iv, &p1).unwrap();
+        assert_eq!(padded.len(), 32);
+        assert_eq!(padded[..16], hex("f58c4c04d6e5f1ba779eabfb5f7bfbd6"));
+        let mut manual = p1.clone();
+        manual.extend([16u8; 16]);
+        assert_eq!(
+            aes_reference(aes(AesMode::Cbc), &k256, &iv, &manual),
+            Some(padded)
+        );
+        assert_eq!(
+            aes_reference(aes(AesMode::CbcPad), &k256, &iv, &[1; 5])
+                .unwrap()
+                .len(),
+            16
+        );
+        // AES-192 (SP 800-38A F.1.3, ECB) and AES-192-GCM exist.
+        let k192 = hex("8e73b0f7da0e6452c810f32b809079e562f8ead2522c6b7b");
+        assert_eq!(
+            aes_reference(aes(AesMode::Ecb), &k192, &[], &p1),
+            Some(hex("bd334f1d6e45f25ff712a214571fa5cc"))
+        );
+        let g192 = aes_reference(aes(AesMode::Gcm), &k192, &[0; 12], &p1).unwrap();
+        assert_eq!(g192.len(), 32);
+        assert_ne!(
+            g192,
+            aes_reference(aes(AesMode::Gcm), &k128, &[0; 12], &p1).unwrap()
+        );
+        assert!(aes_reference(aes(AesMode::Gcm), &[0; 20], &[0; 12], &p1).is_none());
     }
 
     #[test]

@@ -19,15 +19,51 @@ use cryptoki_sys::*;
 
 use super::keys::KeySpec;
 use super::{
-    CipherAlg, DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck, random_bytes, test_data,
+    AES_KEY_BYTES, AesMode, CipherAlg, DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck,
+    random_bytes, test_data,
 };
 use crate::raw::{Mech, RawModule};
+
+impl AesMode {
+    /// The id part (`aes128-<part>-encrypt`).
+    pub fn id(&self) -> &'static str {
+        match self {
+            AesMode::Ecb => "ecb",
+            AesMode::Cbc => "cbc",
+            AesMode::CbcPad => "cbc-pad",
+            AesMode::Ctr => "ctr",
+            AesMode::Gcm => "gcm",
+        }
+    }
+
+    fn title(&self) -> &'static str {
+        match self {
+            AesMode::Ecb => "ECB",
+            AesMode::Cbc => "CBC",
+            AesMode::CbcPad => "CBC-PAD",
+            AesMode::Ctr => "CTR",
+            AesMode::Gcm => "GCM",
+        }
+    }
+
+    fn mechanism(&self) -> CK_MECHANISM_TYPE {
+        match self {
+            AesMode::Ecb => CKM_AES_ECB,
+            AesMode::Cbc => CKM_AES_CBC,
+            AesMode::CbcPad => CKM_AES_CBC_PAD,
+            AesMode::Ctr => CKM_AES_CTR,
+            AesMode::Gcm => CKM_AES_GCM,
+        }
+    }
+}
+
+/// Bits of the counter in the AES-CTR counter block (its last 4 bytes).
+pub const CTR_COUNTER_BITS: CK_ULONG = 32;
 
 impl CipherAlg {
     fn stem(&self) -> String {
         match self {
-            CipherAlg::AesGcm => "aes256-gcm".into(),
-            CipherAlg::AesCbc => "aes256-cbc".into(),
+            CipherAlg::Aes(m, n) => format!("aes{}-{}", n * 8, m.id()),
             CipherAlg::RsaOaepSha1(b) => format!("rsa{b}-oaep-sha1"),
             CipherAlg::RsaOaepSha256(b) => format!("rsa{b}-oaep-sha256"),
         }
@@ -35,8 +71,7 @@ impl CipherAlg {
 
     fn title(&self) -> String {
         match self {
-            CipherAlg::AesGcm => "AES-256-GCM".into(),
-            CipherAlg::AesCbc => "AES-256-CBC".into(),
+            CipherAlg::Aes(m, n) => format!("AES-{}-{}", n * 8, m.title()),
             CipherAlg::RsaOaepSha1(b) => format!("RSA-{b} OAEP SHA-1"),
             CipherAlg::RsaOaepSha256(b) => format!("RSA-{b} OAEP SHA-256"),
         }
@@ -45,8 +80,7 @@ impl CipherAlg {
     /// The timed mechanism.
     pub fn mechanism(&self) -> CK_MECHANISM_TYPE {
         match self {
-            CipherAlg::AesGcm => CKM_AES_GCM,
-            CipherAlg::AesCbc => CKM_AES_CBC,
+            CipherAlg::Aes(m, _) => m.mechanism(),
             CipherAlg::RsaOaepSha1(_) | CipherAlg::RsaOaepSha256(_) => CKM_RSA_PKCS_OAEP,
         }
     }
@@ -54,8 +88,30 @@ impl CipherAlg {
     /// The key this cipher uses (generated).
     pub fn key(&self) -> KeySpec {
         match self {
-            CipherAlg::AesGcm | CipherAlg::AesCbc => KeySpec::Aes(32),
+            CipherAlg::Aes(_, n) => KeySpec::Aes(*n),
             CipherAlg::RsaOaepSha1(b) | CipherAlg::RsaOaepSha256(b) => KeySpec::Rsa(*b),
+        }
+    }
+
+    fn is_aes(&self) -> bool {
+        matches!(self, CipherAlg::Aes(..))
+    }
+
+    /// The IV of encryption number `counter` (GCM: 12 bytes; CBC, CBC-PAD:
+    /// 16 bytes; CTR: the counter block, whose last 32 bits count blocks
+    /// from 0; empty for ECB and RSA).
+    pub fn iv(&self, prefix: [u8; 4], counter: u64) -> Vec<u8> {
+        match self {
+            CipherAlg::Aes(AesMode::Gcm, _) => iv12(prefix, counter).to_vec(),
+            CipherAlg::Aes(AesMode::Cbc | AesMode::CbcPad, _) => iv16(prefix, counter).to_vec(),
+            // prefix ‖ call counter ‖ 32-bit block counter: the calls'
+            // key streams never overlap.
+            CipherAlg::Aes(AesMode::Ctr, _) => {
+                let mut b = iv12(prefix, counter).to_vec();
+                b.extend_from_slice(&[0; 4]);
+                b
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -65,9 +121,17 @@ impl CipherAlg {
 
     /// The mechanism with the IV of encryption number `counter`.
     fn mech_at(&self, iv_prefix: [u8; 4], counter: u64) -> Mech {
+        let iv = self.iv(iv_prefix, counter);
         match self {
-            CipherAlg::AesGcm => Mech::aes_gcm(iv12(iv_prefix, counter)),
-            CipherAlg::AesCbc => Mech::aes_cbc(iv16(iv_prefix, counter)),
+            CipherAlg::Aes(AesMode::Gcm, _) => Mech::aes_gcm(iv12(iv_prefix, counter)),
+            CipherAlg::Aes(AesMode::Cbc | AesMode::CbcPad, _) => {
+                Mech::with_iv16(self.mechanism(), iv16(iv_prefix, counter))
+            }
+            CipherAlg::Aes(AesMode::Ctr, _) => Mech::aes_ctr(
+                iv.try_into().expect("a 16-byte counter block"),
+                CTR_COUNTER_BITS,
+            ),
+            CipherAlg::Aes(AesMode::Ecb, _) => Mech::plain(CKM_AES_ECB),
             CipherAlg::RsaOaepSha1(_) => Mech::rsa_oaep(CKM_SHA_1, CKG_MGF1_SHA1),
             CipherAlg::RsaOaepSha256(_) => Mech::rsa_oaep(CKM_SHA256, CKG_MGF1_SHA256),
         }
@@ -75,13 +139,13 @@ impl CipherAlg {
 
     fn data(&self) -> DataSpec {
         match self {
-            CipherAlg::AesGcm => DataSpec::Variable {
-                default: 1024,
-                align: 1,
-            },
-            CipherAlg::AesCbc => DataSpec::Variable {
+            CipherAlg::Aes(AesMode::Ecb | AesMode::Cbc, _) => DataSpec::Variable {
                 default: 1024,
                 align: 16,
+            },
+            CipherAlg::Aes(..) => DataSpec::Variable {
+                default: 1024,
+                align: 1,
             },
             _ => DataSpec::Fixed(32),
         }
@@ -94,11 +158,13 @@ impl CipherAlg {
         }
     }
 
-    /// Ciphertext length for `n` bytes of plaintext (GCM: 128-bit tag).
+    /// Ciphertext length for `n` bytes of plaintext (GCM: 128-bit tag;
+    /// CBC-PAD: PKCS#7 padding, always at least one byte).
     pub fn ct_len(&self, n: usize) -> usize {
         match self {
-            CipherAlg::AesGcm => n + 16,
-            CipherAlg::AesCbc => n,
+            CipherAlg::Aes(AesMode::Gcm, _) => n + 16,
+            CipherAlg::Aes(AesMode::CbcPad, _) => (n / 16 + 1) * 16,
+            CipherAlg::Aes(..) => n,
             CipherAlg::RsaOaepSha1(b) | CipherAlg::RsaOaepSha256(b) => (*b as usize).div_ceil(8),
         }
     }
@@ -146,35 +212,49 @@ pub fn decrypt_op(c: CipherAlg, key: KeySpec) -> OpDef {
     op(c, false, key)
 }
 
-/// Cipher ops of the catalogue.
+/// Cipher ops of the catalogue: the original ones first (report order),
+/// then every other AES mode × key size × direction.
 pub fn ops() -> Vec<OpDef> {
     use CipherAlg::*;
-    vec![
+    let (gcm, cbc) = (Aes(AesMode::Gcm, 32), Aes(AesMode::Cbc, 32));
+    let mut v = vec![
         encrypt_op(RsaOaepSha1(2048), RsaOaepSha1(2048).key()),
         encrypt_op(RsaOaepSha256(2048), RsaOaepSha256(2048).key()),
         decrypt_op(RsaOaepSha256(2048), RsaOaepSha256(2048).key()),
-        encrypt_op(AesGcm, AesGcm.key()),
-        decrypt_op(AesGcm, AesGcm.key()),
-        encrypt_op(AesCbc, AesCbc.key()),
-    ]
+        encrypt_op(gcm, gcm.key()),
+        decrypt_op(gcm, gcm.key()),
+        encrypt_op(cbc, cbc.key()),
+    ];
+    for b in [3072, 4096] {
+        for c in [RsaOaepSha1(b), RsaOaepSha256(b)] {
+            v.push(encrypt_op(c, c.key()));
+            v.push(decrypt_op(c, c.key()));
+        }
+    }
+    for n in AES_KEY_BYTES {
+        for m in AesMode::ALL {
+            let c = Aes(m, n);
+            for encrypt in [true, false] {
+                let o = op(c, encrypt, c.key());
+                if !v.iter().any(|x| x.id == o.id) {
+                    v.push(o);
+                }
+            }
+        }
+    }
+    v
 }
 
 fn enc_key(c: CipherAlg, p: &Prep<'_>) -> Result<CK_OBJECT_HANDLE, Failure> {
     let k = p.key()?;
-    match c {
-        CipherAlg::AesGcm | CipherAlg::AesCbc => k.secret,
-        _ => k.public,
-    }
-    .ok_or_else(|| Failure::Check("no encryption key".into()))
+    if c.is_aes() { k.secret } else { k.public }
+        .ok_or_else(|| Failure::Check("no encryption key".into()))
 }
 
 fn dec_key(c: CipherAlg, p: &Prep<'_>) -> Result<CK_OBJECT_HANDLE, Failure> {
     let k = p.key()?;
-    match c {
-        CipherAlg::AesGcm | CipherAlg::AesCbc => k.secret,
-        _ => k.private,
-    }
-    .ok_or_else(|| Failure::Check("no decryption key".into()))
+    if c.is_aes() { k.secret } else { k.private }
+        .ok_or_else(|| Failure::Check("no decryption key".into()))
 }
 
 struct EncryptWorker {
@@ -196,11 +276,7 @@ struct EncryptWorker {
 impl Worker for EncryptWorker {
     fn before(&mut self) {
         self.counter += 1;
-        match self.alg {
-            CipherAlg::AesGcm => self.mech.set_gcm_iv(&iv12(self.prefix, self.counter)),
-            CipherAlg::AesCbc => self.mech.set_cbc_iv(&iv16(self.prefix, self.counter)),
-            _ => {}
-        }
+        self.mech.set_iv(&self.alg.iv(self.prefix, self.counter));
     }
 
     #[inline]
@@ -299,11 +375,10 @@ fn same_as_in_process(
     plain: &[u8],
     ct: &[u8],
 ) -> Result<(), Failure> {
-    let iv = match c {
-        CipherAlg::AesGcm => iv12(prefix, 0).to_vec(),
-        CipherAlg::AesCbc => iv16(prefix, 0).to_vec(),
-        _ => return Ok(()),
-    };
+    if !c.is_aes() {
+        return Ok(());
+    }
+    let iv = c.iv(prefix, 0);
     let k = p.key()?;
     let Some(value) = k.secret.and_then(|key| check::key_value(p, k, key)) else {
         return Ok(());
@@ -402,9 +477,14 @@ mod tests {
 
     #[test]
     fn ciphertext_lengths() {
-        assert_eq!(CipherAlg::AesGcm.ct_len(1024), 1040);
-        assert_eq!(CipherAlg::AesGcm.ct_len(0), 16);
-        assert_eq!(CipherAlg::AesCbc.ct_len(1024), 1024);
+        let aes = |m| CipherAlg::Aes(m, 32);
+        assert_eq!(aes(AesMode::Gcm).ct_len(1024), 1040);
+        assert_eq!(aes(AesMode::Gcm).ct_len(0), 16);
+        assert_eq!(aes(AesMode::Cbc).ct_len(1024), 1024);
+        assert_eq!(aes(AesMode::Ecb).ct_len(1024), 1024);
+        assert_eq!(aes(AesMode::Ctr).ct_len(1000), 1000);
+        assert_eq!(aes(AesMode::CbcPad).ct_len(1024), 1040);
+        assert_eq!(aes(AesMode::CbcPad).ct_len(1000), 1008);
         assert_eq!(CipherAlg::RsaOaepSha256(2048).ct_len(32), 256);
         assert_eq!(CipherAlg::RsaOaepSha1(3072).ct_len(32), 384);
     }
@@ -412,8 +492,103 @@ mod tests {
     #[test]
     fn sampled_ciphertexts_are_decrypted_with_their_own_iv() {
         let p = [1, 2, 3, 4];
-        assert_eq!(CipherAlg::AesGcm.mech_at(p, 5).iv(), Some(&iv12(p, 5)[..]));
-        assert_eq!(CipherAlg::AesCbc.mech_at(p, 7).iv(), Some(&iv16(p, 7)[..]));
-        assert_eq!(CipherAlg::AesGcm.mech(p).iv(), Some(&iv12(p, 0)[..]));
+        let aes = |m| CipherAlg::Aes(m, 16);
+        assert_eq!(aes(AesMode::Gcm).mech_at(p, 5).iv(), Some(&iv12(p, 5)[..]));
+        assert_eq!(aes(AesMode::Cbc).mech_at(p, 7).iv(), Some(&iv16(p, 7)[..]));
+        assert_eq!(
+            aes(AesMode::CbcPad).mech_at(p, 7).iv(),
+            Some(&iv16(p, 7)[..])
+        );
+        assert_eq!(aes(AesMode::Gcm).mech(p).iv(), Some(&iv12(p, 0)[..]));
+        let ctr = aes(AesMode::Ctr).mech_at(p, 9);
+        assert_eq!(ctr.iv().unwrap()[..12], iv12(p, 9));
+        assert_eq!(
+            ctr.iv().unwrap()[12..],
+            [0; 4],
+            "the block counter starts at 0"
+        );
+        assert_eq!(aes(AesMode::Ecb).mech_at(p, 9).iv(), None);
+        // The worker's `before` moves the IV on in place.
+        let mut m = aes(AesMode::Ctr).mech(p);
+        m.set_iv(&aes(AesMode::Ctr).iv(p, 3));
+        assert_eq!(m.iv().unwrap()[..12], iv12(p, 3));
+        let mut m = aes(AesMode::Gcm).mech(p);
+        m.set_iv(&aes(AesMode::Gcm).iv(p, 3));
+        assert_eq!(m.iv(), Some(&iv12(p, 3)[..]));
+    }
+
+    #[test]
+    fn every_aes_mode_size_and_direction_is_declared_once_with_its_name() {
+        let all = ops();
+        let mut ids: Vec<&str> = all.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(ids.len(), 3 + 2 * 4 + 3 * 5 * 2, "RSA-OAEP and AES ops");
+        for b in [3072, 4096] {
+            for h in ["sha1", "sha256"] {
+                for dir in ["encrypt", "decrypt"] {
+                    let id = format!("rsa{b}-oaep-{h}-{dir}");
+                    let o = all
+                        .iter()
+                        .find(|o| o.id == id)
+                        .unwrap_or_else(|| panic!("{id}"));
+                    assert_eq!(
+                        (o.mechanism, o.key, o.key_bits),
+                        (CKM_RSA_PKCS_OAEP, Some(KeySpec::Rsa(b)), Some(b as u64)),
+                        "{id}"
+                    );
+                }
+            }
+        }
+        for (bits, bytes) in [(128, 16), (192, 24), (256, 32)] {
+            for (name, mech) in [
+                ("ecb", CKM_AES_ECB),
+                ("cbc", CKM_AES_CBC),
+                ("cbc-pad", CKM_AES_CBC_PAD),
+                ("ctr", CKM_AES_CTR),
+                ("gcm", CKM_AES_GCM),
+            ] {
+                for dir in ["encrypt", "decrypt"] {
+                    let id = format!("aes{bits}-{name}-{dir}");
+                    let o = all
+                        .iter()
+                        .find(|o| o.id == id)
+                        .unwrap_or_else(|| panic!("{id}"));
+                    assert_eq!(o.mechanism, mech, "{id}");
+                    assert_eq!(o.key, Some(KeySpec::Aes(bytes)), "{id}");
+                    assert!(o.title.starts_with(&format!("AES-{bits}-")), "{id}");
+                    assert_eq!(
+                        matches!(o.kind, OpKind::Encrypt(_)),
+                        dir == "encrypt",
+                        "{id}"
+                    );
+                }
+            }
+        }
+        // The pre-existing ids keep their place and meaning.
+        assert_eq!(
+            ids[3..6],
+            [
+                "aes256-gcm-encrypt",
+                "aes256-gcm-decrypt",
+                "aes256-cbc-encrypt"
+            ]
+        );
+        let aligned = |id: &str| all.iter().find(|o| o.id == id).unwrap().data;
+        assert_eq!(
+            aligned("aes128-ecb-encrypt"),
+            DataSpec::Variable {
+                default: 1024,
+                align: 16
+            }
+        );
+        assert_eq!(
+            aligned("aes192-ctr-decrypt"),
+            DataSpec::Variable {
+                default: 1024,
+                align: 1
+            }
+        );
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), all.len(), "ids are unique");
     }
 }

@@ -1,5 +1,5 @@
-//! Message digests: SHA-256, SHA-384, SHA-512. Every output is compared with the
-//! digest computed in-process (sha2) before the run.
+//! Message digests: SHA-256, SHA-384, SHA-512, SHA-1. Every output is compared
+//! with the digest computed in-process (sha2, sha1) before the run.
 
 use std::sync::Arc;
 
@@ -10,8 +10,10 @@ use super::{DataSpec, Failure, HashAlg, OpDef, OpKind, Prep, Worker, ck, test_da
 use crate::raw::{Mech, RawModule};
 
 impl HashAlg {
-    fn id(&self) -> &'static str {
+    /// The op id (`sha256`), also the hash's name in other ids.
+    pub fn id(&self) -> &'static str {
         match self {
+            HashAlg::Sha1 => "sha1",
             HashAlg::Sha256 => "sha256",
             HashAlg::Sha384 => "sha384",
             HashAlg::Sha512 => "sha512",
@@ -21,6 +23,7 @@ impl HashAlg {
     /// The mechanism.
     pub fn mechanism(&self) -> CK_MECHANISM_TYPE {
         match self {
+            HashAlg::Sha1 => CKM_SHA_1,
             HashAlg::Sha256 => CKM_SHA256,
             HashAlg::Sha384 => CKM_SHA384,
             HashAlg::Sha512 => CKM_SHA512,
@@ -29,6 +32,7 @@ impl HashAlg {
 
     fn reference(&self, data: &[u8]) -> Vec<u8> {
         match self {
+            HashAlg::Sha1 => sha1::Sha1::digest(data).to_vec(),
             HashAlg::Sha256 => sha2::Sha256::digest(data).to_vec(),
             HashAlg::Sha384 => sha2::Sha384::digest(data).to_vec(),
             HashAlg::Sha512 => sha2::Sha512::digest(data).to_vec(),
@@ -36,24 +40,29 @@ impl HashAlg {
     }
 }
 
-/// Digest ops of the catalogue.
+/// Digest ops of the catalogue (SHA-1 last: it came later).
 pub fn ops() -> Vec<OpDef> {
-    [HashAlg::Sha256, HashAlg::Sha384, HashAlg::Sha512]
-        .into_iter()
-        .map(|h| OpDef {
-            id: h.id().to_string(),
-            title: h.id().to_uppercase().replace("SHA", "SHA-"),
-            kind: OpKind::Digest(h),
-            mechanism: h.mechanism(),
-            also_needs: vec![],
-            key: None,
-            key_bits: None,
-            data: DataSpec::Variable {
-                default: 1024,
-                align: 1,
-            },
-        })
-        .collect()
+    [
+        HashAlg::Sha256,
+        HashAlg::Sha384,
+        HashAlg::Sha512,
+        HashAlg::Sha1,
+    ]
+    .into_iter()
+    .map(|h| OpDef {
+        id: h.id().to_string(),
+        title: h.id().to_uppercase().replace("SHA", "SHA-"),
+        kind: OpKind::Digest(h),
+        mechanism: h.mechanism(),
+        also_needs: vec![],
+        key: None,
+        key_bits: None,
+        data: DataSpec::Variable {
+            default: 1024,
+            align: 1,
+        },
+    })
+    .collect()
 }
 
 struct DigestWorker {

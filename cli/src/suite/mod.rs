@@ -34,6 +34,10 @@ pub enum Failure {
     Rv(CK_RV),
     /// The call succeeded but its result was wrong (e.g. decrypt output differs).
     Check(String),
+    /// The token refused the op while preparing in a way that means it does
+    /// not offer it (e.g. C_SeedRandom returning CKR_RANDOM_SEED_NOT_SUPPORTED):
+    /// the op is reported unsupported with this reason.
+    Unsupported(String),
 }
 
 impl Failure {
@@ -42,6 +46,7 @@ impl Failure {
         match self {
             Failure::Rv(rv) => ckr_name(*rv),
             Failure::Check(what) => format!("CHECK_FAILED({what})"),
+            Failure::Unsupported(why) => format!("UNSUPPORTED({why})"),
         }
     }
 }
@@ -107,19 +112,49 @@ pub enum SigAlg {
     EcdsaP256,
     /// ECDSA on P-384.
     EcdsaP384,
+    /// ECDSA with the hash in the mechanism (`CKM_ECDSA_SHA256`, …) over a
+    /// message, on the NIST curve of this many bits (256 or 384).
+    EcdsaHash(u32, HashAlg),
     /// RSA PKCS#1 v1.5 with SHA-256 (CKM_SHA256_RSA_PKCS).
     RsaPkcs(u32),
     /// RSA-PSS with SHA-256, MGF1-SHA256, 32-byte salt.
     RsaPss(u32),
 }
 
+/// AES modes of operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AesMode {
+    /// CKM_AES_ECB (no padding).
+    Ecb,
+    /// CKM_AES_CBC (no padding).
+    Cbc,
+    /// CKM_AES_CBC_PAD (PKCS#7 padding).
+    CbcPad,
+    /// CKM_AES_CTR, a 32-bit counter.
+    Ctr,
+    /// CKM_AES_GCM, 96-bit IV, no AAD, 128-bit tag.
+    Gcm,
+}
+
+impl AesMode {
+    /// Every mode, in catalogue order.
+    pub const ALL: [AesMode; 5] = [
+        AesMode::Ecb,
+        AesMode::Cbc,
+        AesMode::CbcPad,
+        AesMode::Ctr,
+        AesMode::Gcm,
+    ];
+}
+
+/// AES key sizes of the catalogue, in bytes.
+pub const AES_KEY_BYTES: [u32; 3] = [16, 24, 32];
+
 /// Ciphers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CipherAlg {
-    /// AES-GCM, 96-bit IV, 128-bit tag.
-    AesGcm,
-    /// AES-CBC without padding.
-    AesCbc,
+    /// AES with an n-byte key in a mode.
+    Aes(AesMode, u32),
     /// RSA-OAEP with SHA-1 and MGF1-SHA1.
     RsaOaepSha1(u32),
     /// RSA-OAEP with SHA-256 and MGF1-SHA256.
@@ -129,6 +164,8 @@ pub enum CipherAlg {
 /// Hash functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HashAlg {
+    /// SHA-1 (legacy).
+    Sha1,
     /// SHA-256.
     Sha256,
     /// SHA-384.
@@ -165,6 +202,8 @@ pub enum OpKind {
     Mac(MacAlg),
     /// C_GenerateRandom of n bytes.
     Random(usize),
+    /// C_SeedRandom with n bytes of seed.
+    SeedRandom(usize),
     /// C_GetSessionInfo: no cryptography; shows the harness and call overhead.
     SessionInfo,
     /// Generate a key (pair), destroyed after each iteration outside the timer.
@@ -203,7 +242,7 @@ impl OpDef {
     pub fn mechanism_name(&self) -> String {
         if matches!(
             self.kind,
-            OpKind::SessionInfo | OpKind::FindObject(_) | OpKind::Random(_)
+            OpKind::SessionInfo | OpKind::FindObject(_) | OpKind::Random(_) | OpKind::SeedRandom(_)
         ) || (matches!(self.kind, OpKind::Population(..)) && self.mechanism == 0)
         {
             "none".to_string()
@@ -312,6 +351,7 @@ pub fn build_worker(op: &OpDef, prep: &Prep<'_>) -> Result<Box<dyn Worker>, Fail
         OpKind::Digest(h) => digest::worker(h, prep),
         OpKind::Mac(m) => mac::worker(m, prep),
         OpKind::Random(n) => random::random_worker(n, prep),
+        OpKind::SeedRandom(n) => random::seed_worker(n, prep),
         OpKind::SessionInfo => random::session_info_worker(prep),
         OpKind::KeyGen(k) => keygen::worker(k, prep),
         OpKind::FindObject(n) => objects::find_worker(n, prep),
@@ -378,10 +418,14 @@ pub fn ops_for_existing(k: &keys::ExistingKey) -> Vec<OpDef> {
                 o
             };
             if h.secret.is_some() && k.can_encrypt {
-                v.push(rename(cipher::encrypt_op(CipherAlg::AesGcm, ex)));
-                v.push(rename(cipher::encrypt_op(CipherAlg::AesCbc, ex)));
+                let (gcm, cbc) = (
+                    CipherAlg::Aes(AesMode::Gcm, *n),
+                    CipherAlg::Aes(AesMode::Cbc, *n),
+                );
+                v.push(cipher::encrypt_op(gcm, ex));
+                v.push(cipher::encrypt_op(cbc, ex));
                 if k.can_decrypt {
-                    v.push(rename(cipher::decrypt_op(CipherAlg::AesGcm, ex)));
+                    v.push(cipher::decrypt_op(gcm, ex));
                 }
             }
             if h.secret.is_some() && k.can_sign {
@@ -462,6 +506,14 @@ mod tests {
             "rsa2048-keygen",
             "aes256-keygen",
             "find-object",
+            "sha1",
+            "aes128-ctr-encrypt",
+            "aes192-cbc-pad-decrypt",
+            "p384-ecdsa-sha256-verify",
+            "rsa3072-pss-sign",
+            "rsa4096-pss-verify",
+            "rsa4096-oaep-sha256-decrypt",
+            "rsa3072-oaep-sha1-decrypt",
         ] {
             assert_eq!(ids.iter().filter(|x| **x == id).count(), 1, "{id}");
         }
@@ -485,6 +537,7 @@ mod tests {
                 "sha256",
                 "sha384",
                 "sha512",
+                "sha1",
                 "ed25519-keygen"
             ]
         );

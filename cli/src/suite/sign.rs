@@ -1,4 +1,5 @@
-//! Signatures: Ed25519, ECDSA (P-256, P-384 over a prehashed digest), RSA PKCS#1
+//! Signatures: Ed25519, ECDSA (P-256, P-384 over a prehashed digest, or hashing
+//! with `CKM_ECDSA_SHA256/384`), RSA PKCS#1
 //! v1.5 and PSS with SHA-256; sign and verify.
 //!
 //! Checks: every signature has its length checked (64 bytes for Ed25519 and
@@ -14,7 +15,9 @@ use std::sync::Arc;
 use cryptoki_sys::*;
 
 use super::keys::KeySpec;
-use super::{DataSpec, Failure, OpDef, OpKind, Prep, SigAlg, Worker, check, ck, test_data};
+use super::{
+    DataSpec, Failure, HashAlg, OpDef, OpKind, Prep, SigAlg, Worker, check, ck, test_data,
+};
 use crate::ckr::ckr_name;
 use crate::raw::{Mech, RawModule};
 
@@ -25,6 +28,7 @@ impl SigAlg {
             SigAlg::Ed25519 => "ed25519".into(),
             SigAlg::EcdsaP256 => "p256".into(),
             SigAlg::EcdsaP384 => "p384".into(),
+            SigAlg::EcdsaHash(c, h) => format!("p{c}-ecdsa-{}", h.id()),
             SigAlg::RsaPkcs(b) => format!("rsa{b}"),
             SigAlg::RsaPss(b) => format!("rsa{b}-pss"),
         }
@@ -35,6 +39,12 @@ impl SigAlg {
             SigAlg::Ed25519 => "Ed25519".into(),
             SigAlg::EcdsaP256 => "ECDSA P-256".into(),
             SigAlg::EcdsaP384 => "ECDSA P-384".into(),
+            SigAlg::EcdsaHash(c, h) => {
+                format!(
+                    "ECDSA P-{c} with {}",
+                    h.id().to_uppercase().replace("SHA", "SHA-")
+                )
+            }
             SigAlg::RsaPkcs(b) => format!("RSA-{b} PKCS#1 SHA-256"),
             SigAlg::RsaPss(b) => format!("RSA-{b} PSS SHA-256"),
         }
@@ -45,6 +55,12 @@ impl SigAlg {
         match self {
             SigAlg::Ed25519 => CKM_EDDSA,
             SigAlg::EcdsaP256 | SigAlg::EcdsaP384 => CKM_ECDSA,
+            SigAlg::EcdsaHash(_, h) => match h {
+                HashAlg::Sha1 => CKM_ECDSA_SHA1,
+                HashAlg::Sha256 => CKM_ECDSA_SHA256,
+                HashAlg::Sha384 => CKM_ECDSA_SHA384,
+                HashAlg::Sha512 => CKM_ECDSA_SHA512,
+            },
             SigAlg::RsaPkcs(_) => CKM_SHA256_RSA_PKCS,
             SigAlg::RsaPss(_) => CKM_SHA256_RSA_PKCS_PSS,
         }
@@ -64,7 +80,8 @@ impl SigAlg {
         match self {
             SigAlg::Ed25519 => KeySpec::Ed25519,
             SigAlg::EcdsaP256 => KeySpec::P256,
-            SigAlg::EcdsaP384 => KeySpec::P384,
+            SigAlg::EcdsaP384 | SigAlg::EcdsaHash(384, _) => KeySpec::P384,
+            SigAlg::EcdsaHash(_, _) => KeySpec::P256,
             SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => KeySpec::Rsa(*b),
         }
     }
@@ -74,6 +91,7 @@ impl SigAlg {
             SigAlg::Ed25519 => None,
             SigAlg::EcdsaP256 => Some(256),
             SigAlg::EcdsaP384 => Some(384),
+            SigAlg::EcdsaHash(c, _) => Some(u64::from(*c)),
             SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => Some(*b as u64),
         }
     }
@@ -83,6 +101,7 @@ impl SigAlg {
         match self {
             SigAlg::Ed25519 | SigAlg::EcdsaP256 => 64,
             SigAlg::EcdsaP384 => 96,
+            SigAlg::EcdsaHash(c, _) => (*c as usize).div_ceil(8) * 2,
             SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => (*b as usize).div_ceil(8),
         }
     }
@@ -96,7 +115,7 @@ impl SigAlg {
     /// signing takes any message size.
     fn data(&self, sign: bool) -> DataSpec {
         match self {
-            SigAlg::Ed25519 if sign => DataSpec::Variable {
+            SigAlg::Ed25519 | SigAlg::EcdsaHash(..) if sign => DataSpec::Variable {
                 default: 32,
                 align: 1,
             },
@@ -146,8 +165,17 @@ pub fn ops() -> Vec<OpDef> {
         v.push(sign_op(RsaPkcs(b), KeySpec::Rsa(b)));
         v.push(verify_op(RsaPkcs(b), KeySpec::Rsa(b)));
     }
-    v.push(sign_op(RsaPss(2048), KeySpec::Rsa(2048)));
-    v.push(verify_op(RsaPss(2048), KeySpec::Rsa(2048)));
+    for b in [2048, 3072, 4096] {
+        v.push(sign_op(RsaPss(b), KeySpec::Rsa(b)));
+        v.push(verify_op(RsaPss(b), KeySpec::Rsa(b)));
+    }
+    for c in [256, 384] {
+        for h in [HashAlg::Sha256, HashAlg::Sha384] {
+            let a = EcdsaHash(c, h);
+            v.push(sign_op(a, a.key()));
+            v.push(verify_op(a, a.key()));
+        }
+    }
     v
 }
 
@@ -349,5 +377,36 @@ mod tests {
         assert_eq!(SigAlg::RsaPkcs(4096).sig_len(), 512);
         assert!(SigAlg::Ed25519.deterministic() && SigAlg::RsaPkcs(2048).deterministic());
         assert!(!SigAlg::EcdsaP256.deterministic() && !SigAlg::RsaPss(2048).deterministic());
+        assert_eq!(SigAlg::EcdsaHash(256, HashAlg::Sha384).sig_len(), 64);
+        assert_eq!(SigAlg::EcdsaHash(384, HashAlg::Sha256).sig_len(), 96);
+        assert!(!SigAlg::EcdsaHash(256, HashAlg::Sha256).deterministic());
+    }
+
+    #[test]
+    fn ecdsa_with_hash_ops_are_declared_once_per_curve_hash_and_direction() {
+        let all = ops();
+        for (c, key) in [(256, KeySpec::P256), (384, KeySpec::P384)] {
+            for (h, mech) in [("sha256", CKM_ECDSA_SHA256), ("sha384", CKM_ECDSA_SHA384)] {
+                for dir in ["sign", "verify"] {
+                    let id = format!("p{c}-ecdsa-{h}-{dir}");
+                    let found: Vec<_> = all.iter().filter(|o| o.id == id).collect();
+                    assert_eq!(found.len(), 1, "{id}");
+                    let o = found[0];
+                    assert_eq!(
+                        (o.mechanism, o.key, o.key_bits),
+                        (mech, Some(key), Some(c as u64)),
+                        "{id}"
+                    );
+                    assert_eq!(o.takes_data(), dir == "sign", "{id}");
+                    assert!(
+                        o.title.starts_with(&format!("ECDSA P-{c} with SHA-")),
+                        "{id}"
+                    );
+                }
+            }
+        }
+        // The prehashed ops keep their ids and CKM_ECDSA.
+        let p256 = all.iter().find(|o| o.id == "p256-sign").unwrap();
+        assert_eq!(p256.mechanism, CKM_ECDSA);
     }
 }
