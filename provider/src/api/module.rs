@@ -290,8 +290,13 @@ impl Module {
     }
 
     /// Picks up tokens created by other processes and keeps one free slot.
-    /// A token file that cannot be opened is logged once and skipped (the
-    /// slot list stays stable however often it is asked for).
+    /// A token file that is not a token of its name (a copy, a foreign or
+    /// damaged file: `CKR_TOKEN_NOT_RECOGNIZED`) is logged once and skipped
+    /// until the next `C_Initialize` (the slot list stays stable however
+    /// often it is asked for); any other failure to open it (another
+    /// process holding its lock past the busy timeout, a full disk) is
+    /// logged and tried again at the next scan, so a passing condition never
+    /// hides a token for the life of the process.
     pub fn rescan(&self) -> Result<()> {
         let _gate = storage_gate();
         let mut refused = self.rescan.lock();
@@ -309,10 +314,13 @@ impl Module {
                         // Another process made this token: a slot event.
                         self.events.record(token.slot_id);
                     }
-                    Err(e) => {
+                    Err(e) if e.rv() == CKR_TOKEN_NOT_RECOGNIZED => {
                         crate::log::warn(format_args!("token {serial} not opened: {e}"));
                         refused.insert(serial);
                     }
+                    Err(e) => crate::log::warn(format_args!(
+                        "token {serial} not opened this time (tried again at the next scan): {e}"
+                    )),
                 }
             }
         }

@@ -195,22 +195,27 @@ pub fn finish_worker(child: std::process::Child) -> String {
 }
 
 /// In a worker process: the module initialised, and the slot of the token
-/// labelled `label`.
+/// labelled `label`. The token file may be locked by another worker at the
+/// instant of this process's first scan; the module then lists it at a
+/// later `C_GetSlotList` (`Module::rescan`), so the search is repeated for
+/// up to two seconds, and a failure names what was seen.
 pub fn worker_module(label: &str) -> (Pkcs11, Slot) {
     let p = Pkcs11::new(module_path()).unwrap();
     p.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK))
         .unwrap();
-    let slot = p
-        .get_slots_with_token()
-        .unwrap()
-        .into_iter()
-        .find(|s| {
-            p.get_token_info(*s)
-                .map(|t| t.label() == label)
-                .unwrap_or(false)
-        })
-        .expect("token");
-    (p, slot)
+    let mut seen = Vec::new();
+    for _ in 0..20 {
+        seen.clear();
+        for s in p.get_slots_with_token().unwrap() {
+            match p.get_token_info(s) {
+                Ok(t) if t.label() == label => return (p, s),
+                Ok(t) => seen.push(format!("{}: '{}'", s.id(), t.label())),
+                Err(e) => seen.push(format!("{}: {e}", s.id())),
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("no token '{label}' (slots: {})", seen.join(", "));
 }
 
 impl Drop for Fixture {
