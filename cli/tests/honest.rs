@@ -308,7 +308,7 @@ fn ctrl_c_writes_the_finished_results_removes_the_token_and_exits_130() {
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
-    assert!(line.starts_with("sha256"), "{line}");
+    assert!(line.starts_with("[1/3] sha256"), "{line}");
     assert!(
         !token_dirs(tmp.path()).is_empty(),
         "the run has a temporary token"
