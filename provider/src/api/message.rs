@@ -276,12 +276,7 @@ pub fn message(
     out: Option<&mut [u8]>,
 ) -> Result<usize> {
     let mut ops = session.ops.lock();
-    let op = slot(&mut ops, direction)
-        .as_mut()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    if op.pending.is_some() {
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
+    let op = idle(&mut ops, direction)?;
     check_params(&params)?;
     let Some(out) = out else {
         return Ok(input.len());
@@ -289,11 +284,7 @@ pub fn message(
     if out.len() < input.len() {
         return Err(Error::buffer_too_small(input.len()));
     }
-    if direction == Direction::Encrypt {
-        generate_iv(op, &mut params)?;
-    } else {
-        check_decrypt_generator(&params)?;
-    }
+    prepare_iv(op, direction, &mut params)?;
     run(
         &op.key,
         direction,
@@ -304,6 +295,31 @@ pub fn message(
         params.tag,
         out,
     )
+}
+
+/// The message operation of `direction`, with no multi-part message in
+/// progress (`CKR_OPERATION_ACTIVE` while one is).
+fn idle(ops: &mut super::session::Operations, direction: Direction) -> Result<&mut MessageCipher> {
+    let op = slot(ops, direction)
+        .as_mut()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if op.pending.is_some() {
+        return Err(err(CKR_OPERATION_ACTIVE));
+    }
+    Ok(op)
+}
+
+/// The IV of a new message: generated into `pIv` for an encryption (as
+/// its `ivGenerator` asks), the caller's for a decryption (checked).
+fn prepare_iv(
+    op: &mut MessageCipher,
+    direction: Direction,
+    params: &mut GcmMessage<'_>,
+) -> Result<()> {
+    match direction {
+        Direction::Encrypt => generate_iv(op, params),
+        Direction::Decrypt => check_decrypt_generator(params),
+    }
 }
 
 /// `C_EncryptMessageBegin` / `C_DecryptMessageBegin` (§5.19 / §5.20):
@@ -318,18 +334,9 @@ pub fn begin(
     aad: &[u8],
 ) -> Result<()> {
     let mut ops = session.ops.lock();
-    let op = slot(&mut ops, direction)
-        .as_mut()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    if op.pending.is_some() {
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
+    let op = idle(&mut ops, direction)?;
     check_params(&params)?;
-    if direction == Direction::Encrypt {
-        generate_iv(op, &mut params)?;
-    } else {
-        check_decrypt_generator(&params)?;
-    }
+    prepare_iv(op, direction, &mut params)?;
     op.pending = Some(Pending {
         iv: params.iv.to_vec(),
         aad: aad.to_vec(),
