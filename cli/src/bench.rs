@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::ckr::ckm_name;
 use crate::module::Module;
 use crate::progress;
 use crate::report::fmt_rate;
@@ -19,7 +18,8 @@ use crate::runner::{self, CompOutcome, Mode, Outcome, Plan, ThreadWork};
 use crate::settings::{Mix, Settings};
 use crate::stats::percentile_label;
 use crate::suite::keys::KeyStore;
-use crate::suite::{DataSpec, Failure, OpDef, Prep, build_worker};
+use crate::suite::{Failure, OpDef, Prep, build_worker};
+use crate::support::default_size;
 
 /// Output options that affect what is recorded.
 #[derive(Debug, Clone, Default)]
@@ -79,13 +79,6 @@ impl Job {
     }
 }
 
-fn default_size(op: &OpDef) -> u64 {
-    match op.data {
-        DataSpec::Fixed(n) => n as u64,
-        DataSpec::Variable { default, .. } => default as u64,
-    }
-}
-
 /// The jobs for `ops` (or a mix), sweeping data sizes and thread counts, op-major.
 pub fn jobs(ops: &[OpDef], mix: Option<(Vec<OpDef>, Mix)>, s: &Settings) -> Vec<Job> {
     let mut v = Vec::new();
@@ -117,57 +110,9 @@ pub fn jobs(ops: &[OpDef], mix: Option<(Vec<OpDef>, Mix)>, s: &Settings) -> Vec<
     v
 }
 
-/// Why `op` cannot run on `m` at `size`, if it cannot.
+/// Why `op` cannot run on `m` at `size`, if it cannot (see [`crate::support`]).
 fn unsupported(m: &Module, op: &OpDef, size: u64) -> Option<String> {
-    if matches!(op.kind, crate::suite::OpKind::VerifyBatch(_)) && !m.raw.has_verify_batch() {
-        return Some("the module has no \"Vendor dalek-pkcs11\" batch-verify interface".into());
-    }
-    for mech in std::iter::once(op.mechanism).chain(op.also_needs.iter().copied()) {
-        if mech != 0 && !m.has_mechanism(mech) {
-            return Some(format!(
-                "{} is not in the token's mechanism list",
-                ckm_name(mech)
-            ));
-        }
-    }
-    if let (Some(bits), Some(info)) = (op.key_bits, m.mechanisms.get(&op.mechanism))
-        && info.ulMaxKeySize > 0
-        && (bits < info.ulMinKeySize || bits > info.ulMaxKeySize)
-    {
-        return Some(format!(
-            "{}-bit keys are outside {}'s range {}..{}",
-            bits,
-            ckm_name(op.mechanism),
-            info.ulMinKeySize,
-            info.ulMaxKeySize
-        ));
-    }
-    // AES mechanisms give their key sizes in bytes (PKCS#11 §2.10); a
-    // maximum above 64 can only be in bits, as some tokens report it.
-    if let (Some(crate::suite::keys::KeySpec::Aes(n)), Some(info)) =
-        (op.key, m.mechanisms.get(&op.mechanism))
-        && info.ulMaxKeySize > 0
-    {
-        let (size, unit) = if info.ulMaxKeySize > 64 {
-            (u64::from(n) * 8, "bit")
-        } else {
-            (u64::from(n), "byte")
-        };
-        if size < info.ulMinKeySize || size > info.ulMaxKeySize {
-            return Some(format!(
-                "{size}-{unit} keys are outside {}'s range {}..{}",
-                ckm_name(op.mechanism),
-                info.ulMinKeySize,
-                info.ulMaxKeySize
-            ));
-        }
-    }
-    if let DataSpec::Variable { align, .. } = op.data
-        && !size.is_multiple_of(align as u64)
-    {
-        return Some(format!("data size must be a multiple of {align} bytes"));
-    }
-    None
+    crate::support::unsupported(&m.caps(), op, size)
 }
 
 /// A result that was not measured.

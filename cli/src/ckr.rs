@@ -49,9 +49,21 @@ fn camel_to_upper_snake(s: &str) -> String {
 /// The `CKM_*` name of a mechanism, or its hex value for unknown ones.
 pub fn ckm_name(m: CK_MECHANISM_TYPE) -> String {
     match MechanismType::try_from(m) {
-        Ok(t) => t.to_string(),
-        Err(_) => format!("CKM_0x{m:08X}"),
+        Ok(t) if t.to_string().starts_with("CKM_") => t.to_string(),
+        _ => crate::mechanism_names::MECHANISMS
+            .iter()
+            .find(|(_, v)| *v == m)
+            .map(|(n, _)| n.to_string())
+            .unwrap_or_else(|| format!("CKM_0x{m:08X}")),
     }
+}
+
+/// The value of the mechanism named `name` (`CKM_AES_XTS`, exact case).
+pub fn ckm_value(name: &str) -> Option<CK_MECHANISM_TYPE> {
+    crate::mechanism_names::MECHANISMS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
 }
 
 #[cfg(test)]
@@ -85,5 +97,8 @@ mod tests {
         assert_eq!(ckm_name(cryptoki_sys::CKM_EDDSA), "CKM_EDDSA");
         assert_eq!(ckm_name(cryptoki_sys::CKM_AES_GCM), "CKM_AES_GCM");
         assert_eq!(ckm_name(0x8000_1234), "CKM_0x80001234");
+        assert_eq!(ckm_name(cryptoki_sys::CKM_AES_XTS), "CKM_AES_XTS");
+        assert_eq!(ckm_value("CKM_SHA3_256"), Some(cryptoki_sys::CKM_SHA3_256));
+        assert_eq!(ckm_value("CKM_NOPE"), None);
     }
 }

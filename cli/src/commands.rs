@@ -20,6 +20,7 @@ use crate::module::{self, Module, ModuleChoice, TokenChoice};
 use crate::report::verdict::VerdictPage;
 use crate::report::{self, Report, SCHEMA, fmt_size};
 use crate::settings::{Flags, Settings, parse_mix};
+use crate::suite::generic::{self, GenericFn};
 use crate::suite::keys::{KeyStore, detect};
 use crate::suite::{self, DataSpec, OpDef, catalogue};
 use crate::sysinfo;
@@ -105,6 +106,10 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     if let Some(p) = &args.output {
         check_output(p, "--output")?;
     }
+    if let Some(p) = &args.html {
+        check_output(p, "--html")?;
+    }
+    let generic = generic_request(args)?;
     crate::interrupt::install();
     let specs = if args.modules.is_empty() {
         vec!["dalek".to_string()]
@@ -138,7 +143,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         rounds: args.rounds,
         max_op_time: args.max_op_time,
         modules: specs.len(),
-        key_label: existing_keys,
+        key_label: existing_keys || generic.is_some(),
     };
     let settings = Settings::resolve(&flags)?;
     if !(args.threshold >= 0.0 && args.threshold.is_finite()) {
@@ -151,6 +156,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         Some(m) => {
             if existing_keys {
                 return Err(CliError::usage("--mix and --key-label cannot be combined"));
+            }
+            if generic.is_some() {
+                return Err(CliError::usage("--mix and --mechanism cannot be combined"));
             }
             let m = parse_mix(m, &all).map_err(|e| CliError::usage(format!("--mix: {e}")))?;
             let ops: Vec<OpDef> = m
@@ -167,7 +175,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
         None => None,
     };
-    let selected: Vec<OpDef> = if mix.is_some() || existing_keys {
+    let selected: Vec<OpDef> = if mix.is_some() || existing_keys || generic.is_some() {
         Vec::new()
     } else {
         suite::select(&all, &settings.ops)
@@ -250,15 +258,34 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 found = Some(ex.kind.clone());
                 k.insert_existing(ex.handles.clone());
                 if ops.is_empty() {
-                    ops = suite::ops_for_existing(&ex);
+                    ops = match &generic {
+                        Some(g) => g.ops(Some(&ex), m)?,
+                        None => suite::ops_for_existing(&ex),
+                    };
                 }
             }
             if !args.ops.is_empty() {
                 ops.retain(|o| args.ops.iter().any(|p| suite::glob_match(p, &o.id)));
             }
+            // Of what the key allows, the ops no token here can run are left
+            // out (a generic op named on the command line stays: its result
+            // says why it did not run).
+            if generic.is_none() {
+                ops.retain(|o| {
+                    modules.iter().any(|m| {
+                        crate::support::unsupported(&m.caps(), o, crate::support::default_size(o))
+                            .is_none()
+                    })
+                });
+            }
             if ops.is_empty() {
                 return Err(CliError::usage(format!(
-                    "key '{first_label}' allows no operation hsm-bench measures"
+                    "key '{first_label}' allows no operation hsm-bench measures that the token offers{}",
+                    if args.ops.is_empty() {
+                        ""
+                    } else {
+                        " and --ops selects"
+                    }
                 )));
             }
             if key_labels
@@ -275,9 +302,22 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 format!("labels:{}", each.join(","))
             }
         }
+        None if generic.is_some() => {
+            let g = generic.as_ref().expect("checked");
+            ops = g.ops(None, &modules[0])?;
+            if !args.ops.is_empty() {
+                ops.retain(|o| args.ops.iter().any(|p| suite::glob_match(p, &o.id)));
+            }
+            "none".to_string()
+        }
         None if args.per_thread_keys => "generated per thread".to_string(),
         None => "generated".to_string(),
     };
+    if ops.is_empty() && mix.is_none() {
+        return Err(CliError::usage(
+            "--ops leaves no operation to run (see the ops the key or mechanism allows)",
+        ));
+    }
     let jobs = bench::jobs(&ops, mix, &settings);
     let opts = Options {
         histogram: args.histogram,
@@ -333,6 +373,10 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         RunFormat::GhBench => report::gh::to_string(&rep),
     };
     write_or_print(&rendered, args.output.as_deref())?;
+    if let Some(p) = &args.html {
+        let page = report::html::render(&rep).map_err(CliError::usage)?;
+        write_or_print(&page, Some(p))?;
+    }
     let stdout_is_data = args.output.is_none() && args.format != RunFormat::Text;
     if args.output.is_some() && args.format != RunFormat::Text && !args.quiet {
         out(&report::text::render(&rep))?;
@@ -362,6 +406,93 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         code = c.exit_code(args.fail_on_regression);
     }
     Ok(run_exit_code(&rep.results, args.fail_on_error).unwrap_or(code))
+}
+
+/// What `--mechanism`, `--mech-param-hex` and `--function` ask for.
+struct GenericRequest {
+    mechanism: CK_MECHANISM_TYPE,
+    param: Vec<u8>,
+    functions: Vec<GenericFn>,
+}
+
+/// Parse the generic-op flags (before any module is loaded: a typo costs nothing).
+fn generic_request(args: &RunArgs) -> Result<Option<GenericRequest>> {
+    let Some(name) = &args.mechanism else {
+        return Ok(None);
+    };
+    let mechanism =
+        generic::parse_mechanism(name).map_err(|e| CliError::usage(format!("--mechanism: {e}")))?;
+    let param = match &args.mech_param_hex {
+        Some(h) => generic::parse_param_hex(h)
+            .map_err(|e| CliError::usage(format!("--mech-param-hex: {e}")))?,
+        None => Vec::new(),
+    };
+    let mut functions = Vec::new();
+    for f in &args.function {
+        let f =
+            GenericFn::parse(f.trim()).map_err(|e| CliError::usage(format!("--function: {e}")))?;
+        if !functions.contains(&f) {
+            functions.push(f);
+        }
+    }
+    let has_key = args.key_label.is_some() || args.modules.iter().any(|m| m.contains("key-label="));
+    if !has_key {
+        if functions.is_empty() {
+            functions.push(GenericFn::Digest);
+        }
+        if let Some(f) = functions.iter().find(|f| f.needs_key()) {
+            return Err(CliError::usage(format!(
+                "--mechanism with function {} needs a key: give --key-label",
+                f.name()
+            )));
+        }
+    }
+    Ok(Some(GenericRequest {
+        mechanism,
+        param,
+        functions,
+    }))
+}
+
+impl GenericRequest {
+    /// The generic ops to run: the functions asked for, or else those that
+    /// the mechanism's info on `m` (`CKF_SIGN`, …) and the key's usage flags
+    /// both allow.
+    fn ops(&self, key: Option<&suite::keys::ExistingKey>, m: &Module) -> Result<Vec<OpDef>> {
+        let name = crate::ckr::ckm_name(self.mechanism);
+        let functions: Vec<GenericFn> = if !self.functions.is_empty() {
+            self.functions.clone()
+        } else {
+            let Some(info) = m.mechanisms.get(&self.mechanism) else {
+                return Err(CliError::usage(format!(
+                    "{name} is not in the mechanism list of {}'s token; name the function with --function to try it anyway",
+                    m.name
+                )));
+            };
+            GenericFn::ALL
+                .into_iter()
+                .filter(|f| info.flags & f.flag() != 0)
+                .filter(|f| match (f, key) {
+                    (GenericFn::Digest, _) => true,
+                    (_, None) => false,
+                    (GenericFn::Sign, Some(k)) => k.can_sign,
+                    (GenericFn::Verify, Some(k)) => k.can_verify,
+                    (GenericFn::Encrypt, Some(k)) => k.can_encrypt,
+                    (GenericFn::Decrypt, Some(k)) => k.can_decrypt,
+                })
+                .collect()
+        };
+        if functions.is_empty() {
+            return Err(CliError::usage(format!(
+                "{name} offers no function (sign, verify, encrypt, decrypt, digest) that the key allows on {}",
+                m.name
+            )));
+        }
+        Ok(functions
+            .into_iter()
+            .map(|f| generic::op(self.mechanism, &self.param, f))
+            .collect())
+    }
 }
 
 /// The exit code the results themselves call for, with its one-line message
@@ -684,12 +815,14 @@ fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
             },
             None => (Default::default(), None),
         };
+        let caps = crate::support::TokenCaps {
+            mechanisms: &mechs,
+            verify_batch: raw.has_verify_batch(),
+        };
         let ops_unsupported: Vec<String> = all
             .iter()
             .filter(|o| {
-                std::iter::once(o.mechanism)
-                    .chain(o.also_needs.iter().copied())
-                    .any(|m| m != 0 && !mechs.contains_key(&m))
+                crate::support::unsupported(&caps, o, crate::support::default_size(o)).is_some()
             })
             .map(|o| o.id.clone())
             .collect();

@@ -13,6 +13,7 @@ mod floors;
 mod interrupt;
 mod locate;
 mod machine;
+mod mechanism_names;
 mod module;
 mod notes;
 mod profiles;
@@ -23,6 +24,7 @@ mod runner;
 mod settings;
 mod stats;
 mod suite;
+mod support;
 mod sysinfo;
 
 use std::path::PathBuf;
@@ -136,9 +138,27 @@ pub struct RunArgs {
     /// Ops to run: ids or globs, comma-separated (e.g. `ed25519-*,sha*`).
     #[arg(long, value_delimiter = ',', value_name = "PATTERN")]
     pub ops: Vec<String>,
-    /// Benchmark an existing key: every op its type and flags allow.
+    /// Benchmark an existing key: every op its type, size, usage flags and
+    /// CKA_ALLOWED_MECHANISMS allow (narrow them with `--ops`).
     #[arg(long, value_name = "LABEL")]
     pub key_label: Option<String>,
+    /// Generic op: time this mechanism (`CKM_AES_XTS`, or a number such as
+    /// 0x80000001) with the `--key-label` key (none for a digest), for what the
+    /// catalogue lacks. Results are checked with the inverse function.
+    #[arg(long, value_name = "CKM_NAME|NUMBER")]
+    pub mechanism: Option<String>,
+    /// Parameter of `--mechanism`, in hex, passed as it is (default: none).
+    #[arg(long, value_name = "HEX", requires = "mechanism")]
+    pub mech_param_hex: Option<String>,
+    /// Functions to time with `--mechanism` (default: every one the token's
+    /// mechanism info and the key's usage flags allow).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "sign|verify|encrypt|decrypt|digest",
+        requires = "mechanism"
+    )]
+    pub function: Vec<String>,
     /// Measured operations per thread and op.
     #[arg(long, conflicts_with = "duration")]
     pub iterations: Option<u64>,
@@ -186,6 +206,10 @@ pub struct RunArgs {
     /// Write the output to FILE (the text table still goes to stdout).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also write the results as a self-contained HTML page with charts (as
+    /// `hsm-bench report --html` does).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// No progress bars and no per-op lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,

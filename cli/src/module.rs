@@ -720,9 +720,12 @@ impl Module {
         Ok(self.pool[..n].iter().map(|s| s.handle()).collect())
     }
 
-    /// Whether the token lists mechanism `m`.
-    pub fn has_mechanism(&self, m: CK_MECHANISM_TYPE) -> bool {
-        self.mechanisms.contains_key(&m)
+    /// What the token declares, for [`crate::support::unsupported`].
+    pub fn caps(&self) -> crate::support::TokenCaps<'_> {
+        crate::support::TokenCaps {
+            mechanisms: &self.mechanisms,
+            verify_batch: self.raw.has_verify_batch(),
+        }
     }
 }
 

@@ -524,6 +524,7 @@ enum Param {
     Oaep(Box<CK_RSA_PKCS_OAEP_PARAMS>),
     Iv(Box<[u8; 16]>),
     Ctr(Box<CK_AES_CTR_PARAMS>),
+    Bytes(Box<[u8]>),
 }
 
 struct GcmParam {
@@ -556,6 +557,21 @@ impl Mech {
             },
             param: Param::None,
         }
+    }
+
+    /// Mechanism `m` whose parameter is the caller's bytes as they are
+    /// (`--mech-param-hex` of the generic op); none when `param` is empty.
+    pub fn with_bytes(m: CK_MECHANISM_TYPE, param: &[u8]) -> Self {
+        let mut mech = Mech {
+            raw: CK_MECHANISM {
+                mechanism: m,
+                pParameter: ptr::null_mut(),
+                ulParameterLen: param.len() as CK_ULONG,
+            },
+            param: Param::Bytes(param.into()),
+        };
+        mech.refresh();
+        mech
     }
 
     /// AES-GCM with a 96-bit IV, no AAD and a 128-bit tag.
@@ -706,6 +722,8 @@ impl Mech {
             Param::Oaep(p) => &mut **p as *mut CK_RSA_PKCS_OAEP_PARAMS as *mut c_void,
             Param::Iv(b) => b.as_mut_ptr() as *mut c_void,
             Param::Ctr(c) => &mut **c as *mut CK_AES_CTR_PARAMS as *mut c_void,
+            Param::Bytes(b) if b.is_empty() => ptr::null_mut(),
+            Param::Bytes(b) => b.as_mut_ptr() as *mut c_void,
         };
     }
 }

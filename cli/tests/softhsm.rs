@@ -1011,6 +1011,8 @@ fn existing_key_is_detected_and_benchmarked() {
         .iter()
         .map(|r| r["op"].as_str().unwrap())
         .collect();
+    // Every op of a P-256 key that SoftHSM2 offers: raw ECDSA (it has no
+    // CKM_ECDSA_SHA256/384, so those ops are left out, not run unsupported).
     assert_eq!(ids, ["p256-sign", "p256-verify"]);
     for r in results(&v) {
         assert_eq!(r["status"], "ok", "{r}");

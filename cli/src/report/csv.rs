@@ -36,6 +36,13 @@ pub const COLUMNS: &[&str] = &[
     // Appended after the first release's columns, so consumers that index
     // columns by position keep working.
     "bytes_per_sec",
+    // The result's notes (see `crate::notes::RunNotes`); warnings joined by " | ".
+    "warmup_errors",
+    "warmup_first_error",
+    "cut_short",
+    "rate_missed",
+    "rate_achieved",
+    "warnings",
 ];
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -84,6 +91,12 @@ pub fn to_string(results: &[BenchResult]) -> String {
             codes,
             r.reason.clone().unwrap_or_default(),
             opt(r.bytes_per_sec),
+            r.notes.warmup_errors.to_string(),
+            r.notes.warmup_first_error.clone().unwrap_or_default(),
+            r.notes.cut_short.to_string(),
+            r.notes.rate_missed.to_string(),
+            opt(r.notes.rate_achieved),
+            r.notes.warnings.join(" | "),
         ])
         .expect("in-memory write");
     }
@@ -102,7 +115,7 @@ mod tests {
         let text = to_string(&[r, sign]);
         let mut rd = csv::Reader::from_reader(text.as_bytes());
         let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
-        assert_eq!(header.len(), 30);
+        assert_eq!(header.len(), COLUMNS.len());
         assert_eq!(header[..9].join(","), COLUMNS[..9].join(","));
         assert_eq!(header[8], "ops_per_sec");
         assert_eq!(header[28], "reason");
@@ -112,5 +125,25 @@ mod tests {
         // No data size: an empty cell, not 0.
         assert_eq!(&rows[1][29], "");
         assert!(rows.iter().all(|x| x.len() == header.len()));
+    }
+
+    #[test]
+    fn notes_have_their_own_columns() {
+        let mut r = crate::compare::tests::result("m", "p256-sign", 500.0, 0.01);
+        r.notes.warmup_errors = 3;
+        r.notes.warmup_first_error = Some("CKR_DEVICE_ERROR".into());
+        r.notes.cut_short = true;
+        r.notes.warnings = vec!["one".into(), "two".into()];
+        let text = to_string(&[r]);
+        let mut rd = csv::Reader::from_reader(text.as_bytes());
+        let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+        let row = rd.records().next().unwrap().unwrap();
+        let cell = |name: &str| row[header.iter().position(|h| h == name).unwrap()].to_string();
+        assert_eq!(cell("warmup_errors"), "3");
+        assert_eq!(cell("warmup_first_error"), "CKR_DEVICE_ERROR");
+        assert_eq!(cell("cut_short"), "true");
+        assert_eq!(cell("rate_missed"), "false");
+        assert_eq!(cell("rate_achieved"), "");
+        assert_eq!(cell("warnings"), "one | two");
     }
 }

@@ -392,8 +392,9 @@ pub enum Detected {
     Rsa(u32),
     /// AES key of n bytes (see [`secret_key`] for how it is made).
     Aes(u32),
-    /// HMAC-capable secret key.
-    Hmac,
+    /// HMAC-capable secret key: a generic secret (any HMAC), or a key typed
+    /// for one hash (`CKK_SHA256_HMAC`, …) that only that HMAC may use.
+    Hmac(Option<CK_MECHANISM_TYPE>),
 }
 
 /// An existing key with its usage flags.
@@ -411,6 +412,37 @@ pub struct ExistingKey {
     pub can_encrypt: bool,
     /// CKA_DECRYPT.
     pub can_decrypt: bool,
+    /// CKA_VALUE_LEN of the secret key in bytes, when the token gives it.
+    pub value_len: Option<u32>,
+    /// CKA_ALLOWED_MECHANISMS of the key objects (PKCS#11 3.0 §4.7), when any
+    /// of them sets a non-empty list: only these mechanisms may be used.
+    pub allowed: Option<Vec<CK_MECHANISM_TYPE>>,
+}
+
+impl ExistingKey {
+    /// Whether the key may be used with `m` (CKA_ALLOWED_MECHANISMS).
+    pub fn allows(&self, m: CK_MECHANISM_TYPE) -> bool {
+        self.allowed.as_ref().is_none_or(|a| a.contains(&m))
+    }
+}
+
+/// CKA_ALLOWED_MECHANISMS of `h`: `None` when the token does not give it or
+/// gives an empty list (both mean "no restriction", PKCS#11 3.0 §4.7).
+fn allowed_mechanisms(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    h: CK_OBJECT_HANDLE,
+) -> Option<Vec<CK_MECHANISM_TYPE>> {
+    let v = raw.attribute(s, h, CKA_ALLOWED_MECHANISMS).ok()?;
+    let list: Vec<CK_MECHANISM_TYPE> = v
+        .chunks_exact(std::mem::size_of::<CK_MECHANISM_TYPE>())
+        .map(|c| {
+            let mut b = [0u8; std::mem::size_of::<CK_MECHANISM_TYPE>()];
+            b.copy_from_slice(c);
+            CK_MECHANISM_TYPE::from_ne_bytes(b)
+        })
+        .collect();
+    (!list.is_empty()).then_some(list)
 }
 
 fn attr_ulong(
@@ -444,6 +476,8 @@ pub fn detect(
     let mut kh = KeyHandles::default();
     let mut kind = None;
     let (mut sign, mut verify, mut enc, mut dec) = (false, false, false, false);
+    let mut allowed: Option<Vec<CK_MECHANISM_TYPE>> = None;
+    let mut value_len = None;
     for &h in handles {
         let Some(class) = attr_ulong(raw, s, h, CKA_CLASS) else {
             continue;
@@ -454,13 +488,30 @@ pub fn detect(
         match class {
             CKO_PUBLIC_KEY => kh.public = Some(h),
             CKO_PRIVATE_KEY => kh.private = Some(h),
-            CKO_SECRET_KEY => kh.secret = Some(h),
+            CKO_SECRET_KEY => {
+                kh.secret = Some(h);
+                value_len = attr_ulong(raw, s, h, CKA_VALUE_LEN)
+                    .or_else(|| {
+                        raw.attribute(s, h, CKA_VALUE)
+                            .ok()
+                            .map(|v| v.len() as CK_ULONG)
+                    })
+                    .map(|n| n as u32);
+            }
             _ => continue,
         }
         sign |= attr_bool(raw, s, h, CKA_SIGN);
         verify |= attr_bool(raw, s, h, CKA_VERIFY);
         enc |= attr_bool(raw, s, h, CKA_ENCRYPT);
         dec |= attr_bool(raw, s, h, CKA_DECRYPT);
+        if let Some(list) = allowed_mechanisms(raw, s, h) {
+            // Objects of one label that restrict differently: only what
+            // every restricting object allows is certain to work.
+            allowed = Some(match allowed {
+                None => list,
+                Some(prev) => prev.into_iter().filter(|m| list.contains(m)).collect(),
+            });
+        }
         let k = match kt {
             CKK_EC_EDWARDS => Some(Detected::Ed25519),
             CKK_EC => match raw.attribute(s, h, CKA_EC_PARAMS) {
@@ -482,7 +533,9 @@ pub fn detect(
                 })
                 .map(|b| Detected::Rsa(b as u32)),
             CKK_AES => attr_ulong(raw, s, h, CKA_VALUE_LEN).map(|n| Detected::Aes(n as u32)),
-            CKK_GENERIC_SECRET | CKK_SHA256_HMAC | CKK_SHA512_HMAC => Some(Detected::Hmac),
+            CKK_GENERIC_SECRET => Some(Detected::Hmac(None)),
+            CKK_SHA256_HMAC => Some(Detected::Hmac(Some(CKM_SHA256_HMAC))),
+            CKK_SHA512_HMAC => Some(Detected::Hmac(Some(CKM_SHA512_HMAC))),
             other => {
                 return Err(format!(
                     "key type 0x{other:x} is not benchmarked by hsm-bench"
@@ -501,5 +554,7 @@ pub fn detect(
         can_verify: verify,
         can_encrypt: enc,
         can_decrypt: dec,
+        value_len,
+        allowed,
     })
 }

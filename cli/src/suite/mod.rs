@@ -10,6 +10,7 @@
 pub mod check;
 pub mod cipher;
 pub mod digest;
+pub mod generic;
 pub mod keygen;
 pub mod keys;
 pub mod mac;
@@ -186,7 +187,7 @@ pub enum MacAlg {
 }
 
 /// What an operation does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OpKind {
     /// Sign.
     Sign(SigAlg),
@@ -214,6 +215,8 @@ pub enum OpKind {
     VerifyBatch(usize),
     /// A token-object scaling op with n population objects on the token.
     Population(population::PopOp, usize),
+    /// A mechanism named on the command line, with its parameter bytes.
+    Generic(generic::GenericFn, Arc<[u8]>),
 }
 
 /// An operation of the catalogue.
@@ -356,6 +359,7 @@ pub fn build_worker(op: &OpDef, prep: &Prep<'_>) -> Result<Box<dyn Worker>, Fail
         OpKind::KeyGen(k) => keygen::worker(k, prep),
         OpKind::FindObject(n) => objects::find_worker(n, prep),
         OpKind::VerifyBatch(n) => vendor::verify_batch_worker(n, prep),
+        OpKind::Generic(..) => generic::op_worker(op, prep),
         OpKind::Population(op, _) => match &prep.population {
             Some(pp) => population::worker(op, prep, pp),
             None => Err(Failure::Check("no token population prepared".into())),
@@ -378,7 +382,13 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
     b
 }
 
-/// The ops an existing key allows (`--key-label`), by its type and usage flags.
+/// The ops an existing key allows (`--key-label`): those of its type and
+/// size whose usage flags (CKA_SIGN, CKA_VERIFY, CKA_ENCRYPT, CKA_DECRYPT) are
+/// set and whose mechanism its CKA_ALLOWED_MECHANISMS permits (PKCS#11 3.0
+/// §4.7); a key typed for one HMAC (`CKK_SHA256_HMAC`) runs only that HMAC.
+/// Ids are the catalogue's, with the key's size (an AES-128 key runs
+/// `aes128-gcm-encrypt`), so `--ops` selects among them as it does among the
+/// catalogue.
 pub fn ops_for_existing(k: &keys::ExistingKey) -> Vec<OpDef> {
     use keys::Detected;
     let ex = KeySpec::Existing;
@@ -396,64 +406,72 @@ pub fn ops_for_existing(k: &keys::ExistingKey) -> Vec<OpDef> {
             v.push(sign::verify_op(a, ex));
         }
     };
+    let ecdsa_hashed = |v: &mut Vec<OpDef>, bits: u32| {
+        for hash in [HashAlg::Sha256, HashAlg::Sha384] {
+            sigs(v, SigAlg::EcdsaHash(bits, hash));
+        }
+    };
     match &k.kind {
         Detected::Ed25519 => sigs(&mut v, SigAlg::Ed25519),
-        Detected::P256 => sigs(&mut v, SigAlg::EcdsaP256),
-        Detected::P384 => sigs(&mut v, SigAlg::EcdsaP384),
+        Detected::P256 => {
+            sigs(&mut v, SigAlg::EcdsaP256);
+            ecdsa_hashed(&mut v, 256);
+        }
+        Detected::P384 => {
+            sigs(&mut v, SigAlg::EcdsaP384);
+            ecdsa_hashed(&mut v, 384);
+        }
         Detected::Rsa(b) => {
             sigs(&mut v, SigAlg::RsaPkcs(*b));
             sigs(&mut v, SigAlg::RsaPss(*b));
             if h.public.is_some() && k.can_encrypt {
-                v.push(cipher::encrypt_op(CipherAlg::RsaOaepSha1(*b), ex));
-                v.push(cipher::encrypt_op(CipherAlg::RsaOaepSha256(*b), ex));
-                if h.private.is_some() && k.can_decrypt {
-                    v.push(cipher::decrypt_op(CipherAlg::RsaOaepSha256(*b), ex));
+                for c in [CipherAlg::RsaOaepSha1(*b), CipherAlg::RsaOaepSha256(*b)] {
+                    v.push(cipher::encrypt_op(c, ex));
+                    if h.private.is_some() && k.can_decrypt {
+                        v.push(cipher::decrypt_op(c, ex));
+                    }
                 }
             }
         }
         Detected::Aes(n) => {
-            let rename = |mut o: OpDef| {
-                o.id = o.id.replace("aes256", &format!("aes{}", n * 8));
-                o.title = o.title.replace("AES-256", &format!("AES-{}", n * 8));
-                o
-            };
             if h.secret.is_some() && k.can_encrypt {
-                let (gcm, cbc) = (
-                    CipherAlg::Aes(AesMode::Gcm, *n),
-                    CipherAlg::Aes(AesMode::Cbc, *n),
-                );
-                v.push(cipher::encrypt_op(gcm, ex));
-                v.push(cipher::encrypt_op(cbc, ex));
-                if k.can_decrypt {
-                    v.push(cipher::decrypt_op(gcm, ex));
+                for mode in AesMode::ALL {
+                    let c = CipherAlg::Aes(mode, *n);
+                    v.push(cipher::encrypt_op(c, ex));
+                    if k.can_decrypt {
+                        v.push(cipher::decrypt_op(c, ex));
+                    }
                 }
             }
             if h.secret.is_some() && k.can_sign {
-                v.push(rename(mac::mac_op(
+                let bits = n * 8;
+                let mut o = mac::mac_op(
                     MacAlg::AesCmac,
-                    "aes256-cmac",
-                    "AES-256-CMAC",
+                    &format!("aes{bits}-cmac"),
+                    &format!("AES-{bits}-CMAC"),
                     ex,
-                )));
+                );
+                o.key_bits = Some(u64::from(bits));
+                v.push(o);
             }
         }
-        Detected::Hmac => {
+        Detected::Hmac(only) => {
             if h.secret.is_some() && k.can_sign {
-                v.push(mac::mac_op(
-                    MacAlg::HmacSha256,
-                    "hmac-sha256",
-                    "HMAC-SHA256",
-                    ex,
-                ));
-                v.push(mac::mac_op(
-                    MacAlg::HmacSha512,
-                    "hmac-sha512",
-                    "HMAC-SHA512",
-                    ex,
-                ));
+                for (m, id, title) in [
+                    (MacAlg::HmacSha256, "hmac-sha256", "HMAC-SHA256"),
+                    (MacAlg::HmacSha512, "hmac-sha512", "HMAC-SHA512"),
+                ] {
+                    if only.is_none_or(|o| o == m.mechanism()) {
+                        let mut o = mac::mac_op(m, id, title, ex);
+                        // The token's minimum HMAC key size is checked in bytes.
+                        o.key_bits = k.value_len.map(|n| u64::from(n) * 8);
+                        v.push(o);
+                    }
+                }
             }
         }
     }
+    v.retain(|o| k.allows(o.mechanism));
     v
 }
 
