@@ -311,6 +311,13 @@ fn is_write_refusal(e: &rusqlite::Error) -> bool {
     )
 }
 
+/// True for a file that is not a SQLite database at all (garbage, another
+/// format, an encrypted copy): such a token is not recognized, and will not
+/// become one by trying again (unlike a busy or unreadable file).
+fn is_not_a_database(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase)
+}
+
 /// `path` as a SQLite URI path (`%`, `?` and `#` escaped).
 fn uri_path(path: &Path) -> String {
     let mut out = String::new();
@@ -610,6 +617,13 @@ impl SqliteStore {
             Ok(c) if !c.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) => (c, true),
             Ok(_) => (connect_read_only(&path)?, false),
             Err(e) if is_write_refusal(&e) => (connect_read_only(&path)?, false),
+            Err(e) if is_not_a_database(&e) => {
+                crate::log::warn(format_args!(
+                    "{} is not a SQLite database: token {serial} is not recognized",
+                    path.display()
+                ));
+                return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+            }
             Err(e) => return Err(e.into()),
         };
         if !writable {
@@ -1068,6 +1082,17 @@ mod tests {
             id: vec![uid],
             attrs: vec![1, 2, 3],
         }
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_not_recognized() {
+        let dir = tempfile::tempdir().unwrap();
+        // Larger than a SQLite header, so SQLite reads it and refuses it.
+        std::fs::write(token_path(dir.path(), "junk"), vec![0x5a_u8; 4096]).unwrap();
+        let e = SqliteStore::open(dir.path(), "junk", Durability::Normal)
+            .err()
+            .expect("garbage is refused");
+        assert_eq!(e.rv(), CKR_TOKEN_NOT_RECOGNIZED);
     }
 
     #[test]
