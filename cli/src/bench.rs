@@ -279,6 +279,7 @@ fn prepare(
                 } as usize,
                 thread: t,
                 population: Some(population),
+                store: keys.mode(),
             };
             let w = build_worker(op, &prep).map_err(|f: Failure| {
                 let (status, why) = match f {

@@ -16,17 +16,17 @@ use crate::error::{
 };
 use crate::floors::{self, Floors};
 use crate::machine::MachineClass;
-use crate::module::{self, Module, ModuleChoice, TokenChoice};
+use crate::module::{self, Module, ModuleChoice};
 use crate::report::verdict::VerdictPage;
 use crate::report::{self, Report, SCHEMA, fmt_size};
 use crate::settings::{Flags, Settings, parse_mix};
 use crate::suite::generic::{self, GenericFn};
-use crate::suite::keys::{KeyStore, detect};
+use crate::suite::keys::{KeyStore, StoreMode, detect};
 use crate::suite::{self, DataSpec, OpDef, catalogue};
 use crate::sysinfo;
 use crate::{
-    CheckFloorsArgs, CompareArgs, ListArgs, ListFormat, MachineArgs, MachineFormat, ReportArgs,
-    ReportFormat, RunArgs, RunFormat,
+    CheckFloorsArgs, CompareArgs, KeyStoreArg, ListArgs, ListFormat, MachineArgs, MachineFormat,
+    ReportArgs, ReportFormat, RunArgs, RunFormat,
 };
 
 /// Write `text` to stdout. A reader that has gone away (`| head -1`) ends the
@@ -110,6 +110,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         check_output(p, "--html")?;
     }
     let generic = generic_request(args)?;
+    let store = key_store_mode(args)?;
     crate::interrupt::install();
     let specs = if args.modules.is_empty() {
         vec!["dalek".to_string()]
@@ -203,12 +204,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             "--reference {r} is not one of the modules run"
         )));
     }
-    let global_token = TokenChoice {
-        slot: args.slot,
-        label: args.token_label.clone(),
-        pin: args.pin.clone(),
-        allow_final_pin_try: args.allow_final_pin_try,
-    };
+    let global_token = args.token.choice();
     let tokens = choices
         .iter()
         .map(|c| c.token(&global_token))
@@ -224,7 +220,14 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     }
     let mut keys: Vec<KeyStore> = modules
         .iter()
-        .map(|m| KeyStore::new(m.raw.clone(), m.setup_session().handle()))
+        .map(|m| {
+            KeyStore::new(
+                m.raw.clone(),
+                m.setup_session().handle(),
+                store,
+                args.keep_keys,
+            )
+        })
         .collect();
 
     let mut ops = selected;
@@ -328,8 +331,22 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     };
     let results = bench::run(&mut modules, &mut keys, &jobs, &settings, &opts);
     let interrupted = crate::interrupt::requested();
+    let token_keys: Vec<String> = keys.iter().flat_map(KeyStore::token_key_labels).collect();
     drop(keys);
-
+    // What kind of objects the keys were, and (for token keys) their labels.
+    let (store_desc, token_note) = if token_keys.is_empty() {
+        ("session-object keys", String::new())
+    } else {
+        let fate = if args.keep_keys {
+            "kept on the token"
+        } else {
+            "destroyed at the end"
+        };
+        (
+            "token-object keys",
+            format!(" ({}; {fate})", token_keys.join(", ")),
+        )
+    };
     let metadata = report::Metadata {
         timestamp,
         hsm_bench: report::ToolInfo::current(),
@@ -345,12 +362,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         rate: settings.rate,
         mix: settings.mix.clone(),
         percentiles: settings.percentiles.clone(),
-        keys: if opts.per_thread_keys {
-            "per thread: each thread has its own session-object keys".into()
-        } else if existing_keys {
+        keys: if existing_keys {
             "existing key, shared by every thread".into()
+        } else if opts.per_thread_keys {
+            format!("per thread: each thread has its own {store_desc}{token_note}")
         } else {
-            "shared: one set of session-object keys used by every thread".into()
+            format!("shared: one set of {store_desc} used by every thread{token_note}")
         },
         reference: args.reference.clone(),
         max_op_time_s: settings.max_op_time.map(|d| d.as_secs_f64()),
@@ -406,6 +423,20 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         code = c.exit_code(args.fail_on_regression);
     }
     Ok(run_exit_code(&rep.results, args.fail_on_error).unwrap_or(code))
+}
+
+/// `--key-store` and `--keep-keys`.
+fn key_store_mode(args: &RunArgs) -> Result<StoreMode> {
+    Ok(match (args.key_store, args.keep_keys) {
+        (Some(KeyStoreArg::Session), true) => {
+            return Err(CliError::usage(
+                "--keep-keys keeps token keys: it cannot be combined with --key-store session",
+            ));
+        }
+        (Some(KeyStoreArg::Token), _) | (None, true) => StoreMode::Token,
+        (Some(KeyStoreArg::Session), false) => StoreMode::Session,
+        (None, false) => StoreMode::Auto,
+    })
 }
 
 /// What `--mechanism`, `--mech-param-hex` and `--function` ask for.

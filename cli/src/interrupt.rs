@@ -14,7 +14,11 @@ pub fn install() {
     let _ = ctrlc::set_handler(|| {
         if REQUESTED.swap(true, Ordering::Relaxed) {
             // A second Ctrl-C: the user will not wait for a call that hangs.
-            eprintln!("hsm-bench: interrupted twice: exiting now (temporary tokens may remain)");
+            eprintln!(
+                "hsm-bench: interrupted twice: exiting now (temporary tokens and token keys may \
+                 remain; remove keys with `hsm-bench keys delete --prefix {}`)",
+                crate::suite::keys::token_key_prefix()
+            );
             std::process::exit(crate::error::EXIT_INTERRUPTED);
         }
     });

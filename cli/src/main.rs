@@ -11,6 +11,7 @@ mod compare;
 mod error;
 mod floors;
 mod interrupt;
+mod keys_cmd;
 mod locate;
 mod machine;
 mod mechanism_names;
@@ -62,6 +63,10 @@ enum Command {
     Ops,
     /// Re-render a saved result file as text, JSON, CSV or gh-bench.
     Report(ReportArgs),
+    /// Prepare benchmark keys on a token once (create), show them (list),
+    /// remove them (delete); reuse them with `run --key-label`.
+    #[command(subcommand)]
+    Keys(KeysCommand),
     /// Probe process of the cold-start ops (started by hsm-bench itself).
     #[command(hide = true)]
     ColdStart(coldstart::ColdStartArgs),
@@ -119,19 +124,8 @@ pub struct RunArgs {
         value_name = "PATH|dalek|dalek-pure-rust|softhsm[,token=L][,slot=N][,pin-env=VAR][,key-label=K]"
     )]
     pub modules: Vec<String>,
-    /// Slot id of the token to use (no temporary token is made).
-    #[arg(long, env = "HSM_BENCH_SLOT", conflicts_with = "token_label")]
-    pub slot: Option<u64>,
-    /// Label of the token to use (no temporary token is made).
-    #[arg(long, env = "HSM_BENCH_TOKEN_LABEL", value_name = "LABEL")]
-    pub token_label: Option<String>,
-    /// User PIN of that token (never printed).
-    #[arg(long, env = "HSM_BENCH_PIN", hide_env_values = true)]
-    pub pin: Option<String>,
-    /// Log in even when the token reports CKF_USER_PIN_FINAL_TRY (one wrong PIN
-    /// left before it locks); without this hsm-bench refuses to spend that try.
-    #[arg(long)]
-    pub allow_final_pin_try: bool,
+    #[command(flatten)]
+    pub token: TokenArgs,
     /// Profile: quick, full, ci, sizes, threads, mix, scaling, or a TOML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub profile: Option<String>,
@@ -194,6 +188,17 @@ pub struct RunArgs {
     /// Give every thread its own keys (default: all threads share one set).
     #[arg(long)]
     pub per_thread_keys: bool,
+    /// Where keys (and the objects of keygen and find ops) are made:
+    /// session objects, or token objects labelled `hsm-bench-tmp-<pid>-<ms>-…`
+    /// and destroyed at the end. Default: session objects, falling back to
+    /// token objects when the token refuses session objects (and saying so).
+    #[arg(long, value_enum, value_name = "session|token")]
+    pub key_store: Option<KeyStoreArg>,
+    /// Leave the token keys on the token at the end and print their labels
+    /// (for reuse with --key-label; delete them with `hsm-bench keys
+    /// delete`). Implies --key-store token.
+    #[arg(long)]
+    pub keep_keys: bool,
     /// Print an ASCII latency histogram per result (and keep bins in JSON).
     #[arg(long)]
     pub histogram: bool,
@@ -233,6 +238,15 @@ pub struct RunArgs {
     /// with a warning, instead of refusing with exit code 3.
     #[arg(long)]
     pub allow_class_mismatch: bool,
+}
+
+/// `--key-store`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyStoreArg {
+    /// Session objects only (`CKA_TOKEN=false`).
+    Session,
+    /// Token objects with a unique label prefix, destroyed at the end.
+    Token,
 }
 
 /// Arguments of `compare`.
@@ -319,6 +333,103 @@ pub struct ListArgs {
     pub format: ListFormat,
 }
 
+/// `hsm-bench keys …`.
+#[derive(Subcommand, Debug, Clone)]
+pub enum KeysCommand {
+    /// Generate a key (pair) as token objects labelled LABEL.
+    Create(KeysCreateArgs),
+    /// List the key objects on the token.
+    List(KeysListArgs),
+    /// Destroy the key objects labelled LABEL (or whose label starts with PREFIX).
+    Delete(KeysDeleteArgs),
+}
+
+/// The token a `keys` command works on (a named token: keys on a temporary
+/// token would vanish with it).
+#[derive(Args, Debug, Clone)]
+pub struct KeysTokenArgs {
+    /// Module: `dalek`, `dalek-pure-rust`, `softhsm`, or a path (with
+    /// `,token=L`, `,slot=N`, `,pin-env=VAR` as for `run`).
+    #[arg(
+        long,
+        env = "HSM_BENCH_MODULE",
+        default_value = "dalek",
+        value_name = "PATH|NAME[,…]"
+    )]
+    pub module: String,
+    #[command(flatten)]
+    pub token: TokenArgs,
+}
+
+/// The token of a named module and how to log in to it (`run`, `keys`).
+#[derive(Args, Debug, Clone)]
+pub struct TokenArgs {
+    /// Slot id of the token to use (no temporary token is made).
+    #[arg(long, env = "HSM_BENCH_SLOT", conflicts_with = "token_label")]
+    pub slot: Option<u64>,
+    /// Label of the token to use (no temporary token is made).
+    #[arg(long, env = "HSM_BENCH_TOKEN_LABEL", value_name = "LABEL")]
+    pub token_label: Option<String>,
+    /// User PIN of that token (never printed).
+    #[arg(long, env = "HSM_BENCH_PIN", hide_env_values = true)]
+    pub pin: Option<String>,
+    /// Log in even when the token reports CKF_USER_PIN_FINAL_TRY (one wrong PIN
+    /// left before it locks); without this hsm-bench refuses to spend that try.
+    #[arg(long)]
+    pub allow_final_pin_try: bool,
+}
+
+impl TokenArgs {
+    /// As the module layer takes it.
+    pub fn choice(&self) -> module::TokenChoice {
+        module::TokenChoice {
+            slot: self.slot,
+            label: self.token_label.clone(),
+            pin: self.pin.clone(),
+            allow_final_pin_try: self.allow_final_pin_try,
+        }
+    }
+}
+
+/// Arguments of `keys create`.
+#[derive(Args, Debug, Clone)]
+pub struct KeysCreateArgs {
+    #[command(flatten)]
+    pub token: KeysTokenArgs,
+    /// Key type: ed25519, p256, p384, rsa2048, rsa3072, rsa4096, aes128,
+    /// aes192, aes256, hmac-sha256 (32-byte generic secret), hmac-sha512
+    /// (64-byte generic secret).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub key_type: String,
+    /// Label of the new key objects (a pair shares it); must be unused.
+    #[arg(long)]
+    pub label: String,
+}
+
+/// Arguments of `keys list`.
+#[derive(Args, Debug, Clone)]
+pub struct KeysListArgs {
+    #[command(flatten)]
+    pub token: KeysTokenArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    pub format: ListFormat,
+}
+
+/// Arguments of `keys delete`.
+#[derive(Args, Debug, Clone)]
+pub struct KeysDeleteArgs {
+    #[command(flatten)]
+    pub token: KeysTokenArgs,
+    /// Exact label of the key objects to destroy.
+    #[arg(long, required_unless_present = "prefix", conflicts_with = "prefix")]
+    pub label: Option<String>,
+    /// Destroy every key object whose label starts with this (e.g.
+    /// `hsm-bench-tmp-` for keys a killed run left behind).
+    #[arg(long)]
+    pub prefix: Option<String>,
+}
+
 /// Arguments of `report`.
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
@@ -380,6 +491,7 @@ fn main() {
         Some(Command::Run(a)) => commands::run(a),
         Some(Command::Compare(a)) => commands::compare(a),
         Some(Command::List(a)) => commands::list(a),
+        Some(Command::Keys(k)) => keys_cmd::run(k),
         Some(Command::CheckFloors(a)) => commands::check_floors(a),
         Some(Command::Machine(a)) => commands::machine(a),
         Some(Command::Ops) => commands::ops(),

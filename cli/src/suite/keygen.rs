@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::{KeySpec, aes_template, pair_templates_on, pair_variants};
+use super::keys::{
+    KeySpec, aes_template, may_refuse_session_objects, pair_templates_on, pair_variants,
+    token_key_prefix,
+};
 use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck};
 use crate::raw::{Mech, RawModule, Template};
 
@@ -88,22 +91,54 @@ impl Worker for KeyGenWorker {
     }
 }
 
-/// Worker generating a key of `spec`; tries the parameter encodings the module may
-/// accept once while preparing.
+/// Worker generating a key of `spec`; tries the parameter encodings the
+/// module may accept once while preparing. The keys are session objects, or
+/// token objects labelled with [`token_key_prefix`] as `--key-store` says
+/// (by default when the token refuses session objects, as tpm2-pkcs11 does).
 pub fn worker(spec: KeySpec, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
-    let label = format!("hsm-bench-keygen-{}", p.thread);
+    let session_label = format!("hsm-bench-keygen-{}", p.thread);
+    let token_label = format!("{}keygen-{}", token_key_prefix(), p.thread);
+    if !p.store.session_first() {
+        return store_worker(spec, p, &token_label, true);
+    }
+    match store_worker(spec, p, &session_label, false) {
+        Err(Failure::Rv(rv)) if p.store.falls_back() && may_refuse_session_objects(rv) => {
+            let w = store_worker(spec, p, &token_label, true).map_err(|_| Failure::Rv(rv))?;
+            eprintln!(
+                "note: the module refused a {} session key ({}); {}-keygen makes token \
+                 objects labelled {token_label}, each destroyed after its call",
+                spec.name(),
+                crate::ckr::ckr_name(rv),
+                spec.name()
+            );
+            Ok(w)
+        }
+        other => other,
+    }
+}
+
+fn store_worker(
+    spec: KeySpec,
+    p: &Prep<'_>,
+    label: &str,
+    token: bool,
+) -> Result<Box<dyn Worker>, Failure> {
     if let KeySpec::Aes(n) = spec {
-        let (mech, t) = aes_template(n, label.as_bytes());
-        return Ok(Box::new(KeyGenWorker {
+        let (mech, t) = aes_template(n, label.as_bytes(), token);
+        let mut w = KeyGenWorker {
             raw: p.raw.clone(),
             s: p.session,
             mech,
             kind: Kind::Secret(t),
             made: [0, 0],
-            rate_from_latency: false,
-        }));
+            rate_from_latency: token,
+        };
+        // One untimed trial, so that a refused template is found here.
+        let rv = w.call();
+        w.check(rv)?;
+        return Ok(Box::new(w));
     }
-    pair_worker(spec, p, &label, false)
+    pair_worker(spec, p, label, token)
 }
 
 /// Worker generating key pairs of `spec` labelled `label`, as token objects

@@ -18,6 +18,26 @@ pub const P256_OID: &[u8] = &[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x
 /// DER of the OID of P-384 (1.3.132.0.34).
 pub const P384_OID: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22];
 
+/// The name of the curve whose `CKA_EC_PARAMS` are `params` (its hex for
+/// curves hsm-bench does not know).
+pub fn curve_name(params: &[u8]) -> String {
+    const NAMED: &[(&[u8], &str)] = &[
+        (P256_OID, "P-256"),
+        (P384_OID, "P-384"),
+        (&[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23], "P-521"),
+        (&[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x0a], "secp256k1"),
+        (ED25519_OID, "Ed25519"),
+        (ED25519_PRINTABLE, "Ed25519"),
+        (&[0x06, 0x03, 0x2b, 0x65, 0x6e], "X25519"),
+        (b"\x13\x0acurve25519", "X25519"),
+    ];
+    NAMED
+        .iter()
+        .find(|(p, _)| *p == params)
+        .map(|(_, n)| n.to_string())
+        .unwrap_or_else(|| params.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// A key an operation needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KeySpec {
@@ -77,6 +97,51 @@ pub struct KeyHandles {
     /// The secret key's value, when hsm-bench made it with a known value (so
     /// that MACs can be checked in-process).
     pub value: Option<Vec<u8>>,
+    /// Whether the set-up made them as token objects (`CKA_TOKEN=true`).
+    pub token: bool,
+    /// Their label, when the set-up made them.
+    pub label: Option<String>,
+}
+
+/// Where hsm-bench makes the keys (and objects) of a run: `--key-store`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StoreMode {
+    /// Session objects; token objects when the token refuses session
+    /// objects (saying so). The default.
+    #[default]
+    Auto,
+    /// Session objects only.
+    Session,
+    /// Token objects labelled with [`token_key_prefix`], destroyed at the
+    /// end unless kept.
+    Token,
+}
+
+impl StoreMode {
+    /// Whether to try session objects first.
+    pub fn session_first(&self) -> bool {
+        *self != StoreMode::Token
+    }
+
+    /// Whether a refused session object may be made a token object instead.
+    pub fn falls_back(&self) -> bool {
+        *self == StoreMode::Auto
+    }
+}
+
+/// Whether `rv`, returned for a session object, may mean that the token
+/// refuses session objects (tpm2-pkcs11 answers `CKR_ATTRIBUTE_VALUE_INVALID`
+/// for `CKA_TOKEN=false`), rather than that it cannot do the operation at all.
+pub fn may_refuse_session_objects(rv: CK_RV) -> bool {
+    !matches!(
+        rv,
+        CKR_OK
+            | CKR_MECHANISM_INVALID
+            | CKR_PIN_EXPIRED
+            | CKR_USER_NOT_LOGGED_IN
+            | CKR_KEY_SIZE_RANGE
+            | CKR_FUNCTION_NOT_SUPPORTED
+    )
 }
 
 impl KeyHandles {
@@ -161,12 +226,12 @@ pub fn pair_variants(spec: KeySpec) -> usize {
     if spec == KeySpec::Ed25519 { 2 } else { 1 }
 }
 
-/// Template to generate an AES key.
-pub fn aes_template(bytes: u32, label: &[u8]) -> (Mech, Template) {
+/// Template to generate an AES key, as a token object when `token`.
+pub fn aes_template(bytes: u32, label: &[u8], token: bool) -> (Mech, Template) {
     (
         Mech::plain(CKM_AES_KEY_GEN),
         Template::new()
-            .bool(CKA_TOKEN, false)
+            .bool(CKA_TOKEN, token)
             .bytes(CKA_LABEL, label)
             .ulong(CKA_VALUE_LEN, bytes as CK_ULONG)
             .bool(CKA_PRIVATE, true)
@@ -178,11 +243,14 @@ pub fn aes_template(bytes: u32, label: &[u8]) -> (Mech, Template) {
     )
 }
 
-/// A secret key (AES or generic secret) of `n` bytes whose value hsm-bench
-/// knows where the token allows, so that MACs can be checked in-process:
-/// imported with `C_CreateObject` (sensitive, value drawn here); else generated
-/// extractable and not sensitive, the value read back; else generated
-/// sensitive (value unknown: MACs are then checked with `C_Verify`).
+/// A secret key (AES or generic secret) of `n` bytes, generated on the token
+/// where it can (`C_GenerateKey` first, `C_CreateObject` of a value drawn
+/// here otherwise). With `readable`, hsm-bench also wants to know the value,
+/// so that MACs and ciphertexts can be checked in-process: generated
+/// extractable and not sensitive, the value read back; else imported
+/// (sensitive, value known); else generated sensitive (value unknown: MACs are
+/// then checked with `C_Verify`). Without `readable` (keys a user keeps) the
+/// key is generated sensitive and not extractable, or imported sensitive.
 fn secret_key(
     raw: &RawModule,
     s: CK_SESSION_HANDLE,
@@ -190,11 +258,14 @@ fn secret_key(
     n: u32,
     label: &[u8],
     token: bool,
+    readable: bool,
 ) -> Result<KeyHandles, Failure> {
     let made = |h: CK_OBJECT_HANDLE, value: Option<Vec<u8>>| KeyHandles {
         secret: Some(h),
         generated: true,
         value,
+        token,
+        label: Some(String::from_utf8_lossy(label).into_owned()),
         ..Default::default()
     };
     let usage = |t: Template| {
@@ -206,6 +277,36 @@ fn secret_key(
             .bool(CKA_SIGN, true)
             .bool(CKA_VERIFY, true)
     };
+    let mut m = Mech::plain(if key_type == CKK_AES {
+        CKM_AES_KEY_GEN
+    } else {
+        CKM_GENERIC_SECRET_KEY_GEN
+    });
+    let generate = |m: &mut Mech, sensitive: bool| {
+        raw.generate_key(
+            s,
+            m,
+            &mut usage(Template::new())
+                .ulong(CKA_VALUE_LEN, n as CK_ULONG)
+                .bool(CKA_SENSITIVE, sensitive)
+                .bool(CKA_EXTRACTABLE, !sensitive),
+        )
+    };
+    if readable {
+        let (rv, h) = generate(&mut m, false);
+        if rv == CKR_OK {
+            let value = raw
+                .attribute(s, h, CKA_VALUE)
+                .ok()
+                .filter(|v| v.len() == n as usize);
+            return Ok(made(h, value));
+        }
+    } else {
+        let (rv, h) = generate(&mut m, true);
+        if rv == CKR_OK {
+            return Ok(made(h, None));
+        }
+    }
     let value = (0..n)
         .map(|i| random_bytes::<1>()[0] ^ i as u8)
         .collect::<Vec<u8>>();
@@ -213,31 +314,16 @@ fn secret_key(
         .ulong(CKA_CLASS, CKO_SECRET_KEY)
         .ulong(CKA_KEY_TYPE, key_type)
         .bool(CKA_SENSITIVE, true)
+        .bool(CKA_EXTRACTABLE, false)
         .bytes(CKA_VALUE, &value);
     let (rv, h) = raw.create_object(s, &mut t);
     if rv == CKR_OK {
-        return Ok(made(h, Some(value)));
+        return Ok(made(h, readable.then_some(value)));
     }
-    let mut m = Mech::plain(if key_type == CKK_AES {
-        CKM_AES_KEY_GEN
-    } else {
-        CKM_GENERIC_SECRET_KEY_GEN
-    });
-    let template = |sensitive: bool| {
-        usage(Template::new())
-            .ulong(CKA_VALUE_LEN, n as CK_ULONG)
-            .bool(CKA_SENSITIVE, sensitive)
-            .bool(CKA_EXTRACTABLE, !sensitive)
-    };
-    let (rv, h) = raw.generate_key(s, &mut m, &mut template(false));
-    if rv == CKR_OK {
-        let value = raw
-            .attribute(s, h, CKA_VALUE)
-            .ok()
-            .filter(|v| v.len() == n as usize);
-        return Ok(made(h, value));
+    if !readable {
+        return Err(Failure::Rv(rv));
     }
-    let (rv, h) = raw.generate_key(s, &mut m, &mut template(true));
+    let (rv, h) = generate(&mut m, true);
     ck(rv)?;
     Ok(made(h, None))
 }
@@ -256,40 +342,56 @@ pub fn token_key_prefix() -> &'static str {
     })
 }
 
-/// Generate a key for `spec` in session `s` (untimed set-up): a session object
-/// (`CKA_TOKEN=false`), or, when the module refuses that (tpm2-pkcs11 answers
-/// `CKR_ATTRIBUTE_VALUE_INVALID`), a token object labelled with
-/// [`token_key_prefix`] that [`KeyStore`] destroys at the end. The fallback is
-/// announced once per key type on stderr.
+/// Generate copy `copy` of the key for `spec` in session `s` (untimed
+/// set-up), where `mode` says: a session object (`CKA_TOKEN=false`), or a
+/// token object labelled with [`token_key_prefix`] that [`KeyStore`]
+/// destroys at the end. In [`StoreMode::Auto`] a token that refuses the
+/// session object (tpm2-pkcs11 answers `CKR_ATTRIBUTE_VALUE_INVALID`) gets a
+/// token object instead, announced once per key on stderr.
 pub fn generate(
     raw: &RawModule,
     s: CK_SESSION_HANDLE,
     spec: KeySpec,
+    mode: StoreMode,
+    copy: usize,
 ) -> Result<KeyHandles, Failure> {
-    let first = generate_on(raw, s, spec, false);
+    if !mode.session_first() {
+        return generate_on(raw, s, spec, true, copy);
+    }
+    let first = generate_on(raw, s, spec, false, copy);
     let Err(Failure::Rv(rv)) = first else {
         return first;
     };
-    if matches!(
-        rv,
-        CKR_MECHANISM_INVALID | CKR_PIN_EXPIRED | CKR_USER_NOT_LOGGED_IN | CKR_KEY_SIZE_RANGE
-    ) || spec == KeySpec::Existing
-    {
+    if !mode.falls_back() || !may_refuse_session_objects(rv) || spec == KeySpec::Existing {
         return first;
     }
-    match generate_on(raw, s, spec, true) {
+    match generate_on(raw, s, spec, true, copy) {
         Ok(k) => {
             eprintln!(
                 "note: the module refused a {} session key ({}); using token objects \
-                 labelled {}{}, destroyed at the end of the run",
+                 labelled {}, destroyed at the end of the run",
                 spec.name(),
                 crate::ckr::ckr_name(rv),
-                token_key_prefix(),
-                spec.name()
+                k.label.as_deref().unwrap_or_default(),
             );
             Ok(k)
         }
         Err(_) => first,
+    }
+}
+
+/// The label of copy `copy` of a key for `spec`: unique per run for token
+/// objects (so that they can be found, reused and deleted), fixed otherwise.
+pub fn key_label(spec: KeySpec, copy: usize, token: bool) -> String {
+    let suffix = if copy == 0 {
+        String::new()
+    } else {
+        format!("-{copy}")
+    };
+    if token {
+        format!("{}{}{suffix}", token_key_prefix(), spec.name())
+    } else {
+        format!("hsm-bench-{}{suffix}", spec.name())
     }
 }
 
@@ -298,17 +400,35 @@ fn generate_on(
     s: CK_SESSION_HANDLE,
     spec: KeySpec,
     token: bool,
+    copy: usize,
 ) -> Result<KeyHandles, Failure> {
-    let label = if token {
-        format!("{}{}", token_key_prefix(), spec.name())
-    } else {
-        format!("hsm-bench-{}", spec.name())
-    };
+    generate_labelled(raw, s, spec, &key_label(spec, copy, token), token, true)
+}
+
+/// Generate a key for `spec` labelled `label` (`CKA_TOKEN` = `token`); with
+/// `readable`, a secret key's value is known to hsm-bench where the token
+/// allows (see [`secret_key`]), else secret keys are sensitive and not
+/// extractable. Private keys are always sensitive.
+pub fn generate_labelled(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    spec: KeySpec,
+    label: &str,
+    token: bool,
+    readable: bool,
+) -> Result<KeyHandles, Failure> {
+    let label = label.to_string();
     match spec {
-        KeySpec::Aes(n) => secret_key(raw, s, CKK_AES, n, label.as_bytes(), token),
-        KeySpec::GenericSecret(n) => {
-            secret_key(raw, s, CKK_GENERIC_SECRET, n, label.as_bytes(), token)
-        }
+        KeySpec::Aes(n) => secret_key(raw, s, CKK_AES, n, label.as_bytes(), token, readable),
+        KeySpec::GenericSecret(n) => secret_key(
+            raw,
+            s,
+            CKK_GENERIC_SECRET,
+            n,
+            label.as_bytes(),
+            token,
+            readable,
+        ),
         KeySpec::Existing => Err(Failure::Check("existing key not found".into())),
         _ => {
             let mut last = Failure::Rv(CKR_GENERAL_ERROR);
@@ -322,6 +442,8 @@ fn generate_on(
                         public: Some(hp),
                         private: Some(hs),
                         generated: true,
+                        token,
+                        label: Some(label),
                         ..Default::default()
                     });
                 }
@@ -332,21 +454,38 @@ fn generate_on(
     }
 }
 
-/// Keys of one module, generated on first use and destroyed on drop.
+/// Keys of one module, generated on first use and destroyed on drop (token
+/// keys too, on every way out of a run: the end, an error, Ctrl-C), unless
+/// kept (`--keep-keys`).
 pub struct KeyStore {
     raw: Arc<RawModule>,
     session: CK_SESSION_HANDLE,
+    mode: StoreMode,
+    keep: bool,
     keys: HashMap<(KeySpec, usize), Result<KeyHandles, Failure>>,
 }
 
 impl KeyStore {
-    /// A store making keys in the (logged-in) set-up session `session`.
-    pub fn new(raw: Arc<RawModule>, session: CK_SESSION_HANDLE) -> Self {
+    /// A store making keys in the (logged-in) set-up session `session`, as
+    /// `mode` says; `keep` leaves token keys on the token at the end.
+    pub fn new(
+        raw: Arc<RawModule>,
+        session: CK_SESSION_HANDLE,
+        mode: StoreMode,
+        keep: bool,
+    ) -> Self {
         KeyStore {
             raw,
             session,
+            mode,
+            keep,
             keys: HashMap::new(),
         }
+    }
+
+    /// Where this store makes keys (and the ops their objects).
+    pub fn mode(&self) -> StoreMode {
+        self.mode
     }
 
     /// Register an existing key found by label.
@@ -360,21 +499,42 @@ impl KeyStore {
     pub fn get(&mut self, spec: KeySpec, copy: usize) -> Result<&KeyHandles, Failure> {
         let k = (spec, if spec == KeySpec::Existing { 0 } else { copy });
         if !self.keys.contains_key(&k) {
-            let made = generate(&self.raw, self.session, spec);
+            let made = generate(&self.raw, self.session, spec, self.mode, k.1);
             self.keys.insert(k, made);
         }
         self.keys[&k].as_ref().map_err(Clone::clone)
+    }
+
+    /// Labels of the token keys this store made, sorted.
+    pub fn token_key_labels(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .keys
+            .values()
+            .flatten()
+            .filter(|k| k.generated && k.token)
+            .filter_map(|k| k.label.clone())
+            .collect();
+        v.sort();
+        v
     }
 }
 
 impl Drop for KeyStore {
     fn drop(&mut self) {
+        let kept = if self.keep {
+            self.token_key_labels()
+        } else {
+            Vec::new()
+        };
         for k in self.keys.values().flatten() {
-            if k.generated {
+            if k.generated && !(self.keep && k.token) {
                 for h in [k.public, k.private, k.secret].into_iter().flatten() {
                     let _ = self.raw.destroy_object(self.session, h);
                 }
             }
+        }
+        for label in kept {
+            eprintln!("kept token key '{label}' (--keep-keys; reuse it with --key-label)");
         }
     }
 }
@@ -445,7 +605,8 @@ fn allowed_mechanisms(
     (!list.is_empty()).then_some(list)
 }
 
-fn attr_ulong(
+/// A CK_ULONG attribute of `h`, if the token gives it.
+pub fn attr_ulong(
     raw: &RawModule,
     s: CK_SESSION_HANDLE,
     h: CK_OBJECT_HANDLE,
@@ -456,7 +617,8 @@ fn attr_ulong(
     Some(CK_ULONG::from_ne_bytes(b))
 }
 
-fn attr_bool(
+/// A CK_BBOOL attribute of `h` (false when the token does not give it).
+pub fn attr_bool(
     raw: &RawModule,
     s: CK_SESSION_HANDLE,
     h: CK_OBJECT_HANDLE,

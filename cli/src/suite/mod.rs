@@ -334,6 +334,9 @@ pub struct Prep<'a> {
     pub thread: usize,
     /// The module's token population (scaling ops only).
     pub population: Option<population::PopPrep<'a>>,
+    /// Where the op makes objects of its own (key generation, find-object):
+    /// session objects, token objects, or session falling back to token.
+    pub store: keys::StoreMode,
 }
 
 impl Prep<'_> {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
+use super::keys::{may_refuse_session_objects, token_key_prefix};
 use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck, random_bytes};
 use crate::raw::{RawModule, Template};
 
@@ -31,11 +32,14 @@ pub fn ops() -> Vec<OpDef> {
     [1, 10, 1000, 10000].into_iter().map(find_op).collect()
 }
 
-fn data_object(label: &str) -> Template {
+/// A data object to search among: a public session object, or a private
+/// token object (tpm2-pkcs11 refuses public ones: "CKA_PRIVATE cannot be
+/// CK_FALSE"; the run is logged in, so either is found).
+fn data_object(label: &str, token: bool) -> Template {
     Template::new()
         .ulong(CKA_CLASS, CKO_DATA)
-        .bool(CKA_TOKEN, false)
-        .bool(CKA_PRIVATE, false)
+        .bool(CKA_TOKEN, token)
+        .bool(CKA_PRIVATE, token)
         .bytes(CKA_LABEL, label.as_bytes())
         .bytes(CKA_VALUE, b"hsm-bench")
 }
@@ -124,7 +128,9 @@ impl Drop for FindWorker {
     }
 }
 
-/// Worker finding its own target object among `n` objects it created.
+/// Worker finding its own target object among `n` objects it created:
+/// session objects, or token objects labelled with [`token_key_prefix`] as
+/// `--key-store` says (by default when the token refuses session objects).
 pub fn find_worker(n: usize, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let tag: String = random_bytes::<4>()
         .iter()
@@ -136,23 +142,50 @@ pub fn find_worker(n: usize, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
         setup: p.setup,
         created: Vec::with_capacity(n),
     };
-    let target_label = format!("hsm-bench-find-{tag}-{}-target", p.thread);
+    let mut token = !p.store.session_first();
+    let stem = |token: bool| {
+        let base = if token {
+            token_key_prefix()
+        } else {
+            "hsm-bench-"
+        };
+        format!("{base}find-{tag}-{}", p.thread)
+    };
+    let target_label = |token: bool| format!("{}-target", stem(token));
+    // The target first: it decides where the objects go.
+    let (mut rv, mut target) = p
+        .raw
+        .create_object(p.setup, &mut data_object(&target_label(token), token));
+    if rv != CKR_OK && !token && p.store.falls_back() && may_refuse_session_objects(rv) {
+        let refused = rv;
+        (rv, target) = p
+            .raw
+            .create_object(p.setup, &mut data_object(&target_label(true), true));
+        if rv == CKR_OK {
+            token = true;
+            eprintln!(
+                "note: the module refused a session object ({}); find-object makes token \
+                 objects labelled {}, destroyed at the end of the op",
+                crate::ckr::ckr_name(refused),
+                stem(true)
+            );
+        } else {
+            rv = refused;
+        }
+    }
+    ck(rv)?;
+    w.created.push(target);
     for i in 1..n {
         let (rv, h) = p.raw.create_object(
             p.setup,
-            &mut data_object(&format!("hsm-bench-find-{tag}-{}-{i}", p.thread)),
+            &mut data_object(&format!("{}-{i}", stem(token)), token),
         );
         ck(rv)?;
         w.created.push(h);
     }
-    let (rv, target) = p
-        .raw
-        .create_object(p.setup, &mut data_object(&target_label));
-    ck(rv)?;
-    w.created.push(target);
     w.find.target = target;
     w.find.template = Template::new()
         .ulong(CKA_CLASS, CKO_DATA)
-        .bytes(CKA_LABEL, target_label.as_bytes());
+        .bytes(CKA_LABEL, target_label(token).as_bytes());
     Ok(Box::new(w))
 }

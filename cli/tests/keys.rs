@@ -1,0 +1,185 @@
+//! Token keys: `hsm-bench keys create|list|delete`, `run --key-store token`,
+//! `--keep-keys`, and that no `hsm-bench-tmp-` key outlives a run that ends,
+//! fails or is interrupted. Against SoftHSM2 tokens in temporary directories.
+
+mod common;
+
+use std::io::BufRead;
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+
+/// `hsm-bench keys <sub>` on token `t` with its label and PIN.
+fn keys(t: &SoftToken, sub: &str) -> std::process::Command {
+    let mut c = t.cmd();
+    c.args(["keys", sub, "--module", "softhsm"])
+        .args(["--token-label", &t.label, "--pin", &t.pin]);
+    c
+}
+
+/// The key objects on `t`, as `keys list --format json` gives them.
+fn listed(t: &SoftToken) -> Vec<Value> {
+    let o = run(keys(t, "list").args(["--format", "json"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    serde_json::from_str::<Value>(&stdout(&o))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn labels(t: &SoftToken) -> Vec<String> {
+    let mut v: Vec<String> = listed(t)
+        .iter()
+        .map(|k| k["label"].as_str().unwrap().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+fn tmp_keys(t: &SoftToken) -> Vec<String> {
+    labels(t)
+        .into_iter()
+        .filter(|l| l.starts_with("hsm-bench-tmp-"))
+        .collect()
+}
+
+#[test]
+fn keys_are_made_once_listed_reused_and_deleted() {
+    let t = SoftToken::new("keys");
+    for (ty, label) in [("p256", "bench-p256"), ("hmac-sha256", "bench-hmac")] {
+        let o = run(keys(&t, "create").args(["--type", ty, "--label", label]));
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert!(stdout(&o).contains(&format!("created {ty} key '{label}'")));
+    }
+    let list = listed(&t);
+    let p256: Vec<&Value> = list.iter().filter(|k| k["label"] == "bench-p256").collect();
+    assert_eq!(p256.len(), 2, "{list:?}");
+    for k in &p256 {
+        assert_eq!(k["key_type"], "EC");
+        assert_eq!(k["size"], "P-256");
+    }
+    let hmac = list.iter().find(|k| k["label"] == "bench-hmac").unwrap();
+    assert_eq!(
+        (&hmac["class"], &hmac["size"]),
+        (&Value::from("secret"), &Value::from("32 bytes"))
+    );
+    assert!(hmac["usage"].as_array().unwrap().contains(&"sign".into()));
+    // A label in use is refused, in one line.
+    let o = run(keys(&t, "create").args(["--type", "aes256", "--label", "bench-p256"]));
+    assert_eq!(code(&o), 2);
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    // The kept key is benchmarked by label.
+    let dir = tempfile::tempdir().unwrap();
+    let v = run_json(
+        t.run_on(&[&softhsm()])
+            .args(["--key-label", "bench-p256", "--iterations", "10"]),
+        &dir.path().join("r.json"),
+    );
+    for r in results(&v) {
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    // Deleting names what it destroyed; deleting nothing is an error.
+    let o = run(keys(&t, "delete").args(["--label", "bench-p256"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches("destroyed").count(), 2, "{}", stdout(&o));
+    assert_eq!(labels(&t), ["bench-hmac"]);
+    let o = run(keys(&t, "delete").args(["--label", "bench-p256"]));
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("no key object labelled 'bench-p256'"));
+    // Unknown types and a missing token are one-line usage errors.
+    let o = run(keys(&t, "create").args(["--type", "rsa1024", "--label", "x"]));
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("unknown key type 'rsa1024'"));
+    let o = run(t.cmd().args(["keys", "list", "--module", "softhsm"]));
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("--token-label or --slot"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn token_keys_are_destroyed_at_the_end_unless_kept() {
+    let t = SoftToken::new("store");
+    let ops = "p256-sign,hmac-sha256,aes128-gcm-encrypt,p256-keygen,find-object";
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let v = run_json(
+        t.run_on(&[&softhsm()])
+            .args(["--ops", ops, "--iterations", "10", "--key-store", "token"]),
+        &out,
+    );
+    for r in results(&v) {
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let keys_note = v["metadata"]["keys"].as_str().unwrap();
+    assert!(
+        keys_note.contains("token-object keys") && keys_note.contains("destroyed at the end"),
+        "{keys_note}"
+    );
+    assert!(tmp_keys(&t).is_empty(), "{:?}", tmp_keys(&t));
+    // --keep-keys leaves them, says which, and they go with one delete.
+    let o = run(t
+        .run_on(&[&softhsm()])
+        .args(["--ops", "p256-sign,hmac-sha256", "--iterations", "10"])
+        .arg("--keep-keys"));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let kept = tmp_keys(&t);
+    assert_eq!(kept.len(), 3, "a pair and a secret: {kept:?}");
+    for l in &kept {
+        assert!(
+            stderr(&o).contains(&format!("kept token key '{l}'")),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = run(keys(&t, "delete").args(["--prefix", "hsm-bench-tmp-"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(tmp_keys(&t).is_empty());
+    // Session store and --keep-keys contradict each other.
+    let o = run(t.run_on(&[&softhsm()]).args([
+        "--ops",
+        "p256-sign",
+        "--key-store",
+        "session",
+        "--keep-keys",
+    ]));
+    assert_eq!(code(&o), 2);
+}
+
+#[test]
+fn an_interrupted_run_leaves_no_token_keys() {
+    let t = SoftToken::new("sigint");
+    let mut child = t
+        .run_on(&[&softhsm()])
+        .args(["--ops", "p256-sign,p384-sign,sha256", "--duration", "4"])
+        .args(["--key-store", "token"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The keys are made before the first op is measured; wait until they
+    // are on the token, then interrupt.
+    let started = std::time::Instant::now();
+    while tmp_keys(&t).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the run made no token keys"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: sending SIGINT to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        err.push_str(&line.unwrap());
+        err.push('\n');
+    }
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(tmp_keys(&t).is_empty(), "left behind: {:?}", tmp_keys(&t));
+}
