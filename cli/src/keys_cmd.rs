@@ -14,6 +14,7 @@ use crate::commands::out;
 use crate::error::{CliError, EXIT_OK, Result};
 use crate::module::{Module, ModuleChoice};
 use crate::raw::RawModule;
+use crate::suite::Curve;
 use crate::suite::keys::{self, KeySpec};
 use crate::{KeysCommand, KeysCreateArgs, KeysDeleteArgs, KeysListArgs, KeysTokenArgs, ListFormat};
 
@@ -29,8 +30,10 @@ pub fn run(cmd: &KeysCommand) -> Result<i32> {
 /// The key types `keys create --type` accepts, with their specs.
 const TYPES: &[(&str, KeySpec)] = &[
     ("ed25519", KeySpec::Ed25519),
-    ("p256", KeySpec::P256),
-    ("p384", KeySpec::P384),
+    ("p256", KeySpec::Ec(Curve::P256)),
+    ("p384", KeySpec::Ec(Curve::P384)),
+    ("p521", KeySpec::Ec(Curve::P521)),
+    ("secp256k1", KeySpec::Ec(Curve::Secp256k1)),
     ("rsa2048", KeySpec::Rsa(2048)),
     ("rsa3072", KeySpec::Rsa(3072)),
     ("rsa4096", KeySpec::Rsa(4096)),
@@ -39,6 +42,10 @@ const TYPES: &[(&str, KeySpec)] = &[
     ("aes256", KeySpec::Aes(32)),
     ("hmac-sha256", KeySpec::GenericSecret(32)),
     ("hmac-sha512", KeySpec::GenericSecret(64)),
+    ("des3", KeySpec::Des3),
+    ("p256-ecdh", KeySpec::EcDerive(Curve::P256)),
+    ("p384-ecdh", KeySpec::EcDerive(Curve::P384)),
+    ("x25519", KeySpec::X25519),
 ];
 
 fn key_spec(name: &str) -> Result<KeySpec> {

@@ -468,6 +468,76 @@ impl RawModule {
         (rv, h)
     }
 
+    /// `C_DeriveKey` from `base` with template `t`.
+    #[inline]
+    pub fn derive_key(
+        &self,
+        s: CK_SESSION_HANDLE,
+        m: &mut Mech,
+        base: CK_OBJECT_HANDLE,
+        t: &mut Template,
+    ) -> (CK_RV, CK_OBJECT_HANDLE) {
+        let Some(f) = self.list.C_DeriveKey else {
+            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
+        };
+        let mut h: CK_OBJECT_HANDLE = 0;
+        // SAFETY: mechanism and template pointers are valid (see `Mech`, `Template`).
+        let rv = unsafe { f(s, &mut m.raw, base, t.as_mut_ptr(), t.len(), &mut h) };
+        (rv, h)
+    }
+
+    /// `C_WrapKey` of `key` under `wrapping` into `out`: the return value and
+    /// the wrapped length.
+    #[inline]
+    pub fn wrap_key(
+        &self,
+        s: CK_SESSION_HANDLE,
+        m: &mut Mech,
+        wrapping: CK_OBJECT_HANDLE,
+        key: CK_OBJECT_HANDLE,
+        out: &mut [u8],
+    ) -> (CK_RV, usize) {
+        let Some(f) = self.list.C_WrapKey else {
+            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
+        };
+        let mut n = out.len() as CK_ULONG;
+        // SAFETY: `out` is valid for `n` bytes; the mechanism pointers are valid.
+        let rv = unsafe { f(s, &mut m.raw, wrapping, key, out.as_mut_ptr(), &mut n) };
+        (rv, (n as usize).min(out.len()))
+    }
+
+    /// `C_UnwrapKey` of `wrapped` under `unwrapping` with template `t`.
+    #[inline]
+    pub fn unwrap_key(
+        &self,
+        s: CK_SESSION_HANDLE,
+        m: &mut Mech,
+        unwrapping: CK_OBJECT_HANDLE,
+        wrapped: &[u8],
+        t: &mut Template,
+    ) -> (CK_RV, CK_OBJECT_HANDLE) {
+        let Some(f) = self.list.C_UnwrapKey else {
+            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
+        };
+        let mut h: CK_OBJECT_HANDLE = 0;
+        // SAFETY: `wrapped` is read-only input of its length (the module
+        // takes it as non-const by the C signature only); the mechanism and
+        // template pointers are valid.
+        let rv = unsafe {
+            f(
+                s,
+                &mut m.raw,
+                unwrapping,
+                wrapped.as_ptr() as *mut u8,
+                wrapped.len() as CK_ULONG,
+                t.as_mut_ptr(),
+                t.len(),
+                &mut h,
+            )
+        };
+        (rv, h)
+    }
+
     /// `C_DestroyObject`.
     #[inline]
     pub fn destroy_object(&self, s: CK_SESSION_HANDLE, h: CK_OBJECT_HANDLE) -> CK_RV {
@@ -525,6 +595,12 @@ enum Param {
     Iv(Box<[u8; 16]>),
     Ctr(Box<CK_AES_CTR_PARAMS>),
     Bytes(Box<[u8]>),
+    Ecdh(Box<EcdhParam>),
+}
+
+struct EcdhParam {
+    params: CK_ECDH1_DERIVE_PARAMS,
+    public: Box<[u8]>,
 }
 
 struct GcmParam {
@@ -574,6 +650,30 @@ impl Mech {
         mech
     }
 
+    /// `CKM_ECDH1_DERIVE` (also X25519, whose keys are Montgomery keys) with
+    /// no KDF and no shared data, against the peer's public value `public`.
+    pub fn ecdh(public: &[u8]) -> Self {
+        let mut m = Mech {
+            raw: CK_MECHANISM {
+                mechanism: CKM_ECDH1_DERIVE,
+                pParameter: ptr::null_mut(),
+                ulParameterLen: std::mem::size_of::<CK_ECDH1_DERIVE_PARAMS>() as CK_ULONG,
+            },
+            param: Param::Ecdh(Box::new(EcdhParam {
+                params: CK_ECDH1_DERIVE_PARAMS {
+                    kdf: CKD_NULL,
+                    ulSharedDataLen: 0,
+                    pSharedData: ptr::null_mut(),
+                    ulPublicDataLen: public.len() as CK_ULONG,
+                    pPublicData: ptr::null_mut(),
+                },
+                public: public.into(),
+            })),
+        };
+        m.refresh();
+        m
+    }
+
     /// AES-GCM with a 96-bit IV, no AAD and a 128-bit tag.
     pub fn aes_gcm(iv: [u8; 12]) -> Self {
         let mut m = Mech {
@@ -605,6 +705,7 @@ impl Mech {
             Param::Gcm(g) => Some(&g.iv),
             Param::Iv(b) => Some(&b[..]),
             Param::Ctr(c) => Some(&c.cb[..]),
+            Param::Bytes(b) => Some(&b[..]),
             _ => None,
         }
     }
@@ -643,7 +744,8 @@ impl Mech {
     }
 
     /// Replace the IV (GCM: 12 bytes; CBC, CBC-PAD: 16 bytes; CTR: the
-    /// 16-byte counter block) outside the timed region. An IV of another
+    /// 16-byte counter block; a byte parameter of the IV's length, e.g. the
+    /// 8-byte IV of DES3-CBC) outside the timed region. An IV of another
     /// length, or a mechanism without IV, is left alone.
     pub fn set_iv(&mut self, iv: &[u8]) {
         match &mut self.param {
@@ -662,6 +764,7 @@ impl Mech {
                     c.cb = v;
                 }
             }
+            Param::Bytes(b) if b.len() == iv.len() => b.copy_from_slice(iv),
             _ => {}
         }
         self.refresh();
@@ -722,6 +825,10 @@ impl Mech {
             Param::Oaep(p) => &mut **p as *mut CK_RSA_PKCS_OAEP_PARAMS as *mut c_void,
             Param::Iv(b) => b.as_mut_ptr() as *mut c_void,
             Param::Ctr(c) => &mut **c as *mut CK_AES_CTR_PARAMS as *mut c_void,
+            Param::Ecdh(e) => {
+                e.params.pPublicData = e.public.as_mut_ptr();
+                &mut e.params as *mut CK_ECDH1_DERIVE_PARAMS as *mut c_void
+            }
             Param::Bytes(b) if b.is_empty() => ptr::null_mut(),
             Param::Bytes(b) => b.as_mut_ptr() as *mut c_void,
         };

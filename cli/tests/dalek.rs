@@ -440,8 +440,9 @@ fn piped_progress_prints_one_numbered_line_per_op_in_order() {
 }
 
 /// The ops of the breadth profile: AES modes × key sizes × directions,
-/// ECDSA with SHA-256/384 on P-256/384, SHA-1, C_SeedRandom, RSA-PSS and RSA-OAEP at
-/// 3072 and 4096 bits.
+/// 3DES, ECDSA with SHA-256/384 on P-256/384/521 and secp256k1, raw ECDSA on
+/// P-521 and secp256k1, ECDH, key wrap and unwrap, SHA-1, C_SeedRandom,
+/// RSA-PSS and RSA-OAEP at 3072 and 4096 bits.
 fn breadth_ids() -> Vec<String> {
     let mut v = Vec::new();
     for bits in [128, 192, 256] {
@@ -458,6 +459,36 @@ fn breadth_ids() -> Vec<String> {
             }
         }
     }
+    for c in ["p521", "secp256k1"] {
+        for h in ["sha256", "sha384"] {
+            for dir in ["sign", "verify"] {
+                v.push(format!("{c}-ecdsa-{h}-{dir}"));
+            }
+        }
+    }
+    for mode in ["ecb", "cbc"] {
+        for dir in ["encrypt", "decrypt"] {
+            v.push(format!("des3-{mode}-{dir}"));
+        }
+    }
+    v.extend(
+        [
+            "p521-sign",
+            "p521-verify",
+            "secp256k1-sign",
+            "secp256k1-verify",
+            "p256-ecdh-derive",
+            "p384-ecdh-derive",
+            "x25519-ecdh-derive",
+            "aes256-key-wrap",
+            "aes256-key-unwrap",
+            "aes256-key-wrap-pad",
+            "aes256-key-unwrap-pad",
+            "rsa2048-oaep-wrap",
+            "rsa2048-oaep-unwrap",
+        ]
+        .map(String::from),
+    );
     v.push("sha1".into());
     v.push("seed-random32".into());
     for b in [3072, 4096] {

@@ -290,8 +290,9 @@ fn macs_of_unreadable_keys_are_checked_with_c_verify() {
     }
 }
 
-/// The breadth profile's ops (every AES mode, key size and direction; ECDSA
-/// with hashing; SHA-1): with every output flipped each fails a named check
+/// The breadth profile's ops (every AES mode, key size and direction; 3DES;
+/// ECDSA with hashing and on P-521 and secp256k1; key wrap; SHA-1; ECDH
+/// writes no output buffer and is left out): with every output flipped each fails a named check
 /// while preparing (digests: on every call); with the timed outputs flipped
 /// (after the preparation's), the checks of the timed calls catch it: sampled
 /// decryptions of ciphertexts and verifications of signatures, the
@@ -302,22 +303,29 @@ fn macs_of_unreadable_keys_are_checked_with_c_verify() {
 #[test]
 fn every_breadth_op_fails_its_check_when_outputs_are_flipped() {
     let Some(m) = dalek() else { return };
-    let ops = "aes*-ecb-*,aes*-cbc-*,aes*-ctr-*,aes*-gcm-*,p*-ecdsa-*,sha1,\
-               rsa3072-pss-*,rsa4096-pss-*,rsa3072-oaep-*,rsa4096-oaep-*";
+    let ops = "aes*-ecb-*,aes*-cbc-*,aes*-ctr-*,aes*-gcm-*,des3-*,p*-ecdsa-*,sha1,\
+               secp256k1-*,p521-sign,p521-verify,*-key-wrap*,*-key-unwrap*,rsa*-oaep-wrap,\
+               rsa*-oaep-unwrap,rsa3072-pss-*,rsa4096-pss-*,rsa3072-oaep-*,rsa4096-oaep-*";
     let tmp = tempfile::tempdir().unwrap();
     let v = results_of(
         flipped(&m, tmp.path(), "all", 0).args(["--ops", ops]),
         tmp.path(),
     );
-    assert_eq!(results(&v).len(), 51);
+    // The first 51, 3DES 4, P-521 with hashing 4, secp256k1 6, raw P-521 2, wrap 6.
+    assert_eq!(results(&v).len(), 51 + 4 + 4 + 6 + 2 + 6);
     for r in results(&v) {
         assert_eq!(r["status"], "error", "passed with flipped output: {r}");
         let text = failure_text(r);
         assert!(
             text.contains("CHECK_FAILED(")
-                && ["ciphertext", "signature does not verify", "digest differs"]
-                    .iter()
-                    .any(|c| text.contains(c)),
+                && [
+                    "ciphertext",
+                    "signature does not verify",
+                    "digest differs",
+                    "wrapped key does not unwrap"
+                ]
+                .iter()
+                .any(|c| text.contains(c)),
             "{text}"
         );
     }
@@ -326,7 +334,8 @@ fn every_breadth_op_fails_its_check_when_outputs_are_flipped() {
     let breadth: Vec<String> = results(&v)
         .iter()
         .map(|r| r["op"].as_str().unwrap().to_string())
-        .filter(|op| !op.ends_with("-verify"))
+        // Verify and unwrap ops write no output buffer in their timed calls.
+        .filter(|op| !op.ends_with("-verify") && !op.contains("-unwrap"))
         .collect();
     for op in &breadth {
         let (func, check) = if op.ends_with("-encrypt") {
@@ -335,6 +344,10 @@ fn every_breadth_op_fails_its_check_when_outputs_are_flipped() {
             ("C_Decrypt", "decrypted data differs from the plaintext")
         } else if op.ends_with("-sign") {
             ("C_Sign", "sampled signature does not verify")
+        } else if op.starts_with("rsa") && op.ends_with("-wrap") {
+            ("C_WrapKey", "sampled wrapped key does not unwrap")
+        } else if op.contains("-wrap") {
+            ("C_WrapKey", "wrapped key differs from the checked one")
         } else {
             ("C_Digest", "digest differs from the reference")
         };

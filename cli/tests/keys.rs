@@ -80,6 +80,38 @@ fn keys_are_made_once_listed_reused_and_deleted() {
     for r in results(&v) {
         assert_eq!(r["status"], "ok", "{r}");
     }
+    // A key-agreement pair runs ECDH only; a 3DES key its two modes.
+    for (ty, label, want) in [
+        ("p256-ecdh", "bench-ecdh", vec!["p256-ecdh-derive"]),
+        (
+            "des3",
+            "bench-des3",
+            vec![
+                "des3-ecb-encrypt",
+                "des3-ecb-decrypt",
+                "des3-cbc-encrypt",
+                "des3-cbc-decrypt",
+            ],
+        ),
+    ] {
+        let o = run(keys(&t, "create").args(["--type", ty, "--label", label]));
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let v = run_json(
+            t.run_on(&[&softhsm()])
+                .args(["--key-label", label, "--iterations", "10"]),
+            &dir.path().join(format!("{label}.json")),
+        );
+        let ids: Vec<&str> = results(&v)
+            .iter()
+            .map(|r| r["op"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, want);
+        for r in results(&v) {
+            assert_eq!(r["status"], "ok", "{r}");
+        }
+        let o = run(keys(&t, "delete").args(["--label", label]));
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
     // Deleting names what it destroyed; deleting nothing is an error.
     let o = run(keys(&t, "delete").args(["--label", "bench-p256"]));
     assert_eq!(code(&o), 0, "{}", stderr(&o));

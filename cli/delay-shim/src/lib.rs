@@ -34,7 +34,8 @@
 //!   did or did not try to log in.
 //!
 //! - `P11_DELAY_SHIM_FLIP`: comma-separated functions with an output buffer
-//!   (`C_Sign`, `C_Encrypt`, `C_Decrypt`, `C_Digest`, `C_GenerateRandom`) or
+//!   (`C_Sign`, `C_Encrypt`, `C_Decrypt`, `C_Digest`, `C_GenerateRandom`,
+//!   `C_WrapKey`) or
 //!   `all`: after the real call returns `CKR_OK` having written a non-empty
 //!   buffer, the shim flips the lowest bit of the middle output byte. Size
 //!   queries (a null buffer) and failed calls are left alone. This simulates a
@@ -414,6 +415,7 @@ hooks! {
     C_DigestInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM);
     C_Digest(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[out_len(ol)];
     C_GenerateRandom(s: CK_SESSION_HANDLE, o: *mut CK_BYTE, ol: CK_ULONG) => o[ol];
+    C_WrapKey(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, w: CK_OBJECT_HANDLE, k: CK_OBJECT_HANDLE, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[out_len(ol)];
     C_GenerateKey(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, t: *mut CK_ATTRIBUTE, n: CK_ULONG, k: *mut CK_OBJECT_HANDLE);
     C_GenerateKeyPair(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, pt: *mut CK_ATTRIBUTE, pn: CK_ULONG, st: *mut CK_ATTRIBUTE, sn: CK_ULONG, pk: *mut CK_OBJECT_HANDLE, sk: *mut CK_OBJECT_HANDLE);
     C_FindObjectsInit(s: CK_SESSION_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG);
@@ -744,7 +746,8 @@ mod tests {
                 "C_Encrypt",
                 "C_Decrypt",
                 "C_Digest",
-                "C_GenerateRandom"
+                "C_GenerateRandom",
+                "C_WrapKey"
             ]
         );
         assert!(parse_flips("C_Verify").unwrap_err().contains("can flip"));

@@ -245,6 +245,39 @@ fn block_mode(
     Some(data)
 }
 
+/// After a timed call made key `h` (a derived or unwrapped secret): on a
+/// sample of the calls, its `CKA_VALUE` must be `want` (`what` names the
+/// key); `h` is destroyed either way, and a failure to destroy it fails too.
+pub fn made_key(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    h: CK_OBJECT_HANDLE,
+    want: &[u8],
+    sampler: &mut Sampler,
+    what: &str,
+) -> Result<(), Failure> {
+    let checked = sampler
+        .sample(|| match raw.attribute(s, h, CKA_VALUE) {
+            Ok(v) if v == want => Ok(()),
+            Ok(v) if v.len() != want.len() => Err(failed(format!(
+                "{what} length {}, expected {}",
+                v.len(),
+                want.len()
+            ))),
+            Ok(_) => Err(failed(format!("{what} has another value"))),
+            Err(rv) => Err(failed(format!(
+                "{what} cannot be read back: {}",
+                ckr_name(rv)
+            ))),
+        })
+        .unwrap_or(Ok(()));
+    let rv = raw.destroy_object(s, h);
+    if rv != CKR_OK {
+        return Err(Failure::Rv(rv));
+    }
+    checked
+}
+
 /// A copy of `v` with one bit flipped in the middle (a corrupted MAC or
 /// signature that the token must reject).
 pub fn corrupted(v: &[u8]) -> Vec<u8> {

@@ -1,4 +1,5 @@
-//! Encryption and decryption: AES-256-GCM, AES-256-CBC, RSA-OAEP.
+//! Encryption and decryption: AES (ECB, CBC, CBC-PAD, CTR, GCM at 128, 192
+//! and 256 bits), Triple-DES (ECB, CBC), RSA-OAEP.
 //!
 //! GCM encryptions each use a distinct IV: a random per-worker prefix and a
 //! counter, written before the timer starts.
@@ -64,6 +65,7 @@ impl CipherAlg {
     fn stem(&self) -> String {
         match self {
             CipherAlg::Aes(m, n) => format!("aes{}-{}", n * 8, m.id()),
+            CipherAlg::Des3(m) => format!("des3-{}", m.id()),
             CipherAlg::RsaOaepSha1(b) => format!("rsa{b}-oaep-sha1"),
             CipherAlg::RsaOaepSha256(b) => format!("rsa{b}-oaep-sha256"),
         }
@@ -72,6 +74,7 @@ impl CipherAlg {
     fn title(&self) -> String {
         match self {
             CipherAlg::Aes(m, n) => format!("AES-{}-{}", n * 8, m.title()),
+            CipherAlg::Des3(m) => format!("3DES-{}", m.title()),
             CipherAlg::RsaOaepSha1(b) => format!("RSA-{b} OAEP SHA-1"),
             CipherAlg::RsaOaepSha256(b) => format!("RSA-{b} OAEP SHA-256"),
         }
@@ -81,6 +84,8 @@ impl CipherAlg {
     pub fn mechanism(&self) -> CK_MECHANISM_TYPE {
         match self {
             CipherAlg::Aes(m, _) => m.mechanism(),
+            CipherAlg::Des3(AesMode::Cbc) => CKM_DES3_CBC,
+            CipherAlg::Des3(_) => CKM_DES3_ECB,
             CipherAlg::RsaOaepSha1(_) | CipherAlg::RsaOaepSha256(_) => CKM_RSA_PKCS_OAEP,
         }
     }
@@ -89,12 +94,18 @@ impl CipherAlg {
     pub fn key(&self) -> KeySpec {
         match self {
             CipherAlg::Aes(_, n) => KeySpec::Aes(*n),
+            CipherAlg::Des3(_) => KeySpec::Des3,
             CipherAlg::RsaOaepSha1(b) | CipherAlg::RsaOaepSha256(b) => KeySpec::Rsa(*b),
         }
     }
 
     fn is_aes(&self) -> bool {
         matches!(self, CipherAlg::Aes(..))
+    }
+
+    /// Whether the key is a secret key (AES, DES3) rather than an RSA pair.
+    fn is_secret(&self) -> bool {
+        matches!(self, CipherAlg::Aes(..) | CipherAlg::Des3(_))
     }
 
     /// The IV of encryption number `counter` (GCM: 12 bytes; CBC, CBC-PAD:
@@ -109,6 +120,12 @@ impl CipherAlg {
             CipherAlg::Aes(AesMode::Ctr, _) => {
                 let mut b = iv12(prefix, counter).to_vec();
                 b.extend_from_slice(&[0; 4]);
+                b
+            }
+            // prefix ‖ 32-bit call counter (DES has 8-byte blocks).
+            CipherAlg::Des3(AesMode::Cbc) => {
+                let mut b = prefix.to_vec();
+                b.extend_from_slice(&(counter as u32).to_be_bytes());
                 b
             }
             _ => Vec::new(),
@@ -132,6 +149,8 @@ impl CipherAlg {
                 CTR_COUNTER_BITS,
             ),
             CipherAlg::Aes(AesMode::Ecb, _) => Mech::plain(CKM_AES_ECB),
+            CipherAlg::Des3(AesMode::Cbc) => Mech::with_bytes(CKM_DES3_CBC, &iv),
+            CipherAlg::Des3(_) => Mech::plain(CKM_DES3_ECB),
             CipherAlg::RsaOaepSha1(_) => Mech::rsa_oaep(CKM_SHA_1, CKG_MGF1_SHA1),
             CipherAlg::RsaOaepSha256(_) => Mech::rsa_oaep(CKM_SHA256, CKG_MGF1_SHA256),
         }
@@ -146,6 +165,10 @@ impl CipherAlg {
             CipherAlg::Aes(..) => DataSpec::Variable {
                 default: 1024,
                 align: 1,
+            },
+            CipherAlg::Des3(_) => DataSpec::Variable {
+                default: 1024,
+                align: 8,
             },
             _ => DataSpec::Fixed(32),
         }
@@ -164,7 +187,7 @@ impl CipherAlg {
         match self {
             CipherAlg::Aes(AesMode::Gcm, _) => n + 16,
             CipherAlg::Aes(AesMode::CbcPad, _) => (n / 16 + 1) * 16,
-            CipherAlg::Aes(..) => n,
+            CipherAlg::Aes(..) | CipherAlg::Des3(_) => n,
             CipherAlg::RsaOaepSha1(b) | CipherAlg::RsaOaepSha256(b) => (*b as usize).div_ceil(8),
         }
     }
@@ -242,18 +265,23 @@ pub fn ops() -> Vec<OpDef> {
             }
         }
     }
+    for m in [AesMode::Ecb, AesMode::Cbc] {
+        let c = CipherAlg::Des3(m);
+        v.push(encrypt_op(c, c.key()));
+        v.push(decrypt_op(c, c.key()));
+    }
     v
 }
 
 fn enc_key(c: CipherAlg, p: &Prep<'_>) -> Result<CK_OBJECT_HANDLE, Failure> {
     let k = p.key()?;
-    if c.is_aes() { k.secret } else { k.public }
+    if c.is_secret() { k.secret } else { k.public }
         .ok_or_else(|| Failure::Check("no encryption key".into()))
 }
 
 fn dec_key(c: CipherAlg, p: &Prep<'_>) -> Result<CK_OBJECT_HANDLE, Failure> {
     let k = p.key()?;
-    if c.is_aes() { k.secret } else { k.private }
+    if c.is_secret() { k.secret } else { k.private }
         .ok_or_else(|| Failure::Check("no decryption key".into()))
 }
 
@@ -521,7 +549,34 @@ mod tests {
     fn every_aes_mode_size_and_direction_is_declared_once_with_its_name() {
         let all = ops();
         let mut ids: Vec<&str> = all.iter().map(|o| o.id.as_str()).collect();
-        assert_eq!(ids.len(), 3 + 2 * 4 + 3 * 5 * 2, "RSA-OAEP and AES ops");
+        assert_eq!(
+            ids.len(),
+            3 + 2 * 4 + 3 * 5 * 2 + 4,
+            "RSA-OAEP, AES and 3DES ops"
+        );
+        for id in [
+            "des3-ecb-encrypt",
+            "des3-ecb-decrypt",
+            "des3-cbc-encrypt",
+            "des3-cbc-decrypt",
+        ] {
+            let o = all.iter().find(|o| o.id == id).unwrap();
+            assert_eq!(o.key, Some(KeySpec::Des3), "{id}");
+            assert_eq!(
+                o.data,
+                DataSpec::Variable {
+                    default: 1024,
+                    align: 8
+                }
+            );
+        }
+        // DES3-CBC: an 8-byte IV, moved on in place.
+        let c = CipherAlg::Des3(AesMode::Cbc);
+        let p = [1, 2, 3, 4];
+        assert_eq!(c.iv(p, 5), [1, 2, 3, 4, 0, 0, 0, 5]);
+        let mut m = c.mech(p);
+        m.set_iv(&c.iv(p, 6));
+        assert_eq!(m.iv(), Some(&[1, 2, 3, 4, 0, 0, 0, 6][..]));
         for b in [3072, 4096] {
             for h in ["sha1", "sha256"] {
                 for dir in ["encrypt", "decrypt"] {

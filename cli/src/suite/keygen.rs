@@ -15,8 +15,7 @@ use crate::raw::{Mech, RawModule, Template};
 /// A key generation op.
 pub fn keygen_op(k: KeySpec) -> OpDef {
     let key_bits = match k {
-        KeySpec::P256 => Some(256),
-        KeySpec::P384 => Some(384),
+        KeySpec::Ec(c) => Some(u64::from(c.bits())),
         KeySpec::Rsa(b) => Some(b as u64),
         _ => None,
     };
@@ -35,7 +34,7 @@ pub fn keygen_op(k: KeySpec) -> OpDef {
 /// Key generation ops of the catalogue.
 pub fn ops() -> Vec<OpDef> {
     [
-        KeySpec::P256,
+        KeySpec::Ec(super::Curve::P256),
         KeySpec::Ed25519,
         KeySpec::Rsa(2048),
         KeySpec::Aes(32),

@@ -6,17 +6,25 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::{Failure, ck, random_bytes};
+use super::{Curve, Failure, ck, random_bytes};
 use crate::raw::{Mech, RawModule, Template};
 
 /// DER of the printable string "edwards25519" (accepted by SoftHSM2).
 pub const ED25519_PRINTABLE: &[u8] = b"\x13\x0cedwards25519";
+/// DER of the printable string "curve25519" (X25519 parameters some modules take).
+pub const X25519_PRINTABLE: &[u8] = b"\x13\x0acurve25519";
+/// DER of the OID 1.3.101.110 (id-X25519).
+pub const X25519_OID: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x6e];
 /// DER of the OID 1.3.101.112 (id-Ed25519).
 pub const ED25519_OID: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x70];
 /// DER of the OID of P-256 (1.2.840.10045.3.1.7).
 pub const P256_OID: &[u8] = &[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
 /// DER of the OID of P-384 (1.3.132.0.34).
 pub const P384_OID: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22];
+/// DER of the OID of P-521 (1.3.132.0.35).
+pub const P521_OID: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23];
+/// DER of the OID of secp256k1 (1.3.132.0.10).
+pub const SECP256K1_OID: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x0a];
 
 /// The name of the curve whose `CKA_EC_PARAMS` are `params` (its hex for
 /// curves hsm-bench does not know).
@@ -24,12 +32,12 @@ pub fn curve_name(params: &[u8]) -> String {
     const NAMED: &[(&[u8], &str)] = &[
         (P256_OID, "P-256"),
         (P384_OID, "P-384"),
-        (&[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23], "P-521"),
-        (&[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x0a], "secp256k1"),
+        (P521_OID, "P-521"),
+        (SECP256K1_OID, "secp256k1"),
         (ED25519_OID, "Ed25519"),
         (ED25519_PRINTABLE, "Ed25519"),
-        (&[0x06, 0x03, 0x2b, 0x65, 0x6e], "X25519"),
-        (b"\x13\x0acurve25519", "X25519"),
+        (X25519_OID, "X25519"),
+        (X25519_PRINTABLE, "X25519"),
     ];
     NAMED
         .iter()
@@ -43,16 +51,24 @@ pub fn curve_name(params: &[u8]) -> String {
 pub enum KeySpec {
     /// Ed25519 key pair.
     Ed25519,
-    /// ECDSA P-256 key pair.
-    P256,
-    /// ECDSA P-384 key pair.
-    P384,
+    /// EC key pair on a Weierstrass curve (ECDSA, ECDH).
+    Ec(Curve),
     /// RSA key pair of n bits (public exponent 65537).
     Rsa(u32),
     /// AES key of n bytes (see [`secret_key`] for how it is made).
     Aes(u32),
     /// Generic secret (HMAC) key of n bytes (see [`secret_key`] for how it is made).
     GenericSecret(u32),
+    /// Triple-DES key (24 bytes, `CKM_DES3_KEY_GEN`).
+    Des3,
+    /// EC key pair for ECDH (`CKA_DERIVE`) on a curve.
+    EcDerive(Curve),
+    /// X25519 key pair (`CKK_EC_MONTGOMERY`) for ECDH.
+    X25519,
+    /// AES key of n bytes that wraps and unwraps other keys.
+    WrapAes(u32),
+    /// RSA key pair of n bits that wraps (public) and unwraps (private) keys.
+    WrapRsa(u32),
     /// The key named by `--key-label`.
     Existing,
 }
@@ -62,11 +78,15 @@ impl KeySpec {
     pub fn name(&self) -> String {
         match self {
             KeySpec::Ed25519 => "ed25519".into(),
-            KeySpec::P256 => "p256".into(),
-            KeySpec::P384 => "p384".into(),
+            KeySpec::Ec(c) => c.id().into(),
             KeySpec::Rsa(b) => format!("rsa{b}"),
             KeySpec::Aes(n) => format!("aes{}", n * 8),
             KeySpec::GenericSecret(n) => format!("secret{}", n * 8),
+            KeySpec::Des3 => "des3".into(),
+            KeySpec::EcDerive(c) => format!("{}-ecdh", c.id()),
+            KeySpec::X25519 => "x25519".into(),
+            KeySpec::WrapAes(n) => format!("aes{}-wrap", n * 8),
+            KeySpec::WrapRsa(b) => format!("rsa{b}-wrap"),
             KeySpec::Existing => "existing".into(),
         }
     }
@@ -75,7 +95,11 @@ impl KeySpec {
     pub fn gen_mechanism(&self) -> Option<CK_MECHANISM_TYPE> {
         match self {
             KeySpec::Ed25519 => Some(CKM_EC_EDWARDS_KEY_PAIR_GEN),
-            KeySpec::P256 | KeySpec::P384 => Some(CKM_EC_KEY_PAIR_GEN),
+            KeySpec::Ec(_) | KeySpec::EcDerive(_) => Some(CKM_EC_KEY_PAIR_GEN),
+            KeySpec::X25519 => Some(CKM_EC_MONTGOMERY_KEY_PAIR_GEN),
+            KeySpec::Des3 => Some(CKM_DES3_KEY_GEN),
+            KeySpec::WrapAes(_) => Some(CKM_AES_KEY_GEN),
+            KeySpec::WrapRsa(_) => Some(CKM_RSA_PKCS_KEY_PAIR_GEN),
             KeySpec::Rsa(_) => Some(CKM_RSA_PKCS_KEY_PAIR_GEN),
             KeySpec::Aes(_) => Some(CKM_AES_KEY_GEN),
             KeySpec::GenericSecret(_) | KeySpec::Existing => None,
@@ -178,6 +202,10 @@ pub fn pair_templates_on(
         .bool(CKA_PRIVATE, true)
         .bool(CKA_SENSITIVE, true)
         .bool(CKA_SIGN, true);
+    let derive_private = common(Template::new())
+        .bool(CKA_PRIVATE, true)
+        .bool(CKA_SENSITIVE, true)
+        .bool(CKA_DERIVE, true);
     match spec {
         KeySpec::Ed25519 => {
             let params = if variant == 0 {
@@ -193,20 +221,47 @@ pub fn pair_templates_on(
                 private,
             ))
         }
-        KeySpec::P256 | KeySpec::P384 => {
-            let oid = if spec == KeySpec::P256 {
-                P256_OID
-            } else {
-                P384_OID
-            };
-            Some((
-                Mech::plain(CKM_EC_KEY_PAIR_GEN),
-                common(Template::new())
-                    .bool(CKA_VERIFY, true)
-                    .bytes(CKA_EC_PARAMS, oid),
-                private,
-            ))
-        }
+        KeySpec::Ec(c) => Some((
+            Mech::plain(CKM_EC_KEY_PAIR_GEN),
+            common(Template::new())
+                .bool(CKA_VERIFY, true)
+                .bytes(CKA_EC_PARAMS, c.oid()),
+            private,
+        )),
+        // A key-agreement pair only: tokens default CKA_SIGN/CKA_VERIFY to
+        // true for EC keys.
+        KeySpec::EcDerive(c) => Some((
+            Mech::plain(CKM_EC_KEY_PAIR_GEN),
+            common(Template::new())
+                .bytes(CKA_EC_PARAMS, c.oid())
+                .bool(CKA_VERIFY, false),
+            derive_private.bool(CKA_SIGN, false),
+        )),
+        KeySpec::X25519 => Some((
+            Mech::plain(CKM_EC_MONTGOMERY_KEY_PAIR_GEN),
+            common(Template::new()).bytes(
+                CKA_EC_PARAMS,
+                if variant == 0 {
+                    X25519_PRINTABLE
+                } else {
+                    X25519_OID
+                },
+            ),
+            derive_private,
+        )),
+        KeySpec::WrapRsa(bits) => Some((
+            Mech::plain(CKM_RSA_PKCS_KEY_PAIR_GEN),
+            common(Template::new())
+                .bool(CKA_WRAP, true)
+                .bool(CKA_ENCRYPT, true)
+                .ulong(CKA_MODULUS_BITS, bits as CK_ULONG)
+                .bytes(CKA_PUBLIC_EXPONENT, &[0x01, 0x00, 0x01]),
+            common(Template::new())
+                .bool(CKA_PRIVATE, true)
+                .bool(CKA_SENSITIVE, true)
+                .bool(CKA_UNWRAP, true)
+                .bool(CKA_DECRYPT, true),
+        )),
         KeySpec::Rsa(bits) => Some((
             Mech::plain(CKM_RSA_PKCS_KEY_PAIR_GEN),
             common(Template::new())
@@ -223,7 +278,11 @@ pub fn pair_templates_on(
 /// Number of alternative templates to try for a key pair (Ed25519 parameters can be
 /// given as a printable string or as an OID; modules differ in what they accept).
 pub fn pair_variants(spec: KeySpec) -> usize {
-    if spec == KeySpec::Ed25519 { 2 } else { 1 }
+    if matches!(spec, KeySpec::Ed25519 | KeySpec::X25519) {
+        2
+    } else {
+        1
+    }
 }
 
 /// Template to generate an AES key, as a token object when `token`.
@@ -251,15 +310,24 @@ pub fn aes_template(bytes: u32, label: &[u8], token: bool) -> (Mech, Template) {
 /// (sensitive, value known); else generated sensitive (value unknown: MACs are
 /// then checked with `C_Verify`). Without `readable` (keys a user keeps) the
 /// key is generated sensitive and not extractable, or imported sensitive.
+/// What [`secret_key`] makes: the key type and its length, and whether it
+/// wraps other keys.
+#[derive(Clone, Copy)]
+struct SecretKind {
+    key_type: CK_KEY_TYPE,
+    n: u32,
+    wrap: bool,
+}
+
 fn secret_key(
     raw: &RawModule,
     s: CK_SESSION_HANDLE,
-    key_type: CK_KEY_TYPE,
-    n: u32,
+    kind: SecretKind,
     label: &[u8],
     token: bool,
     readable: bool,
 ) -> Result<KeyHandles, Failure> {
+    let SecretKind { key_type, n, wrap } = kind;
     let made = |h: CK_OBJECT_HANDLE, value: Option<Vec<u8>>| KeyHandles {
         secret: Some(h),
         generated: true,
@@ -274,20 +342,33 @@ fn secret_key(
             .bool(CKA_PRIVATE, true)
             .bool(CKA_ENCRYPT, true)
             .bool(CKA_DECRYPT, true)
-            .bool(CKA_SIGN, true)
-            .bool(CKA_VERIFY, true)
+            .bool(CKA_SIGN, key_type != CKK_DES3)
+            .bool(CKA_VERIFY, key_type != CKK_DES3)
     };
-    let mut m = Mech::plain(if key_type == CKK_AES {
-        CKM_AES_KEY_GEN
-    } else {
-        CKM_GENERIC_SECRET_KEY_GEN
+    let usage = |t: Template| {
+        if wrap {
+            usage(t).bool(CKA_WRAP, true).bool(CKA_UNWRAP, true)
+        } else {
+            usage(t)
+        }
+    };
+    let mut m = Mech::plain(match key_type {
+        CKK_AES => CKM_AES_KEY_GEN,
+        CKK_DES3 => CKM_DES3_KEY_GEN,
+        _ => CKM_GENERIC_SECRET_KEY_GEN,
     });
     let generate = |m: &mut Mech, sensitive: bool| {
+        let t = usage(Template::new());
+        // A DES3 key has one length: its generation takes no CKA_VALUE_LEN.
+        let t = if key_type == CKK_DES3 {
+            t
+        } else {
+            t.ulong(CKA_VALUE_LEN, n as CK_ULONG)
+        };
         raw.generate_key(
             s,
             m,
-            &mut usage(Template::new())
-                .ulong(CKA_VALUE_LEN, n as CK_ULONG)
+            &mut t
                 .bool(CKA_SENSITIVE, sensitive)
                 .bool(CKA_EXTRACTABLE, !sensitive),
         )
@@ -419,16 +500,26 @@ pub fn generate_labelled(
 ) -> Result<KeyHandles, Failure> {
     let label = label.to_string();
     match spec {
-        KeySpec::Aes(n) => secret_key(raw, s, CKK_AES, n, label.as_bytes(), token, readable),
-        KeySpec::GenericSecret(n) => secret_key(
-            raw,
-            s,
-            CKK_GENERIC_SECRET,
-            n,
-            label.as_bytes(),
-            token,
-            readable,
-        ),
+        KeySpec::Aes(_) | KeySpec::WrapAes(_) | KeySpec::GenericSecret(_) | KeySpec::Des3 => {
+            let kind = match spec {
+                KeySpec::Aes(n) | KeySpec::WrapAes(n) => SecretKind {
+                    key_type: CKK_AES,
+                    n,
+                    wrap: matches!(spec, KeySpec::WrapAes(_)),
+                },
+                KeySpec::GenericSecret(n) => SecretKind {
+                    key_type: CKK_GENERIC_SECRET,
+                    n,
+                    wrap: false,
+                },
+                _ => SecretKind {
+                    key_type: CKK_DES3,
+                    n: 24,
+                    wrap: false,
+                },
+            };
+            secret_key(raw, s, kind, label.as_bytes(), token, readable)
+        }
         KeySpec::Existing => Err(Failure::Check("existing key not found".into())),
         _ => {
             let mut last = Failure::Rv(CKR_GENERAL_ERROR);
@@ -544,10 +635,12 @@ impl Drop for KeyStore {
 pub enum Detected {
     /// Ed25519 pair (or half of it).
     Ed25519,
-    /// ECDSA key on P-256.
-    P256,
-    /// ECDSA key on P-384.
-    P384,
+    /// EC key on a curve hsm-bench benchmarks.
+    Ec(Curve),
+    /// Triple-DES key.
+    Des3,
+    /// X25519 key pair (`CKK_EC_MONTGOMERY`).
+    X25519,
     /// RSA key of n bits.
     Rsa(u32),
     /// AES key of n bytes (see [`secret_key`] for how it is made).
@@ -572,6 +665,8 @@ pub struct ExistingKey {
     pub can_encrypt: bool,
     /// CKA_DECRYPT.
     pub can_decrypt: bool,
+    /// CKA_DERIVE of the private key.
+    pub can_derive: bool,
     /// CKA_VALUE_LEN of the secret key in bytes, when the token gives it.
     pub value_len: Option<u32>,
     /// CKA_ALLOWED_MECHANISMS of the key objects (PKCS#11 3.0 §4.7), when any
@@ -638,6 +733,7 @@ pub fn detect(
     let mut kh = KeyHandles::default();
     let mut kind = None;
     let (mut sign, mut verify, mut enc, mut dec) = (false, false, false, false);
+    let mut derive = false;
     let mut allowed: Option<Vec<CK_MECHANISM_TYPE>> = None;
     let mut value_len = None;
     for &h in handles {
@@ -666,6 +762,7 @@ pub fn detect(
         verify |= attr_bool(raw, s, h, CKA_VERIFY);
         enc |= attr_bool(raw, s, h, CKA_ENCRYPT);
         dec |= attr_bool(raw, s, h, CKA_DECRYPT);
+        derive |= class == CKO_PRIVATE_KEY && attr_bool(raw, s, h, CKA_DERIVE);
         if let Some(list) = allowed_mechanisms(raw, s, h) {
             // Objects of one label that restrict differently: only what
             // every restricting object allows is certain to work.
@@ -677,14 +774,15 @@ pub fn detect(
         let k = match kt {
             CKK_EC_EDWARDS => Some(Detected::Ed25519),
             CKK_EC => match raw.attribute(s, h, CKA_EC_PARAMS) {
-                Ok(p) if p == P256_OID => Some(Detected::P256),
-                Ok(p) if p == P384_OID => Some(Detected::P384),
-                Ok(_) => {
-                    return Err(
-                        "EC key on a curve hsm-bench does not benchmark (P-256 and P-384 only)"
-                            .into(),
-                    );
-                }
+                Ok(p) => match Curve::from_params(&p) {
+                    Some(c) => Some(Detected::Ec(c)),
+                    None => {
+                        return Err(format!(
+                            "EC key on a curve hsm-bench does not benchmark ({}; it knows P-256, P-384, P-521 and secp256k1)",
+                            curve_name(&p)
+                        ));
+                    }
+                },
                 Err(_) => None,
             },
             CKK_RSA => attr_ulong(raw, s, h, CKA_MODULUS_BITS)
@@ -695,6 +793,8 @@ pub fn detect(
                 })
                 .map(|b| Detected::Rsa(b as u32)),
             CKK_AES => attr_ulong(raw, s, h, CKA_VALUE_LEN).map(|n| Detected::Aes(n as u32)),
+            CKK_DES3 => Some(Detected::Des3),
+            CKK_EC_MONTGOMERY => Some(Detected::X25519),
             CKK_GENERIC_SECRET => Some(Detected::Hmac(None)),
             CKK_SHA256_HMAC => Some(Detected::Hmac(Some(CKM_SHA256_HMAC))),
             CKK_SHA512_HMAC => Some(Detected::Hmac(Some(CKM_SHA512_HMAC))),
@@ -716,6 +816,7 @@ pub fn detect(
         can_verify: verify,
         can_encrypt: enc,
         can_decrypt: dec,
+        can_derive: derive,
         value_len,
         allowed,
     })

@@ -9,6 +9,7 @@
 
 pub mod check;
 pub mod cipher;
+pub mod derive;
 pub mod digest;
 pub mod generic;
 pub mod keygen;
@@ -19,6 +20,7 @@ pub mod population;
 pub mod random;
 pub mod sign;
 pub mod vendor;
+pub mod wrap;
 
 use std::sync::Arc;
 
@@ -109,17 +111,77 @@ pub enum DataSpec {
 pub enum SigAlg {
     /// Ed25519 (CKM_EDDSA).
     Ed25519,
-    /// ECDSA over a prehashed digest (CKM_ECDSA) on P-256.
-    EcdsaP256,
-    /// ECDSA on P-384.
-    EcdsaP384,
+    /// ECDSA over a prehashed digest (CKM_ECDSA) on a curve.
+    Ecdsa(Curve),
     /// ECDSA with the hash in the mechanism (`CKM_ECDSA_SHA256`, …) over a
-    /// message, on the NIST curve of this many bits (256 or 384).
-    EcdsaHash(u32, HashAlg),
+    /// message, on a curve.
+    EcdsaHash(Curve, HashAlg),
     /// RSA PKCS#1 v1.5 with SHA-256 (CKM_SHA256_RSA_PKCS).
     RsaPkcs(u32),
     /// RSA-PSS with SHA-256, MGF1-SHA256, 32-byte salt.
     RsaPss(u32),
+}
+
+/// The Weierstrass curves of the ECDSA (and ECDH) ops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Curve {
+    /// NIST P-256 (secp256r1).
+    P256,
+    /// NIST P-384.
+    P384,
+    /// NIST P-521.
+    P521,
+    /// secp256k1 (SEC 2).
+    Secp256k1,
+}
+
+impl Curve {
+    /// Every curve, in catalogue order.
+    pub const ALL: [Curve; 4] = [Curve::P256, Curve::P384, Curve::P521, Curve::Secp256k1];
+
+    /// The id part (`p256`, `secp256k1`).
+    pub fn id(&self) -> &'static str {
+        match self {
+            Curve::P256 => "p256",
+            Curve::P384 => "p384",
+            Curve::P521 => "p521",
+            Curve::Secp256k1 => "secp256k1",
+        }
+    }
+
+    /// The name in titles (`P-256`).
+    pub fn title(&self) -> &'static str {
+        match self {
+            Curve::P256 => "P-256",
+            Curve::P384 => "P-384",
+            Curve::P521 => "P-521",
+            Curve::Secp256k1 => "secp256k1",
+        }
+    }
+
+    /// Size of the curve's order in bits (the key size of `C_GetMechanismInfo`).
+    pub fn bits(&self) -> u32 {
+        match self {
+            Curve::P256 | Curve::Secp256k1 => 256,
+            Curve::P384 => 384,
+            Curve::P521 => 521,
+        }
+    }
+
+    /// DER of the curve's OID (`CKA_EC_PARAMS`).
+    pub fn oid(&self) -> &'static [u8] {
+        match self {
+            Curve::P256 => keys::P256_OID,
+            Curve::P384 => keys::P384_OID,
+            Curve::P521 => keys::P521_OID,
+            Curve::Secp256k1 => keys::SECP256K1_OID,
+        }
+    }
+
+    /// The curve of `CKA_EC_PARAMS` `params`, if it is one of these.
+    pub fn from_params(params: &[u8]) -> Option<Curve> {
+        Curve::ALL.into_iter().find(|c| c.oid() == params)
+    }
 }
 
 /// AES modes of operation.
@@ -156,6 +218,8 @@ pub const AES_KEY_BYTES: [u32; 3] = [16, 24, 32];
 pub enum CipherAlg {
     /// AES with an n-byte key in a mode.
     Aes(AesMode, u32),
+    /// Triple-DES in ECB or CBC mode (no padding), a 24-byte key.
+    Des3(AesMode),
     /// RSA-OAEP with SHA-1 and MGF1-SHA1.
     RsaOaepSha1(u32),
     /// RSA-OAEP with SHA-256 and MGF1-SHA256.
@@ -215,6 +279,12 @@ pub enum OpKind {
     VerifyBatch(usize),
     /// A token-object scaling op with n population objects on the token.
     Population(population::PopOp, usize),
+    /// Derive a shared secret (`C_DeriveKey`), destroyed after each iteration.
+    Derive(derive::DeriveAlg),
+    /// Wrap an AES key (`C_WrapKey`).
+    Wrap(wrap::WrapAlg),
+    /// Unwrap a wrapped AES key (`C_UnwrapKey`), destroyed after each iteration.
+    Unwrap(wrap::WrapAlg),
     /// A mechanism named on the command line, with its parameter bytes.
     Generic(generic::GenericFn, Arc<[u8]>),
 }
@@ -266,6 +336,8 @@ pub fn catalogue() -> Vec<OpDef> {
     v.extend(sign::ops());
     v.extend(vendor::ops());
     v.extend(cipher::ops());
+    v.extend(derive::ops());
+    v.extend(wrap::ops());
     v.extend(digest::ops());
     v.extend(mac::ops());
     v.extend(random::ops());
@@ -363,6 +435,9 @@ pub fn build_worker(op: &OpDef, prep: &Prep<'_>) -> Result<Box<dyn Worker>, Fail
         OpKind::FindObject(n) => objects::find_worker(n, prep),
         OpKind::VerifyBatch(n) => vendor::verify_batch_worker(n, prep),
         OpKind::Generic(..) => generic::op_worker(op, prep),
+        OpKind::Derive(a) => derive::worker(a, prep),
+        OpKind::Wrap(a) => wrap::wrap_worker(a, prep),
+        OpKind::Unwrap(a) => wrap::unwrap_worker(a, prep),
         OpKind::Population(op, _) => match &prep.population {
             Some(pp) => population::worker(op, prep, pp),
             None => Err(Failure::Check("no token population prepared".into())),
@@ -400,6 +475,15 @@ pub fn ops_for_existing(k: &keys::ExistingKey) -> Vec<OpDef> {
         h.private.is_some() && k.can_sign,
         h.public.is_some() && h.private.is_some() && k.can_verify,
     );
+    // ECDH needs the private key (CKA_DERIVE) and the public one (to check
+    // the agreement from the peer's side).
+    let agree = k.can_derive && h.private.is_some() && h.public.is_some();
+    let derive_existing = |a: derive::DeriveAlg| {
+        let mut o = derive::derive_op(a);
+        o.key = Some(ex);
+        o.also_needs.clear();
+        o
+    };
     let mut v = Vec::new();
     let sigs = |v: &mut Vec<OpDef>, a: SigAlg| {
         if sign {
@@ -409,20 +493,24 @@ pub fn ops_for_existing(k: &keys::ExistingKey) -> Vec<OpDef> {
             v.push(sign::verify_op(a, ex));
         }
     };
-    let ecdsa_hashed = |v: &mut Vec<OpDef>, bits: u32| {
+    let ecdsa_hashed = |v: &mut Vec<OpDef>, c: Curve| {
         for hash in [HashAlg::Sha256, HashAlg::Sha384] {
-            sigs(v, SigAlg::EcdsaHash(bits, hash));
+            sigs(v, SigAlg::EcdsaHash(c, hash));
         }
     };
     match &k.kind {
         Detected::Ed25519 => sigs(&mut v, SigAlg::Ed25519),
-        Detected::P256 => {
-            sigs(&mut v, SigAlg::EcdsaP256);
-            ecdsa_hashed(&mut v, 256);
+        Detected::Ec(c) => {
+            sigs(&mut v, SigAlg::Ecdsa(*c));
+            ecdsa_hashed(&mut v, *c);
+            if agree {
+                v.push(derive_existing(derive::DeriveAlg::Ecdh(*c)));
+            }
         }
-        Detected::P384 => {
-            sigs(&mut v, SigAlg::EcdsaP384);
-            ecdsa_hashed(&mut v, 384);
+        Detected::X25519 => {
+            if agree {
+                v.push(derive_existing(derive::DeriveAlg::X25519));
+            }
         }
         Detected::Rsa(b) => {
             sigs(&mut v, SigAlg::RsaPkcs(*b));
@@ -456,6 +544,17 @@ pub fn ops_for_existing(k: &keys::ExistingKey) -> Vec<OpDef> {
                 );
                 o.key_bits = Some(u64::from(bits));
                 v.push(o);
+            }
+        }
+        Detected::Des3 => {
+            if h.secret.is_some() && k.can_encrypt {
+                for mode in [AesMode::Ecb, AesMode::Cbc] {
+                    let c = CipherAlg::Des3(mode);
+                    v.push(cipher::encrypt_op(c, ex));
+                    if k.can_decrypt {
+                        v.push(cipher::decrypt_op(c, ex));
+                    }
+                }
             }
         }
         Detected::Hmac(only) => {

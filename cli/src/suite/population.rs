@@ -112,7 +112,7 @@ pub fn ops() -> Vec<OpDef> {
         PopOp::FindId,
         PopOp::Create,
         PopOp::Destroy,
-        PopOp::KeyPair(KeySpec::P256),
+        PopOp::KeyPair(KeySpec::Ec(super::Curve::P256)),
         PopOp::KeyPair(KeySpec::Ed25519),
         PopOp::ColdStart,
         PopOp::ColdOpen,

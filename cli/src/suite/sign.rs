@@ -1,9 +1,10 @@
-//! Signatures: Ed25519, ECDSA (P-256, P-384 over a prehashed digest, or hashing
-//! with `CKM_ECDSA_SHA256/384`), RSA PKCS#1
+//! Signatures: Ed25519, ECDSA (P-256, P-384, P-521, secp256k1 over a
+//! prehashed digest, or hashing with `CKM_ECDSA_SHA256/384`), RSA PKCS#1
 //! v1.5 and PSS with SHA-256; sign and verify.
 //!
-//! Checks: every signature has its length checked (64 bytes for Ed25519 and
-//! P-256, 96 for P-384, the modulus length for RSA). A signature made while
+//! Checks: every signature has its length checked (64 bytes for Ed25519,
+//! P-256 and secp256k1, 96 for P-384, 132 for P-521, the modulus length for
+//! RSA). A signature made while
 //! preparing must verify (sign and verify ops) and a corrupted copy must not
 //! (verify ops). Deterministic signatures (Ed25519, RSA PKCS#1 v1.5) are
 //! compared with the verified one on every call; randomized ones (ECDSA, PSS)
@@ -16,7 +17,7 @@ use cryptoki_sys::*;
 
 use super::keys::KeySpec;
 use super::{
-    DataSpec, Failure, HashAlg, OpDef, OpKind, Prep, SigAlg, Worker, check, ck, test_data,
+    Curve, DataSpec, Failure, HashAlg, OpDef, OpKind, Prep, SigAlg, Worker, check, ck, test_data,
 };
 use crate::ckr::ckr_name;
 use crate::raw::{Mech, RawModule};
@@ -26,9 +27,8 @@ impl SigAlg {
     pub fn stem(&self) -> String {
         match self {
             SigAlg::Ed25519 => "ed25519".into(),
-            SigAlg::EcdsaP256 => "p256".into(),
-            SigAlg::EcdsaP384 => "p384".into(),
-            SigAlg::EcdsaHash(c, h) => format!("p{c}-ecdsa-{}", h.id()),
+            SigAlg::Ecdsa(c) => c.id().into(),
+            SigAlg::EcdsaHash(c, h) => format!("{}-ecdsa-{}", c.id(), h.id()),
             SigAlg::RsaPkcs(b) => format!("rsa{b}"),
             SigAlg::RsaPss(b) => format!("rsa{b}-pss"),
         }
@@ -37,11 +37,11 @@ impl SigAlg {
     fn title(&self) -> String {
         match self {
             SigAlg::Ed25519 => "Ed25519".into(),
-            SigAlg::EcdsaP256 => "ECDSA P-256".into(),
-            SigAlg::EcdsaP384 => "ECDSA P-384".into(),
+            SigAlg::Ecdsa(c) => format!("ECDSA {}", c.title()),
             SigAlg::EcdsaHash(c, h) => {
                 format!(
-                    "ECDSA P-{c} with {}",
+                    "ECDSA {} with {}",
+                    c.title(),
                     h.id().to_uppercase().replace("SHA", "SHA-")
                 )
             }
@@ -54,7 +54,7 @@ impl SigAlg {
     pub fn mechanism(&self) -> CK_MECHANISM_TYPE {
         match self {
             SigAlg::Ed25519 => CKM_EDDSA,
-            SigAlg::EcdsaP256 | SigAlg::EcdsaP384 => CKM_ECDSA,
+            SigAlg::Ecdsa(_) => CKM_ECDSA,
             SigAlg::EcdsaHash(_, h) => match h {
                 HashAlg::Sha1 => CKM_ECDSA_SHA1,
                 HashAlg::Sha256 => CKM_ECDSA_SHA256,
@@ -79,9 +79,7 @@ impl SigAlg {
     pub fn key(&self) -> KeySpec {
         match self {
             SigAlg::Ed25519 => KeySpec::Ed25519,
-            SigAlg::EcdsaP256 => KeySpec::P256,
-            SigAlg::EcdsaP384 | SigAlg::EcdsaHash(384, _) => KeySpec::P384,
-            SigAlg::EcdsaHash(_, _) => KeySpec::P256,
+            SigAlg::Ecdsa(c) | SigAlg::EcdsaHash(c, _) => KeySpec::Ec(*c),
             SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => KeySpec::Rsa(*b),
         }
     }
@@ -89,9 +87,7 @@ impl SigAlg {
     fn key_bits(&self) -> Option<u64> {
         match self {
             SigAlg::Ed25519 => None,
-            SigAlg::EcdsaP256 => Some(256),
-            SigAlg::EcdsaP384 => Some(384),
-            SigAlg::EcdsaHash(c, _) => Some(u64::from(*c)),
+            SigAlg::Ecdsa(c) | SigAlg::EcdsaHash(c, _) => Some(u64::from(c.bits())),
             SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => Some(*b as u64),
         }
     }
@@ -99,9 +95,8 @@ impl SigAlg {
     /// Signature length in bytes.
     pub fn sig_len(&self) -> usize {
         match self {
-            SigAlg::Ed25519 | SigAlg::EcdsaP256 => 64,
-            SigAlg::EcdsaP384 => 96,
-            SigAlg::EcdsaHash(c, _) => (*c as usize).div_ceil(8) * 2,
+            SigAlg::Ed25519 => 64,
+            SigAlg::Ecdsa(c) | SigAlg::EcdsaHash(c, _) => (c.bits() as usize).div_ceil(8) * 2,
             SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => (*b as usize).div_ceil(8),
         }
     }
@@ -119,7 +114,8 @@ impl SigAlg {
                 default: 32,
                 align: 1,
             },
-            SigAlg::EcdsaP384 => DataSpec::Fixed(48),
+            SigAlg::Ecdsa(Curve::P384) => DataSpec::Fixed(48),
+            SigAlg::Ecdsa(Curve::P521) => DataSpec::Fixed(64),
             _ => DataSpec::Fixed(32),
         }
     }
@@ -157,7 +153,7 @@ pub fn verify_op(a: SigAlg, key: KeySpec) -> OpDef {
 pub fn ops() -> Vec<OpDef> {
     use SigAlg::*;
     let mut v = Vec::new();
-    for a in [Ed25519, EcdsaP256, EcdsaP384] {
+    for a in [Ed25519, Ecdsa(Curve::P256), Ecdsa(Curve::P384)] {
         v.push(sign_op(a, a.key()));
         v.push(verify_op(a, a.key()));
     }
@@ -169,9 +165,21 @@ pub fn ops() -> Vec<OpDef> {
         v.push(sign_op(RsaPss(b), KeySpec::Rsa(b)));
         v.push(verify_op(RsaPss(b), KeySpec::Rsa(b)));
     }
-    for c in [256, 384] {
+    for c in [Curve::P256, Curve::P384] {
         for h in [HashAlg::Sha256, HashAlg::Sha384] {
             let a = EcdsaHash(c, h);
+            v.push(sign_op(a, a.key()));
+            v.push(verify_op(a, a.key()));
+        }
+    }
+    // The other curves after the original ops (report order): raw ECDSA
+    // and ECDSA with SHA-256/384.
+    for c in [Curve::P521, Curve::Secp256k1] {
+        for a in [
+            Ecdsa(c),
+            EcdsaHash(c, HashAlg::Sha256),
+            EcdsaHash(c, HashAlg::Sha384),
+        ] {
             v.push(sign_op(a, a.key()));
             v.push(verify_op(a, a.key()));
         }
@@ -370,22 +378,36 @@ mod tests {
     #[test]
     fn signature_lengths_per_mechanism_and_key_size() {
         assert_eq!(SigAlg::Ed25519.sig_len(), 64);
-        assert_eq!(SigAlg::EcdsaP256.sig_len(), 64);
-        assert_eq!(SigAlg::EcdsaP384.sig_len(), 96);
+        assert_eq!(SigAlg::Ecdsa(Curve::P256).sig_len(), 64);
+        assert_eq!(SigAlg::Ecdsa(Curve::P384).sig_len(), 96);
+        assert_eq!(SigAlg::Ecdsa(Curve::P521).sig_len(), 132);
+        assert_eq!(SigAlg::Ecdsa(Curve::Secp256k1).sig_len(), 64);
         assert_eq!(SigAlg::RsaPkcs(2048).sig_len(), 256);
         assert_eq!(SigAlg::RsaPss(3072).sig_len(), 384);
         assert_eq!(SigAlg::RsaPkcs(4096).sig_len(), 512);
         assert!(SigAlg::Ed25519.deterministic() && SigAlg::RsaPkcs(2048).deterministic());
-        assert!(!SigAlg::EcdsaP256.deterministic() && !SigAlg::RsaPss(2048).deterministic());
-        assert_eq!(SigAlg::EcdsaHash(256, HashAlg::Sha384).sig_len(), 64);
-        assert_eq!(SigAlg::EcdsaHash(384, HashAlg::Sha256).sig_len(), 96);
-        assert!(!SigAlg::EcdsaHash(256, HashAlg::Sha256).deterministic());
+        assert!(
+            !SigAlg::Ecdsa(Curve::P256).deterministic() && !SigAlg::RsaPss(2048).deterministic()
+        );
+        assert_eq!(
+            SigAlg::EcdsaHash(Curve::P256, HashAlg::Sha384).sig_len(),
+            64
+        );
+        assert_eq!(
+            SigAlg::EcdsaHash(Curve::P384, HashAlg::Sha256).sig_len(),
+            96
+        );
+        assert!(!SigAlg::EcdsaHash(Curve::P256, HashAlg::Sha256).deterministic());
     }
 
     #[test]
     fn ecdsa_with_hash_ops_are_declared_once_per_curve_hash_and_direction() {
         let all = ops();
-        for (c, key) in [(256, KeySpec::P256), (384, KeySpec::P384)] {
+        for (c, key) in [
+            (256, KeySpec::Ec(Curve::P256)),
+            (384, KeySpec::Ec(Curve::P384)),
+            (521, KeySpec::Ec(Curve::P521)),
+        ] {
             for (h, mech) in [("sha256", CKM_ECDSA_SHA256), ("sha384", CKM_ECDSA_SHA384)] {
                 for dir in ["sign", "verify"] {
                     let id = format!("p{c}-ecdsa-{h}-{dir}");
