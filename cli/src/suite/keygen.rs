@@ -102,7 +102,13 @@ pub fn worker(spec: KeySpec, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     }
     match store_worker(spec, p, &session_label, false) {
         Err(Failure::Rv(rv)) if p.store.falls_back() && may_refuse_session_objects(rv) => {
-            let w = store_worker(spec, p, &token_label, true).map_err(|_| Failure::Rv(rv))?;
+            let w = store_worker(spec, p, &token_label, true).map_err(|e| {
+                Failure::Check(format!(
+                    "the module refused a session key ({}) and a token key ({})",
+                    crate::ckr::ckr_name(rv),
+                    e.name()
+                ))
+            })?;
             eprintln!(
                 "note: the module refused a {} session key ({}); {}-keygen makes token \
                  objects labelled {token_label}, each destroyed after its call",

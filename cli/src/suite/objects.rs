@@ -170,7 +170,11 @@ pub fn find_worker(n: usize, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
                 stem(true)
             );
         } else {
-            rv = refused;
+            return Err(Failure::Check(format!(
+                "the module refused a session object ({}) and a token object ({})",
+                crate::ckr::ckr_name(refused),
+                crate::ckr::ckr_name(rv)
+            )));
         }
     }
     ck(rv)?;
