@@ -6,13 +6,13 @@ COPY . .
 RUN scripts/install-deps && scripts/build
 
 # Runtime: SoftHSM2, OpenSC, OpenSSL with the pkcs11 engine, our module
-# registered with p11-kit, and hsm-bench on PATH.
+# registered with p11-kit, and hsm-bench and dalek-pkcs11-util on PATH.
 FROM debian:bookworm-slim
 COPY --from=builder /src/scripts/install-deps /tmp/install-deps
 RUN /tmp/install-deps runtime && rm -rf /var/lib/apt/lists/* /tmp/install-deps
 WORKDIR /opt/dalek-pkcs11
 COPY --from=builder /src/scripts/install scripts/install
-COPY --from=builder /src/target/release/libdalek_pkcs11.so /src/target/release/hsm-bench target/release/
+COPY --from=builder /src/target/release/libdalek_pkcs11.so /src/target/release/hsm-bench /src/target/release/dalek-pkcs11-util target/release/
 COPY --from=builder /src/softhsm softhsm
 COPY --from=builder /src/bench-profiles bench-profiles
 COPY --from=builder /src/docs/openssl-pkcs11.cnf /etc/dalek-pkcs11/openssl-pkcs11.cnf

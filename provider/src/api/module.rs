@@ -200,6 +200,12 @@ pub fn with<T>(f: impl FnOnce(&Module) -> Result<T>) -> Result<T> {
 
 /// `C_Initialize` after the FFI layer validated the arguments.
 pub fn initialize() -> Result<()> {
+    initialize_with(Config::load()?)
+}
+
+/// [`initialize`] with a configuration the caller loaded (and perhaps
+/// adjusted: `dalek-pkcs11-util set-kdf` raises `pin_kdf_iterations`).
+pub fn initialize_with(config: Config) -> Result<()> {
     let mut guard = module_write();
     if FORKED.swap(false, Ordering::SeqCst)
         && let Some(old) = guard.take()
@@ -218,7 +224,7 @@ pub fn initialize() -> Result<()> {
     if guard.is_some() {
         return Err(err(CKR_CRYPTOKI_ALREADY_INITIALIZED));
     }
-    let config = Arc::new(Config::load()?);
+    let config = Arc::new(config);
     let log_file = match &config.log_file {
         Some(p) => std::fs::OpenOptions::new()
             .create(true)

@@ -174,6 +174,26 @@ pub fn open(config: &Config, serial: &str) -> Result<Box<dyn TokenStore>> {
     }
 }
 
+/// The database file of token `serial` (SQLite storage only).
+pub fn token_file(config: &Config, serial: &str) -> Option<std::path::PathBuf> {
+    match config.storage {
+        StorageKind::Sqlite => Some(sqlite::token_file(&config.token_dir, serial)),
+        StorageKind::Memory => None,
+    }
+}
+
+/// Deletes token `serial`: its database file and SQLite's log and index
+/// beside it. The file is first locked exclusively (waiting for a writer of
+/// another process to finish), so no transaction is cut in half; a process
+/// that still has the token open finds its files gone at its next call and
+/// refuses to serve from them.
+pub fn delete_token(config: &Config, serial: &str) -> Result<()> {
+    match config.storage {
+        StorageKind::Sqlite => sqlite::delete_token(&config.token_dir, serial, config.durability),
+        StorageKind::Memory => Err(crate::error::err(cryptoki_sys::CKR_TOKEN_NOT_PRESENT)),
+    }
+}
+
 /// Creates a new token with `meta` and returns its store.
 pub fn create(config: &Config, meta: &TokenMeta) -> Result<Box<dyn TokenStore>> {
     match config.storage {

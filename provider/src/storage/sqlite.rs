@@ -159,6 +159,55 @@ fn token_path(dir: &Path, serial: &str) -> PathBuf {
     dir.join(format!("{serial}{SUFFIX}"))
 }
 
+/// The database file of token `serial` in `dir`.
+pub fn token_file(dir: &Path, serial: &str) -> PathBuf {
+    token_path(dir, serial)
+}
+
+/// Deletes token `serial` in `dir` (see [`crate::storage::delete_token`]):
+/// the database is locked exclusively first, then the file and its side
+/// files are removed, the database file last.
+pub fn delete_token(dir: &Path, serial: &str, durability: Durability) -> Result<()> {
+    if !is_serial(serial) {
+        return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+    }
+    let path = token_path(dir, serial);
+    if !path.is_file() {
+        return Err(err(cryptoki_sys::CKR_TOKEN_NOT_PRESENT));
+    }
+    let conn = connect_raw(&path, false, durability).map_err(|e| {
+        crate::log::error(format_args!("{}: {e}", path.display()));
+        err(CKR_DEVICE_ERROR)
+    })?;
+    // Waits (busy timeout) for another process's transaction to end; held
+    // until the files are gone.
+    conn.execute_batch("BEGIN EXCLUSIVE").map_err(|e| {
+        crate::log::error(format_args!("{}: cannot lock: {e}", path.display()));
+        err(CKR_DEVICE_ERROR)
+    })?;
+    for side in SIDE_FILES {
+        let p = PathBuf::from(format!("{}{side}", path.display()));
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                crate::log::error(format_args!("{}: {e}", p.display()));
+                return Err(err(CKR_DEVICE_ERROR));
+            }
+        }
+    }
+    std::fs::remove_file(&path).map_err(|e| {
+        crate::log::error(format_args!("{}: {e}", path.display()));
+        err(CKR_DEVICE_ERROR)
+    })?;
+    drop(conn);
+    // Closing may have written a log beside the now unlinked file.
+    for side in SIDE_FILES {
+        let _ = std::fs::remove_file(format!("{}{side}", path.display()));
+    }
+    Ok(())
+}
+
 /// Serial numbers of the token files in `dir`, sorted. Removes what a
 /// killed or failed token creation left behind on the way.
 pub fn list_serials(dir: &Path) -> Vec<String> {

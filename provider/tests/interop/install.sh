@@ -11,6 +11,7 @@ check "scripts/install" "$ROOT/scripts/install"
 check "module file points at the installed library" bash -c "
   grep -q '^module: /usr/local/lib/dalek-pkcs11/libdalek_pkcs11.so' '${DESTDIR:-}/usr/share/p11-kit/modules/dalek-pkcs11.module' &&
   [ -x '${DESTDIR:-}/usr/local/lib/dalek-pkcs11/libdalek_pkcs11.so' ] && [ -x '${DESTDIR:-}/usr/local/bin/hsm-bench' ] &&
+  [ -x '${DESTDIR:-}/usr/local/bin/dalek-pkcs11-util' ] &&
   grep -q log_level '${DESTDIR:-}/etc/dalek-pkcs11/config.toml'"
 if [ -z "${DESTDIR:-}" ]; then
   new_token "p11kit" || true
@@ -19,5 +20,6 @@ if [ -z "${DESTDIR:-}" ]; then
 fi
 check "scripts/install --uninstall" "$ROOT/scripts/install" --uninstall
 check "uninstall removed the files" bash -c "
-  [ ! -e '${DESTDIR:-}/usr/share/p11-kit/modules/dalek-pkcs11.module' ] && [ ! -e '${DESTDIR:-}/usr/local/lib/dalek-pkcs11/libdalek_pkcs11.so' ] && [ ! -e '${DESTDIR:-}/etc/dalek-pkcs11/config.toml' ]"
+  [ ! -e '${DESTDIR:-}/usr/share/p11-kit/modules/dalek-pkcs11.module' ] && [ ! -e '${DESTDIR:-}/usr/local/lib/dalek-pkcs11/libdalek_pkcs11.so' ] &&
+  [ ! -e '${DESTDIR:-}/usr/local/bin/dalek-pkcs11-util' ] && [ ! -e '${DESTDIR:-}/etc/dalek-pkcs11/config.toml' ]"
 finish

@@ -1,0 +1,175 @@
+//! `dalek-pkcs11-util`: the operator's tool for dalek-pkcs11 tokens, as
+//! `softhsm2-util` is SoftHSM2's: make a token in the free slot, delete one,
+//! show what is there, change PINs, raise the PIN KDF cost. It reads the same
+//! configuration and environment variables as the module
+//! (`DALEK_PKCS11_CONFIG`, `DALEK_PKCS11_TOKEN_DIR`, …) and works through the
+//! module's own code (its safe API layer and storage), never around it: a
+//! token it makes or changes is exactly what `C_InitToken`, `C_InitPIN` and
+//! `C_SetPIN` would have made.
+//!
+//! Exit codes: 0 done; 1 a check found a problem (reserved for `verify`);
+//! 2 bad usage or a failed operation (one line on stderr).
+
+mod pin;
+mod tokens;
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use pin::PinArgs;
+
+/// The operator's tool for dalek-pkcs11 tokens.
+#[derive(Parser, Debug)]
+#[command(name = "dalek-pkcs11-util", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// Print the result as JSON (for scripts).
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Slots, tokens, object counts by class, PIN state, storage file and
+    /// PIN KDF parameters.
+    List,
+    /// Initialise a token in the free slot and set its user PIN.
+    InitToken(InitTokenArgs),
+    /// Delete a token (its database file) for good.
+    DeleteToken(DeleteTokenArgs),
+    /// Change the user PIN (or, with --so, the SO PIN).
+    ChangePin(ChangePinArgs),
+    /// Re-wrap the token key under PIN-derived keys of a new PBKDF2 cost.
+    SetKdf(SetKdfArgs),
+}
+
+/// `init-token`.
+#[derive(Args, Debug)]
+struct InitTokenArgs {
+    /// Token label (at most 32 bytes of UTF-8).
+    #[arg(long)]
+    label: String,
+    #[command(flatten)]
+    so_pin: pin::SoPinArgs,
+    #[command(flatten)]
+    pin: PinArgs,
+}
+
+/// Which token: by label or serial number.
+#[derive(Args, Debug)]
+#[group(required = true, multiple = false)]
+struct TokenChoice {
+    /// Label of the token.
+    #[arg(long = "token", value_name = "LABEL")]
+    label: Option<String>,
+    /// Serial number of the token (as `list` shows it).
+    #[arg(long)]
+    serial: Option<String>,
+}
+
+/// `delete-token`.
+#[derive(Args, Debug)]
+struct DeleteTokenArgs {
+    #[command(flatten)]
+    token: TokenChoice,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    yes: bool,
+}
+
+/// `change-pin`.
+#[derive(Args, Debug)]
+struct ChangePinArgs {
+    #[command(flatten)]
+    token: TokenChoice,
+    /// Change the SO PIN instead of the user PIN.
+    #[arg(long)]
+    so: bool,
+    /// Environment variable holding the current PIN.
+    #[arg(long, value_name = "VAR")]
+    old_pin_env: Option<String>,
+    /// Environment variable holding the new PIN.
+    #[arg(long, value_name = "VAR")]
+    new_pin_env: Option<String>,
+}
+
+/// `set-kdf`.
+#[derive(Args, Debug)]
+struct SetKdfArgs {
+    #[command(flatten)]
+    token: TokenChoice,
+    /// PBKDF2-HMAC-SHA256 iterations for the re-wrapped token key.
+    #[arg(long)]
+    iterations: u32,
+    #[command(flatten)]
+    so_pin: pin::SoPinArgs,
+    #[command(flatten)]
+    pin: PinArgs,
+    /// Re-wrap only under the user PIN (the SO PIN keeps its cost).
+    #[arg(long, conflicts_with = "so_only")]
+    user_only: bool,
+    /// Re-wrap only under the SO PIN.
+    #[arg(long)]
+    so_only: bool,
+}
+
+/// A failed command: its message (one line) and exit code.
+pub struct Failure {
+    message: String,
+    code: u8,
+}
+
+impl Failure {
+    /// A failure with exit code 2.
+    pub fn new(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 2,
+        }
+    }
+}
+
+impl From<dalek_pkcs11::error::Error> for Failure {
+    fn from(e: dalek_pkcs11::error::Error) -> Self {
+        Failure::new(e.to_string())
+    }
+}
+
+/// Result of a command.
+pub type Outcome = Result<(), Failure>;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                e.exit();
+            }
+            let text = e.to_string();
+            let line = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
+            eprintln!("dalek-pkcs11-util: error: {line}");
+            return ExitCode::from(2);
+        }
+    };
+    let done = match &cli.command {
+        Command::List => tokens::list(cli.json),
+        Command::InitToken(a) => tokens::init_token(a, cli.json),
+        Command::DeleteToken(a) => tokens::delete_token(a, cli.json),
+        Command::ChangePin(a) => tokens::change_pin(a, cli.json),
+        Command::SetKdf(a) => tokens::set_kdf(a, cli.json),
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("dalek-pkcs11-util: error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

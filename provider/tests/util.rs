@@ -1,0 +1,168 @@
+//! `dalek-pkcs11-util` run as an operator would, on a temporary token
+//! directory: the tokens it makes are used through the module as any
+//! consumer would (cryptoki on the built `.so`), and what consumers do shows
+//! in its `list`.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::*;
+use cryptoki::object::Attribute;
+use cryptoki::session::UserType;
+use serde_json::Value;
+
+/// The tool with the fixture's token directory (and PINs in `PIN_*`).
+fn util(f: &Fixture, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dalek-pkcs11-util"))
+        .env("DALEK_PKCS11_TOKEN_DIR", f.dir.path().join("tokens"))
+        .env_remove("DALEK_PKCS11_CONFIG")
+        .env("DALEK_PKCS11_STORAGE", "sqlite")
+        .env("PIN_SO", SO_PIN)
+        .env("PIN_USER", USER_PIN)
+        .env("PIN_NEW", "9876")
+        .args(args)
+        .output()
+        .expect("dalek-pkcs11-util runs")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A usage error or failed operation: exit 2 and one line on stderr.
+fn refused(o: &Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("dalek-pkcs11-util: error: "), "{err}");
+    err
+}
+
+fn listed(f: &Fixture) -> Value {
+    serde_json::from_str(&ok(&util(f, &["list", "--json"]))).unwrap()
+}
+
+fn token<'a>(v: &'a Value, label: &str) -> &'a Value {
+    v["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["label"] == label)
+        .unwrap_or_else(|| panic!("no token {label} in {v}"))
+}
+
+#[test]
+fn tokens_are_made_listed_changed_and_deleted() {
+    let mut f = Fixture::new();
+    f.stop();
+    let init = |label: &str| {
+        util(
+            &f,
+            &[
+                "init-token",
+                "--label",
+                label,
+                "--so-pin-env",
+                "PIN_SO",
+                "--pin-env",
+                "PIN_USER",
+            ],
+        )
+    };
+    let text = ok(&init("ops"));
+    assert!(
+        text.contains("token 'ops'") && text.contains("slot 0"),
+        "{text}"
+    );
+    refused(&init("ops"));
+    // The module sees the token; the user PIN works; objects show in `list`.
+    f.start();
+    let slot = *f
+        .p()
+        .get_slots_with_token()
+        .unwrap()
+        .iter()
+        .find(|s| f.p().get_token_info(**s).unwrap().label() == "ops")
+        .expect("the token");
+    let s = f.user(slot);
+    s.create_object(&[
+        Attribute::Class(cryptoki::object::ObjectClass::DATA),
+        Attribute::Token(true),
+        Attribute::Label(b"note".to_vec()),
+        Attribute::Value(b"hello".to_vec()),
+    ])
+    .unwrap();
+    drop(s);
+    f.stop();
+    let v = listed(&f);
+    let t = token(&v, "ops");
+    assert_eq!(t["objects"]["data"], 1, "{t}");
+    assert_eq!(t["user_pin_set"], true);
+    assert_eq!(t["user_pin_kdf"], "pbkdf2-hmac-sha256 600000 iterations");
+    let file = t["file"].as_str().unwrap();
+    assert!(Path::new(file).is_file(), "{file}");
+    assert_eq!(v["free_slots"].as_array().unwrap().len(), 1, "{v}");
+    // change-pin: the old PIN is refused afterwards, the new one works.
+    let change = [
+        "change-pin",
+        "--token",
+        "ops",
+        "--old-pin-env",
+        "PIN_USER",
+        "--new-pin-env",
+        "PIN_NEW",
+    ];
+    ok(&util(&f, &change));
+    let wrong = refused(&util(&f, &change));
+    assert!(wrong.contains("CKR_PIN_INCORRECT"), "{wrong}");
+    // set-kdf re-wraps under both PINs at the new cost, PINs unchanged.
+    ok(&util(
+        &f,
+        &[
+            "set-kdf",
+            "--token",
+            "ops",
+            "--iterations",
+            "700000",
+            "--so-pin-env",
+            "PIN_SO",
+            "--pin-env",
+            "PIN_NEW",
+        ],
+    ));
+    let v = listed(&f);
+    let t = token(&v, "ops");
+    assert_eq!(t["so_pin_kdf"], "pbkdf2-hmac-sha256 700000 iterations");
+    assert_eq!(t["user_pin_kdf"], "pbkdf2-hmac-sha256 700000 iterations");
+    refused(&util(
+        &f,
+        &["set-kdf", "--token", "ops", "--iterations", "1000"],
+    ));
+    f.start();
+    let s = f.p().open_rw_session(slot).unwrap();
+    s.login(UserType::User, Some(&pin("9876"))).unwrap();
+    drop(s);
+    f.stop();
+    // delete-token: refused without --yes when not interactive, then gone.
+    let no = refused(&util(&f, &["delete-token", "--token", "ops"]));
+    assert!(no.contains("--yes"), "{no}");
+    let text = ok(&util(&f, &["delete-token", "--token", "ops", "--yes"]));
+    assert!(text.contains("deleted token 'ops'"), "{text}");
+    assert!(!Path::new(file).exists());
+    assert!(listed(&f)["tokens"].as_array().unwrap().is_empty());
+    refused(&util(
+        &f,
+        &["delete-token", "--serial", "0123456789abcdef", "--yes"],
+    ));
+    // Usage errors are one line too.
+    refused(&util(&f, &["init-token", "--label", ""]));
+    refused(&util(&f, &["frobnicate"]));
+}
