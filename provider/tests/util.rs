@@ -15,8 +15,13 @@ use serde_json::Value;
 
 /// The tool with the fixture's token directory (and PINs in `PIN_*`).
 fn util(f: &Fixture, args: &[&str]) -> Output {
+    util_in(&f.dir.path().join("tokens"), args)
+}
+
+/// The tool on the token directory `dir`.
+fn util_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dalek-pkcs11-util"))
-        .env("DALEK_PKCS11_TOKEN_DIR", f.dir.path().join("tokens"))
+        .env("DALEK_PKCS11_TOKEN_DIR", dir)
         .env_remove("DALEK_PKCS11_CONFIG")
         .env("DALEK_PKCS11_STORAGE", "sqlite")
         .env("PIN_SO", SO_PIN)
@@ -63,20 +68,7 @@ fn token<'a>(v: &'a Value, label: &str) -> &'a Value {
 fn tokens_are_made_listed_changed_and_deleted() {
     let mut f = Fixture::new();
     f.stop();
-    let init = |label: &str| {
-        util(
-            &f,
-            &[
-                "init-token",
-                "--label",
-                label,
-                "--so-pin-env",
-                "PIN_SO",
-                "--pin-env",
-                "PIN_USER",
-            ],
-        )
-    };
+    let init = |label: &str| util(&f, &init_args(label));
     let text = ok(&init("ops"));
     assert!(
         text.contains("token 'ops'") && text.contains("slot 0"),
@@ -165,4 +157,144 @@ fn tokens_are_made_listed_changed_and_deleted() {
     // Usage errors are one line too.
     refused(&util(&f, &["init-token", "--label", ""]));
     refused(&util(&f, &["frobnicate"]));
+}
+
+/// `init-token` of `label` with the standard PINs.
+fn init_args(label: &str) -> [&str; 7] {
+    [
+        "init-token",
+        "--label",
+        label,
+        "--so-pin-env",
+        "PIN_SO",
+        "--pin-env",
+        "PIN_USER",
+    ]
+}
+
+#[test]
+fn a_backup_taken_under_load_restores_and_verifies_and_edits_are_found() {
+    use cryptoki::mechanism::Mechanism;
+    use cryptoki::object::{KeyType, ObjectClass};
+    let mut f = Fixture::new();
+    f.stop();
+    ok(&util(&f, &init_args("live")));
+    f.start();
+    let slot = f.p().get_slots_with_token().unwrap()[0];
+    let s = f.user(slot);
+    let key = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::GENERIC_SECRET),
+            Attribute::Token(true),
+            Attribute::Sign(true),
+            Attribute::Label(b"mac".to_vec()),
+            Attribute::Value(vec![7; 32]),
+        ])
+        .unwrap();
+    let mac = s.sign(&Mechanism::Sha256Hmac, key, b"data").unwrap();
+    // Under load: signing and adding token objects while the backup runs.
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let backup = f.dir.path().join("live.backup");
+    let p = f.p();
+    let (made, backed) = std::thread::scope(|scope| {
+        let (stop, mac) = (&stop, &mac);
+        let load = scope.spawn(move || {
+            // A session of its own; the user is logged in on the token.
+            let s = p.open_rw_session(slot).unwrap();
+            let mut made = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                assert_eq!(&s.sign(&Mechanism::Sha256Hmac, key, b"data").unwrap(), mac);
+                s.create_object(&[
+                    Attribute::Class(ObjectClass::DATA),
+                    Attribute::Token(true),
+                    Attribute::Label(format!("d{made}").into_bytes()),
+                ])
+                .unwrap();
+                made += 1;
+            }
+            made
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let out = util(
+            &f,
+            &[
+                "backup",
+                "--token",
+                "live",
+                "--out",
+                backup.to_str().unwrap(),
+            ],
+        );
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (load.join().unwrap(), ok(&out))
+    });
+    assert!(made > 0 && backed.contains("backed up"), "{made} {backed}");
+    drop(s);
+    f.stop();
+    // The backup restores into another directory, checks out, and the key
+    // in it makes the same MAC (the data objects: as many as were there).
+    let elsewhere = f.dir.path().join("elsewhere");
+    let text = ok(&util_in(
+        &elsewhere,
+        &["restore", "--file", backup.to_str().unwrap()],
+    ));
+    assert!(text.contains("restored token"), "{text}");
+    let v: Value = serde_json::from_str(&ok(&util_in(&elsewhere, &["list", "--json"]))).unwrap();
+    let t = token(&v, "live");
+    let data = t["objects"]["data"].as_u64().unwrap_or(0);
+    assert!(data <= made as u64, "{data} of {made}");
+    assert_eq!(t["objects"]["secret key"], 1, "{t}");
+    ok(&util_in(&elsewhere, &["verify", "--token", "live"]));
+    // SAFETY: the fixture's lock serialises the environment's users.
+    unsafe { std::env::set_var("DALEK_PKCS11_TOKEN_DIR", &elsewhere) };
+    f.start();
+    let slot = f.p().get_slots_with_token().unwrap()[0];
+    let s = f.user(slot);
+    let k = s
+        .find_objects(&[Attribute::Label(b"mac".to_vec())])
+        .unwrap()[0];
+    assert_eq!(s.sign(&Mechanism::Sha256Hmac, k, b"data").unwrap(), mac);
+    drop(s);
+    f.stop();
+    // Restoring over an existing token needs --replace.
+    refused(&util_in(
+        &elsewhere,
+        &["restore", "--file", backup.to_str().unwrap()],
+    ));
+    ok(&util_in(
+        &elsewhere,
+        &["restore", "--file", backup.to_str().unwrap(), "--replace"],
+    ));
+    // One edited byte in a record: verify says which token and exits 1,
+    // and a backup of it is refused by restore.
+    let file = token(&v, "live")["file"].as_str().unwrap().to_string();
+    let file = Path::new(&file)
+        .file_name()
+        .map(|n| elsewhere.join(n))
+        .unwrap();
+    let db = rusqlite::Connection::open(&file).unwrap();
+    db.execute(
+        "UPDATE objects SET attrs = zeroblob(length(attrs)) WHERE uid = (SELECT uid FROM objects LIMIT 1)",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let o = util_in(&elsewhere, &["verify", "--token", "live"]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("1 failed authentication"));
+    let bad = f.dir.path().join("bad.backup");
+    ok(&util_in(
+        &elsewhere,
+        &["backup", "--token", "live", "--out", bad.to_str().unwrap()],
+    ));
+    let third = f.dir.path().join("third");
+    let o = util_in(&third, &["restore", "--file", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing restored"));
 }

@@ -8,6 +8,7 @@
 //! ([`TokenStore::changes_since`]).
 
 pub mod integrity;
+pub mod maintenance;
 pub mod memory;
 pub mod seal;
 pub mod sqlite;

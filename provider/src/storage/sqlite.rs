@@ -155,7 +155,7 @@ impl Known {
 /// `C_FindObjectsInit`.
 const READ_FILE_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
-fn token_path(dir: &Path, serial: &str) -> PathBuf {
+pub(crate) fn token_path(dir: &Path, serial: &str) -> PathBuf {
     dir.join(format!("{serial}{SUFFIX}"))
 }
 
@@ -234,11 +234,11 @@ pub fn list_serials(dir: &Path) -> Vec<String> {
     serials
 }
 
-fn is_serial(s: &str) -> bool {
+pub(crate) fn is_serial(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
-fn building_path(dir: &Path, serial: &str) -> PathBuf {
+pub(crate) fn building_path(dir: &Path, serial: &str) -> PathBuf {
     dir.join(format!(".{serial}{SUFFIX}{BUILDING}"))
 }
 
@@ -325,7 +325,11 @@ fn connect(path: &Path, create: bool, durability: Durability) -> Result<Connecti
     Ok(connect_raw(path, create, durability)?)
 }
 
-fn connect_raw(path: &Path, create: bool, durability: Durability) -> rusqlite::Result<Connection> {
+pub(crate) fn connect_raw(
+    path: &Path,
+    create: bool,
+    durability: Durability,
+) -> rusqlite::Result<Connection> {
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     if create {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
@@ -385,7 +389,7 @@ fn uri_path(path: &Path) -> String {
 /// usual locking when its log files exist or can be made, else (a
 /// read-only directory without them, where nobody can write the token
 /// either) as an immutable file.
-fn connect_read_only(path: &Path) -> Result<Connection> {
+pub(crate) fn connect_read_only(path: &Path) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
@@ -422,7 +426,7 @@ fn set_meta_blob(conn: &Connection, name: &str, value: &[u8]) -> Result<()> {
 
 /// Reads the metadata; when it names an integrity secret (every token since
 /// schema 2), its MAC must match or the token is refused.
-fn read_meta(conn: &Connection) -> Result<TokenMeta> {
+pub(crate) fn read_meta(conn: &Connection) -> Result<TokenMeta> {
     let json = meta_blob(conn, "token")?.ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
     let meta: TokenMeta =
         serde_json::from_slice(&json).map_err(|_| err(CKR_TOKEN_NOT_RECOGNIZED))?;
@@ -1105,10 +1109,11 @@ impl TokenStore for SqliteStore {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn meta(serial: &str) -> TokenMeta {
+    /// Metadata of a test token (with an integrity secret).
+    pub(crate) fn meta(serial: &str) -> TokenMeta {
         TokenMeta {
             label: "t".into(),
             serial: serial.into(),
@@ -1121,7 +1126,8 @@ mod tests {
         }
     }
 
-    fn rec(uid: u8) -> ObjectRecord {
+    /// A test record.
+    pub(crate) fn rec(uid: u8) -> ObjectRecord {
         ObjectRecord {
             uid: [uid; UID_LEN],
             generation: 0,

@@ -7,9 +7,10 @@
 //! token it makes or changes is exactly what `C_InitToken`, `C_InitPIN` and
 //! `C_SetPIN` would have made.
 //!
-//! Exit codes: 0 done; 1 a check found a problem (reserved for `verify`);
-//! 2 bad usage or a failed operation (one line on stderr).
+//! Exit codes: 0 done; 1 a check found a problem (`verify`, `restore` of a
+//! damaged backup); 2 bad usage or a failed operation (one line on stderr).
 
+mod files;
 mod pin;
 mod tokens;
 
@@ -43,6 +44,42 @@ enum Command {
     ChangePin(ChangePinArgs),
     /// Re-wrap the token key under PIN-derived keys of a new PBKDF2 cost.
     SetKdf(SetKdfArgs),
+    /// Check a token's file: every record's authentication, SQLite's
+    /// integrity, tombstones, leftover files (exit 1 when something is wrong).
+    Verify(VerifyArgs),
+    /// Copy a token while it is in use (SQLite online backup; still
+    /// encrypted as at rest).
+    Backup(BackupArgs),
+    /// Put a backup back as its token, after checking it.
+    Restore(RestoreArgs),
+}
+
+/// `verify`.
+#[derive(Args, Debug)]
+struct VerifyArgs {
+    #[command(flatten)]
+    token: TokenChoice,
+}
+
+/// `backup`.
+#[derive(Args, Debug)]
+struct BackupArgs {
+    #[command(flatten)]
+    token: TokenChoice,
+    /// The backup file to write (must not exist).
+    #[arg(long, value_name = "FILE")]
+    out: std::path::PathBuf,
+}
+
+/// `restore`.
+#[derive(Args, Debug)]
+struct RestoreArgs {
+    /// A file written by `backup`.
+    #[arg(long, value_name = "FILE")]
+    file: std::path::PathBuf,
+    /// Replace the token of the same serial if it exists.
+    #[arg(long)]
+    replace: bool,
 }
 
 /// `init-token`.
@@ -129,6 +166,14 @@ impl Failure {
             code: 2,
         }
     }
+
+    /// A check that found a problem: exit code 1.
+    pub fn check(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 1,
+        }
+    }
 }
 
 impl From<dalek_pkcs11::error::Error> for Failure {
@@ -164,6 +209,9 @@ fn main() -> ExitCode {
         Command::DeleteToken(a) => tokens::delete_token(a, cli.json),
         Command::ChangePin(a) => tokens::change_pin(a, cli.json),
         Command::SetKdf(a) => tokens::set_kdf(a, cli.json),
+        Command::Verify(a) => files::verify(a, cli.json),
+        Command::Backup(a) => files::backup(a, cli.json),
+        Command::Restore(a) => files::restore(a, cli.json),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,

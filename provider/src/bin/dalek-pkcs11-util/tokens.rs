@@ -18,10 +18,11 @@ use crate::{
 };
 
 /// The module started in this process; finalized on drop.
-struct Started;
+pub struct Started;
 
 impl Started {
-    fn with(config: Config) -> Result<Self, Failure> {
+    /// `C_Initialize` with `config`.
+    pub fn with(config: Config) -> Result<Self, Failure> {
         module::initialize_with(config).map_err(|e| Failure::new(format!("C_Initialize: {e}")))?;
         Ok(Started)
     }
@@ -33,14 +34,17 @@ impl Drop for Started {
     }
 }
 
-fn load_config() -> Result<Config, Failure> {
+/// The configuration the module would load.
+pub fn load_config() -> Result<Config, Failure> {
     Config::load().map_err(|e| Failure::new(format!("configuration: {e}")))
 }
 
 /// An initialised token: its slot and metadata.
-struct Found {
-    slot: CK_SLOT_ID,
-    meta: TokenMeta,
+pub struct Found {
+    /// Its slot.
+    pub slot: CK_SLOT_ID,
+    /// Its metadata.
+    pub meta: TokenMeta,
 }
 
 /// The initialised tokens, in slot order.
@@ -58,7 +62,7 @@ fn tokens() -> Result<Vec<Found>, Failure> {
 }
 
 /// The token `choice` names (exactly one).
-fn find(choice: &TokenChoice) -> Result<Found, Failure> {
+pub fn find(choice: &TokenChoice) -> Result<Found, Failure> {
     let mut matching: Vec<Found> = tokens()?
         .into_iter()
         .filter(|f| match (&choice.label, &choice.serial) {

@@ -1,0 +1,137 @@
+//! The commands on a token's file: `verify`, `backup`, `restore` (the
+//! module's storage layer, `storage::maintenance`).
+
+use dalek_pkcs11::storage::maintenance::{self, Report};
+
+use crate::tokens::{Started, find, load_config};
+use crate::{BackupArgs, Failure, Outcome, RestoreArgs, VerifyArgs};
+
+fn print_report(r: &Report, json: bool) {
+    if json {
+        println!("{}", serde_json::json!({"ok": r.ok(), "report": r}));
+        return;
+    }
+    println!(
+        "token {}: {} records, {} failed authentication",
+        r.serial, r.records, r.unauthentic
+    );
+    if let Some(d) = &r.damage {
+        println!("  PROBLEM: {d}");
+    }
+    for l in &r.sqlite {
+        println!("  PROBLEM: SQLite integrity check: {l}");
+    }
+    if r.orphaned_tombstones > 0 {
+        println!(
+            "  PROBLEM: {} tombstone(s) of objects that still exist",
+            r.orphaned_tombstones
+        );
+    }
+    for f in &r.temporary_files {
+        println!("  PROBLEM: leftover temporary file {f}");
+    }
+    println!("{}", if r.ok() { "ok" } else { "DAMAGED" });
+}
+
+/// `verify`: exit 0 when the token checks out, 1 when not.
+pub fn verify(a: &VerifyArgs, json: bool) -> Outcome {
+    let config = load_config()?;
+    let started = Started::with(config.clone())?;
+    let f = find(&a.token)?;
+    drop(started);
+    let r = maintenance::verify(&config, &f.meta.serial)
+        .map_err(|e| Failure::new(format!("reading token {}: {e}", f.meta.serial)))?;
+    print_report(&r, json);
+    if r.ok() {
+        Ok(())
+    } else {
+        Err(Failure::check(format!(
+            "token '{}' (serial {}) failed its checks",
+            f.meta.label, f.meta.serial
+        )))
+    }
+}
+
+/// `backup`, with a progress bar on a terminal.
+pub fn backup(a: &BackupArgs, json: bool) -> Outcome {
+    let config = load_config()?;
+    let started = Started::with(config.clone())?;
+    let f = find(&a.token)?;
+    drop(started);
+    if a.out.exists() {
+        return Err(Failure::new(format!(
+            "{} exists: not overwritten",
+            a.out.display()
+        )));
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("backup {bar:30} {pos}/{len} pages")
+            .expect("a valid template"),
+    );
+    if json {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    maintenance::backup(&config, &f.meta.serial, &a.out, &mut |done, all| {
+        bar.set_length(all);
+        bar.set_position(done);
+    })
+    .map_err(|e| Failure::new(format!("backup of token {}: {e}", f.meta.serial)))?;
+    bar.finish_and_clear();
+    let size = std::fs::metadata(&a.out).map(|m| m.len()).unwrap_or(0);
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"serial": f.meta.serial, "file": a.out, "bytes": size})
+        );
+    } else {
+        println!(
+            "token '{}' (serial {}) backed up to {} ({size} bytes, encrypted as at rest)",
+            f.meta.label,
+            f.meta.serial,
+            a.out.display()
+        );
+    }
+    Ok(())
+}
+
+/// `restore`: refuses a damaged backup (exit 1) and an existing token
+/// unless `--replace`.
+pub fn restore(a: &RestoreArgs, json: bool) -> Outcome {
+    let config = load_config()?;
+    let serial = maintenance::backup_serial(&a.file).map_err(|e| {
+        Failure::new(format!(
+            "{} is not a dalek-pkcs11 token backup ({e})",
+            a.file.display()
+        ))
+    })?;
+    if !a.replace && dalek_pkcs11::storage::token_file(&config, &serial).is_some_and(|p| p.exists())
+    {
+        return Err(Failure::new(format!(
+            "token {serial} exists in {}: replace it with --replace",
+            config.token_dir.display()
+        )));
+    }
+    let (serial, r) = maintenance::restore(&config, &a.file, a.replace)
+        .map_err(|e| Failure::new(format!("restoring {}: {e}", a.file.display())))?;
+    if !r.ok() {
+        print_report(&r, json);
+        return Err(Failure::check(format!(
+            "{} failed its checks: nothing restored",
+            a.file.display()
+        )));
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"restored": serial, "records": r.records})
+        );
+    } else {
+        println!(
+            "restored token {serial} ({} records) from {}",
+            r.records,
+            a.file.display()
+        );
+    }
+    Ok(())
+}

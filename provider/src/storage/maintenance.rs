@@ -1,0 +1,321 @@
+//! What an operator does to a token's file that PKCS#11 has no call for:
+//! check it ([`verify`]), copy it while it is in use ([`backup`]) and put a
+//! copy back ([`restore`]). SQLite storage only; the records stay sealed and
+//! authenticated as at rest throughout (nothing here needs a PIN).
+
+use std::path::{Path, PathBuf};
+
+use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_NOT_PRESENT, CKR_TOKEN_NOT_RECOGNIZED};
+use rusqlite::{Connection, OpenFlags};
+
+use super::TokenStore;
+use super::sqlite::{
+    SqliteStore, building_path, connect_read_only, is_serial, read_meta, token_path,
+};
+use crate::config::{Config, Durability, StorageKind};
+use crate::error::{Result, err};
+
+/// What [`verify`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Report {
+    /// The token's serial number.
+    pub serial: String,
+    /// Object records read.
+    pub records: usize,
+    /// Records whose authentication (MAC) failed: edited or corrupted.
+    pub unauthentic: usize,
+    /// The set of records differs from its digest (records added or
+    /// deleted outside the module), or another integrity complaint.
+    pub damage: Option<String>,
+    /// What `PRAGMA integrity_check` said, when not "ok".
+    pub sqlite: Vec<String>,
+    /// Tombstones of objects that still exist (a deletion that did not
+    /// take; readers would drop a live object).
+    pub orphaned_tombstones: usize,
+    /// Leftover files of an unfinished token creation or restore.
+    pub temporary_files: Vec<String>,
+}
+
+impl Report {
+    /// Whether everything checked out.
+    pub fn ok(&self) -> bool {
+        self.unauthentic == 0
+            && self.damage.is_none()
+            && self.sqlite.is_empty()
+            && self.orphaned_tombstones == 0
+            && self.temporary_files.is_empty()
+    }
+}
+
+fn sqlite_dir(config: &Config) -> Result<&Path> {
+    match config.storage {
+        StorageKind::Sqlite => Ok(&config.token_dir),
+        StorageKind::Memory => Err(err(CKR_TOKEN_NOT_PRESENT)),
+    }
+}
+
+fn storage_error(what: impl std::fmt::Display) -> crate::error::Error {
+    crate::log::error(format_args!("{what}"));
+    err(CKR_DEVICE_ERROR)
+}
+
+/// Checks token `serial` of `config`: every record's authentication, the
+/// record set's digest, SQLite's own integrity check, tombstones of live
+/// objects, and leftover temporary files.
+pub fn verify(config: &Config, serial: &str) -> Result<Report> {
+    verify_in(sqlite_dir(config)?, serial, config.durability)
+}
+
+fn verify_in(dir: &Path, serial: &str, durability: Durability) -> Result<Report> {
+    if !is_serial(serial) {
+        return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+    }
+    let path = token_path(dir, serial);
+    if !path.is_file() {
+        return Err(err(CKR_TOKEN_NOT_PRESENT));
+    }
+    let mut report = Report {
+        serial: serial.to_string(),
+        ..Report::default()
+    };
+    let conn = connect_read_only(&path)?;
+    let mut stmt = conn
+        .prepare("PRAGMA integrity_check")
+        .map_err(storage_error)?;
+    let lines: Vec<String> = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(storage_error)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(storage_error)?;
+    drop(stmt);
+    report.sqlite = lines.into_iter().filter(|l| l != "ok").collect();
+    report.orphaned_tombstones = conn
+        .query_row(
+            "SELECT COUNT(*) FROM tombstones t JOIN objects o ON o.uid = t.uid",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map_err(storage_error)? as usize;
+    drop(conn);
+    let mut store = SqliteStore::open(dir, serial, durability)?;
+    // An epoch that is not the token's reads every record; `u64::MAX`
+    // skips the "nothing changed since this connection opened" shortcut.
+    if let Some(c) = store.changes_since("", u64::MAX)? {
+        report.records = c.upserts.len() + c.damaged.len();
+        report.unauthentic = c.damaged.len();
+    }
+    report.damage = store.damage();
+    let building = building_path(dir, serial);
+    for side in ["", "-wal", "-shm", "-journal"] {
+        let p = PathBuf::from(format!("{}{side}", building.display()));
+        if p.exists() {
+            report.temporary_files.push(p.display().to_string());
+        }
+    }
+    Ok(report)
+}
+
+/// Copies token `serial` of `config` to `out` with SQLite's online backup:
+/// a consistent copy while other processes keep using the token (a write
+/// during the copy restarts it). `progress` gets (pages copied, pages in
+/// all) after every step. The copy holds the records as at rest: sealed
+/// values stay sealed. `out` must not exist.
+pub fn backup(
+    config: &Config,
+    serial: &str,
+    out: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<()> {
+    let dir = sqlite_dir(config)?;
+    if !is_serial(serial) || !token_path(dir, serial).is_file() {
+        return Err(err(CKR_TOKEN_NOT_PRESENT));
+    }
+    if out.exists() {
+        return Err(storage_error(format_args!(
+            "{} exists: not overwritten",
+            out.display()
+        )));
+    }
+    let src = connect_read_only(&token_path(dir, serial))?;
+    let mut dst = Connection::open_with_flags(
+        out,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+    )
+    .map_err(storage_error)?;
+    restrict(out)?;
+    {
+        use rusqlite::backup::{Backup, StepResult};
+        let b = Backup::new(&src, &mut dst).map_err(storage_error)?;
+        loop {
+            let step = b.step(64).map_err(storage_error)?;
+            let p = b.progress();
+            let total = p.pagecount.max(0) as u64;
+            progress(total.saturating_sub(p.remaining.max(0) as u64), total);
+            match step {
+                StepResult::Done => break,
+                StepResult::More => {}
+                _ => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+        }
+    }
+    // A standalone file: no log beside it.
+    dst.pragma_update(None, "journal_mode", "DELETE")
+        .map_err(storage_error)?;
+    drop(dst);
+    Ok(())
+}
+
+/// The file holds only its owner's data (0600), as token files do.
+fn restrict(p: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)).map_err(storage_error)
+}
+
+/// The serial number of the token a backup file holds.
+pub fn backup_serial(file: &Path) -> Result<String> {
+    let conn = connect_read_only(file).map_err(|_| err(CKR_TOKEN_NOT_RECOGNIZED))?;
+    Ok(read_meta(&conn)
+        .map_err(|_| err(CKR_TOKEN_NOT_RECOGNIZED))?
+        .serial)
+}
+
+/// Puts the backup `file` back as its token in `config`'s directory: checked
+/// first ([`verify`] of a copy; a damaged backup is refused with its
+/// report), then moved into place under a temporary name and renamed, so a
+/// crash leaves either no token or the whole one. An existing token of that
+/// serial is refused unless `replace` (then it is deleted first). Returns
+/// the serial and the check's report.
+pub fn restore(config: &Config, file: &Path, replace: bool) -> Result<(String, Report)> {
+    let dir = sqlite_dir(config)?;
+    let serial = backup_serial(file)?;
+    if !is_serial(&serial) {
+        return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+    }
+    // Check a copy under its own name, outside the token directory.
+    let scratch = tempfile_dir(dir)?;
+    let staged = token_path(scratch.path(), &serial);
+    std::fs::copy(file, &staged).map_err(storage_error)?;
+    let report = verify_in(scratch.path(), &serial, config.durability)?;
+    if !report.ok() {
+        return Ok((serial, report));
+    }
+    let target = token_path(dir, &serial);
+    if target.exists() {
+        if !replace {
+            return Err(storage_error(format_args!(
+                "token {serial} exists: not replaced"
+            )));
+        }
+        super::sqlite::delete_token(dir, &serial, config.durability)?;
+    }
+    std::fs::create_dir_all(dir).map_err(storage_error)?;
+    let building = building_path(dir, &serial);
+    std::fs::copy(&staged, &building).map_err(storage_error)?;
+    restrict(&building)?;
+    std::fs::File::open(&building)
+        .and_then(|f| f.sync_all())
+        .map_err(storage_error)?;
+    std::fs::rename(&building, &target).map_err(storage_error)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok((serial, report))
+}
+
+/// A private scratch directory beside `dir` (same file system).
+fn tempfile_dir(dir: &Path) -> Result<TempDir> {
+    let parent = dir.parent().unwrap_or(dir);
+    for _ in 0..8 {
+        let mut n = [0u8; 8];
+        getrandom::fill(&mut n).map_err(storage_error)?;
+        let p = parent.join(format!(
+            ".dalek-pkcs11-restore-{}",
+            n.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        ));
+        match std::fs::create_dir(&p) {
+            Ok(()) => {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700))
+                    .map_err(storage_error)?;
+                return Ok(TempDir(p));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(storage_error(e)),
+        }
+    }
+    Err(storage_error("no scratch directory could be made"))
+}
+
+/// A directory removed with its contents on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::sqlite::tests::{meta, rec};
+
+    fn config(dir: &Path) -> Config {
+        let mut c = Config::load().unwrap();
+        c.token_dir = dir.to_path_buf();
+        c.storage = StorageKind::Sqlite;
+        c
+    }
+
+    #[test]
+    fn a_backup_verifies_and_restores_into_an_empty_directory() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let (ca, cb) = (config(&a.path().join("t")), config(&b.path().join("t")));
+        let mut s = SqliteStore::create(&ca.token_dir, &meta("abc1"), Durability::Normal).unwrap();
+        s.put(&[&rec(1), &rec(2)], &[]).unwrap();
+        let r = verify(&ca, "abc1").unwrap();
+        assert!(r.ok(), "{r:?}");
+        assert_eq!(r.records, 2);
+        let out = a.path().join("copy.sqlite");
+        let mut steps = 0;
+        backup(&ca, "abc1", &out, &mut |_, _| steps += 1).unwrap();
+        assert!(steps > 0);
+        assert!(
+            backup(&ca, "abc1", &out, &mut |_, _| ()).is_err(),
+            "no overwrite"
+        );
+        assert_eq!(backup_serial(&out).unwrap(), "abc1");
+        let (serial, report) = restore(&cb, &out, false).unwrap();
+        assert_eq!(serial, "abc1");
+        assert!(report.ok(), "{report:?}");
+        assert_eq!(verify(&cb, "abc1").unwrap().records, 2);
+        assert!(restore(&cb, &out, false).is_err(), "exists");
+        assert!(restore(&cb, &out, true).is_ok(), "replaced");
+    }
+
+    #[test]
+    fn an_edited_record_is_reported() {
+        let a = tempfile::tempdir().unwrap();
+        let c = config(a.path());
+        let mut s = SqliteStore::create(&c.token_dir, &meta("ed1"), Durability::Normal).unwrap();
+        s.put(&[&rec(1), &rec(2)], &[]).unwrap();
+        drop(s);
+        let db = Connection::open(token_path(&c.token_dir, "ed1")).unwrap();
+        db.execute(
+            "UPDATE objects SET attrs = zeroblob(length(attrs)) WHERE uid = ?1",
+            [&[1u8; 16][..]],
+        )
+        .unwrap();
+        drop(db);
+        let r = verify(&c, "ed1").unwrap();
+        assert_eq!((r.records, r.unauthentic), (2, 1), "{r:?}");
+        assert!(!r.ok());
+    }
+}
