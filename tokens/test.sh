@@ -88,13 +88,13 @@ for t in "${which[@]}"; do
   fi
   gaps=""
   for op in $(python3 -c 'import json,sys; print(" ".join(r["op"] for r in json.load(open(sys.argv[1]))["results"] if r["module"] != "dalek" and r["status"] == "error"))' "$out"); do
-    why=$(known_gap "$t" "$op") && gaps+="$op=$why;"
+    why=$(known_gap "$t" "$op") && gaps+="$op=$why"$'\n'
   done
   KNOWN="$gaps" python3 - "$out" "$t" "$(($(date +%s) - start))" <<'EOF' || fail=1
 import json, os, sys
 path, token, secs = sys.argv[1], sys.argv[2], sys.argv[3]
 results = json.load(open(path))["results"]
-known = dict(x.split("=", 1) for x in os.environ["KNOWN"].split(";") if x)
+known = dict(x.split("=", 1) for x in os.environ["KNOWN"].split("\n") if x)
 bad, ok, unsupported, gaps = [], [], [], []
 for r in results:
     who = f'{r["module"]} {r["op"]}'
