@@ -302,14 +302,15 @@ pub fn aes_template(bytes: u32, label: &[u8], token: bool) -> (Mech, Template) {
     )
 }
 
-/// A secret key (AES or generic secret) of `n` bytes, generated on the token
-/// where it can (`C_GenerateKey` first, `C_CreateObject` of a value drawn
-/// here otherwise). With `readable`, hsm-bench also wants to know the value,
-/// so that MACs and ciphertexts can be checked in-process: generated
-/// extractable and not sensitive, the value read back; else imported
-/// (sensitive, value known); else generated sensitive (value unknown: MACs are
-/// then checked with `C_Verify`). Without `readable` (keys a user keeps) the
-/// key is generated sensitive and not extractable, or imported sensitive.
+/// A secret key (AES or generic secret) of `n` bytes. With `readable` (a
+/// run's key), hsm-bench wants to know the value, so that MACs and
+/// ciphertexts can be checked in-process: imported with `C_CreateObject`
+/// (sensitive, value drawn here); else generated extractable and not
+/// sensitive, the value read back; else generated sensitive (value unknown:
+/// MACs are then checked with `C_Verify`). Without `readable` (keys a user
+/// keeps, `hsm-bench keys create`) the key is generated on the token
+/// (`C_GenerateKey`), sensitive and not extractable, or imported so where
+/// the token cannot generate it.
 /// What [`secret_key`] makes: the key type and its length, and whether it
 /// wraps other keys.
 #[derive(Clone, Copy)]
@@ -373,36 +374,46 @@ fn secret_key(
                 .bool(CKA_EXTRACTABLE, !sensitive),
         )
     };
-    if readable {
-        let (rv, h) = generate(&mut m, false);
-        if rv == CKR_OK {
-            let value = raw
-                .attribute(s, h, CKA_VALUE)
-                .ok()
-                .filter(|v| v.len() == n as usize);
-            return Ok(made(h, value));
+    let value = (0..n)
+        .map(|i| random_bytes::<1>()[0] ^ i as u8)
+        .collect::<Vec<u8>>();
+    let import = |extractable: Option<bool>| {
+        let t = usage(Template::new())
+            .ulong(CKA_CLASS, CKO_SECRET_KEY)
+            .ulong(CKA_KEY_TYPE, key_type)
+            .bool(CKA_SENSITIVE, true);
+        let mut t = match extractable {
+            Some(e) => t.bool(CKA_EXTRACTABLE, e),
+            None => t,
         }
-    } else {
+        .bytes(CKA_VALUE, &value);
+        raw.create_object(s, &mut t)
+    };
+    if !readable {
+        // A key a user keeps: generated on the token, sensitive and not
+        // extractable; imported so only where the token cannot generate it.
         let (rv, h) = generate(&mut m, true);
         if rv == CKR_OK {
             return Ok(made(h, None));
         }
+        let (rv, h) = import(Some(false));
+        ck(rv)?;
+        return Ok(made(h, None));
     }
-    let value = (0..n)
-        .map(|i| random_bytes::<1>()[0] ^ i as u8)
-        .collect::<Vec<u8>>();
-    let mut t = usage(Template::new())
-        .ulong(CKA_CLASS, CKO_SECRET_KEY)
-        .ulong(CKA_KEY_TYPE, key_type)
-        .bool(CKA_SENSITIVE, true)
-        .bool(CKA_EXTRACTABLE, false)
-        .bytes(CKA_VALUE, &value);
-    let (rv, h) = raw.create_object(s, &mut t);
+    // A run's key: imported (sensitive, value known: the path the committed
+    // baselines were measured on), else generated readable, else generated
+    // sensitive.
+    let (rv, h) = import(None);
     if rv == CKR_OK {
-        return Ok(made(h, readable.then_some(value)));
+        return Ok(made(h, Some(value)));
     }
-    if !readable {
-        return Err(Failure::Rv(rv));
+    let (rv, h) = generate(&mut m, false);
+    if rv == CKR_OK {
+        let value = raw
+            .attribute(s, h, CKA_VALUE)
+            .ok()
+            .filter(|v| v.len() == n as usize);
+        return Ok(made(h, value));
     }
     let (rv, h) = generate(&mut m, true);
     ck(rv)?;
