@@ -6,50 +6,12 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
+use common::tool::*;
 use common::*;
 use cryptoki::object::Attribute;
 use cryptoki::session::UserType;
 use serde_json::Value;
-
-/// The tool with the fixture's token directory (and PINs in `PIN_*`).
-fn util(f: &Fixture, args: &[&str]) -> Output {
-    util_in(&f.dir.path().join("tokens"), args)
-}
-
-/// The tool on the token directory `dir`.
-fn util_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dalek-pkcs11-util"))
-        .env("DALEK_PKCS11_TOKEN_DIR", dir)
-        .env_remove("DALEK_PKCS11_CONFIG")
-        .env("DALEK_PKCS11_STORAGE", "sqlite")
-        .env("PIN_SO", SO_PIN)
-        .env("PIN_USER", USER_PIN)
-        .env("PIN_NEW", "9876")
-        .args(args)
-        .output()
-        .expect("dalek-pkcs11-util runs")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// A usage error or failed operation: exit 2 and one line on stderr.
-fn refused(o: &Output) -> String {
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("dalek-pkcs11-util: error: "), "{err}");
-    err
-}
 
 fn listed(f: &Fixture) -> Value {
     serde_json::from_str(&ok(&util(f, &["list", "--json"]))).unwrap()
@@ -157,19 +119,6 @@ fn tokens_are_made_listed_changed_and_deleted() {
     // Usage errors are one line too.
     refused(&util(&f, &["init-token", "--label", ""]));
     refused(&util(&f, &["frobnicate"]));
-}
-
-/// `init-token` of `label` with the standard PINs.
-fn init_args(label: &str) -> [&str; 7] {
-    [
-        "init-token",
-        "--label",
-        label,
-        "--so-pin-env",
-        "PIN_SO",
-        "--pin-env",
-        "PIN_USER",
-    ]
 }
 
 #[test]

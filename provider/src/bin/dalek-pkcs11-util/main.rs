@@ -10,7 +10,10 @@
 //! Exit codes: 0 done; 1 a check found a problem (`verify`, `restore` of a
 //! damaged backup); 2 bad usage or a failed operation (one line on stderr).
 
+mod asn1;
 mod files;
+mod keyfile;
+mod objects;
 mod pin;
 mod tokens;
 
@@ -52,6 +55,71 @@ enum Command {
     Backup(BackupArgs),
     /// Put a backup back as its token, after checking it.
     Restore(RestoreArgs),
+    /// Import a private key (PKCS#8, PKCS#1 or SEC1; PEM or DER) with its
+    /// public key, and/or an X.509 certificate, as token objects.
+    Import(ImportArgs),
+    /// Write a public key as a PEM (or DER) SubjectPublicKeyInfo.
+    ExportPublic(ExportArgs),
+    /// Write a certificate as PEM (or DER).
+    ExportCert(ExportArgs),
+}
+
+/// `import`.
+#[derive(Args, Debug)]
+struct ImportArgs {
+    #[command(flatten)]
+    token: TokenChoice,
+    /// CKA_LABEL of the objects made.
+    #[arg(long)]
+    label: String,
+    /// CKA_ID in hex (default: the SHA-1 of the public key, as GnuTLS and
+    /// OpenSC compute it, so a key and its certificate match).
+    #[arg(long, value_name = "HEX")]
+    id: Option<String>,
+    /// The key or certificate file (PEM or DER).
+    #[arg(long, value_name = "FILE")]
+    file: std::path::PathBuf,
+    /// CKA_SENSITIVE of the private key: its secret values can never be read.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    sensitive: bool,
+    /// CKA_EXTRACTABLE of the private key: it may leave the token wrapped.
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, value_name = "BOOL")]
+    extractable: bool,
+    /// Do not make a public key object beside the private key.
+    #[arg(long)]
+    no_public_key: bool,
+    #[command(flatten)]
+    pin: PinArgs,
+}
+
+/// Which object: by label, id or both.
+#[derive(Args, Debug)]
+#[group(required = true, multiple = true)]
+struct ObjectChoice {
+    /// CKA_LABEL of the object.
+    #[arg(long)]
+    label: Option<String>,
+    /// CKA_ID of the object, in hex.
+    #[arg(long, value_name = "HEX")]
+    id: Option<String>,
+}
+
+/// `export-public` and `export-cert`.
+#[derive(Args, Debug)]
+struct ExportArgs {
+    #[command(flatten)]
+    token: TokenChoice,
+    #[command(flatten)]
+    object: ObjectChoice,
+    /// The file to write (must not exist); standard output if not given.
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
+    /// DER instead of PEM.
+    #[arg(long)]
+    der: bool,
+    /// Log in (a PIN source given) to reach private objects too.
+    #[command(flatten)]
+    pin: PinArgs,
 }
 
 /// `verify`.
@@ -99,7 +167,7 @@ struct InitTokenArgs {
 #[group(required = true, multiple = false)]
 struct TokenChoice {
     /// Label of the token.
-    #[arg(long = "token", value_name = "LABEL")]
+    #[arg(long = "token", id = "token", value_name = "LABEL")]
     label: Option<String>,
     /// Serial number of the token (as `list` shows it).
     #[arg(long)]
@@ -212,6 +280,9 @@ fn main() -> ExitCode {
         Command::Verify(a) => files::verify(a, cli.json),
         Command::Backup(a) => files::backup(a, cli.json),
         Command::Restore(a) => files::restore(a, cli.json),
+        Command::Import(a) => objects::import(a, cli.json),
+        Command::ExportPublic(a) => objects::export_public(a),
+        Command::ExportCert(a) => objects::export_cert(a),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,

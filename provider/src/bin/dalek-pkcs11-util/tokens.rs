@@ -84,21 +84,28 @@ pub fn find(choice: &TokenChoice) -> Result<Found, Failure> {
     }
 }
 
-/// A logged-in read/write session on `slot`, logged out and closed on drop.
-struct LoggedIn {
+/// A read/write session on `slot`, logged in when opened with a PIN;
+/// logged out and closed on drop.
+pub struct LoggedIn {
     handle: CK_SESSION_HANDLE,
 }
 
 impl LoggedIn {
-    fn open(slot: CK_SLOT_ID, user: CK_USER_TYPE, pin: &[u8]) -> Result<Self, Failure> {
-        let handle = module::with(|m| m.open_session(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION))
-            .map_err(|e| Failure::new(format!("C_OpenSession: {e}")))?;
-        let s = LoggedIn { handle };
-        module::with_session(handle, |sess| sess.token.login(user, pin)).map_err(|e| {
+    /// `C_OpenSession` and `C_Login` as `user` with `pin`.
+    pub fn open(slot: CK_SLOT_ID, user: CK_USER_TYPE, pin: &[u8]) -> Result<Self, Failure> {
+        let s = Self::public(slot)?;
+        module::with_session(s.handle, |sess| sess.token.login(user, pin)).map_err(|e| {
             let who = if user == CKU_SO { "SO" } else { "user" };
             Failure::new(format!("C_Login as {who}: {e}"))
         })?;
         Ok(s)
+    }
+
+    /// `C_OpenSession` only (public objects).
+    pub fn public(slot: CK_SLOT_ID) -> Result<Self, Failure> {
+        let handle = module::with(|m| m.open_session(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION))
+            .map_err(|e| Failure::new(format!("C_OpenSession: {e}")))?;
+        Ok(LoggedIn { handle })
     }
 
     /// Runs `f` with the session's token.
@@ -108,13 +115,23 @@ impl LoggedIn {
     ) -> dalek_pkcs11::error::Result<T> {
         module::with_session(self.handle, |s| f(&s.token))
     }
+
+    /// Runs `f` with the session (what the `C_*` object calls take).
+    pub fn session<T>(
+        &self,
+        f: impl FnOnce(&dalek_pkcs11::api::session::Session) -> dalek_pkcs11::error::Result<T>,
+    ) -> dalek_pkcs11::error::Result<T> {
+        module::with_session(self.handle, |s| f(s))
+    }
 }
 
 impl Drop for LoggedIn {
     fn drop(&mut self) {
         let _ = module::with(|m| {
             let s = m.session(self.handle)?;
-            let _ = m.logout(&s.token);
+            if s.token.logged_in().is_some() {
+                let _ = m.logout(&s.token);
+            }
             m.close_session(self.handle)
         });
     }

@@ -1,0 +1,536 @@
+//! Key and certificate files for `import`: PEM (RFC 7468) or DER holding a
+//! PKCS#8 `PrivateKeyInfo` (RFC 5208 / RFC 5958), a traditional PKCS#1
+//! `RSAPrivateKey` (RFC 8017 §A.1.2) or SEC1 `ECPrivateKey` (RFC 5915), or
+//! an X.509 certificate (RFC 5280 §4.1). Keys come out as the attributes a
+//! PKCS#11 consumer would give `C_CreateObject` (base spec §4.9; mechanisms
+//! spec §2.1.3 RSA, §2.3.4 EC, §2.3.7 Edwards, §2.3.8 Montgomery); the
+//! module itself checks them and computes the rest, as it does for any
+//! caller. Also the SubjectPublicKeyInfo (RFC 5280 §4.1.2.7) of a public
+//! key's attributes, for `export-public` and default `CKA_ID`s.
+
+use cryptoki_sys::*;
+use sha1::Digest;
+use zeroize::Zeroizing;
+
+use crate::asn1::{self, Reader};
+
+/// `rsaEncryption` (1.2.840.113549.1.1.1), contents octets.
+const OID_RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
+/// `id-RSASSA-PSS` (1.2.840.113549.1.1.10).
+const OID_RSA_PSS: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0a];
+/// `id-ecPublicKey` (1.2.840.10045.2.1).
+const OID_EC: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
+/// `id-Ed25519` (1.3.101.112).
+const OID_ED25519: &[u8] = &[0x2b, 0x65, 0x70];
+/// `id-X25519` (1.3.101.110).
+const OID_X25519: &[u8] = &[0x2b, 0x65, 0x6e];
+/// `id-Ed448` (1.3.101.113) and `id-X448` (1.3.101.111): not supported.
+const OID_ED448: &[u8] = &[0x2b, 0x65, 0x71];
+const OID_X448: &[u8] = &[0x2b, 0x65, 0x6f];
+
+/// A private key as `C_CreateObject` attributes.
+pub struct PrivateKey {
+    /// `CKA_KEY_TYPE`.
+    pub key_type: CK_KEY_TYPE,
+    /// What it is, for messages ("RSA", "EC P-256", "Ed25519").
+    pub kind: String,
+    /// The key values (`CKA_MODULUS`…, or `CKA_EC_PARAMS` and `CKA_VALUE`).
+    pub values: Vec<(CK_ATTRIBUTE_TYPE, Zeroizing<Vec<u8>>)>,
+}
+
+/// An X.509 certificate and the fields `C_CreateObject` wants beside it.
+pub struct Certificate {
+    /// The DER certificate (`CKA_VALUE`).
+    pub der: Vec<u8>,
+    /// DER `Name` of the subject (`CKA_SUBJECT`).
+    pub subject: Vec<u8>,
+    /// DER `Name` of the issuer (`CKA_ISSUER`).
+    pub issuer: Vec<u8>,
+    /// DER `INTEGER` serial number (`CKA_SERIAL_NUMBER`).
+    pub serial: Vec<u8>,
+    /// DER SubjectPublicKeyInfo.
+    pub spki: Vec<u8>,
+}
+
+/// What a file holds.
+pub enum Item {
+    /// A private key.
+    Key(PrivateKey),
+    /// A certificate.
+    Certificate(Certificate),
+}
+
+/// One PEM block: its label, headers present, and decoded contents.
+struct PemBlock {
+    label: String,
+    has_headers: bool,
+    der: Zeroizing<Vec<u8>>,
+}
+
+/// The PEM blocks of `text` (RFC 7468 §2; text between blocks is ignored).
+fn pem_blocks(text: &str) -> Result<Vec<PemBlock>, String> {
+    use base64ct::{Base64, Encoding};
+    let mut blocks = Vec::new();
+    let mut lines = text.lines().map(str::trim);
+    while let Some(line) = lines.next() {
+        let Some(label) = line
+            .strip_prefix("-----BEGIN ")
+            .and_then(|l| l.strip_suffix("-----"))
+        else {
+            continue;
+        };
+        let end = format!("-----END {label}-----");
+        let mut body = Zeroizing::new(String::new());
+        let mut has_headers = false;
+        let mut closed = false;
+        for l in lines.by_ref() {
+            if l == end {
+                closed = true;
+                break;
+            }
+            if l.contains(':') {
+                has_headers = true;
+            } else {
+                body.push_str(l);
+            }
+        }
+        if !closed {
+            return Err(format!("the PEM block '{label}' has no END line"));
+        }
+        let der = if has_headers {
+            Zeroizing::new(Vec::new())
+        } else {
+            Zeroizing::new(
+                Base64::decode_vec(&body)
+                    .map_err(|_| format!("the PEM block '{label}' is not valid base64"))?,
+            )
+        };
+        blocks.push(PemBlock {
+            label: label.to_string(),
+            has_headers,
+            der,
+        });
+    }
+    Ok(blocks)
+}
+
+/// What `bytes` (a PEM or DER file) holds: at most one private key and at
+/// most one certificate.
+pub fn parse(bytes: &[u8]) -> Result<Vec<Item>, String> {
+    let pem = std::str::from_utf8(bytes)
+        .ok()
+        .filter(|t| t.contains("-----BEGIN "));
+    let mut items = Vec::new();
+    match pem {
+        None => items.push(parse_der(bytes, None)?),
+        Some(text) => {
+            let blocks = pem_blocks(text)?;
+            // A separate "EC PARAMETERS" block names the curve of a SEC1 key
+            // written without its parameters.
+            let params = blocks
+                .iter()
+                .find(|b| b.label == "EC PARAMETERS")
+                .map(|b| b.der.to_vec());
+            for b in &blocks {
+                if b.has_headers {
+                    return Err(format!(
+                        "the PEM block '{}' is encrypted (it has headers): decrypt it first, \
+                         e.g. `openssl pkey -in FILE -out plain.pem`",
+                        b.label
+                    ));
+                }
+                let item = match b.label.as_str() {
+                    "EC PARAMETERS" => continue,
+                    "PRIVATE KEY" => Item::Key(pkcs8(&b.der)?),
+                    "RSA PRIVATE KEY" => Item::Key(pkcs1(&b.der)?),
+                    "EC PRIVATE KEY" => Item::Key(sec1(&b.der, params.as_deref())?),
+                    "CERTIFICATE" | "X509 CERTIFICATE" | "TRUSTED CERTIFICATE" => {
+                        Item::Certificate(certificate(&b.der)?)
+                    }
+                    "ENCRYPTED PRIVATE KEY" => {
+                        return Err("the key is an encrypted PKCS#8 key: decrypt it first, \
+                             e.g. `openssl pkey -in FILE -out plain.pem`"
+                            .into());
+                    }
+                    "PUBLIC KEY" | "RSA PUBLIC KEY" => {
+                        return Err("the file holds a public key only: import the private key \
+                             (its public key is imported with it)"
+                            .into());
+                    }
+                    other => return Err(format!("PEM blocks labelled '{other}' are not imported")),
+                };
+                items.push(item);
+            }
+        }
+    }
+    let keys = items.iter().filter(|i| matches!(i, Item::Key(_))).count();
+    let certs = items.len() - keys;
+    if items.is_empty() {
+        return Err("no private key or certificate in the file".into());
+    }
+    if keys > 1 || certs > 1 {
+        return Err(format!(
+            "the file holds {keys} private key(s) and {certs} certificate(s): \
+             import one key and its certificate at a time"
+        ));
+    }
+    Ok(items)
+}
+
+/// A DER file: PKCS#8, then certificate, PKCS#1, SEC1, by their shape.
+fn parse_der(der: &[u8], params: Option<&[u8]>) -> Result<Item, String> {
+    let outer = asn1::single(der, asn1::SEQUENCE)
+        .ok_or("not a PEM file, nor one DER structure (a key or a certificate)")?;
+    let mut r = Reader::new(outer.body);
+    let first = r.peek_tag();
+    let _ = r.any();
+    match (first, r.peek_tag()) {
+        (Some(asn1::INTEGER), Some(asn1::SEQUENCE)) => Ok(Item::Key(pkcs8(der)?)),
+        (Some(asn1::INTEGER), Some(asn1::OCTET_STRING)) => Ok(Item::Key(sec1(der, params)?)),
+        (Some(asn1::INTEGER), Some(asn1::INTEGER)) => Ok(Item::Key(pkcs1(der)?)),
+        (Some(asn1::SEQUENCE), Some(asn1::SEQUENCE)) => Ok(Item::Certificate(certificate(der)?)),
+        (Some(asn1::SEQUENCE), Some(asn1::OCTET_STRING)) => Err(
+            "the key is an encrypted PKCS#8 key: decrypt it first, e.g. `openssl pkey -in FILE -out plain.der -outform DER`".into(),
+        ),
+        _ => Err("the DER structure is neither a private key nor a certificate".into()),
+    }
+}
+
+/// An unsigned big-endian integer without its DER sign octet.
+fn unsigned(bytes: &[u8]) -> &[u8] {
+    let skip = bytes
+        .iter()
+        .take_while(|&&b| b == 0)
+        .count()
+        .min(bytes.len().saturating_sub(1));
+    &bytes[skip..]
+}
+
+/// PKCS#8 `PrivateKeyInfo` / `OneAsymmetricKey`.
+fn pkcs8(der: &[u8]) -> Result<PrivateKey, String> {
+    let bad = || "the PKCS#8 structure is damaged".to_string();
+    let outer = asn1::single(der, asn1::SEQUENCE).ok_or_else(bad)?;
+    let mut r = Reader::new(outer.body);
+    r.expect(asn1::INTEGER).ok_or_else(bad)?;
+    let alg = r.expect(asn1::SEQUENCE).ok_or_else(bad)?;
+    let key = r.expect(asn1::OCTET_STRING).ok_or_else(bad)?;
+    let mut a = Reader::new(alg.body);
+    let oid = a.expect(asn1::OID).ok_or_else(bad)?;
+    let params = a.any();
+    match oid.body {
+        OID_RSA | OID_RSA_PSS => pkcs1(key.body),
+        OID_EC => sec1(key.body, params.map(|p| p.whole)),
+        OID_ED25519 | OID_X25519 => {
+            let secret = asn1::single(key.body, asn1::OCTET_STRING).ok_or_else(bad)?;
+            let (key_type, kind) = if oid.body == OID_ED25519 {
+                (CKK_EC_EDWARDS, "Ed25519")
+            } else {
+                (CKK_EC_MONTGOMERY, "X25519")
+            };
+            Ok(PrivateKey {
+                key_type,
+                kind: kind.into(),
+                values: vec![
+                    (
+                        CKA_EC_PARAMS,
+                        Zeroizing::new(asn1::tlv(asn1::OID, oid.body)),
+                    ),
+                    (CKA_VALUE, Zeroizing::new(secret.body.to_vec())),
+                ],
+            })
+        }
+        OID_ED448 | OID_X448 => Err("Ed448 and X448 keys are not supported by the token".into()),
+        other => Err(format!(
+            "PKCS#8 keys of algorithm {} are not supported (RSA, EC, Ed25519, X25519 are)",
+            oid_text(other)
+        )),
+    }
+}
+
+/// PKCS#1 `RSAPrivateKey` (two primes only: PKCS#11 has no attributes for
+/// more).
+fn pkcs1(der: &[u8]) -> Result<PrivateKey, String> {
+    let bad = || "the RSA private key structure is damaged".to_string();
+    let outer = asn1::single(der, asn1::SEQUENCE).ok_or_else(bad)?;
+    let mut r = Reader::new(outer.body);
+    let version = r.expect(asn1::INTEGER).ok_or_else(bad)?;
+    if version.body != [0] {
+        return Err("multi-prime RSA keys cannot be held by a PKCS#11 token".into());
+    }
+    let mut values = Vec::new();
+    for ty in [
+        CKA_MODULUS,
+        CKA_PUBLIC_EXPONENT,
+        CKA_PRIVATE_EXPONENT,
+        CKA_PRIME_1,
+        CKA_PRIME_2,
+        CKA_EXPONENT_1,
+        CKA_EXPONENT_2,
+        CKA_COEFFICIENT,
+    ] {
+        let i = r.expect(asn1::INTEGER).ok_or_else(bad)?;
+        values.push((ty, Zeroizing::new(unsigned(i.body).to_vec())));
+    }
+    let bits = {
+        let n = &values[0].1;
+        n.len() * 8 - n.first().map_or(8, |b| b.leading_zeros() as usize)
+    };
+    Ok(PrivateKey {
+        key_type: CKK_RSA,
+        kind: format!("RSA {bits}"),
+        values,
+    })
+}
+
+/// SEC1 `ECPrivateKey`; `outer_params` are the PKCS#8 algorithm parameters
+/// or a separate "EC PARAMETERS" block.
+fn sec1(der: &[u8], outer_params: Option<&[u8]>) -> Result<PrivateKey, String> {
+    let bad = || "the EC private key structure is damaged".to_string();
+    let outer = asn1::single(der, asn1::SEQUENCE).ok_or_else(bad)?;
+    let mut r = Reader::new(outer.body);
+    let version = r.expect(asn1::INTEGER).ok_or_else(bad)?;
+    if version.body != [1] {
+        return Err(bad());
+    }
+    let scalar = r.expect(asn1::OCTET_STRING).ok_or_else(bad)?;
+    let inner_params = r
+        .optional(asn1::CONTEXT_0)
+        .map(|p| p.body.to_vec())
+        .filter(|p| !p.is_empty());
+    let params = inner_params
+        .or_else(|| outer_params.map(<[u8]>::to_vec))
+        .ok_or("the EC key does not name its curve")?;
+    let curve = asn1::single(&params, asn1::OID).ok_or(
+        "the EC key's curve is given by explicit parameters: only named curves are supported",
+    )?;
+    Ok(PrivateKey {
+        key_type: CKK_EC,
+        kind: format!("EC {}", curve_name(curve.body)),
+        values: vec![
+            (CKA_EC_PARAMS, Zeroizing::new(params.clone())),
+            (CKA_VALUE, Zeroizing::new(scalar.body.to_vec())),
+        ],
+    })
+}
+
+/// The common name of a curve OID (contents octets).
+pub fn curve_name(oid: &[u8]) -> String {
+    match oid {
+        [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07] => "P-256".into(),
+        [0x2b, 0x81, 0x04, 0x00, 0x22] => "P-384".into(),
+        [0x2b, 0x81, 0x04, 0x00, 0x23] => "P-521".into(),
+        [0x2b, 0x81, 0x04, 0x00, 0x21] => "P-224".into(),
+        [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x01] => "P-192".into(),
+        [0x2b, 0x81, 0x04, 0x00, 0x0a] => "secp256k1".into(),
+        other => oid_text(other),
+    }
+}
+
+/// Dotted text of an OID's contents octets (X.690 §8.19).
+fn oid_text(oid: &[u8]) -> String {
+    let mut arcs: Vec<u128> = Vec::new();
+    let mut v: u128 = 0;
+    for &b in oid {
+        v = (v << 7) | u128::from(b & 0x7f);
+        if b & 0x80 == 0 {
+            if arcs.is_empty() {
+                let first = (v / 40).min(2);
+                arcs.push(first);
+                arcs.push(v - first * 40);
+            } else {
+                arcs.push(v);
+            }
+            v = 0;
+        }
+        if v > u128::from(u64::MAX) {
+            return "(an overlong OID)".into();
+        }
+    }
+    arcs.iter()
+        .map(u128::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// An X.509 `Certificate`.
+fn certificate(der: &[u8]) -> Result<Certificate, String> {
+    let bad = || "the certificate structure is damaged".to_string();
+    // OpenSSL's "TRUSTED CERTIFICATE" carries its trust settings after the
+    // certificate: only the first element is the certificate.
+    let outer = Reader::new(der).expect(asn1::SEQUENCE).ok_or_else(bad)?;
+    let mut c = Reader::new(outer.body);
+    let tbs = c.expect(asn1::SEQUENCE).ok_or_else(bad)?;
+    c.expect(asn1::SEQUENCE).ok_or_else(bad)?;
+    c.expect(asn1::BIT_STRING).ok_or_else(bad)?;
+    let mut t = Reader::new(tbs.body);
+    t.optional(asn1::CONTEXT_0);
+    let serial = t.expect(asn1::INTEGER).ok_or_else(bad)?;
+    t.expect(asn1::SEQUENCE).ok_or_else(bad)?;
+    let issuer = t.expect(asn1::SEQUENCE).ok_or_else(bad)?;
+    t.expect(asn1::SEQUENCE).ok_or_else(bad)?;
+    let subject = t.expect(asn1::SEQUENCE).ok_or_else(bad)?;
+    let spki = t.expect(asn1::SEQUENCE).ok_or_else(bad)?;
+    Ok(Certificate {
+        der: outer.whole.to_vec(),
+        subject: subject.whole.to_vec(),
+        issuer: issuer.whole.to_vec(),
+        serial: serial.whole.to_vec(),
+        spki: spki.whole.to_vec(),
+    })
+}
+
+/// The point of a `CKA_EC_POINT`: DER `OCTET STRING` as the spec says, or
+/// the raw point some producers store.
+fn ec_point(value: &[u8]) -> &[u8] {
+    asn1::single(value, asn1::OCTET_STRING).map_or(value, |e| e.body)
+}
+
+/// The SubjectPublicKeyInfo of a public key given by its attributes
+/// (`get`: `CKA_MODULUS`, `CKA_PUBLIC_EXPONENT`, `CKA_EC_PARAMS`,
+/// `CKA_EC_POINT` as the key type needs).
+pub fn public_key_info(
+    key_type: CK_KEY_TYPE,
+    get: &dyn Fn(CK_ATTRIBUTE_TYPE) -> Option<Vec<u8>>,
+) -> Result<Vec<u8>, String> {
+    let need = |ty: CK_ATTRIBUTE_TYPE, name: &str| {
+        get(ty).ok_or_else(|| format!("the key has no readable {name}"))
+    };
+    let integer = |v: &[u8]| {
+        let v = unsigned(v);
+        let mut body = Vec::with_capacity(v.len() + 1);
+        if v.first().is_some_and(|b| b & 0x80 != 0) {
+            body.push(0);
+        }
+        body.extend_from_slice(v);
+        asn1::tlv(asn1::INTEGER, &body)
+    };
+    let bits = |key: &[u8]| {
+        let mut body = vec![0u8];
+        body.extend_from_slice(key);
+        asn1::tlv(asn1::BIT_STRING, &body)
+    };
+    let (algorithm, key) = match key_type {
+        CKK_RSA => {
+            let mut alg = asn1::tlv(asn1::OID, OID_RSA);
+            alg.extend_from_slice(&[0x05, 0x00]);
+            let mut rsa = integer(&need(CKA_MODULUS, "CKA_MODULUS")?);
+            rsa.extend(integer(&need(CKA_PUBLIC_EXPONENT, "CKA_PUBLIC_EXPONENT")?));
+            (alg, asn1::tlv(asn1::SEQUENCE, &rsa))
+        }
+        CKK_EC => {
+            let mut alg = asn1::tlv(asn1::OID, OID_EC);
+            alg.extend(need(CKA_EC_PARAMS, "CKA_EC_PARAMS")?);
+            let point = need(CKA_EC_POINT, "CKA_EC_POINT")?;
+            (alg, ec_point(&point).to_vec())
+        }
+        CKK_EC_EDWARDS | CKK_EC_MONTGOMERY => {
+            let oid = if key_type == CKK_EC_EDWARDS {
+                OID_ED25519
+            } else {
+                OID_X25519
+            };
+            let point = need(CKA_EC_POINT, "CKA_EC_POINT")?;
+            if ec_point(&point).len() != 32 {
+                return Err("only Ed25519 and X25519 public keys are exported".into());
+            }
+            (asn1::tlv(asn1::OID, oid), ec_point(&point).to_vec())
+        }
+        other => {
+            return Err(format!(
+                "public keys of key type {other:#x} are not exported (RSA, EC, Ed25519, X25519 are)"
+            ));
+        }
+    };
+    let mut body = asn1::tlv(asn1::SEQUENCE, &algorithm);
+    body.extend(bits(&key));
+    Ok(asn1::tlv(asn1::SEQUENCE, &body))
+}
+
+/// The default `CKA_ID` of a key or certificate: the SHA-1 of the public
+/// key's bits (RFC 5280 §4.2.1.2 method 1, the key identifier GnuTLS and
+/// OpenSC compute), so a key and its certificate imported without `--id`
+/// share one.
+pub fn default_id(spki: &[u8]) -> Result<Vec<u8>, String> {
+    let bad = || "the SubjectPublicKeyInfo is damaged".to_string();
+    let outer = asn1::single(spki, asn1::SEQUENCE).ok_or_else(bad)?;
+    let mut r = Reader::new(outer.body);
+    r.expect(asn1::SEQUENCE).ok_or_else(bad)?;
+    let key = r.expect(asn1::BIT_STRING).ok_or_else(bad)?;
+    let bits = key.body.get(1..).ok_or_else(bad)?;
+    Ok(sha1::Sha1::digest(bits).to_vec())
+}
+
+/// PEM text (RFC 7468 §2, 64-character lines) of `der` under `label`.
+pub fn to_pem(label: &str, der: &[u8]) -> String {
+    use base64ct::{Base64, Encoding};
+    let b64 = Base64::encode_string(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for chunk in b64.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(chunk).expect("base64 is ASCII"));
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oid_text_and_curve_names() {
+        assert_eq!(oid_text(OID_RSA), "1.2.840.113549.1.1.1");
+        assert_eq!(oid_text(OID_ED25519), "1.3.101.112");
+        assert_eq!(curve_name(&[0x2b, 0x81, 0x04, 0x00, 0x22]), "P-384");
+        assert_eq!(curve_name(&[0x2b, 0x24, 0x03]), "1.3.36.3");
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_import_with_a_reason() {
+        let msg = |b: &[u8]| parse(b).err().unwrap_or_default();
+        assert!(msg(b"junk").contains("not a PEM file"));
+        assert!(msg(b"-----BEGIN PRIVATE KEY-----\nAAAA\n").contains("no END line"));
+        assert!(
+            msg(b"-----BEGIN ENCRYPTED PRIVATE KEY-----\nMAA=\n-----END ENCRYPTED PRIVATE KEY-----\n")
+                .contains("encrypted")
+        );
+        assert!(msg(b"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nAAAA\n-----END RSA PRIVATE KEY-----\n").contains("encrypted"));
+        assert!(
+            msg(b"-----BEGIN PRIVATE KEY-----\n!!!!\n-----END PRIVATE KEY-----\n")
+                .contains("base64")
+        );
+        assert!(msg(b"-----BEGIN FOO-----\nAAAA\n-----END FOO-----\n").contains("'FOO'"));
+        // A truncated PKCS#8 Ed25519 key.
+        let mut ed = dalek_pkcs11::mechanisms::eddsa::pkcs8(&[1; 32]).to_vec();
+        ed.truncate(20);
+        assert!(msg(&ed).contains("DER"));
+    }
+
+    #[test]
+    fn parses_rfc8410_keys_and_builds_their_public_key_info() {
+        let der = dalek_pkcs11::mechanisms::x25519::pkcs8(&[9; 32]);
+        let items = parse(&der).unwrap();
+        let Item::Key(k) = &items[0] else {
+            panic!("not a key")
+        };
+        assert_eq!(k.key_type, CKK_EC_MONTGOMERY);
+        assert_eq!(&k.values[1].1[..], &[9; 32]);
+        let spki = public_key_info(CKK_EC_MONTGOMERY, &|ty| {
+            (ty == CKA_EC_POINT).then(|| asn1::tlv(asn1::OCTET_STRING, &[3; 32]))
+        })
+        .unwrap();
+        assert_eq!(
+            spki,
+            dalek_pkcs11::mechanisms::rfc8410::spki(
+                dalek_pkcs11::mechanisms::rfc8410::X25519,
+                &[3; 32]
+            )
+        );
+        assert_eq!(
+            default_id(&spki).unwrap(),
+            sha1::Sha1::digest([3u8; 32]).to_vec()
+        );
+        let pem = to_pem("PRIVATE KEY", &der);
+        assert!(matches!(&parse(pem.as_bytes()).unwrap()[0], Item::Key(_)));
+    }
+}

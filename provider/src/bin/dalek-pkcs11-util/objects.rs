@@ -1,0 +1,481 @@
+//! The object commands: `import` (a key file or certificate becomes token
+//! objects through `C_CreateObject`, base spec §5.7), `export-public` and
+//! `export-cert` (read back through `C_FindObjects` / `C_GetAttributeValue`).
+
+use std::io::Write;
+use std::path::Path;
+
+use cryptoki_sys::*;
+use dalek_pkcs11::api::objects::{self, AttrOut};
+use dalek_pkcs11::api::session::Session;
+use dalek_pkcs11::attributes::Attr;
+use serde::Serialize;
+
+use crate::keyfile::{self, Item, PrivateKey};
+use crate::pin::Kind;
+use crate::tokens::{LoggedIn, Started, find, load_config};
+use crate::{ExportArgs, Failure, ImportArgs, ObjectChoice, Outcome};
+
+/// Parses `--id` hex (colons and spaces allowed between bytes).
+pub fn parse_hex(text: &str) -> Result<Vec<u8>, Failure> {
+    let digits: String = text.chars().filter(|c| !matches!(c, ':' | ' ')).collect();
+    let digits = digits.strip_prefix("0x").unwrap_or(&digits);
+    if digits.is_empty() || !digits.len().is_multiple_of(2) || digits.len() > 256 {
+        return Err(Failure::new(format!(
+            "--id '{text}' is not 1 to 128 bytes of hex"
+        )));
+    }
+    (0..digits.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16))
+        .collect::<Result<_, _>>()
+        .map_err(|_| Failure::new(format!("--id '{text}' is not hex")))
+}
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `C_FindObjectsInit` / `C_FindObjects` / `C_FindObjectsFinal` over `template`.
+pub fn find_objects(
+    session: &Session,
+    template: &[Attr],
+) -> dalek_pkcs11::error::Result<Vec<CK_OBJECT_HANDLE>> {
+    objects::find_init(session, template)?;
+    let mut found = Vec::new();
+    let mut batch = [0 as CK_OBJECT_HANDLE; 64];
+    let result = loop {
+        match objects::find_next(session, &mut batch) {
+            Ok(0) => break Ok(()),
+            Ok(n) => found.extend_from_slice(&batch[..n]),
+            Err(e) => break Err(e),
+        }
+    };
+    objects::find_final(session)?;
+    result.map(|()| found)
+}
+
+/// The value of `ty` on `handle`, if the object has one and it may be read.
+pub fn read_attr(
+    session: &Session,
+    handle: CK_OBJECT_HANDLE,
+    ty: CK_ATTRIBUTE_TYPE,
+) -> dalek_pkcs11::error::Result<Option<Vec<u8>>> {
+    Ok(
+        match objects::get_attributes(session, handle, &[ty])?.pop() {
+            Some(AttrOut::Value(v)) => Some(v.to_vec()),
+            _ => None,
+        },
+    )
+}
+
+/// What `import` made.
+#[derive(Serialize)]
+struct Made {
+    class: &'static str,
+    kind: String,
+}
+
+/// The `C_CreateObject` template of an imported private key.
+fn private_template(k: &PrivateKey, a: &ImportArgs, id: &[u8]) -> Vec<Attr> {
+    let mut t = vec![
+        Attr::ulong(CKA_CLASS, CKO_PRIVATE_KEY),
+        Attr::ulong(CKA_KEY_TYPE, k.key_type),
+        Attr::bool(CKA_TOKEN, true),
+        Attr::bool(CKA_PRIVATE, true),
+        Attr::new(CKA_LABEL, a.label.as_bytes()),
+        Attr::new(CKA_ID, id),
+        Attr::bool(CKA_SENSITIVE, a.sensitive),
+        Attr::bool(CKA_EXTRACTABLE, a.extractable),
+    ];
+    let usage: &[CK_ATTRIBUTE_TYPE] = match k.key_type {
+        CKK_RSA => &[CKA_SIGN, CKA_DECRYPT, CKA_UNWRAP],
+        CKK_EC => &[CKA_SIGN, CKA_DERIVE],
+        CKK_EC_EDWARDS => &[CKA_SIGN],
+        _ => &[CKA_DERIVE],
+    };
+    t.extend(usage.iter().map(|&u| Attr::bool(u, true)));
+    t.extend(k.values.iter().map(|(ty, v)| Attr::new(*ty, v)));
+    t
+}
+
+/// The public values of the private key `handle` (as the module computed
+/// them on import) and the public key's usage.
+fn public_template(
+    session: &Session,
+    handle: CK_OBJECT_HANDLE,
+    key_type: CK_KEY_TYPE,
+    label: &str,
+    id: &[u8],
+) -> dalek_pkcs11::error::Result<Vec<Attr>> {
+    let (values, usage): (&[CK_ATTRIBUTE_TYPE], &[CK_ATTRIBUTE_TYPE]) = match key_type {
+        CKK_RSA => (
+            &[CKA_MODULUS, CKA_PUBLIC_EXPONENT],
+            &[CKA_VERIFY, CKA_ENCRYPT, CKA_WRAP],
+        ),
+        CKK_EC | CKK_EC_EDWARDS => (&[CKA_EC_PARAMS, CKA_EC_POINT], &[CKA_VERIFY]),
+        _ => (&[CKA_EC_PARAMS, CKA_EC_POINT], &[]),
+    };
+    let mut t = vec![
+        Attr::ulong(CKA_CLASS, CKO_PUBLIC_KEY),
+        Attr::ulong(CKA_KEY_TYPE, key_type),
+        Attr::bool(CKA_TOKEN, true),
+        Attr::bool(CKA_PRIVATE, false),
+        Attr::new(CKA_LABEL, label.as_bytes()),
+        Attr::new(CKA_ID, id),
+    ];
+    for &ty in values {
+        let v =
+            read_attr(session, handle, ty)?.ok_or(dalek_pkcs11::error::err(CKR_FUNCTION_FAILED))?;
+        t.push(Attr::new(ty, &v));
+    }
+    t.extend(usage.iter().map(|&u| Attr::bool(u, true)));
+    Ok(t)
+}
+
+/// The SubjectPublicKeyInfo of a private key template's values, computed
+/// by the module's own import checks (`C_CreateObject` would compute the
+/// same).
+fn key_spki(k: &PrivateKey) -> Result<Vec<u8>, Failure> {
+    use dalek_pkcs11::attributes::Attributes;
+    let mut attrs = Attributes::new();
+    for (ty, v) in &k.values {
+        attrs.set_bytes(*ty, v);
+    }
+    dalek_pkcs11::mechanisms::keys::complete_import(CKO_PRIVATE_KEY, Some(k.key_type), &mut attrs)
+        .map_err(|e| {
+            Failure::new(format!(
+                "the {} key is not valid for the token: {e}",
+                k.kind
+            ))
+        })?;
+    keyfile::public_key_info(k.key_type, &|ty| attrs.bytes(ty).map(<[u8]>::to_vec))
+        .map_err(Failure::new)
+}
+
+/// Refuses an object of `class` labelled `label` or with id `id` already
+/// on the token: a second one would make consumers pick either.
+fn refuse_duplicate(
+    session: &Session,
+    class: CK_OBJECT_CLASS,
+    what: &str,
+    label: &str,
+    id: &[u8],
+) -> Result<(), Failure> {
+    for (attr, shown) in [
+        (
+            Attr::new(CKA_LABEL, label.as_bytes()),
+            format!("labelled '{label}'"),
+        ),
+        (Attr::new(CKA_ID, id), format!("with id {}", hex(id))),
+    ] {
+        let found = find_objects(session, &[Attr::ulong(CKA_CLASS, class), attr])
+            .map_err(|e| Failure::new(format!("C_FindObjects: {e}")))?;
+        if !found.is_empty() {
+            return Err(Failure::new(format!(
+                "a {what} {shown} is already on the token: choose another --label/--id or delete it first"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `import`.
+pub fn import(a: &ImportArgs, json: bool) -> Outcome {
+    if a.label.is_empty() {
+        return Err(Failure::new("--label must not be empty"));
+    }
+    let bytes = std::fs::read(&a.file)
+        .map_err(|e| Failure::new(format!("reading {}: {e}", a.file.display())))?;
+    let bytes = zeroize::Zeroizing::new(bytes);
+    let items =
+        keyfile::parse(&bytes).map_err(|e| Failure::new(format!("{}: {e}", a.file.display())))?;
+    let given_id = a.id.as_deref().map(parse_hex).transpose()?;
+    // Every object gets the same id: the given one, or the key identifier
+    // of the key's (or certificate's) public key.
+    let key = items.iter().find_map(|i| match i {
+        Item::Key(k) => Some(k),
+        Item::Certificate(_) => None,
+    });
+    let cert = items.iter().find_map(|i| match i {
+        Item::Certificate(c) => Some(c),
+        Item::Key(_) => None,
+    });
+    let spki = match (key, cert) {
+        (Some(k), Some(c)) if key_spki(k)? != c.spki => {
+            return Err(Failure::new(
+                "the certificate is not for the private key in the same file",
+            ));
+        }
+        (Some(k), _) => key_spki(k)?,
+        (None, Some(c)) => c.spki.clone(),
+        (None, None) => return Err(Failure::new("no private key or certificate in the file")),
+    };
+    let id = match given_id {
+        Some(id) => id,
+        None => keyfile::default_id(&spki).map_err(Failure::new)?,
+    };
+    let config = load_config()?;
+    let _started = Started::with(config)?;
+    let token = find(&a.token)?;
+    let pin = a.pin.read(Kind::Current)?;
+    let s = LoggedIn::open(token.slot, CKU_USER, &pin)?;
+    let mut made = Vec::new();
+    let result = s.session(|session| {
+        let mut created: Vec<CK_OBJECT_HANDLE> = Vec::new();
+        let outcome = import_items(session, a, &items, &id, &mut created, &mut made);
+        if outcome.is_err() {
+            // All or nothing: what this import made goes again.
+            for h in created.into_iter().rev() {
+                let _ = objects::destroy(session, h);
+            }
+        }
+        Ok(outcome)
+    });
+    result.map_err(|e| Failure::new(format!("importing: {e}")))??;
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"token": token.meta.label, "label": a.label, "id": hex(&id), "objects": made})
+        );
+    } else {
+        for m in &made {
+            println!(
+                "imported {} {} '{}' (id {}) into token '{}'",
+                m.kind,
+                m.class,
+                a.label,
+                hex(&id),
+                token.meta.label
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Creates the objects of `items` on the token, recording each handle in
+/// `created` as it is made.
+fn import_items(
+    session: &Session,
+    a: &ImportArgs,
+    items: &[Item],
+    id: &[u8],
+    created: &mut Vec<CK_OBJECT_HANDLE>,
+    made: &mut Vec<Made>,
+) -> Result<(), Failure> {
+    for item in items {
+        match item {
+            Item::Key(k) => {
+                refuse_duplicate(session, CKO_PRIVATE_KEY, "private key", &a.label, id)?;
+                if !a.no_public_key {
+                    refuse_duplicate(session, CKO_PUBLIC_KEY, "public key", &a.label, id)?;
+                }
+                let h = objects::create(session, &private_template(k, a, id)).map_err(|e| {
+                    Failure::new(format!("C_CreateObject ({} private key): {e}", k.kind))
+                })?;
+                created.push(h);
+                made.push(Made {
+                    class: "private key",
+                    kind: k.kind.clone(),
+                });
+                if !a.no_public_key {
+                    let t = public_template(session, h, k.key_type, &a.label, id)
+                        .map_err(|e| Failure::new(format!("reading the public key: {e}")))?;
+                    let p = objects::create(session, &t).map_err(|e| {
+                        Failure::new(format!("C_CreateObject ({} public key): {e}", k.kind))
+                    })?;
+                    created.push(p);
+                    made.push(Made {
+                        class: "public key",
+                        kind: k.kind.clone(),
+                    });
+                }
+            }
+            Item::Certificate(c) => {
+                refuse_duplicate(session, CKO_CERTIFICATE, "certificate", &a.label, id)?;
+                let t = vec![
+                    Attr::ulong(CKA_CLASS, CKO_CERTIFICATE),
+                    Attr::ulong(CKA_CERTIFICATE_TYPE, CKC_X_509),
+                    Attr::bool(CKA_TOKEN, true),
+                    Attr::bool(CKA_PRIVATE, false),
+                    Attr::new(CKA_LABEL, a.label.as_bytes()),
+                    Attr::new(CKA_ID, id),
+                    Attr::new(CKA_SUBJECT, &c.subject),
+                    Attr::new(CKA_ISSUER, &c.issuer),
+                    Attr::new(CKA_SERIAL_NUMBER, &c.serial),
+                    Attr::new(CKA_VALUE, &c.der),
+                ];
+                let h = objects::create(session, &t)
+                    .map_err(|e| Failure::new(format!("C_CreateObject (certificate): {e}")))?;
+                created.push(h);
+                made.push(Made {
+                    class: "certificate",
+                    kind: "X.509".into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The one object of `class` that `choice` names.
+fn the_object(
+    session: &Session,
+    class: CK_OBJECT_CLASS,
+    choice: &ObjectChoice,
+) -> Result<Option<CK_OBJECT_HANDLE>, Failure> {
+    let mut t = vec![Attr::ulong(CKA_CLASS, class)];
+    if let Some(l) = &choice.label {
+        t.push(Attr::new(CKA_LABEL, l.as_bytes()));
+    }
+    if let Some(id) = &choice.id {
+        t.push(Attr::new(CKA_ID, &parse_hex(id)?));
+    }
+    let found =
+        find_objects(session, &t).map_err(|e| Failure::new(format!("C_FindObjects: {e}")))?;
+    match found.len() {
+        0 => Ok(None),
+        1 => Ok(Some(found[0])),
+        n => Err(Failure::new(format!(
+            "{n} objects match: name one with both --label and --id"
+        ))),
+    }
+}
+
+/// Writes `text` to `out`, or standard output.
+fn write_out(out: Option<&Path>, bytes: &[u8]) -> Outcome {
+    match out {
+        None => std::io::stdout()
+            .write_all(bytes)
+            .map_err(|e| Failure::new(format!("writing to standard output: {e}"))),
+        Some(p) => std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(p)
+            .and_then(|mut f| f.write_all(bytes))
+            .map_err(|e| Failure::new(format!("writing {}: {e}", p.display()))),
+    }
+}
+
+/// A session for reading: logged in as the user if a PIN was given.
+fn reading_session(a: &ExportArgs) -> Result<(crate::tokens::Found, LoggedIn), Failure> {
+    let token = find(&a.token)?;
+    let s = if a.pin.pin_env.is_some() || a.pin.pin.is_some() {
+        LoggedIn::open(token.slot, CKU_USER, &a.pin.read(Kind::Current)?)?
+    } else {
+        LoggedIn::public(token.slot)?
+    };
+    Ok((token, s))
+}
+
+/// `export-public`: the public key (or the public half of a private key
+/// when logged in) as a PEM or DER SubjectPublicKeyInfo.
+pub fn export_public(a: &ExportArgs) -> Outcome {
+    let _started = Started::with(load_config()?)?;
+    let (_token, s) = reading_session(a)?;
+    let spki = s
+        .session(|session| {
+            let mut found = None;
+            for class in [CKO_PUBLIC_KEY, CKO_PRIVATE_KEY] {
+                match the_object(session, class, &a.object) {
+                    Ok(Some(h)) => {
+                        found = Some(h);
+                        break;
+                    }
+                    Ok(None) => {}
+                    Err(f) => return Ok(Err(f)),
+                }
+            }
+            let Some(h) = found else {
+                return Ok(Err(Failure::new(format!(
+                    "no public key {}{}",
+                    a.object.describe(),
+                    if logged_out(a) {
+                        " (private keys are searched too when a PIN is given)"
+                    } else {
+                        ""
+                    }
+                ))));
+            };
+            let key_type = read_attr(session, h, CKA_KEY_TYPE)?
+                .and_then(|v| dalek_pkcs11::attributes::decode_ulong(&v).ok())
+                .unwrap_or(CK_UNAVAILABLE_INFORMATION);
+            if let Some(info) =
+                read_attr(session, h, CKA_PUBLIC_KEY_INFO)?.filter(|v| !v.is_empty())
+            {
+                return Ok(Ok(info));
+            }
+            let get = |ty| read_attr(session, h, ty).ok().flatten();
+            Ok(keyfile::public_key_info(key_type, &get).map_err(Failure::new))
+        })
+        .map_err(|e| Failure::new(format!("reading the key: {e}")))??;
+    let out = if a.der {
+        spki
+    } else {
+        keyfile::to_pem("PUBLIC KEY", &spki).into_bytes()
+    };
+    write_out(a.out.as_deref(), &out)
+}
+
+fn logged_out(a: &ExportArgs) -> bool {
+    a.pin.pin_env.is_none() && a.pin.pin.is_none()
+}
+
+/// `export-cert`: a certificate's DER value, as PEM or DER.
+pub fn export_cert(a: &ExportArgs) -> Outcome {
+    let _started = Started::with(load_config()?)?;
+    let (_token, s) = reading_session(a)?;
+    let der = s
+        .session(|session| {
+            let h = match the_object(session, CKO_CERTIFICATE, &a.object) {
+                Ok(Some(h)) => h,
+                Ok(None) => {
+                    return Ok(Err(Failure::new(format!(
+                        "no certificate {}",
+                        a.object.describe()
+                    ))));
+                }
+                Err(f) => return Ok(Err(f)),
+            };
+            Ok(read_attr(session, h, CKA_VALUE)?
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| Failure::new("the certificate has no value")))
+        })
+        .map_err(|e| Failure::new(format!("reading the certificate: {e}")))??;
+    let out = if a.der {
+        der
+    } else {
+        keyfile::to_pem("CERTIFICATE", &der).into_bytes()
+    };
+    write_out(a.out.as_deref(), &out)
+}
+
+impl ObjectChoice {
+    /// "labelled 'K' with id 01" for messages.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(l) = &self.label {
+            parts.push(format!("labelled '{l}'"));
+        }
+        if let Some(id) = &self.id {
+            parts.push(format!("with id {id}"));
+        }
+        parts.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_in_hex() {
+        assert_eq!(parse_hex("0a:FF 01").ok(), Some(vec![0x0a, 0xff, 0x01]));
+        assert_eq!(parse_hex("0x0102").ok(), Some(vec![1, 2]));
+        for bad in ["", "1", "zz", "0x", &"00".repeat(129)] {
+            assert!(parse_hex(bad).is_err(), "{bad}");
+        }
+        assert_eq!(hex(&[0, 0xab]), "00ab");
+    }
+}

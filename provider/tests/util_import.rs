@@ -1,0 +1,419 @@
+//! `dalek-pkcs11-util import`, `export-public` and `export-cert` on key and
+//! certificate files OpenSSL wrote in every form the tool reads (PKCS#8,
+//! PKCS#1, SEC1; PEM and DER), checked against OpenSSL itself: the public
+//! key the token exports is the one OpenSSL derives from the file, a
+//! signature the imported key makes verifies under OpenSSL, and the
+//! certificate comes back byte for byte.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::tool::*;
+use common::*;
+use cryptoki::mechanism::Mechanism;
+use cryptoki::object::{Attribute, AttributeType, ObjectClass};
+use serde_json::Value;
+
+/// Runs `openssl` with `args` in `dir`; panics with its stderr on failure.
+fn openssl(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let o = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl runs (scripts/install-deps installs it)");
+    assert!(
+        o.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.stdout
+}
+
+/// The key files: (label, file, openssl's "-inform" of it, what import says).
+fn key_files(dir: &Path) -> Vec<(&'static str, PathBuf, &'static str, &'static str)> {
+    let o = |args: &[&str]| openssl(dir, args);
+    o(&[
+        "genpkey",
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        "rsa_keygen_bits:2048",
+        "-out",
+        "rsa-pkcs8.pem",
+    ]);
+    o(&["genrsa", "-traditional", "-out", "rsa-pkcs1.pem", "2048"]);
+    o(&[
+        "ecparam",
+        "-genkey",
+        "-name",
+        "prime256v1",
+        "-noout",
+        "-out",
+        "p256-sec1.pem",
+    ]);
+    // With the curve in a separate EC PARAMETERS block, as ecparam writes it.
+    o(&[
+        "ecparam",
+        "-genkey",
+        "-name",
+        "secp384r1",
+        "-out",
+        "p384-sec1-params.pem",
+    ]);
+    o(&[
+        "genpkey",
+        "-algorithm",
+        "EC",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-521",
+        "-outform",
+        "DER",
+        "-out",
+        "p521-pkcs8.der",
+    ]);
+    o(&[
+        "ecparam",
+        "-genkey",
+        "-name",
+        "secp256k1",
+        "-noout",
+        "-out",
+        "k256.pem",
+    ]);
+    o(&[
+        "ec",
+        "-in",
+        "k256.pem",
+        "-outform",
+        "DER",
+        "-out",
+        "k256-sec1.der",
+    ]);
+    o(&["genpkey", "-algorithm", "ed25519", "-out", "ed25519.pem"]);
+    o(&[
+        "genpkey",
+        "-algorithm",
+        "x25519",
+        "-outform",
+        "DER",
+        "-out",
+        "x25519.der",
+    ]);
+    vec![
+        ("rsa-pkcs8", dir.join("rsa-pkcs8.pem"), "PEM", "RSA 2048"),
+        ("rsa-pkcs1", dir.join("rsa-pkcs1.pem"), "PEM", "RSA 2048"),
+        ("p256", dir.join("p256-sec1.pem"), "PEM", "EC P-256"),
+        ("p384", dir.join("p384-sec1-params.pem"), "PEM", "EC P-384"),
+        ("p521", dir.join("p521-pkcs8.der"), "DER", "EC P-521"),
+        ("k256", dir.join("k256-sec1.der"), "DER", "EC secp256k1"),
+        ("ed25519", dir.join("ed25519.pem"), "PEM", "Ed25519"),
+        ("x25519", dir.join("x25519.der"), "DER", "X25519"),
+    ]
+}
+
+fn import(f: &Fixture, label: &str, file: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "--json",
+        "import",
+        "--token",
+        "keys",
+        "--label",
+        label,
+        "--file",
+        file.to_str().unwrap(),
+        "--pin-env",
+        "PIN_USER",
+    ];
+    args.extend_from_slice(extra);
+    util(f, &args)
+}
+
+#[test]
+fn keys_and_certificates_of_every_form_import_and_export_as_openssl_sees_them() {
+    let mut f = Fixture::new();
+    f.stop();
+    ok(&util(&f, &init_args("keys")));
+    let dir = f.dir.path().join("files");
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = key_files(&dir);
+    let mut ids = std::collections::HashMap::new();
+    for (label, file, inform, kind) in &files {
+        let made: Value = serde_json::from_str(&ok(&import(&f, label, file, &[]))).unwrap();
+        let objects = made["objects"].as_array().unwrap();
+        assert_eq!(objects.len(), 2, "{made}");
+        assert_eq!(objects[0]["class"], "private key", "{made}");
+        assert_eq!(objects[1]["class"], "public key", "{made}");
+        assert_eq!(objects[0]["kind"], *kind, "{made}");
+        ids.insert(*label, made["id"].clone());
+        // The exported public key is the one OpenSSL derives from the file.
+        let exported = ok(&util(
+            &f,
+            &["export-public", "--token", "keys", "--label", label],
+        ));
+        let public = |format: &str| {
+            let file = file.to_str().unwrap();
+            openssl(
+                &dir,
+                &[
+                    "pkey", "-inform", inform, "-in", file, "-pubout", "-outform", format,
+                ],
+            )
+        };
+        let expected = public("PEM");
+        assert_eq!(exported.as_bytes(), &expected[..], "{label}");
+        // By default the id is the key identifier of that public key.
+        let spki_der = public("DER");
+        assert_eq!(made["id"].as_str().unwrap().len(), 40, "{made}");
+        let der = ok(&util(
+            &f,
+            &[
+                "export-public",
+                "--token",
+                "keys",
+                "--id",
+                made["id"].as_str().unwrap(),
+                "--der",
+                "--out",
+                dir.join(format!("{label}.pub.der")).to_str().unwrap(),
+            ],
+        ));
+        assert!(der.is_empty());
+        assert_eq!(
+            std::fs::read(dir.join(format!("{label}.pub.der"))).unwrap(),
+            spki_der
+        );
+    }
+    // The same label again is refused, and nothing is added.
+    let again = refused(&import(&f, "p256", &files[2].1, &[]));
+    assert!(again.contains("already on the token"), "{again}");
+    // A certificate for the P-256 key gets the key's id without --id, and
+    // comes back as it went in.
+    openssl(
+        &dir,
+        &[
+            "req",
+            "-x509",
+            "-key",
+            "p256-sec1.pem",
+            "-subj",
+            "/CN=imported",
+            "-days",
+            "2",
+            "-out",
+            "p256.crt",
+        ],
+    );
+    let cert: Value =
+        serde_json::from_str(&ok(&import(&f, "p256", &dir.join("p256.crt"), &[]))).unwrap();
+    let v: Value = serde_json::from_str(&ok(&util(&f, &["--json", "list"]))).unwrap();
+    assert_eq!(v["tokens"][0]["objects"]["certificate"], 1, "{v}");
+    assert_eq!(v["tokens"][0]["objects"]["private key"], files.len(), "{v}");
+    let key_id = ids["p256"].clone();
+    assert_eq!(cert["id"], key_id, "{cert}");
+    let back = ok(&util(
+        &f,
+        &["export-cert", "--token", "keys", "--label", "p256"],
+    ));
+    assert_eq!(
+        back.as_bytes(),
+        &std::fs::read(dir.join("p256.crt")).unwrap()[..]
+    );
+    // A key and its certificate in one file; a mismatched pair is refused.
+    openssl(
+        &dir,
+        &[
+            "req", "-x509", "-newkey", "ed25519", "-nodes", "-keyout", "both.key", "-subj",
+            "/CN=both", "-days", "2", "-out", "both.crt",
+        ],
+    );
+    let both = dir.join("both.pem");
+    let mut text = std::fs::read(dir.join("both.key")).unwrap();
+    text.extend(std::fs::read(dir.join("both.crt")).unwrap());
+    std::fs::write(&both, &text).unwrap();
+    let made: Value =
+        serde_json::from_str(&ok(&import(&f, "both", &both, &["--id", "b0:7f"]))).unwrap();
+    assert_eq!(made["id"], "b07f");
+    assert_eq!(made["objects"].as_array().unwrap().len(), 3, "{made}");
+    let mut mixed = std::fs::read(&files[0].1).unwrap();
+    mixed.extend(std::fs::read(dir.join("both.crt")).unwrap());
+    std::fs::write(dir.join("mixed.pem"), &mixed).unwrap();
+    let no = refused(&import(&f, "mixed", &dir.join("mixed.pem"), &[]));
+    assert!(no.contains("not for the private key"), "{no}");
+    // Encrypted keys and files that are not keys get one line each.
+    openssl(
+        &dir,
+        &[
+            "pkcs8",
+            "-topk8",
+            "-in",
+            "ed25519.pem",
+            "-passout",
+            "pass:secret",
+            "-out",
+            "enc.pem",
+        ],
+    );
+    assert!(refused(&import(&f, "enc", &dir.join("enc.pem"), &[])).contains("encrypted"));
+    std::fs::write(dir.join("junk.bin"), b"\x30\x03\x02\x01").unwrap();
+    refused(&import(&f, "junk", &dir.join("junk.bin"), &[]));
+    refused(&import(&f, "missing", &dir.join("nothing-here.pem"), &[]));
+    refused(&util(
+        &f,
+        &["export-public", "--token", "keys", "--label", "nope"],
+    ));
+    refused(&util(
+        &f,
+        &["export-cert", "--token", "keys", "--label", "rsa-pkcs8"],
+    ));
+
+    // Through the module, as a consumer: the private keys are sensitive
+    // and not extractable unless asked for, and they sign what OpenSSL
+    // verifies with the exported public keys.
+    f.start();
+    let slot = f.p().get_slots_with_token().unwrap()[0];
+    let s = f.user(slot);
+    let private = |label: &str| {
+        s.find_objects(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::Label(label.as_bytes().to_vec()),
+        ])
+        .unwrap()[0]
+    };
+    let flags = |label: &str| {
+        s.get_attributes(
+            private(label),
+            &[AttributeType::Sensitive, AttributeType::Extractable],
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        flags("p256"),
+        vec![Attribute::Sensitive(true), Attribute::Extractable(false)]
+    );
+    let cert_id = s
+        .get_attributes(
+            s.find_objects(&[Attribute::Class(ObjectClass::CERTIFICATE)])
+                .unwrap()[0],
+            &[AttributeType::Id],
+        )
+        .unwrap();
+    assert_eq!(
+        cert_id,
+        vec![Attribute::Id(unhex(key_id.as_str().unwrap()))]
+    );
+    let data = b"signed on the token, verified by OpenSSL";
+    std::fs::write(dir.join("data"), data).unwrap();
+    for (label, mech, args) in [
+        (
+            "rsa-pkcs1",
+            Mechanism::Sha256RsaPkcs,
+            &[
+                "dgst",
+                "-sha256",
+                "-verify",
+                "rsa-pkcs1.pub",
+                "-signature",
+                "sig",
+                "data",
+            ][..],
+        ),
+        (
+            "ed25519",
+            Mechanism::Eddsa(cryptoki::mechanism::eddsa::EddsaParams::new(
+                cryptoki::mechanism::eddsa::EddsaSignatureScheme::Pure,
+            )),
+            &[
+                "pkeyutl",
+                "-verify",
+                "-pubin",
+                "-inkey",
+                "ed25519.pub",
+                "-rawin",
+                "-in",
+                "data",
+                "-sigfile",
+                "sig",
+            ][..],
+        ),
+    ] {
+        let sig = s.sign(&mech, private(label), data).unwrap();
+        std::fs::write(dir.join("sig"), sig).unwrap();
+        std::fs::write(
+            dir.join(format!("{label}.pub")),
+            openssl(
+                &dir,
+                &[
+                    "pkey",
+                    "-in",
+                    files
+                        .iter()
+                        .find(|k| k.0 == label)
+                        .unwrap()
+                        .1
+                        .to_str()
+                        .unwrap(),
+                    "-pubout",
+                ],
+            ),
+        )
+        .unwrap();
+        openssl(&dir, args);
+    }
+    drop(s);
+    f.stop();
+    // --sensitive false --extractable true: the scalar reads back as the file has it.
+    openssl(
+        &dir,
+        &[
+            "ecparam",
+            "-genkey",
+            "-name",
+            "prime256v1",
+            "-noout",
+            "-out",
+            "open.pem",
+        ],
+    );
+    ok(&import(
+        &f,
+        "open",
+        &dir.join("open.pem"),
+        &[
+            "--sensitive",
+            "false",
+            "--extractable",
+            "true",
+            "--no-public-key",
+        ],
+    ));
+    f.start();
+    let slot = f.p().get_slots_with_token().unwrap()[0];
+    let s = f.user(slot);
+    let k = s
+        .find_objects(&[Attribute::Label(b"open".to_vec())])
+        .unwrap();
+    assert_eq!(k.len(), 1, "--no-public-key made one object");
+    let value = match &s.get_attributes(k[0], &[AttributeType::Value]).unwrap()[..] {
+        [Attribute::Value(v)] => v.clone(),
+        other => panic!("{other:?}"),
+    };
+    let text =
+        String::from_utf8(openssl(&dir, &["ec", "-in", "open.pem", "-text", "-noout"])).unwrap();
+    let scalar: String = text
+        .split("priv:")
+        .nth(1)
+        .unwrap()
+        .split("pub:")
+        .next()
+        .unwrap()
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .collect();
+    let mut scalar = unhex(&scalar);
+    while scalar.len() > 32 && scalar[0] == 0 {
+        scalar.remove(0);
+    }
+    assert_eq!(value, scalar);
+}
