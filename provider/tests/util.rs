@@ -39,13 +39,7 @@ fn tokens_are_made_listed_changed_and_deleted() {
     refused(&init("ops"));
     // The module sees the token; the user PIN works; objects show in `list`.
     f.start();
-    let slot = *f
-        .p()
-        .get_slots_with_token()
-        .unwrap()
-        .iter()
-        .find(|s| f.p().get_token_info(**s).unwrap().label() == "ops")
-        .expect("the token");
+    let slot = f.slot_labelled("ops");
     let s = f.user(slot);
     s.create_object(&[
         Attribute::Class(cryptoki::object::ObjectClass::DATA),

@@ -207,6 +207,38 @@ pub fn export_for_wrap(
     }
 }
 
+/// The length of the DER element `bytes` starts with (definite lengths of
+/// up to four octets), if it is one.
+fn der_length(bytes: &[u8]) -> Option<usize> {
+    let first = *bytes.get(1)?;
+    if first < 0x80 {
+        return Some(2 + usize::from(first));
+    }
+    let n = usize::from(first & 0x7f);
+    if n == 0 || n > 4 {
+        return None;
+    }
+    let len = bytes
+        .get(2..2 + n)?
+        .iter()
+        .fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
+    Some(2 + n + len)
+}
+
+/// A wrapped PKCS#8 key followed by fewer than 8 zero bytes, as SoftHSM2
+/// wraps private keys with `CKM_AES_KEY_WRAP_PAD`: it pads them to a
+/// multiple of 8 itself before RFC 5649 does. The DER's own length says
+/// where the key ends; anything else after it is `CKR_WRAPPED_KEY_INVALID`.
+fn without_zero_padding(bytes: &[u8]) -> Result<&[u8]> {
+    let len = der_length(bytes).ok_or(err(CKR_WRAPPED_KEY_INVALID))?;
+    let (key, padding) = bytes.split_at(len);
+    if padding.len() < 8 && padding.iter().all(|&b| b == 0) {
+        Ok(key)
+    } else {
+        Err(err(CKR_WRAPPED_KEY_INVALID))
+    }
+}
+
 /// Sets the key values of an unwrapped key from the bytes
 /// [`export_for_wrap`] produced; `CKR_WRAPPED_KEY_INVALID` if they do not
 /// parse as a key of `key_type`.
@@ -222,6 +254,9 @@ pub fn import_unwrapped(
             Ok(())
         }
         CKO_PRIVATE_KEY => match key_type {
+            _ if bytes.len() > der_length(bytes).unwrap_or(usize::MAX) => {
+                import_unwrapped(class, key_type, without_zero_padding(bytes)?, attrs)
+            }
             CKK_EC_EDWARDS => eddsa::from_pkcs8(bytes, attrs),
             CKK_EC_MONTGOMERY => x25519::from_pkcs8(bytes, attrs),
             CKK_EC => ec::from_pkcs8(bytes, attrs),
@@ -230,5 +265,31 @@ pub fn import_unwrapped(
             _ => Err(err(CKR_TEMPLATE_INCONSISTENT)),
         },
         _ => Err(err(CKR_TEMPLATE_INCONSISTENT)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unwrapped_pkcs8_with_softhsm2_zero_padding_is_accepted_and_other_tails_are_not() {
+        let der = eddsa::pkcs8(&[3; 32]);
+        let with = |tail: &[u8]| {
+            let mut v = der.to_vec();
+            v.extend_from_slice(tail);
+            let mut attrs = Attributes::new();
+            import_unwrapped(CKO_PRIVATE_KEY, CKK_EC_EDWARDS, &v, &mut attrs)
+                .map(|()| attrs.bytes(CKA_VALUE).map(<[u8]>::to_vec))
+                .map_err(|e| e.rv())
+        };
+        assert_eq!(with(&[]), Ok(Some(vec![3; 32])));
+        assert_eq!(with(&[0; 6]), Ok(Some(vec![3; 32])));
+        for bad in [&[0u8; 8][..], &[0, 0, 1], &[0x30, 0x00]] {
+            assert_eq!(with(bad), Err(CKR_WRAPPED_KEY_INVALID), "{bad:?}");
+        }
+        assert_eq!(der_length(&[0x30, 0x82, 0x04, 0xbd]), Some(4 + 0x4bd));
+        assert_eq!(der_length(&[0x30]), None);
+        assert_eq!(der_length(&[0x30, 0x80]), None);
     }
 }

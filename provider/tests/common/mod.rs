@@ -148,6 +148,17 @@ impl Fixture {
         slot
     }
 
+    /// The slot of the token labelled `label` (made elsewhere, e.g. by
+    /// dalek-pkcs11-util).
+    pub fn slot_labelled(&self, label: &str) -> Slot {
+        let p = self.p();
+        *p.get_slots_with_token()
+            .unwrap()
+            .iter()
+            .find(|s| p.get_token_info(**s).unwrap().label() == label)
+            .unwrap_or_else(|| panic!("no token labelled {label}"))
+    }
+
     /// A read/write session logged in as the user.
     pub fn user(&self, slot: Slot) -> Session {
         let s = self.p().open_rw_session(slot).unwrap();

@@ -13,6 +13,7 @@
 mod asn1;
 mod files;
 mod keyfile;
+mod migrate;
 mod objects;
 mod pin;
 mod tokens;
@@ -62,6 +63,34 @@ enum Command {
     ExportPublic(ExportArgs),
     /// Write a certificate as PEM (or DER).
     ExportCert(ExportArgs),
+    /// Copy every object of another PKCS#11 module's token (SoftHSM2, …)
+    /// into a token of ours; lists what could not be moved (exit 1).
+    Migrate(MigrateArgs),
+}
+
+/// `migrate`.
+#[derive(Args, Debug)]
+struct MigrateArgs {
+    /// The source PKCS#11 module (e.g. /usr/lib/softhsm/libsofthsm2.so).
+    #[arg(long, value_name = "PATH")]
+    from_module: std::path::PathBuf,
+    /// Label of the source token.
+    #[arg(long, value_name = "LABEL")]
+    from_token: String,
+    /// Environment variable holding the source token's user PIN (else it
+    /// is asked for without echo, or read from standard input).
+    #[arg(long, value_name = "VAR")]
+    pin_env: Option<String>,
+    /// Label of our token to copy into.
+    #[arg(long, value_name = "LABEL")]
+    to_token: String,
+    /// Environment variable holding our token's user PIN (default: the
+    /// source token's PIN).
+    #[arg(long, value_name = "VAR")]
+    to_pin_env: Option<String>,
+    /// Say what would be moved and how, changing nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// `import`.
@@ -283,6 +312,7 @@ fn main() -> ExitCode {
         Command::Import(a) => objects::import(a, cli.json),
         Command::ExportPublic(a) => objects::export_public(a),
         Command::ExportCert(a) => objects::export_cert(a),
+        Command::Migrate(a) => migrate::migrate(a, cli.json),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,

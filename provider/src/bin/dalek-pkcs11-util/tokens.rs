@@ -153,7 +153,7 @@ struct Listed {
     problem: Option<String>,
 }
 
-fn class_name(class: u64) -> &'static str {
+pub fn class_name(class: u64) -> &'static str {
     match class as CK_OBJECT_CLASS {
         CKO_DATA => "data",
         CKO_CERTIFICATE => "certificate",
