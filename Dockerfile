@@ -15,7 +15,7 @@ COPY --from=builder /src/scripts/install scripts/install
 COPY --from=builder /src/target/release/libdalek_pkcs11.so /src/target/release/hsm-bench /src/target/release/dalek-pkcs11-util target/release/
 COPY --from=builder /src/softhsm softhsm
 COPY --from=builder /src/bench-profiles bench-profiles
-COPY --from=builder /src/docs/openssl-pkcs11.cnf /etc/dalek-pkcs11/openssl-pkcs11.cnf
+COPY --from=builder /src/docs/openssl-pkcs11.cnf /src/docs/openssl-provider.cnf /etc/dalek-pkcs11/
 RUN scripts/install \
     && sed -i 's|^MODULE_PATH = .*|MODULE_PATH = /usr/local/lib/dalek-pkcs11/libdalek_pkcs11.so|' /etc/dalek-pkcs11/openssl-pkcs11.cnf \
     && useradd --create-home --uid 10001 bench \
