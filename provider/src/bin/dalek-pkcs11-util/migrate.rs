@@ -11,7 +11,8 @@
 //! - keys that are sensitive and not extractable cannot leave their token:
 //!   they are listed with the reason, as is anything else not copied.
 //!
-//! Objects already here (same class, label and id) are left alone, so a
+//! Objects already here (same class, label and id; data objects and
+//! certificates also the same value) are left alone, so a
 //! migration can be run again after fixing what stopped it.
 
 use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
@@ -326,12 +327,20 @@ fn copy_object(
         Ok(e)
     };
     let raw_class = CK_OBJECT_CLASS::from(class);
-    // Already here? (Data objects have no CKA_ID.)
+    // Already here? Keys: same label and id. Data objects (which have no
+    // CKA_ID) and certificates: same label, id and value, so that two
+    // source objects sharing a label are both copied.
     let mut same = vec![
         Attr::ulong(CKA_CLASS, raw_class),
         Attr::new(CKA_LABEL, &label),
     ];
     same.extend(id.as_deref().map(|id| Attr::new(CKA_ID, id)));
+    if matches!(class, ObjectClass::DATA | ObjectClass::CERTIFICATE) {
+        let value = src
+            .get_attributes(handle, &[AttributeType::Value])
+            .map_err(|e| source_error("C_GetAttributeValue", e))?;
+        same.extend(value.iter().filter_map(to_attr));
+    }
     let same =
         find_objects(here, &same).map_err(|e| Failure::new(format!("C_FindObjects: {e}")))?;
     if !same.is_empty() {
