@@ -259,6 +259,9 @@ fn keys_and_certificates_of_every_form_import_and_export_as_openssl_sees_them() 
     std::fs::write(dir.join("junk.bin"), b"\x30\x03\x02\x01").unwrap();
     refused(&import(&f, "junk", &dir.join("junk.bin"), &[]));
     refused(&import(&f, "missing", &dir.join("nothing-here.pem"), &[]));
+    std::fs::write(dir.join("huge.pem"), vec![b'A'; (1 << 20) + 1]).unwrap();
+    let huge = refused(&import(&f, "huge", &dir.join("huge.pem"), &[]));
+    assert!(huge.contains("at most 1 MiB"), "{huge}");
     refused(&util(
         &f,
         &["export-public", "--token", "keys", "--label", "nope"],

@@ -163,6 +163,28 @@ fn to_attr(a: &Attribute) -> Option<Attr> {
     })
 }
 
+/// Attributes read from the source; the secret values among them are
+/// zeroized when dropped (the copies in `Attr` are too).
+struct Values(Vec<Attribute>);
+
+impl Drop for Values {
+    fn drop(&mut self) {
+        use zeroize::Zeroize;
+        for a in &mut self.0 {
+            match a {
+                Attribute::Value(v)
+                | Attribute::PrivateExponent(v)
+                | Attribute::Prime1(v)
+                | Attribute::Prime2(v)
+                | Attribute::Exponent1(v)
+                | Attribute::Exponent2(v)
+                | Attribute::Coefficient(v) => v.zeroize(),
+                _ => {}
+            }
+        }
+    }
+}
+
 /// The source token: its module, and a logged-in read-only session.
 struct Source {
     session: SourceSession,
@@ -404,9 +426,11 @@ fn copy_object(
     if !by_wrapping && is_key {
         wanted.extend_from_slice(key_values(class, key_type.unwrap_or(KeyType::AES)));
     }
-    let got = src
-        .get_attributes(handle, &wanted)
-        .map_err(|e| source_error("C_GetAttributeValue", e))?;
+    let got = Values(
+        src.get_attributes(handle, &wanted)
+            .map_err(|e| source_error("C_GetAttributeValue", e))?,
+    );
+    let got = &got.0;
     let mut template = vec![
         Attr::ulong(CKA_CLASS, raw_class),
         Attr::bool(CKA_TOKEN, true),

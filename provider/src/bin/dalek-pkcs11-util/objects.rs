@@ -186,6 +186,18 @@ pub fn import(a: &ImportArgs, json: bool) -> Outcome {
     if a.label.is_empty() {
         return Err(Failure::new("--label must not be empty"));
     }
+    // Key and certificate files are a few kilobytes: anything past this
+    // bound is not one, and is not read into memory.
+    const MAX_FILE: u64 = 1 << 20;
+    let size = std::fs::metadata(&a.file)
+        .map_err(|e| Failure::new(format!("reading {}: {e}", a.file.display())))?
+        .len();
+    if size > MAX_FILE {
+        return Err(Failure::new(format!(
+            "{} is {size} bytes: key and certificate files are at most 1 MiB",
+            a.file.display()
+        )));
+    }
     let bytes = std::fs::read(&a.file)
         .map_err(|e| Failure::new(format!("reading {}: {e}", a.file.display())))?;
     let bytes = zeroize::Zeroizing::new(bytes);
