@@ -507,6 +507,38 @@ mod tests {
     }
 
     #[test]
+    fn truncated_and_flipped_files_are_refused_without_panicking() {
+        let p256 = [0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
+        let samples = [
+            dalek_pkcs11::mechanisms::eddsa::pkcs8(&[1; 32]).to_vec(),
+            dalek_pkcs11::mechanisms::ec::to_pkcs8(&p256, &[1; 32])
+                .unwrap()
+                .to_vec(),
+            to_pem(
+                "PRIVATE KEY",
+                &dalek_pkcs11::mechanisms::x25519::pkcs8(&[2; 32]),
+            )
+            .into_bytes(),
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for sample in &samples {
+            assert!(parse(sample).is_ok());
+            for len in 0..sample.len() {
+                let _ = parse(&sample[..len]);
+            }
+            for _ in 0..2000 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let mut m = sample.clone();
+                let at = (state % m.len() as u64) as usize;
+                m[at] ^= 1 << (state >> 61);
+                let _ = parse(&m);
+            }
+        }
+    }
+
+    #[test]
     fn parses_rfc8410_keys_and_builds_their_public_key_info() {
         let der = dalek_pkcs11::mechanisms::x25519::pkcs8(&[9; 32]);
         let items = parse(&der).unwrap();
