@@ -332,20 +332,23 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let results = bench::run(&mut modules, &mut keys, &jobs, &settings, &opts);
     let interrupted = crate::interrupt::requested();
     let token_keys: Vec<String> = keys.iter().flat_map(KeyStore::token_key_labels).collect();
+    let session_keys = keys.iter().any(KeyStore::made_session_keys);
     drop(keys);
     // What kind of objects the keys were, and (for token keys) their labels.
     let (store_desc, token_note) = if token_keys.is_empty() {
         ("session-object keys", String::new())
     } else {
+        let store_desc = if session_keys {
+            "session-object keys and token-object keys"
+        } else {
+            "token-object keys"
+        };
         let fate = if args.keep_keys {
             "kept on the token"
         } else {
             "destroyed at the end"
         };
-        (
-            "token-object keys",
-            format!(" ({}; {fate})", token_keys.join(", ")),
-        )
+        (store_desc, format!(" ({}; {fate})", token_keys.join(", ")))
     };
     let metadata = report::Metadata {
         timestamp,

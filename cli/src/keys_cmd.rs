@@ -77,13 +77,21 @@ fn open(t: &KeysTokenArgs) -> Result<Module> {
 /// Handles of the key objects (public, private, secret) in the token, with
 /// their labels.
 fn key_objects(m: &Module) -> Result<Vec<(CK_OBJECT_HANDLE, String)>> {
+    objects_of(
+        m,
+        &[
+            ObjectClass::PUBLIC_KEY,
+            ObjectClass::PRIVATE_KEY,
+            ObjectClass::SECRET_KEY,
+        ],
+    )
+}
+
+/// Handles of the token's objects of the classes `classes`, with their labels.
+fn objects_of(m: &Module, classes: &[ObjectClass]) -> Result<Vec<(CK_OBJECT_HANDLE, String)>> {
     let s = m.setup_session();
     let mut v = Vec::new();
-    for class in [
-        ObjectClass::PUBLIC_KEY,
-        ObjectClass::PRIVATE_KEY,
-        ObjectClass::SECRET_KEY,
-    ] {
+    for &class in classes {
         let found = s.find_objects(&[Attribute::Class(class)]).map_err(|e| {
             CliError::usage(format!(
                 "{}: C_FindObjects failed: {}",
@@ -275,11 +283,22 @@ fn delete(a: &KeysDeleteArgs) -> Result<i32> {
         .into_iter()
         .filter(|(_, l)| matches(l))
         .collect();
-    if chosen.is_empty() {
+    // With --prefix, the data objects of find-object too (token objects
+    // labelled `hsm-bench-tmp-…-find-…` when the token refuses session
+    // objects): a killed run leaves them beside its keys.
+    let data: Vec<(CK_OBJECT_HANDLE, String)> = if a.prefix.is_some() {
+        objects_of(&m, &[ObjectClass::DATA])?
+            .into_iter()
+            .filter(|(_, l)| matches(l))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if chosen.is_empty() && data.is_empty() {
         return Err(CliError::usage(match (&a.label, &a.prefix) {
             (Some(l), _) => format!("no key object labelled '{l}' on the token"),
             (None, p) => format!(
-                "no key object whose label starts with '{}' on the token",
+                "no key or data object whose label starts with '{}' on the token",
                 p.as_deref().unwrap_or_default()
             ),
         }));
@@ -300,6 +319,17 @@ fn delete(a: &KeysDeleteArgs) -> Result<i32> {
             "destroyed {} {} key '{label}'\n",
             k.class, k.key_type
         ));
+    }
+    for (h, label) in &data {
+        let rv = m.raw.destroy_object(s, *h);
+        if rv != CKR_OK {
+            return Err(CliError::usage(format!(
+                "{}: C_DestroyObject of the data object '{label}' failed: {}",
+                m.name,
+                ckr_name(rv)
+            )));
+        }
+        text.push_str(&format!("destroyed data object '{label}'\n"));
     }
     out(&text)?;
     Ok(EXIT_OK)

@@ -425,8 +425,9 @@ pub struct KeysDeleteArgs {
     /// Exact label of the key objects to destroy.
     #[arg(long, required_unless_present = "prefix", conflicts_with = "prefix")]
     pub label: Option<String>,
-    /// Destroy every key object whose label starts with this (e.g.
-    /// `hsm-bench-tmp-` for keys a killed run left behind).
+    /// Destroy every key and data object whose label starts with this (e.g.
+    /// `hsm-bench-tmp-` for the keys and find-object objects a killed run
+    /// left behind).
     #[arg(long)]
     pub prefix: Option<String>,
 }

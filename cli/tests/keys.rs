@@ -195,14 +195,7 @@ fn an_interrupted_run_leaves_no_token_keys() {
         .unwrap();
     // The keys are made before the first op is measured; wait until they
     // are on the token, then interrupt.
-    let started = std::time::Instant::now();
-    while tmp_keys(&t).is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the run made no token keys"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for(&mut child, "token keys", || !tmp_keys(&t).is_empty());
     let pid = child.id() as libc::pid_t;
     // SAFETY: sending SIGINT to the child this test started.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
@@ -214,4 +207,96 @@ fn an_interrupted_run_leaves_no_token_keys() {
     }
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(tmp_keys(&t).is_empty(), "left behind: {:?}", tmp_keys(&t));
+}
+
+/// Token objects in SoftHSM2's file store of `t` (one `.object` file each,
+/// beside the token's own `token.object`): key and data objects alike.
+fn object_files(t: &SoftToken) -> usize {
+    let mut n = 0;
+    for d in std::fs::read_dir(t.dir.path().join("tokens")).unwrap() {
+        let d = d.unwrap().path();
+        if !d.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&d).unwrap() {
+            let name = f.unwrap().file_name().to_string_lossy().into_owned();
+            if name.ends_with(".object") && name != "token.object" {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Wait (up to 30 s) until `ready`, failing the test if the child ended.
+fn wait_for(child: &mut std::process::Child, what: &str, ready: impl Fn() -> bool) {
+    let started = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before {what}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(30), "no {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_failed_run_leaves_no_token_keys() {
+    let t = SoftToken::new("failed");
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    let mut child = t
+        .run_on(&[&softhsm()])
+        .args(["--ops", "p256-sign,hmac-sha256", "--duration", "1"])
+        .args(["--key-store", "token", "--format", "json", "--output"])
+        .arg(gone.join("r.json"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The keys are on the token; the report cannot be written any more.
+    wait_for(&mut child, "token keys", || !tmp_keys(&t).is_empty());
+    std::fs::remove_dir(&gone).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot write"), "{}", stderr(&o));
+    assert!(tmp_keys(&t).is_empty(), "left behind: {:?}", tmp_keys(&t));
+    assert_eq!(object_files(&t), 0);
+}
+
+#[test]
+fn keys_delete_prefix_cleans_up_after_a_killed_run() {
+    let t = SoftToken::new("killed");
+    let mut child = t
+        .run_on(&[&softhsm()])
+        .args(["--ops", "find-object-10", "--duration", "30"])
+        .args(["--key-store", "token"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&mut child, "find-object objects", || object_files(&t) >= 10);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(object_files(&t), 10, "a killed run cleans nothing up");
+    let o = run(keys(&t, "delete").args(["--prefix", "hsm-bench-tmp-"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o)
+            .matches("destroyed data object 'hsm-bench-tmp-")
+            .count(),
+        10,
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(object_files(&t), 0);
+    let o = run(keys(&t, "delete").args(["--prefix", "hsm-bench-tmp-"]));
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("no key or data object whose label starts with 'hsm-bench-tmp-'"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -607,6 +607,14 @@ impl KeyStore {
         self.keys[&k].as_ref().map_err(Clone::clone)
     }
 
+    /// Whether this store made any key as a session object.
+    pub fn made_session_keys(&self) -> bool {
+        self.keys
+            .values()
+            .flatten()
+            .any(|k| k.generated && !k.token)
+    }
+
     /// Labels of the token keys this store made, sorted.
     pub fn token_key_labels(&self) -> Vec<String> {
         let mut v: Vec<String> = self
