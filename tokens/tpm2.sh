@@ -76,10 +76,14 @@ up() {
   done
   [ -n "$port" ] || { echo "$0: swtpm did not start (see $dir/swtpm.log)" >&2; exit 1; }
 
-  # A private session bus, then the access broker on it.
+  # A private session bus, then the access broker on it. tpm2-pkcs11 keeps
+  # every key it generates loaded until C_Finalize (C_DestroyObject does not
+  # flush it), so a key generation op would exceed abrmd's default of 27
+  # transient objects per client after a dozen key pairs (CKR_GENERAL_ERROR).
   dbus-daemon --session --fork --print-address=3 --print-pid=4 3>"$dir/dbus.addr" 4>"$dir/dbus.pid"
   bus=$(head -n1 "$dir/dbus.addr")
   DBUS_SESSION_BUS_ADDRESS=$bus setsid tpm2-abrmd --session --allow-root --flush-all \
+    --max-transients="${TPM2_MAX_TRANSIENTS:-100}" \
     --tcti="swtpm:host=127.0.0.1,port=$port" >"$dir/abrmd.log" 2>&1 </dev/null &
   echo $! >"$dir/abrmd.pid"
 

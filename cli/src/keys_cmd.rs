@@ -14,8 +14,8 @@ use crate::commands::out;
 use crate::error::{CliError, EXIT_OK, Result};
 use crate::module::{Module, ModuleChoice};
 use crate::raw::RawModule;
-use crate::suite::Curve;
 use crate::suite::keys::{self, KeySpec};
+use crate::suite::{Curve, Failure};
 use crate::{KeysCommand, KeysCreateArgs, KeysDeleteArgs, KeysListArgs, KeysTokenArgs, ListFormat};
 
 /// Run a `keys` subcommand.
@@ -125,11 +125,13 @@ fn create(a: &KeysCreateArgs) -> Result<i32> {
     }
     let s = m.setup_session().handle();
     let made = keys::generate_labelled(&m.raw, s, spec, &a.label, true, false).map_err(|f| {
+        let why = match f {
+            Failure::Unsupported(why) | Failure::Check(why) => why,
+            Failure::Rv(rv) => format!("C_GenerateKeyPair: {}", ckr_name(rv)),
+        };
         CliError::usage(format!(
-            "{}: cannot create a {} key: {}",
-            m.name,
-            a.key_type,
-            f.name()
+            "{}: cannot create the {} key '{}': {why}",
+            m.name, a.key_type, a.label
         ))
     })?;
     let objects = [made.public, made.private, made.secret]

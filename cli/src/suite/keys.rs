@@ -392,12 +392,19 @@ fn secret_key(
     if !readable {
         // A key a user keeps: generated on the token, sensitive and not
         // extractable; imported so only where the token cannot generate it.
-        let (rv, h) = generate(&mut m, true);
-        if rv == CKR_OK {
+        let (generated_rv, h) = generate(&mut m, true);
+        if generated_rv == CKR_OK {
             return Ok(made(h, None));
         }
         let (rv, h) = import(Some(false));
-        ck(rv)?;
+        if rv != CKR_OK {
+            // Both ways refused: say how each was.
+            return Err(Failure::Unsupported(format!(
+                "C_GenerateKey: {}, C_CreateObject: {}",
+                crate::ckr::ckr_name(generated_rv),
+                crate::ckr::ckr_name(rv)
+            )));
+        }
         return Ok(made(h, None));
     }
     // A run's key: imported (sensitive, value known: the path the committed
