@@ -300,3 +300,121 @@ fn keys_delete_prefix_cleans_up_after_a_killed_run() {
         stderr(&o)
     );
 }
+
+/// The same on our module: a named token in a temporary token directory,
+/// made with pkcs11-tool (opensc) in its always-free slot.
+#[test]
+fn keys_on_our_module() {
+    let Some(m) = dalek() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pin = "4711-dalek";
+    let tool = |args: &[&str]| {
+        let o = std::process::Command::new("pkcs11-tool")
+            .env("DALEK_PKCS11_TOKEN_DIR", dir.path())
+            .env_remove("DALEK_PKCS11_CONFIG")
+            .env("XDG_CONFIG_HOME", dir.path())
+            .arg("--module")
+            .arg(&m)
+            .args(args)
+            .output()
+            .expect("pkcs11-tool (opensc) runs");
+        assert!(o.status.success(), "pkcs11-tool {args:?}: {}", stderr(&o));
+    };
+    tool(&[
+        "--init-token",
+        "--slot-index",
+        "0",
+        "--label",
+        "bench",
+        "--so-pin",
+        "87654321",
+    ]);
+    tool(&[
+        "--token-label",
+        "bench",
+        "--login",
+        "--login-type",
+        "so",
+        "--so-pin",
+        "87654321",
+        "--init-pin",
+        "--pin",
+        pin,
+    ]);
+    let hsm = |args: &[&str]| {
+        let mut c = cmd();
+        c.env("HSM_BENCH_DALEK_MODULE", &m)
+            .env("DALEK_PKCS11_TOKEN_DIR", dir.path())
+            .env_remove("DALEK_PKCS11_CONFIG")
+            .env("XDG_CONFIG_HOME", dir.path())
+            .args(args)
+            .args(["--module", "dalek", "--token-label", "bench", "--pin", pin]);
+        c
+    };
+    for ty in ["ed25519", "p256", "rsa2048", "aes256", "hmac-sha256"] {
+        let label = format!("b-{ty}");
+        let o = run(&mut hsm(&[
+            "keys", "create", "--type", ty, "--label", &label,
+        ]));
+        assert_eq!(code(&o), 0, "{ty}: {}", stderr(&o));
+    }
+    let o = run(&mut hsm(&["keys", "list", "--format", "json"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let list: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let one = |label: &str, class: &str| {
+        list.iter()
+            .find(|k| k["label"] == label && k["class"] == class)
+            .unwrap_or_else(|| panic!("no {class} key {label}: {list:?}"))
+    };
+    assert_eq!(one("b-ed25519", "public")["size"], "Ed25519");
+    assert_eq!(one("b-p256", "private")["size"], "P-256");
+    assert_eq!(one("b-rsa2048", "public")["size"], "2048 bits");
+    assert_eq!(one("b-aes256", "secret")["size"], "32 bytes");
+    assert_eq!(one("b-hmac-sha256", "secret")["size"], "32 bytes");
+    assert!(
+        one("b-aes256", "secret")["usage"]
+            .as_array()
+            .unwrap()
+            .contains(&"encrypt".into())
+    );
+    assert_eq!(list.len(), 8, "three pairs and two secret keys: {list:?}");
+    // Each kept key is benchmarked by label, every result checked.
+    let out = dir.path().join("r.json");
+    for label in ["b-aes256", "b-ed25519"] {
+        let v = run_json(
+            &mut hsm(&["run", "--quiet", "--key-label", label, "--iterations", "10"]),
+            &out,
+        );
+        assert!(!results(&v).is_empty());
+        for r in results(&v) {
+            assert_eq!(r["status"], "ok", "{r}");
+        }
+    }
+    // A run with token keys leaves the token as it found it.
+    let v = run_json(
+        &mut hsm(&[
+            "run",
+            "--quiet",
+            "--ops",
+            "p256-sign,hmac-sha256,p256-keygen,find-object",
+            "--iterations",
+            "10",
+            "--key-store",
+            "token",
+        ]),
+        &out,
+    );
+    for r in results(&v) {
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let o = run(&mut hsm(&["keys", "list", "--format", "json"]));
+    let after: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(after.len(), 8, "{after:?}");
+    for ty in ["ed25519", "p256", "rsa2048", "aes256", "hmac-sha256"] {
+        let label = format!("b-{ty}");
+        let o = run(&mut hsm(&["keys", "delete", "--label", &label]));
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let o = run(&mut hsm(&["keys", "list", "--format", "json"]));
+    assert_eq!(stdout(&o).trim(), "[]");
+}
