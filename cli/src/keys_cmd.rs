@@ -199,7 +199,9 @@ fn describe(
             .attribute(s, h, CKA_EC_PARAMS)
             .map(|p| keys::curve_name(&p))
             .unwrap_or_default(),
-        Some(_) => keys::attr_ulong(raw, s, h, CKA_VALUE_LEN)
+        // A DES3 key has one length, which tokens need not give.
+        Some(t) => keys::attr_ulong(raw, s, h, CKA_VALUE_LEN)
+            .or((t == CKK_DES3).then_some(24))
             .map(|n| format!("{n} bytes"))
             .unwrap_or_default(),
         None => String::new(),

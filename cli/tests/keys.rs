@@ -96,6 +96,14 @@ fn keys_are_made_once_listed_reused_and_deleted() {
     ] {
         let o = run(keys(&t, "create").args(["--type", ty, "--label", label]));
         assert_eq!(code(&o), 0, "{}", stderr(&o));
+        if ty == "des3" {
+            let list = listed(&t);
+            let k = list.iter().find(|k| k["label"] == label).unwrap();
+            assert_eq!(
+                (&k["key_type"], &k["size"]),
+                (&"DES3".into(), &"24 bytes".into())
+            );
+        }
         let v = run_json(
             t.run_on(&[&softhsm()])
                 .args(["--key-label", label, "--iterations", "10"]),
