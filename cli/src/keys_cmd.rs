@@ -13,7 +13,7 @@ use crate::ckr::{ckr_name, cryptoki_error_name};
 use crate::commands::out;
 use crate::error::{CliError, EXIT_OK, Result};
 use crate::module::{Module, ModuleChoice};
-use crate::raw::RawModule;
+use crate::raw::{RawModule, Template};
 use crate::suite::keys::{self, KeySpec};
 use crate::suite::{Curve, Failure};
 use crate::{KeysCommand, KeysCreateArgs, KeysDeleteArgs, KeysListArgs, KeysTokenArgs, ListFormat};
@@ -134,17 +134,34 @@ fn create(a: &KeysCreateArgs) -> Result<i32> {
             m.name, a.key_type, a.label
         ))
     })?;
-    let objects = [made.public, made.private, made.secret]
+    let objects: Vec<CK_OBJECT_HANDLE> = [made.public, made.private, made.secret]
         .into_iter()
         .flatten()
-        .count();
+        .collect();
+    // One random CKA_ID for the objects of the key, so that tools that pair
+    // a public and a private key by CKA_ID (pkcs11-tool, OpenSSL) find both.
+    let id = crate::suite::random_bytes::<8>();
+    let refused = objects
+        .iter()
+        .map(|&h| {
+            m.raw
+                .set_attributes(s, h, &mut Template::new().bytes(CKA_ID, &id))
+        })
+        .find(|&rv| rv != CKR_OK);
+    let id_note = match refused {
+        None => format!(
+            "CKA_ID {}",
+            id.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        ),
+        Some(rv) => format!("no CKA_ID: C_SetAttributeValue gave {}", ckr_name(rv)),
+    };
     out(&format!(
-        "created {} key '{}' on {} ({} token object{})\n",
+        "created {} key '{}' on {} ({} token object{}, {id_note})\n",
         a.key_type,
         a.label,
         m.meta.token.label,
-        objects,
-        if objects == 1 { "" } else { "s" }
+        objects.len(),
+        if objects.len() == 1 { "" } else { "s" }
     ))?;
     Ok(EXIT_OK)
 }

@@ -468,6 +468,20 @@ impl RawModule {
         (rv, h)
     }
 
+    /// `C_SetAttributeValue` of the attributes in `t`; set-up only.
+    pub fn set_attributes(
+        &self,
+        s: CK_SESSION_HANDLE,
+        obj: CK_OBJECT_HANDLE,
+        t: &mut Template,
+    ) -> CK_RV {
+        let Some(f) = self.list.C_SetAttributeValue else {
+            return CKR_FUNCTION_NOT_SUPPORTED;
+        };
+        // SAFETY: the template pointers are valid (see `Template`).
+        unsafe { f(s, obj, t.as_mut_ptr(), t.len()) }
+    }
+
     /// `C_DeriveKey` from `base` with template `t`.
     #[inline]
     pub fn derive_key(

@@ -48,10 +48,12 @@ fn tmp_keys(t: &SoftToken) -> Vec<String> {
 #[test]
 fn keys_are_made_once_listed_reused_and_deleted() {
     let t = SoftToken::new("keys");
+    let mut said = String::new();
     for (ty, label) in [("p256", "bench-p256"), ("hmac-sha256", "bench-hmac")] {
         let o = run(keys(&t, "create").args(["--type", ty, "--label", label]));
         assert_eq!(code(&o), 0, "{}", stderr(&o));
         assert!(stdout(&o).contains(&format!("created {ty} key '{label}'")));
+        said.push_str(&stdout(&o));
     }
     let list = listed(&t);
     let p256: Vec<&Value> = list.iter().filter(|k| k["label"] == "bench-p256").collect();
@@ -59,7 +61,17 @@ fn keys_are_made_once_listed_reused_and_deleted() {
     for k in &p256 {
         assert_eq!(k["key_type"], "EC");
         assert_eq!(k["size"], "P-256");
+        // The pair shares one CKA_ID, the one `create` printed.
+        assert_eq!(k["id"], p256[0]["id"]);
+        assert_eq!(k["id"].as_str().unwrap().len(), 16, "{k}");
     }
+    assert!(
+        said.contains(&format!(
+            "2 token objects, CKA_ID {})",
+            p256[0]["id"].as_str().unwrap()
+        )),
+        "{said}"
+    );
     let hmac = list.iter().find(|k| k["label"] == "bench-hmac").unwrap();
     assert_eq!(
         (&hmac["class"], &hmac["size"]),
@@ -376,6 +388,11 @@ fn keys_on_our_module() {
     };
     assert_eq!(one("b-ed25519", "public")["size"], "Ed25519");
     assert_eq!(one("b-p256", "private")["size"], "P-256");
+    let id = &one("b-p256", "private")["id"];
+    assert_eq!(
+        (id, id.as_str().unwrap().len()),
+        (&one("b-p256", "public")["id"], 16)
+    );
     assert_eq!(one("b-rsa2048", "public")["size"], "2048 bits");
     assert_eq!(one("b-aes256", "secret")["size"], "32 bytes");
     assert_eq!(one("b-hmac-sha256", "secret")["size"], "32 bytes");
