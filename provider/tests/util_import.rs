@@ -216,6 +216,19 @@ fn keys_and_certificates_of_every_form_import_and_export_as_openssl_sees_them() 
         &f,
         &["export-cert", "--token", "keys", "--label", "p256"],
     ));
+    let doc: Value = serde_json::from_str(&ok(&util(
+        &f,
+        &[
+            "--json",
+            "export-cert",
+            "--token",
+            "keys",
+            "--label",
+            "p256",
+        ],
+    )))
+    .unwrap();
+    assert_eq!(doc["pem"].as_str().unwrap(), back, "{doc}");
     assert_eq!(
         back.as_bytes(),
         &std::fs::read(dir.join("p256.crt")).unwrap()[..]

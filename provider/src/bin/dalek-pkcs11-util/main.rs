@@ -310,8 +310,8 @@ fn main() -> ExitCode {
         Command::Backup(a) => files::backup(a, cli.json),
         Command::Restore(a) => files::restore(a, cli.json),
         Command::Import(a) => objects::import(a, cli.json),
-        Command::ExportPublic(a) => objects::export_public(a),
-        Command::ExportCert(a) => objects::export_cert(a),
+        Command::ExportPublic(a) => objects::export_public(a, cli.json),
+        Command::ExportCert(a) => objects::export_cert(a, cli.json),
         Command::Migrate(a) => migrate::migrate(a, cli.json),
     };
     match done {

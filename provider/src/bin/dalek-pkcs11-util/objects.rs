@@ -383,7 +383,7 @@ fn reading_session(a: &ExportArgs) -> Result<(crate::tokens::Found, LoggedIn), F
 
 /// `export-public`: the public key (or the public half of a private key
 /// when logged in) as a PEM or DER SubjectPublicKeyInfo.
-pub fn export_public(a: &ExportArgs) -> Outcome {
+pub fn export_public(a: &ExportArgs, json: bool) -> Outcome {
     let _started = Started::with(load_config()?)?;
     let (_token, s) = reading_session(a)?;
     let spki = s
@@ -422,12 +422,30 @@ pub fn export_public(a: &ExportArgs) -> Outcome {
             Ok(keyfile::public_key_info(key_type, &get).map_err(Failure::new))
         })
         .map_err(|e| Failure::new(format!("reading the key: {e}")))??;
-    let out = if a.der {
-        spki
-    } else {
-        keyfile::to_pem("PUBLIC KEY", &spki).into_bytes()
-    };
-    write_out(a.out.as_deref(), &out)
+    emit(a, "PUBLIC KEY", &spki, json)
+}
+
+/// Writes an exported DER value as PEM under `label` (or as DER with
+/// `--der`) to `--out` or standard output; with `--json`, a document with
+/// the PEM text (or the file written) instead.
+fn emit(a: &ExportArgs, label: &str, der: &[u8], json: bool) -> Outcome {
+    let pem = keyfile::to_pem(label, der);
+    let out = if a.der { der } else { pem.as_bytes() };
+    match (json, &a.out) {
+        (false, out_file) => write_out(out_file.as_deref(), out),
+        (true, Some(file)) => {
+            write_out(Some(file), out)?;
+            println!(
+                "{}",
+                serde_json::json!({"file": file, "bytes": out.len(), "der": a.der})
+            );
+            Ok(())
+        }
+        (true, None) => {
+            println!("{}", serde_json::json!({"pem": pem, "der_hex": hex(der)}));
+            Ok(())
+        }
+    }
 }
 
 fn logged_out(a: &ExportArgs) -> bool {
@@ -435,7 +453,7 @@ fn logged_out(a: &ExportArgs) -> bool {
 }
 
 /// `export-cert`: a certificate's DER value, as PEM or DER.
-pub fn export_cert(a: &ExportArgs) -> Outcome {
+pub fn export_cert(a: &ExportArgs, json: bool) -> Outcome {
     let _started = Started::with(load_config()?)?;
     let (_token, s) = reading_session(a)?;
     let der = s
@@ -455,12 +473,7 @@ pub fn export_cert(a: &ExportArgs) -> Outcome {
                 .ok_or_else(|| Failure::new("the certificate has no value")))
         })
         .map_err(|e| Failure::new(format!("reading the certificate: {e}")))??;
-    let out = if a.der {
-        der
-    } else {
-        keyfile::to_pem("CERTIFICATE", &der).into_bytes()
-    };
-    write_out(a.out.as_deref(), &out)
+    emit(a, "CERTIFICATE", &der, json)
 }
 
 impl ObjectChoice {
