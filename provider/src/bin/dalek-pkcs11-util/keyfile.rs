@@ -539,6 +539,24 @@ mod tests {
     }
 
     #[test]
+    fn reads_a_one_asymmetric_key_v2_with_its_public_key() {
+        // RFC 5958: version 1, and the [1] publicKey after the private key.
+        let mut body = vec![
+            0x02, 0x01, 0x01, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+        ];
+        body.extend_from_slice(&[4; 32]);
+        body.extend_from_slice(&[0x81, 0x21, 0x00]);
+        body.extend_from_slice(&[5; 32]);
+        let der = asn1::tlv(asn1::SEQUENCE, &body);
+        let items = parse(&der).unwrap();
+        let Item::Key(k) = &items[0] else {
+            panic!("not a key")
+        };
+        assert_eq!(k.key_type, CKK_EC_EDWARDS);
+        assert_eq!(&k.values[1].1[..], &[4; 32]);
+    }
+
+    #[test]
     fn parses_rfc8410_keys_and_builds_their_public_key_info() {
         let der = dalek_pkcs11::mechanisms::x25519::pkcs8(&[9; 32]);
         let items = parse(&der).unwrap();
