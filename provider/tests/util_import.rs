@@ -254,21 +254,82 @@ fn keys_and_certificates_of_every_form_import_and_export_as_openssl_sees_them() 
     std::fs::write(dir.join("mixed.pem"), &mixed).unwrap();
     let no = refused(&import(&f, "mixed", &dir.join("mixed.pem"), &[]));
     assert!(no.contains("not for the private key"), "{no}");
-    // Encrypted keys and files that are not keys get one line each.
-    openssl(
-        &dir,
-        &[
-            "pkcs8",
-            "-topk8",
-            "-in",
-            "ed25519.pem",
-            "-passout",
-            "pass:secret",
-            "-out",
-            "enc.pem",
-        ],
-    );
-    assert!(refused(&import(&f, "enc", &dir.join("enc.pem"), &[])).contains("encrypted"));
+    // Encrypted PKCS#8 (PBES2: PBKDF2 or scrypt, AES-CBC) is read with the
+    // passphrase from --file-pin-env; without it, or with a wrong one, one
+    // line says so and nothing is made.
+    let o = |args: &[&str]| openssl(&dir, args);
+    o(&[
+        "genpkey",
+        "-algorithm",
+        "EC",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-384",
+        "-out",
+        "enc-plain.pem",
+    ]);
+    o(&[
+        "pkcs8",
+        "-topk8",
+        "-in",
+        "enc-plain.pem",
+        "-passout",
+        "pass:secret",
+        "-out",
+        "enc.pem",
+    ]);
+    o(&[
+        "genpkey",
+        "-algorithm",
+        "ed25519",
+        "-out",
+        "enc-ed25519.pem",
+    ]);
+    o(&[
+        "pkcs8",
+        "-topk8",
+        "-scrypt",
+        "-in",
+        "enc-ed25519.pem",
+        "-passout",
+        "pass:secret",
+        "-outform",
+        "DER",
+        "-out",
+        "enc-scrypt.der",
+    ]);
+    assert!(refused(&import(&f, "enc", &dir.join("enc.pem"), &[])).contains("--file-pin-env"));
+    // SAFETY: the fixture's lock serialises the environment's users.
+    unsafe {
+        std::env::set_var("KEY_PASS", "secret");
+        std::env::set_var("WRONG_PASS", "guess");
+    }
+    let wrong = refused(&import(
+        &f,
+        "enc",
+        &dir.join("enc.pem"),
+        &["--file-pin-env", "WRONG_PASS"],
+    ));
+    assert!(wrong.contains("could not be decrypted"), "{wrong}");
+    for (label, file, plain) in [
+        ("enc", "enc.pem", "enc-plain.pem"),
+        ("enc-scrypt", "enc-scrypt.der", "enc-ed25519.pem"),
+    ] {
+        ok(&import(
+            &f,
+            label,
+            &dir.join(file),
+            &["--file-pin-env", "KEY_PASS"],
+        ));
+        let exported = ok(&util(
+            &f,
+            &["export-public", "--token", "keys", "--label", label],
+        ));
+        assert_eq!(
+            exported.as_bytes(),
+            &o(&["pkey", "-in", plain, "-pubout"])[..],
+            "{label}"
+        );
+    }
     std::fs::write(dir.join("junk.bin"), b"\x30\x03\x02\x01").unwrap();
     refused(&import(&f, "junk", &dir.join("junk.bin"), &[]));
     refused(&import(&f, "missing", &dir.join("nothing-here.pem"), &[]));

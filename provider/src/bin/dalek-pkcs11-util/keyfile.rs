@@ -60,6 +60,10 @@ pub enum Item {
     Certificate(Certificate),
 }
 
+/// Where the passphrase of an encrypted key comes from; asked only when
+/// the file holds one.
+pub type Passphrase<'a> = &'a dyn Fn() -> Result<Zeroizing<Vec<u8>>, String>;
+
 /// One PEM block: its label, headers present, and decoded contents.
 struct PemBlock {
     label: String,
@@ -115,14 +119,15 @@ fn pem_blocks(text: &str) -> Result<Vec<PemBlock>, String> {
 }
 
 /// What `bytes` (a PEM or DER file) holds: at most one private key and at
-/// most one certificate.
-pub fn parse(bytes: &[u8]) -> Result<Vec<Item>, String> {
+/// most one certificate. An encrypted PKCS#8 key (RFC 5958 §3, PBES2 of
+/// RFC 8018 with PBKDF2 or scrypt) is decrypted with `passphrase`.
+pub fn parse(bytes: &[u8], passphrase: Passphrase<'_>) -> Result<Vec<Item>, String> {
     let pem = std::str::from_utf8(bytes)
         .ok()
         .filter(|t| t.contains("-----BEGIN "));
     let mut items = Vec::new();
     match pem {
-        None => items.push(parse_der(bytes, None)?),
+        None => items.push(parse_der(bytes, None, passphrase)?),
         Some(text) => {
             let blocks = pem_blocks(text)?;
             // A separate "EC PARAMETERS" block names the curve of a SEC1 key
@@ -134,8 +139,9 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Item>, String> {
             for b in &blocks {
                 if b.has_headers {
                     return Err(format!(
-                        "the PEM block '{}' is encrypted (it has headers): decrypt it first, \
-                         e.g. `openssl pkey -in FILE -out plain.pem`",
+                        "the PEM block '{}' has headers (OpenSSL's legacy encryption): convert it \
+                         first, e.g. `openssl pkcs8 -topk8 -in FILE -out key.p8.pem` (encrypted \
+                         PKCS#8 is read with --file-pin-env)",
                         b.label
                     ));
                 }
@@ -147,11 +153,7 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Item>, String> {
                     "CERTIFICATE" | "X509 CERTIFICATE" | "TRUSTED CERTIFICATE" => {
                         Item::Certificate(certificate(&b.der)?)
                     }
-                    "ENCRYPTED PRIVATE KEY" => {
-                        return Err("the key is an encrypted PKCS#8 key: decrypt it first, \
-                             e.g. `openssl pkey -in FILE -out plain.pem`"
-                            .into());
-                    }
+                    "ENCRYPTED PRIVATE KEY" => Item::Key(encrypted_pkcs8(&b.der, passphrase)?),
                     "PUBLIC KEY" | "RSA PUBLIC KEY" => {
                         return Err("the file holds a public key only: import the private key \
                              (its public key is imported with it)"
@@ -178,7 +180,11 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Item>, String> {
 }
 
 /// A DER file: PKCS#8, then certificate, PKCS#1, SEC1, by their shape.
-fn parse_der(der: &[u8], params: Option<&[u8]>) -> Result<Item, String> {
+fn parse_der(
+    der: &[u8],
+    params: Option<&[u8]>,
+    passphrase: Passphrase<'_>,
+) -> Result<Item, String> {
     let outer = asn1::single(der, asn1::SEQUENCE)
         .ok_or("not a PEM file, nor one DER structure (a key or a certificate)")?;
     let mut r = Reader::new(outer.body);
@@ -189,9 +195,9 @@ fn parse_der(der: &[u8], params: Option<&[u8]>) -> Result<Item, String> {
         (Some(asn1::INTEGER), Some(asn1::OCTET_STRING)) => Ok(Item::Key(sec1(der, params)?)),
         (Some(asn1::INTEGER), Some(asn1::INTEGER)) => Ok(Item::Key(pkcs1(der)?)),
         (Some(asn1::SEQUENCE), Some(asn1::SEQUENCE)) => Ok(Item::Certificate(certificate(der)?)),
-        (Some(asn1::SEQUENCE), Some(asn1::OCTET_STRING)) => Err(
-            "the key is an encrypted PKCS#8 key: decrypt it first, e.g. `openssl pkey -in FILE -out plain.der -outform DER`".into(),
-        ),
+        (Some(asn1::SEQUENCE), Some(asn1::OCTET_STRING)) => {
+            Ok(Item::Key(encrypted_pkcs8(der, passphrase)?))
+        }
         _ => Err("the DER structure is neither a private key nor a certificate".into()),
     }
 }
@@ -204,6 +210,19 @@ fn unsigned(bytes: &[u8]) -> &[u8] {
         .count()
         .min(bytes.len().saturating_sub(1));
     &bytes[skip..]
+}
+
+/// PKCS#8 `EncryptedPrivateKeyInfo`, decrypted with the passphrase.
+fn encrypted_pkcs8(der: &[u8], passphrase: Passphrase<'_>) -> Result<PrivateKey, String> {
+    let info = pkcs8::EncryptedPrivateKeyInfoOwned::try_from(der)
+        .map_err(|_| "the encrypted PKCS#8 structure is damaged".to_string())?;
+    let pass = passphrase()?;
+    let plain = info.decrypt(&*pass).map_err(|_| {
+        "the encrypted key could not be decrypted: a wrong passphrase, or a scheme other than \
+         PBES2 (PBKDF2 or scrypt, with AES-CBC)"
+            .to_string()
+    })?;
+    pkcs8(plain.as_bytes())
 }
 
 /// PKCS#8 `PrivateKeyInfo` / `OneAsymmetricKey`.
@@ -477,6 +496,9 @@ pub fn to_pem(label: &str, der: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    /// No passphrase: a test file is never encrypted.
+    const NONE: Passphrase<'static> = &|| Err("no passphrase".into());
+
     #[test]
     fn oid_text_and_curve_names() {
         assert_eq!(oid_text(OID_RSA), "1.2.840.113549.1.1.1");
@@ -487,14 +509,14 @@ mod tests {
 
     #[test]
     fn refuses_what_it_cannot_import_with_a_reason() {
-        let msg = |b: &[u8]| parse(b).err().unwrap_or_default();
+        let msg = |b: &[u8]| parse(b, NONE).err().unwrap_or_default();
         assert!(msg(b"junk").contains("not a PEM file"));
         assert!(msg(b"-----BEGIN PRIVATE KEY-----\nAAAA\n").contains("no END line"));
         assert!(
             msg(b"-----BEGIN ENCRYPTED PRIVATE KEY-----\nMAA=\n-----END ENCRYPTED PRIVATE KEY-----\n")
-                .contains("encrypted")
+                .contains("damaged")
         );
-        assert!(msg(b"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nAAAA\n-----END RSA PRIVATE KEY-----\n").contains("encrypted"));
+        assert!(msg(b"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nAAAA\n-----END RSA PRIVATE KEY-----\n").contains("legacy encryption"));
         assert!(
             msg(b"-----BEGIN PRIVATE KEY-----\n!!!!\n-----END PRIVATE KEY-----\n")
                 .contains("base64")
@@ -522,9 +544,9 @@ mod tests {
         ];
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         for sample in &samples {
-            assert!(parse(sample).is_ok());
+            assert!(parse(sample, NONE).is_ok());
             for len in 0..sample.len() {
-                let _ = parse(&sample[..len]);
+                let _ = parse(&sample[..len], NONE);
             }
             for _ in 0..2000 {
                 state ^= state << 13;
@@ -533,7 +555,7 @@ mod tests {
                 let mut m = sample.clone();
                 let at = (state % m.len() as u64) as usize;
                 m[at] ^= 1 << (state >> 61);
-                let _ = parse(&m);
+                let _ = parse(&m, NONE);
             }
         }
     }
@@ -548,7 +570,7 @@ mod tests {
         body.extend_from_slice(&[0x81, 0x21, 0x00]);
         body.extend_from_slice(&[5; 32]);
         let der = asn1::tlv(asn1::SEQUENCE, &body);
-        let items = parse(&der).unwrap();
+        let items = parse(&der, NONE).unwrap();
         let Item::Key(k) = &items[0] else {
             panic!("not a key")
         };
@@ -559,7 +581,7 @@ mod tests {
     #[test]
     fn parses_rfc8410_keys_and_builds_their_public_key_info() {
         let der = dalek_pkcs11::mechanisms::x25519::pkcs8(&[9; 32]);
-        let items = parse(&der).unwrap();
+        let items = parse(&der, NONE).unwrap();
         let Item::Key(k) = &items[0] else {
             panic!("not a key")
         };
@@ -581,6 +603,9 @@ mod tests {
             sha1::Sha1::digest([3u8; 32]).to_vec()
         );
         let pem = to_pem("PRIVATE KEY", &der);
-        assert!(matches!(&parse(pem.as_bytes()).unwrap()[0], Item::Key(_)));
+        assert!(matches!(
+            &parse(pem.as_bytes(), NONE).unwrap()[0],
+            Item::Key(_)
+        ));
     }
 }

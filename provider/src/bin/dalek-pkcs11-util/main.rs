@@ -117,6 +117,10 @@ struct ImportArgs {
     /// Do not make a public key object beside the private key.
     #[arg(long)]
     no_public_key: bool,
+    /// Environment variable holding the passphrase of an encrypted PKCS#8
+    /// key file (asked for without echo at a terminal otherwise).
+    #[arg(long, value_name = "VAR")]
+    file_pin_env: Option<String>,
     #[command(flatten)]
     pin: PinArgs,
 }

@@ -181,6 +181,26 @@ fn refuse_duplicate(
     Ok(())
 }
 
+/// The passphrase of an encrypted key file: `--file-pin-env`, else asked
+/// at the terminal without echo (standard input may carry the PIN).
+fn file_passphrase(a: &ImportArgs) -> Result<zeroize::Zeroizing<Vec<u8>>, String> {
+    use std::io::IsTerminal;
+    if let Some(var) = &a.file_pin_env {
+        return match std::env::var(var) {
+            Ok(v) if !v.is_empty() => Ok(zeroize::Zeroizing::new(v.into_bytes())),
+            _ => Err(format!(
+                "the passphrase variable {var} is not set (or empty)"
+            )),
+        };
+    }
+    if std::io::stdin().is_terminal() {
+        return rpassword::prompt_password(format!("passphrase of {}: ", a.file.display()))
+            .map(|p| zeroize::Zeroizing::new(p.into_bytes()))
+            .map_err(|e| format!("reading the passphrase: {e}"));
+    }
+    Err("the key is encrypted: give its passphrase with --file-pin-env VAR".into())
+}
+
 /// `import`.
 pub fn import(a: &ImportArgs, json: bool) -> Outcome {
     if a.label.is_empty() {
@@ -201,8 +221,9 @@ pub fn import(a: &ImportArgs, json: bool) -> Outcome {
     let bytes = std::fs::read(&a.file)
         .map_err(|e| Failure::new(format!("reading {}: {e}", a.file.display())))?;
     let bytes = zeroize::Zeroizing::new(bytes);
-    let items =
-        keyfile::parse(&bytes).map_err(|e| Failure::new(format!("{}: {e}", a.file.display())))?;
+    let passphrase = || file_passphrase(a);
+    let items = keyfile::parse(&bytes, &passphrase)
+        .map_err(|e| Failure::new(format!("{}: {e}", a.file.display())))?;
     let given_id = a.id.as_deref().map(parse_hex).transpose()?;
     // Every object gets the same id: the given one, or the key identifier
     // of the key's (or certificate's) public key.
