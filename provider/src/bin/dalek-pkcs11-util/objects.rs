@@ -32,10 +32,7 @@ pub fn parse_hex(text: &str) -> Result<Vec<u8>, Failure> {
         .map_err(|_| Failure::new(format!("--id '{text}' is not hex")))
 }
 
-/// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use dalek_pkcs11::storage::seal::hex;
 
 /// `C_FindObjectsInit` / `C_FindObjects` / `C_FindObjectsFinal` over `template`.
 pub fn find_objects(
@@ -235,13 +232,13 @@ pub fn import(a: &ImportArgs, json: bool) -> Outcome {
         Item::Certificate(c) => Some(c),
         Item::Key(_) => None,
     });
-    let spki = match (key, cert) {
-        (Some(k), Some(c)) if key_spki(k)? != c.spki => {
+    let spki = match (key.map(key_spki).transpose()?, cert) {
+        (Some(k), Some(c)) if k != c.spki => {
             return Err(Failure::new(
                 "the certificate is not for the private key in the same file",
             ));
         }
-        (Some(k), _) => key_spki(k)?,
+        (Some(k), _) => k,
         (None, Some(c)) => c.spki.clone(),
         (None, None) => return Err(Failure::new("no private key or certificate in the file")),
     };
