@@ -7,7 +7,7 @@
 //!    `$XDG_CONFIG_HOME/dalek-pkcs11/config.toml` (or `~/.config/...`),
 //!    `/etc/dalek-pkcs11/config.toml`;
 //! 3. environment variables `DALEK_PKCS11_TOKEN_DIR`, `DALEK_PKCS11_STORAGE`,
-//!    `DALEK_PKCS11_LOG`, `DALEK_PKCS11_LOG_FILE`.
+//!    `DALEK_PKCS11_LOG`, `DALEK_PKCS11_LOG_FILE`, `DALEK_PKCS11_KEY_POLICY`.
 //!
 //! `docs/configuration.md` documents every key.
 
@@ -27,6 +27,8 @@ pub const ENV_STORAGE: &str = "DALEK_PKCS11_STORAGE";
 pub const ENV_LOG: &str = "DALEK_PKCS11_LOG";
 /// Environment variable overriding the log file.
 pub const ENV_LOG_FILE: &str = "DALEK_PKCS11_LOG_FILE";
+/// Environment variable overriding the key-management policy (`default` or `strict`).
+pub const ENV_KEY_POLICY: &str = "DALEK_PKCS11_KEY_POLICY";
 
 /// The least PBKDF2-HMAC-SHA256 iteration count accepted for PIN derivation.
 pub const MIN_PIN_KDF_ITERATIONS: u32 = 600_000;
@@ -72,6 +74,40 @@ pub enum Durability {
     Full,
 }
 
+/// The key-management policy (`docs/SECURITY.md`, "Key-management policy"):
+/// which of the known PKCS#11 key-management attacks the token stops by
+/// refusing calls the specification allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyPolicy {
+    /// Every defence that keeps the specification's behaviour for the
+    /// consumers in `scripts/test`: no derivation, wrap or MAC yields a key
+    /// or an oracle weaker than its base, wrapping keys at least as strong
+    /// as what they wrap, key-management usage flags of protected keys never
+    /// widened, wrap/decrypt separation.
+    Default,
+    /// The secure configuration of Bortolozzo et al. (CCS 2010) and more:
+    /// every usage flag sticky, conflicting roles refused on any key,
+    /// wrapping only under keys no caller can know, private objects never
+    /// copied public, unwrapped keys always sensitive.
+    Strict,
+}
+
+impl KeyPolicy {
+    fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "default" => Some(KeyPolicy::Default),
+            "strict" => Some(KeyPolicy::Strict),
+            _ => None,
+        }
+    }
+
+    /// True under [`KeyPolicy::Strict`].
+    pub fn is_strict(self) -> bool {
+        self == KeyPolicy::Strict
+    }
+}
+
 /// The file format; every key is optional.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -84,6 +120,7 @@ struct FileConfig {
     durability: Option<Durability>,
     wrap_separation: Option<bool>,
     rsa_min_bits: Option<u32>,
+    key_policy: Option<KeyPolicy>,
 }
 
 /// The effective configuration.
@@ -111,6 +148,8 @@ pub struct Config {
     /// 1024 for test suites written against SoftHSM2; 2048 or more for
     /// keys that must resist factoring today).
     pub rsa_min_bits: u32,
+    /// Key-management policy (default [`KeyPolicy::Default`]).
+    pub key_policy: KeyPolicy,
 }
 
 impl Config {
@@ -140,6 +179,13 @@ impl Config {
         if let Some(f) = env(ENV_LOG_FILE) {
             cfg.log_file = Some(PathBuf::from(f));
         }
+        if let Some(s) = env(ENV_KEY_POLICY) {
+            cfg.key_policy = KeyPolicy::parse(&s.to_string_lossy()).ok_or_else(|| {
+                config_error(format_args!(
+                    "{ENV_KEY_POLICY}={s:?} is not default or strict"
+                ))
+            })?;
+        }
         Ok(cfg)
     }
 
@@ -154,6 +200,7 @@ impl Config {
             durability: Durability::Normal,
             wrap_separation: true,
             rsa_min_bits: RSA_MIN_BITS_FLOOR,
+            key_policy: KeyPolicy::Default,
         }
     }
 
@@ -177,6 +224,9 @@ impl Config {
         }
         if let Some(d) = file.durability {
             self.durability = d;
+        }
+        if let Some(p) = file.key_policy {
+            self.key_policy = p;
         }
         if let Some(w) = file.wrap_separation {
             self.wrap_separation = w;
@@ -294,6 +344,21 @@ mod tests {
                 assert_eq!(c.rsa_min_bits, bits);
             }
         }
+    }
+
+    #[test]
+    fn key_policy_from_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        assert_eq!(Config::defaults().key_policy, KeyPolicy::Default);
+        std::fs::write(&path, "key_policy = \"strict\"\n").unwrap();
+        let mut c = Config::defaults();
+        c.apply_file(&path).unwrap();
+        assert_eq!(c.key_policy, KeyPolicy::Strict);
+        std::fs::write(&path, "key_policy = \"lax\"\n").unwrap();
+        assert!(Config::defaults().apply_file(&path).is_err());
+        assert_eq!(KeyPolicy::parse(" Strict "), Some(KeyPolicy::Strict));
+        assert_eq!(KeyPolicy::parse("off"), None);
     }
 
     #[test]

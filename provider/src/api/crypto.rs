@@ -5,6 +5,7 @@
 //! (`None` output → required length), `CKR_BUFFER_TOO_SMALL` keeping the
 //! operation alive, and every other outcome ending it.
 
+use super::key_policy::{self, Rules};
 use super::object::Object;
 use super::objects::{check_write_access, insert_new, insert_objects, new_object, set_key_origin};
 use super::session::{Active, Session};
@@ -13,6 +14,7 @@ use super::token::Token;
 use crate::attributes::{Attr, Attributes, decode_template};
 use crate::error::{Error, Result, err};
 use crate::mechanisms::keys::{self, KeyMaterial};
+use crate::mechanisms::strength;
 use crate::mechanisms::{
     self, CipherOp, CipherOperation, DigestOperation, Direction, Mechanism, OutputLen,
     SignOperation, VerifyOperation,
@@ -48,17 +50,42 @@ fn usable_key(
     if !key.allows_mechanism(mech.ty) {
         return Err(err(CKR_MECHANISM_INVALID));
     }
+    let material = material_of(token, &key)?;
+    if matches!(usage, CKA_SIGN | CKA_VERIFY) && matches!(*material, KeyMaterial::Secret { .. }) {
+        // A MAC is an oracle on its key: none weaker than the floor.
+        key_policy::check_mac_key(key.flag(CKA_SENSITIVE), strength::strength(&material))?;
+    }
     Ok(UsableKey {
-        // The sealing key is looked up only on a cache miss; it takes no
-        // lock that is ever held while an object's key slot is wanted.
-        material: key.key_material(|o: &Object| {
-            let seal = token.seal_key(o);
-            keys::load(o.class, o.key_type, &|ty| {
-                o.plain_value(ty, seal.as_deref())
-            })
-        })?,
+        material,
         always_authenticate: key.flag(CKA_ALWAYS_AUTHENTICATE),
     })
+}
+
+/// The parsed key of `key` (cached in the object). The sealing key is
+/// looked up only on a cache miss; it takes no lock that is ever held while
+/// an object's key slot is wanted.
+fn material_of(token: &Token, key: &Object) -> Result<Arc<KeyMaterial>> {
+    key.key_material(|o: &Object| {
+        let seal = token.seal_key(o);
+        keys::load(o.class, o.key_type, &|ty| {
+            o.plain_value(ty, seal.as_deref())
+        })
+    })
+}
+
+/// `C_SetOperationState` (§5.6): may the saved operation of `mechanism`
+/// continue with `handle` as its key? The key is checked again as
+/// `C_SignInit` / `C_VerifyInit` would check it now (`usage` is `CKA_SIGN`
+/// or `CKA_VERIFY`): a key whose usage flag was switched off, or whose
+/// allowed mechanisms changed, since the state was saved does not take it
+/// up again.
+pub(super) fn check_restored_key(
+    session: &Session,
+    handle: CK_OBJECT_HANDLE,
+    mechanism: CK_MECHANISM_TYPE,
+    usage: CK_ATTRIBUTE_TYPE,
+) -> Result<()> {
+    usable_key(session, handle, &Mechanism::plain(mechanism), usage).map(drop)
 }
 
 /// A key for a single-call operation (`C_UnwrapKey`, `C_DeriveKey`): no
@@ -94,39 +121,40 @@ pub(crate) fn message_key(
 /// `C_Login(CKU_CONTEXT_SPECIFIC)` (`CKA_ALWAYS_AUTHENTICATE`, §4.9).
 pub(super) fn check_context_login<T>(slot: &Option<Active<T>>) -> Result<()> {
     match slot {
-        Some(a) if a.awaits_login => Err(err(CKR_USER_NOT_LOGGED_IN)),
+        Some(a) if a.awaits_login.is_some() => Err(err(CKR_USER_NOT_LOGGED_IN)),
         _ => Ok(()),
     }
 }
 
 /// `C_Login(CKU_CONTEXT_SPECIFIC)` (§5.6): checks the user's PIN for the
 /// signature or decryption of this session that awaits it, then lets that
-/// one operation proceed. Without such an operation:
-/// `CKR_OPERATION_NOT_INITIALIZED`. A wrong PIN counts towards the lockout
-/// and leaves the operation waiting. The session's operations stay locked
-/// during the (slow) PIN check, so the login applies to exactly the
-/// operation that awaited it, whatever another thread does to the session
-/// meanwhile (lock order: session operations, then the token's store, as in
-/// `C_FindObjectsInit`).
+/// one operation proceed: the one initialised last, since the spec has the
+/// context login follow the initialisation it is for. Another operation
+/// awaiting its own login keeps waiting for its own (one PIN entry never
+/// unlocks two uses of `CKA_ALWAYS_AUTHENTICATE` keys). Without such an
+/// operation: `CKR_OPERATION_NOT_INITIALIZED`. A wrong PIN counts towards
+/// the lockout and leaves the operation waiting. The session's operations
+/// stay locked during the (slow) PIN check, so the login applies to exactly
+/// the operation that awaited it, whatever another thread does to the
+/// session meanwhile (lock order: session operations, then the token's
+/// store, as in `C_FindObjectsInit`).
 pub fn context_login(session: &Session, pin: &[u8]) -> Result<()> {
     let mut ops = session.ops.lock();
     let ops = &mut *ops;
-    let awaiting: Vec<&mut bool> = [
+    let last = [
         ops.sign.as_mut().map(|a| &mut a.awaits_login),
         ops.decrypt.as_mut().map(|a| &mut a.awaits_login),
         ops.sign_recover.as_mut().map(|a| &mut a.awaits_login),
     ]
     .into_iter()
     .flatten()
-    .filter(|waiting| **waiting)
-    .collect();
-    if awaiting.is_empty() {
+    .filter(|waiting| waiting.is_some())
+    .max_by_key(|waiting| **waiting);
+    let Some(last) = last else {
         return Err(err(CKR_OPERATION_NOT_INITIALIZED));
-    }
+    };
     session.token.reauthenticate(pin)?;
-    for waiting in awaiting {
-        *waiting = false;
-    }
+    *last = None;
     Ok(())
 }
 
@@ -286,8 +314,9 @@ pub fn sign_init(session: &Session, mech: &Mechanism<'_>, key: CK_OBJECT_HANDLE)
     let handle = key;
     let key = usable_key(session, key, mech, CKA_SIGN)?;
     let mut active = Active::new(mechanisms::sign_init(mech, key.material)?);
-    active.awaits_login = key.always_authenticate;
+    active.awaits_login = key.always_authenticate.then(|| ops.next_init());
     active.key = Some(handle);
+    active.mechanism = Some(mech.ty);
     ops.sign = Some(active);
     Ok(())
 }
@@ -344,6 +373,7 @@ pub fn verify_init(session: &Session, mech: &Mechanism<'_>, key: CK_OBJECT_HANDL
     let material = usable_key(session, key, mech, CKA_VERIFY)?.material;
     let mut active = Active::new(mechanisms::verify_init(mech, material)?);
     active.key = Some(key);
+    active.mechanism = Some(mech.ty);
     ops.verify = Some(active);
     Ok(())
 }
@@ -396,7 +426,7 @@ pub fn sign_recover_init(
     mechanisms::require(mech, CKF_SIGN_RECOVER)?;
     let key = usable_key(session, key, mech, CKA_SIGN_RECOVER)?;
     let mut active = Active::new(mechanisms::sign_recover_init(mech, key.material)?);
-    active.awaits_login = key.always_authenticate;
+    active.awaits_login = key.always_authenticate.then(|| ops.next_init());
     ops.sign_recover = Some(active);
     Ok(())
 }
@@ -468,8 +498,9 @@ pub fn generate_key_pair(
         template::tables_for_new(public, Some(CKO_PUBLIC_KEY), Some(key_type))?;
     let (_, _, priv_tables) =
         template::tables_for_new(private, Some(CKO_PRIVATE_KEY), Some(key_type))?;
-    let mut pub_attrs = template::build(public, pub_tables, Origin::Generate, is_so)?;
-    let mut priv_attrs = template::build(private, priv_tables, Origin::Generate, is_so)?;
+    let rules = Rules::of(token.config());
+    let mut pub_attrs = key_policy::build(public, pub_tables, Origin::Generate, is_so, rules)?;
+    let mut priv_attrs = key_policy::build(private, priv_tables, Origin::Generate, is_so, rules)?;
     check_write_access(
         session,
         pub_attrs.flag(CKA_TOKEN),
@@ -594,8 +625,7 @@ pub fn cipher_init(
     key: CK_OBJECT_HANDLE,
 ) -> Result<()> {
     let mut ops = session.ops.lock();
-    let slot = slot_of(&mut ops, direction);
-    if slot.is_some() {
+    if slot_of(&mut ops, direction).is_some() {
         return Err(err(CKR_OPERATION_ACTIVE));
     }
     let (function, usage) = match direction {
@@ -611,8 +641,9 @@ pub fn cipher_init(
         function,
     )?);
     // §4.9: the PIN for each use means signing and decryption.
-    active.awaits_login = key.always_authenticate && direction == Direction::Decrypt;
-    *slot = Some(active);
+    active.awaits_login =
+        (key.always_authenticate && direction == Direction::Decrypt).then(|| ops.next_init());
+    *slot_of(&mut ops, direction) = Some(active);
     Ok(())
 }
 
@@ -682,7 +713,13 @@ fn insert_secret(
     let token = &session.token;
     let (_, key_type, tables) =
         template::tables_for_new(template, Some(CKO_SECRET_KEY), implied_key_type)?;
-    let mut attrs = template::build(template, tables, origin, token.logged_in() == Some(CKU_SO))?;
+    let mut attrs = key_policy::build(
+        template,
+        tables,
+        origin,
+        token.logged_in() == Some(CKU_SO),
+        Rules::of(token.config()),
+    )?;
     check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
     attrs.set_ulong(CKA_CLASS, CKO_SECRET_KEY);
     let key_type = key_type.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
@@ -717,6 +754,11 @@ impl BaseProtection {
             always_sensitive: key.flag(CKA_ALWAYS_SENSITIVE),
             never_extractable: key.flag(CKA_NEVER_EXTRACTABLE),
         }
+    }
+
+    /// True if the bases' value may not be read ([`key_policy::is_protected`]).
+    fn protected(self) -> bool {
+        self.sensitive || !self.extractable
     }
 
     /// Both bases together (`CKM_CONCATENATE_BASE_AND_KEY`).
@@ -811,11 +853,12 @@ fn generate_domain_parameters(
     if given_type != Some(key_type) {
         return Err(err(CKR_TEMPLATE_INCONSISTENT));
     }
-    let mut attrs = template::build(
+    let mut attrs = key_policy::build(
         template,
         tables,
         Origin::Generate,
         token.logged_in() == Some(CKU_SO),
+        Rules::of(token.config()),
     )?;
     check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
     let generated = mechanisms::generate_domain_parameters(mech, &attrs)?;
@@ -860,6 +903,24 @@ pub fn wrap_key(
         && could_decrypt_what_it_wraps(token, &wrapping_key)?
     {
         return Err(err(CKR_KEY_NOT_WRAPPABLE));
+    }
+    // Weak wrapping keys (Clulow 2003): what cannot be read directly is
+    // wrapped only under a key at least as strong, never under single DES.
+    let target_protected = target.with_attrs(key_policy::is_protected);
+    if target_protected {
+        let target_material = material_of(token, &target)?;
+        key_policy::check_wrapping_strength(
+            target_protected,
+            strength::strength(&material),
+            strength::is_single_des(&material),
+            strength::strength(&target_material),
+        )?;
+    }
+    let rules = Rules::of(token.config());
+    if rules.strict() {
+        let halves_unknowable = private_halves_never_extractable(token, &wrapping_key);
+        wrapping_key
+            .with_attrs(|a| key_policy::check_strict_wrapping_key(rules, a, halves_unknowable))?;
     }
     let seal = token.seal_key(&target);
     let bytes = keys::export_for_wrap(target.class, target.key_type, &|ty| {
@@ -939,6 +1000,12 @@ fn with_key_template(key: &Object, ty: CK_ATTRIBUTE_TYPE, user: &[Attr]) -> Resu
 /// value cannot be read here — a private key of a user not logged in — is
 /// counted as able to decrypt.)
 fn could_decrypt_what_it_wraps(token: &Token, wrapping: &Object) -> Result<bool> {
+    // A secret key that may derive can make a copy of its own value
+    // (`CKM_CONCATENATE_BASE_AND_DATA` with no data, `CKM_EXTRACT_KEY_FROM_KEY`
+    // at bit 0) with `CKA_DECRYPT`, after the wrap.
+    if wrapping.class == CKO_SECRET_KEY && wrapping.flag(CKA_DERIVE) {
+        return Ok(true);
+    }
     Ok(match (wrapping.class, wrapping.key_type) {
         (CKO_SECRET_KEY, _) => {
             let keys = token.seal_keys();
@@ -967,6 +1034,22 @@ fn could_decrypt_what_it_wraps(token: &Token, wrapping: &Object) -> Result<bool>
         }),
         _ => false,
     })
+}
+
+/// For an RSA public key: true if the token holds its private half and
+/// every private key with its modulus never was extractable (so no caller
+/// can know it).
+fn private_halves_never_extractable(token: &Token, public: &Object) -> bool {
+    if public.class != CKO_PUBLIC_KEY || public.key_type != Some(CKK_RSA) {
+        return false;
+    }
+    let Some(n) = public.with_attrs(|a| a.bytes(CKA_MODULUS).map(<[u8]>::to_vec)) else {
+        return false;
+    };
+    let half = |o: &Object| {
+        o.class == CKO_PRIVATE_KEY && o.with_attrs(|p| p.bytes(CKA_MODULUS) == Some(&n[..]))
+    };
+    token.any_object(half) && !token.any_object(|o| half(o) && !o.flag(CKA_NEVER_EXTRACTABLE))
 }
 
 /// `C_UnwrapKey`: decrypts and creates the key described by `template`
@@ -1003,11 +1086,12 @@ pub fn unwrap_key(
     let template = &with_key_template(&*token.key(unwrapping)?, CKA_UNWRAP_TEMPLATE, template)?;
     let (class, key_type, tables) = template::tables_for_new(template, None, None)?;
     let key_type = key_type.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
-    let mut attrs = template::build(
+    let mut attrs = key_policy::build(
         template,
         tables,
         Origin::Unwrap,
         token.logged_in() == Some(CKU_SO),
+        Rules::of(token.config()),
     )?;
     check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
     attrs.set_ulong(CKA_CLASS, class);
@@ -1036,6 +1120,9 @@ pub fn derive_key(
     // The second key a parameter names (the HKDF salt key, the key of
     // CKM_CONCATENATE_BASE_AND_KEY) must allow derivation and this
     // mechanism, as the base key must.
+    // Bytes of the second key that are secret: they count towards the
+    // derived key's strength like the base's.
+    let mut other_secret_len = 0;
     let other = match mech.param {
         mechanisms::Param::Hkdf(mechanisms::kdf::hkdf::Params {
             salt: mechanisms::kdf::hkdf::Salt::Key(handle),
@@ -1045,7 +1132,11 @@ pub fn derive_key(
         )?)?),
         mechanisms::Param::Handle(handle) => {
             let value = secret_key_value(&*single_call_key(session, handle, mech, CKA_DERIVE)?)?;
-            protection = protection.and(BaseProtection::of(&*session.token.key(handle)?));
+            let second = BaseProtection::of(&*session.token.key(handle)?);
+            if second.protected() {
+                other_secret_len = value.len();
+            }
+            protection = protection.and(second);
             Some(value)
         }
         _ => None,
@@ -1070,6 +1161,17 @@ pub fn derive_key(
         mechanisms::check_secret_len(key_type, l)?;
     }
     let mut value = mechanisms::derive(mech, &material, len, other.as_ref().map(|v| v.as_slice()))?;
+    if mech.ty != CKM_HKDF_DATA {
+        // Key-length reduction (Clulow 2003): the new key keeps at least
+        // the floor of its base's strength. (HKDF_DATA makes a data object,
+        // not a key: a PRF output that reveals nothing of its base.)
+        key_policy::check_derived_strength(
+            protection.protected(),
+            strength::strength(&material),
+            mechanisms::secret_bytes_in_derived(mech, &material, other_secret_len, value.len()),
+            strength::secret_strength(key_type, value.len()),
+        )?;
+    }
     mechanisms::shape_derived_value(key_type, &mut value);
     let mut template: Vec<Attr> = template
         .iter()
@@ -1159,6 +1261,13 @@ pub fn derive_keys_sp800_108(
         };
         // Bounded before it reaches the KDF's buffer and loop.
         mechanisms::check_secret_len(key_type, len)?;
+        // Each key keeps the floor of its base's strength (as C_DeriveKey).
+        key_policy::check_derived_strength(
+            protection.protected(),
+            strength::strength(&material),
+            len,
+            strength::secret_strength(key_type, len),
+        )?;
         shapes.push((key_type, len));
     }
     let lens: Vec<usize> = shapes.iter().map(|&(_, l)| l).collect();

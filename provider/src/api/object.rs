@@ -360,7 +360,7 @@ mod tests {
             Attr::new(CKA_ALLOWED_MECHANISMS, &CKM_SHA256_HMAC.to_ne_bytes()),
         ];
         let (_, _, tables) = tables_for_new(&t, None, None).unwrap();
-        let attrs = build(&t, tables, Origin::Create, false).unwrap();
+        let attrs = build(&t, tables, Origin::Create, false, &[]).unwrap();
         Object::new(5, [3; 16], attrs, tables, 9)
     }
 

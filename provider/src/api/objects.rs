@@ -3,6 +3,7 @@
 //! policy tables; this file adds the session and login rules of §6.7
 //! ("Session objects and token objects"; access by session state).
 
+use super::key_policy::{self, ChangeKind, Rules};
 use super::object::Object;
 use super::session::{Find, Session};
 use super::template::{self, Change, Origin, Reveal, Tables};
@@ -23,7 +24,12 @@ pub fn new_uid() -> Result<Uid> {
 
 /// A new object owned by `session` (for session objects), with a fresh
 /// handle and unique id; not stored yet.
+///
+/// Every new object passes here (created, generated, derived, unwrapped,
+/// copied), so the key-management policy's checks of a finished key
+/// (`key_policy::check_new`) run here once.
 pub fn new_object(session: &Session, attrs: Attributes, tables: Tables) -> Result<Object> {
+    key_policy::check_new(&attrs, Rules::of(session.token.config()))?;
     Ok(Object::new(
         session.token.next_handle(),
         new_uid()?,
@@ -126,7 +132,13 @@ pub fn create(session: &Session, template: &[Attr]) -> Result<CK_OBJECT_HANDLE> 
     let token = &session.token;
     let (class, key_type, tables) = template::tables_for_new(template, None, None)?;
     let is_so = token.logged_in() == Some(CKU_SO);
-    let mut attrs = template::build(template, tables, Origin::Create, is_so)?;
+    let mut attrs = key_policy::build(
+        template,
+        tables,
+        Origin::Create,
+        is_so,
+        Rules::of(token.config()),
+    )?;
     check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
     attrs.set_ulong(CKA_CLASS, class);
     keys::complete_import(class, key_type, &mut attrs)?;
@@ -150,13 +162,12 @@ pub fn copy(
         }
         let is_so = token.logged_in() == Some(CKU_SO);
         let (current, read_at) = src.unsealed_attrs(token.seal_key(&src).as_deref())?;
-        let attrs = template::change(
+        let attrs = template::change(&current, template, src.tables, Change::Copy, is_so)?;
+        key_policy::check_change(
             &current,
-            template,
-            src.tables,
-            Change::Copy,
-            is_so,
-            token.config().wrap_separation,
+            &attrs,
+            ChangeKind::Copy,
+            Rules::of(token.config()),
         )?;
         check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
         let obj = new_object(session, attrs, src.tables)?;
@@ -242,15 +253,11 @@ pub fn set_attributes(
         let is_so = token.logged_in() == Some(CKU_SO);
         // The change is made on the opened values, which are sealed again
         // with the new attributes (their binding may change).
+        let rules = Rules::of(token.config());
         let done = token.modify(&obj, |current| {
-            template::change(
-                current,
-                template,
-                obj.tables,
-                Change::Set,
-                is_so,
-                token.config().wrap_separation,
-            )
+            let next = template::change(current, template, obj.tables, Change::Set, is_so)?;
+            key_policy::check_change(current, &next, ChangeKind::Set, rules)?;
+            Ok(next)
         })?;
         if done {
             return Ok(());

@@ -41,8 +41,15 @@ struct Saved {
     slot: CK_SLOT_ID,
     serial: Option<String>,
     digest: Option<(DigestOp, bool)>,
-    sign: Option<(SignOp, bool, Option<CK_OBJECT_HANDLE>)>,
-    verify: Option<(VerifyOp, bool, Option<CK_OBJECT_HANDLE>)>,
+    sign: Option<(SignOp, bool, Option<KeyUse>)>,
+    verify: Option<(VerifyOp, bool, Option<KeyUse>)>,
+}
+
+/// The key of a saved MAC and the mechanism it was checked for.
+#[derive(Clone, Copy)]
+struct KeyUse {
+    handle: CK_OBJECT_HANDLE,
+    mechanism: CK_MECHANISM_TYPE,
 }
 
 /// The module's saved operation states.
@@ -104,19 +111,27 @@ impl SavedStates {
     }
 }
 
-fn saveable<T, C>(
-    slot: &Option<Active<T>>,
-    copy: C,
-) -> Result<Option<(T, bool, Option<CK_OBJECT_HANDLE>)>>
+fn saveable<T, C>(slot: &Option<Active<T>>, copy: C) -> Result<Option<(T, bool, Option<KeyUse>)>>
 where
     C: Fn(&T) -> Option<T>,
 {
     match slot {
         None => Ok(None),
-        Some(a) if a.awaits_login || a.pending.is_some() => Err(err(CKR_STATE_UNSAVEABLE)),
-        Some(a) => copy(&a.op)
-            .map(|op| Some((op, a.multipart, a.key)))
-            .ok_or(err(CKR_STATE_UNSAVEABLE)),
+        Some(a) if a.awaits_login.is_some() || a.pending.is_some() => {
+            Err(err(CKR_STATE_UNSAVEABLE))
+        }
+        Some(a) => {
+            let key = match (a.key, a.mechanism) {
+                (Some(handle), Some(mechanism)) => Some(KeyUse { handle, mechanism }),
+                (None, _) => None,
+                // A keyed operation whose mechanism was not recorded cannot
+                // have its key checked again on restore.
+                (Some(_), None) => return Err(err(CKR_STATE_UNSAVEABLE)),
+            };
+            copy(&a.op)
+                .map(|op| Some((op, a.multipart, key)))
+                .ok_or(err(CKR_STATE_UNSAVEABLE))
+        }
     }
 }
 
@@ -187,9 +202,13 @@ pub fn set(
     if encryption_key != CK_INVALID_HANDLE {
         return Err(err(CKR_KEY_NOT_NEEDED));
     }
-    let keys: Vec<CK_OBJECT_HANDLE> = [
-        saved.sign.as_ref().and_then(|s| s.2),
-        saved.verify.as_ref().and_then(|v| v.2),
+    let keys: Vec<(KeyUse, CK_ATTRIBUTE_TYPE)> = [
+        saved.sign.as_ref().and_then(|s| s.2).map(|k| (k, CKA_SIGN)),
+        saved
+            .verify
+            .as_ref()
+            .and_then(|v| v.2)
+            .map(|k| (k, CKA_VERIFY)),
     ]
     .into_iter()
     .flatten()
@@ -199,11 +218,15 @@ pub fn set(
         (None, _) => return Err(err(CKR_KEY_NOT_NEEDED)),
         (Some(_), CK_INVALID_HANDLE) => return Err(err(CKR_KEY_NEEDED)),
         (Some(_), given) => {
-            if keys.iter().any(|k| *k != given) {
+            if keys.iter().any(|(k, _)| k.handle != given) {
                 return Err(err(CKR_KEY_CHANGED));
             }
-            // The key must still exist and be visible to this session.
-            session.token.key(given)?;
+            // The key must still exist, be visible to this session and
+            // still allow what the operation does with it: a MAC whose
+            // key lost CKA_SIGN since the save does not go on.
+            for (k, usage) in &keys {
+                super::crypto::check_restored_key(session, k.handle, k.mechanism, *usage)?;
+            }
         }
     }
     let restore = |op: Option<(DigestOp, bool)>| {
@@ -214,22 +237,14 @@ pub fn set(
         })
     };
     let digest = restore(saved.digest.clone());
-    let sign = saved.sign.as_ref().and_then(|(op, multipart, key)| {
-        op.try_clone().map(|op| {
-            let mut a = Active::new(op);
-            a.multipart = *multipart;
-            a.key = *key;
-            a
-        })
-    });
-    let verify = saved.verify.as_ref().and_then(|(op, multipart, key)| {
-        op.try_clone().map(|op| {
-            let mut a = Active::new(op);
-            a.multipart = *multipart;
-            a.key = *key;
-            a
-        })
-    });
+    let sign = saved
+        .sign
+        .as_ref()
+        .and_then(|(op, multipart, key)| op.try_clone().map(|op| restored(op, *multipart, *key)));
+    let verify = saved
+        .verify
+        .as_ref()
+        .and_then(|(op, multipart, key)| op.try_clone().map(|op| restored(op, *multipart, *key)));
     drop(store);
     let mut ops = session.ops.lock();
     let find = ops.find.take();
@@ -239,4 +254,13 @@ pub fn set(
     ops.sign = sign;
     ops.verify = verify;
     Ok(())
+}
+
+/// An operation restored from a saved state.
+fn restored<T>(op: T, multipart: bool, key: Option<KeyUse>) -> Active<T> {
+    let mut a = Active::new(op);
+    a.multipart = multipart;
+    a.key = key.map(|k| k.handle);
+    a.mechanism = key.map(|k| k.mechanism);
+    a
 }

@@ -20,10 +20,15 @@ pub struct Active<T> {
     /// returns it.
     pub pending: Option<Zeroizing<Vec<u8>>>,
     /// The key has `CKA_ALWAYS_AUTHENTICATE` and the operation still awaits
-    /// its `C_Login(CKU_CONTEXT_SPECIFIC)`.
-    pub awaits_login: bool,
+    /// its `C_Login(CKU_CONTEXT_SPECIFIC)`: the session's initialisation
+    /// number of the operation ([`Operations::next_init`]), so a context
+    /// login goes to the operation initialised last.
+    pub awaits_login: Option<u64>,
     /// The key's handle (for `C_SetOperationState`'s key checks), if any.
     pub key: Option<CK_OBJECT_HANDLE>,
+    /// The mechanism the key was checked for at initialisation (for
+    /// `C_SetOperationState`, which checks the key again), if any.
+    pub mechanism: Option<CK_MECHANISM_TYPE>,
 }
 
 impl<T> Active<T> {
@@ -33,8 +38,9 @@ impl<T> Active<T> {
             op,
             multipart: false,
             pending: None,
-            awaits_login: false,
+            awaits_login: None,
             key: None,
+            mechanism: None,
         }
     }
 }
@@ -75,12 +81,23 @@ pub struct Operations {
     pub message_sign: Option<super::message::MessageSign>,
     /// Message-based verification (§5.22), independent of `verify`.
     pub message_verify: Option<super::message::MessageSign>,
+    /// Initialisations of operations awaiting a context login so far.
+    inits: u64,
 }
 
 impl Operations {
+    /// The number of a new initialisation of an operation that awaits its
+    /// `C_Login(CKU_CONTEXT_SPECIFIC)`; later ones get larger numbers.
+    pub fn next_init(&mut self) -> u64 {
+        self.inits += 1;
+        self.inits
+    }
+
     /// Ends every operation (logout, token re-initialisation).
     pub fn cancel_all(&mut self) {
+        let inits = self.inits;
         *self = Operations::default();
+        self.inits = inits;
     }
 }
 

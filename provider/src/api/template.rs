@@ -119,9 +119,17 @@ pub fn tables_for_new(
 }
 
 /// Builds the attributes of a new object: every template attribute checked
-/// against its rule, required ones present, defaults filled in. Values the
-/// token computes (key material, `CKA_LOCAL`, ...) are added by the caller.
-pub fn build(template: &[Attr], tables: Tables, origin: Origin, is_so: bool) -> Result<Attributes> {
+/// against its rule, required ones present, defaults filled in — those of
+/// `defaults` (the key-management policy's, `api::key_policy::defaults`)
+/// before the tables' own. Values the token computes (key material,
+/// `CKA_LOCAL`, ...) are added by the caller.
+pub fn build(
+    template: &[Attr],
+    tables: Tables,
+    origin: Origin,
+    is_so: bool,
+    defaults: &[(CK_ATTRIBUTE_TYPE, bool)],
+) -> Result<Attributes> {
     let mut attrs = Attributes::new();
     for a in template {
         let rule = policy::find(tables, a.ty).ok_or(err(CKR_ATTRIBUTE_TYPE_INVALID))?;
@@ -153,6 +161,11 @@ pub fn build(template: &[Attr], tables: Tables, origin: Origin, is_so: bool) -> 
         Origin::Generate => policy::REQUIRED_ON_GENERATE,
         Origin::Unwrap | Origin::Derive => 0,
     };
+    for &(ty, value) in defaults {
+        if !attrs.contains(ty) && policy::find(tables, ty).is_some() {
+            attrs.set_flag(ty, value);
+        }
+    }
     // Later tables override earlier ones, so their defaults are applied first.
     for table in tables.iter().rev() {
         for rule in table.iter() {
@@ -174,19 +187,15 @@ pub fn build(template: &[Attr], tables: Tables, origin: Origin, is_so: bool) -> 
 }
 
 /// Applies a `C_SetAttributeValue` or `C_CopyObject` template to a copy of
-/// `current` and returns the result; `current` is untouched on error.
-///
-/// With `wrap_separation` (the token policy, on by default), `CKA_DECRYPT`
-/// never turns from false to true, by `C_SetAttributeValue` or in a copy: a
-/// key kept from decrypting so that it may wrap sensitive keys cannot gain
-/// decryption later (see [`crate::api::crypto::wrap_key`]).
+/// `current` and returns the result; `current` is untouched on error. The
+/// key-management policy's own limits on changes are checked on the result
+/// by `api::key_policy::check_change`.
 pub fn change(
     current: &Attributes,
     template: &[Attr],
     tables: Tables,
     how: Change,
     is_so: bool,
-    wrap_separation: bool,
 ) -> Result<Attributes> {
     let mut next = current.clone();
     for a in template {
@@ -214,9 +223,6 @@ pub fn change(
                 return Err(err(CKR_ATTRIBUTE_READ_ONLY));
             }
             if rule.flags & policy::SO_SETS_TRUE != 0 && new && !old && !is_so {
-                return Err(err(CKR_ATTRIBUTE_READ_ONLY));
-            }
-            if wrap_separation && a.ty == CKA_DECRYPT && new && !old {
                 return Err(err(CKR_ATTRIBUTE_READ_ONLY));
             }
         }
@@ -277,7 +283,7 @@ mod tests {
         let t = ed_private_template();
         let (class, kt, tables) = tables_for_new(&t, None, None).unwrap();
         assert_eq!((class, kt), (CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS)));
-        let a = build(&t, tables, Origin::Create, false).unwrap();
+        let a = build(&t, tables, Origin::Create, false, &[]).unwrap();
         assert!(
             a.flag(CKA_SENSITIVE),
             "private keys are sensitive by default"
@@ -287,7 +293,7 @@ mod tests {
         assert_eq!(a.bytes(CKA_LABEL), Some(&b""[..]));
         let missing: Vec<_> = t.iter().filter(|x| x.ty != CKA_VALUE).cloned().collect();
         assert_eq!(
-            build(&missing, tables, Origin::Create, false)
+            build(&missing, tables, Origin::Create, false, &[])
                 .unwrap_err()
                 .rv(),
             CKR_TEMPLATE_INCOMPLETE
@@ -301,7 +307,9 @@ mod tests {
         let with = |a: Attr| {
             let mut t = base.clone();
             t.push(a);
-            build(&t, tables, Origin::Create, false).unwrap_err().rv()
+            build(&t, tables, Origin::Create, false, &[])
+                .unwrap_err()
+                .rv()
         };
         assert_eq!(with(Attr::bool(CKA_LOCAL, true)), CKR_ATTRIBUTE_READ_ONLY);
         assert_eq!(
@@ -339,11 +347,13 @@ mod tests {
         let (_, _, tables) =
             tables_for_new(&t, Some(CKO_PUBLIC_KEY), Some(CKK_EC_EDWARDS)).unwrap();
         assert_eq!(
-            build(&t, tables, Origin::Generate, false).unwrap_err().rv(),
+            build(&t, tables, Origin::Generate, false, &[])
+                .unwrap_err()
+                .rv(),
             CKR_TEMPLATE_INCONSISTENT
         );
         assert_eq!(
-            build(&[], tables, Origin::Generate, false)
+            build(&[], tables, Origin::Generate, false, &[])
                 .unwrap_err()
                 .rv(),
             CKR_TEMPLATE_INCOMPLETE
@@ -354,7 +364,7 @@ mod tests {
     fn set_and_copy_follow_the_footnotes() {
         let t = ed_private_template();
         let (_, _, tables) = tables_for_new(&t, None, None).unwrap();
-        let a = build(&t, tables, Origin::Create, false).unwrap();
+        let a = build(&t, tables, Origin::Create, false, &[]).unwrap();
         // Modifiable.
         let b = change(
             &a,
@@ -362,7 +372,6 @@ mod tests {
             tables,
             Change::Set,
             false,
-            true,
         )
         .unwrap();
         assert_eq!(b.bytes(CKA_LABEL), Some(&b"x"[..]));
@@ -373,7 +382,6 @@ mod tests {
             tables,
             Change::Set,
             false,
-            true,
         );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         let e = change(
@@ -382,7 +390,6 @@ mod tests {
             tables,
             Change::Set,
             false,
-            true,
         );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         // Not modifiable at all.
@@ -392,7 +399,6 @@ mod tests {
             tables,
             Change::Set,
             false,
-            true,
         );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         // CKA_TOKEN only through copy.
@@ -402,7 +408,6 @@ mod tests {
             tables,
             Change::Set,
             false,
-            true,
         );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         let c = change(
@@ -411,7 +416,6 @@ mod tests {
             tables,
             Change::Copy,
             false,
-            true,
         )
         .unwrap();
         assert!(!c.flag(CKA_TOKEN));
@@ -422,7 +426,6 @@ mod tests {
             tables,
             Change::Set,
             false,
-            true,
         )
         .unwrap();
         let e = change(
@@ -431,40 +434,20 @@ mod tests {
             tables,
             Change::Set,
             false,
-            true,
         );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
-        // With wrap separation, decryption can be turned off, never on.
+        // Usage flags change both ways as far as the tables go (the
+        // key-management policy limits widening: api::key_policy).
         let off = change(
             &a,
             &[Attr::bool(CKA_DECRYPT, false)],
             tables,
             Change::Set,
             false,
-            true,
         )
         .unwrap();
         for how in [Change::Set, Change::Copy] {
-            let e = change(
-                &off,
-                &[Attr::bool(CKA_DECRYPT, true)],
-                tables,
-                how,
-                false,
-                true,
-            );
-            assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
-            assert!(
-                change(
-                    &off,
-                    &[Attr::bool(CKA_DECRYPT, true)],
-                    tables,
-                    how,
-                    false,
-                    false
-                )
-                .is_ok()
-            );
+            assert!(change(&off, &[Attr::bool(CKA_DECRYPT, true)], tables, how, false).is_ok());
         }
         // Only the SO marks a public key trusted.
         let pt = vec![
@@ -474,14 +457,13 @@ mod tests {
             Attr::new(CKA_EC_POINT, &[1; 32]),
         ];
         let (_, _, ptables) = tables_for_new(&pt, None, None).unwrap();
-        let p = build(&pt, ptables, Origin::Create, false).unwrap();
+        let p = build(&pt, ptables, Origin::Create, false, &[]).unwrap();
         let e = change(
             &p,
             &[Attr::bool(CKA_TRUSTED, true)],
             ptables,
             Change::Set,
             false,
-            true,
         );
         assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
         assert!(
@@ -490,7 +472,6 @@ mod tests {
                 &[Attr::bool(CKA_TRUSTED, true)],
                 ptables,
                 Change::Set,
-                true,
                 true
             )
             .is_ok()
@@ -501,7 +482,7 @@ mod tests {
     fn reveal_hides_sensitive_values() {
         let t = ed_private_template();
         let (_, _, tables) = tables_for_new(&t, None, None).unwrap();
-        let mut a = build(&t, tables, Origin::Create, false).unwrap();
+        let mut a = build(&t, tables, Origin::Create, false, &[]).unwrap();
         assert_eq!(reveal(&a, tables, CKA_VALUE), Reveal::Sensitive);
         assert_eq!(reveal(&a, tables, CKA_MODULUS), Reveal::Invalid);
         assert!(matches!(reveal(&a, tables, CKA_LABEL), Reveal::Value(_)));

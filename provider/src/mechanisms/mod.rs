@@ -31,6 +31,7 @@ mod registry;
 pub mod rfc8410;
 pub mod rsa;
 mod secret;
+pub mod strength;
 pub mod x25519;
 
 pub use init::*;

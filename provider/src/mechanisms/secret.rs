@@ -139,6 +139,33 @@ pub fn derives_by_simple_function(ty: CK_MECHANISM_TYPE) -> bool {
     )
 }
 
+/// How many of the `out_len` bytes a derivation gives come from secret key
+/// material: the base's, and `other_secret_len` bytes of a second key
+/// (`CKM_CONCATENATE_BASE_AND_KEY`, when that key is itself secret). Data
+/// the caller supplies is not secret: `CKM_CONCATENATE_DATA_AND_BASE` with
+/// 13 bytes of data and a 14-byte result keeps one byte of the base, and
+/// extraction or concatenation never yields more secret bytes than the base
+/// has (`CKM_EXTRACT_KEY_FROM_KEY` wraps around it). Every output byte of a
+/// KDF, of ECDH and of the encryption of data depends on the whole secret.
+pub fn secret_bytes_in_derived(
+    mech: &Mechanism<'_>,
+    base: &KeyMaterial,
+    other_secret_len: usize,
+    out_len: usize,
+) -> usize {
+    let base_len = secret_value(base).map_or(out_len, <[u8]>::len);
+    match (mech.ty, mech.param) {
+        (CKM_CONCATENATE_DATA_AND_BASE, Param::Bytes(data)) => {
+            out_len.saturating_sub(data.len()).min(base_len)
+        }
+        (CKM_CONCATENATE_BASE_AND_KEY, _) => out_len.min(base_len.saturating_add(other_secret_len)),
+        (CKM_CONCATENATE_BASE_AND_DATA | CKM_XOR_BASE_AND_DATA | CKM_EXTRACT_KEY_FROM_KEY, _) => {
+            out_len.min(base_len)
+        }
+        _ => out_len,
+    }
+}
+
 /// Derives secret bytes from `base` (`C_DeriveKey`); `len` is the wanted
 /// length when the template gives one (at most [`MAX_SECRET_LEN`]).
 /// `other` is the value of the second key a mechanism's parameter names

@@ -47,6 +47,15 @@ pub fn is_aws_lc(f: &Fixture) -> bool {
         .contains("aws-lc")
 }
 
+/// The key-management policy this test process was started with
+/// (`DALEK_PKCS11_KEY_POLICY`), else `default`.
+pub fn process_policy() -> &'static str {
+    static POLICY: OnceLock<String> = OnceLock::new();
+    POLICY.get_or_init(|| {
+        std::env::var("DALEK_PKCS11_KEY_POLICY").unwrap_or_else(|_| "default".into())
+    })
+}
+
 /// The raw function list of the module (same library instance as cryptoki's).
 pub fn raw() -> &'static CK_FUNCTION_LIST {
     static LIST: OnceLock<usize> = OnceLock::new();
@@ -81,14 +90,31 @@ impl Fixture {
         Self::with_storage("sqlite")
     }
 
+    /// A fixture on `storage`, under the key-management policy the test
+    /// process was started with (`DALEK_PKCS11_KEY_POLICY`, so a whole
+    /// suite can be run under `strict`), else `default`.
     pub fn with_storage(storage: &str) -> Fixture {
+        Self::with_settings(storage, None)
+    }
+
+    /// A fixture whose module runs under the key-management policy
+    /// `policy` (`default` or `strict`, `DALEK_PKCS11_KEY_POLICY`).
+    pub fn with_policy(policy: &str) -> Fixture {
+        Self::with_settings("sqlite", Some(policy))
+    }
+
+    fn with_settings(storage: &str, policy: Option<&str>) -> Fixture {
         let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        // Read (under the lock) before the first fixture changes the variable.
+        let inherited = process_policy();
+        let policy = policy.unwrap_or(inherited);
         let dir = tempfile::tempdir().unwrap();
         // SAFETY: tests in this binary are serialised by SERIAL; no other
         // thread reads the environment while it changes.
         unsafe {
             std::env::set_var("DALEK_PKCS11_TOKEN_DIR", dir.path().join("tokens"));
             std::env::set_var("DALEK_PKCS11_STORAGE", storage);
+            std::env::set_var("DALEK_PKCS11_KEY_POLICY", policy);
             std::env::remove_var("DALEK_PKCS11_CONFIG");
         }
         let mut f = Fixture {
