@@ -1,0 +1,298 @@
+//! Key-length reduction and the other attacks through `C_DeriveKey` and
+//! MACs (Clulow 2003 §3, "key-length reduction"; issue 23 item 1).
+
+use super::*;
+use cryptoki::mechanism::misc::{ExtractParams, KeyDerivationStringData};
+use hmac::{KeyInit, Mac};
+
+const MESSAGE: &[u8] = b"the attacker's chosen message";
+
+/// The byte `secret` of which, with `known` before it, gives `mac` as the
+/// HMAC-SHA256 key (a search over 256 values).
+fn search_byte(known: &[u8], mac: &[u8]) -> Option<u8> {
+    (0..=255u8).find(|&b| {
+        let mut key = known.to_vec();
+        key.push(b);
+        let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
+        m.update(MESSAGE);
+        m.finalize().into_bytes().as_slice() == mac
+    })
+}
+
+/// A short generic secret derived by `mech`, used once as an HMAC key: the
+/// MAC of [`MESSAGE`].
+fn derive_and_mac(
+    s: &Session,
+    base: ObjectHandle,
+    mech: &Mechanism,
+    len: usize,
+) -> Result<Vec<u8>, Outcome> {
+    let short = step(
+        "C_DeriveKey (short key)",
+        s.derive_key(
+            mech,
+            base,
+            &[
+                Attribute::Class(ObjectClass::SECRET_KEY),
+                Attribute::KeyType(KeyType::GENERIC_SECRET),
+                Attribute::ValueLen((len as u64).into()),
+                Attribute::Token(false),
+                Attribute::Sign(true),
+            ],
+        ),
+    )?;
+    step(
+        "C_Sign (HMAC with the short key)",
+        s.sign(&Mechanism::Sha256Hmac, short, MESSAGE),
+    )
+}
+
+/// The victim of the derivation attacks: AES-256, generated, sensitive,
+/// never extractable, allowed to derive from the start (so that only the
+/// derivation itself is tested).
+fn derivation_victim(s: &Session) -> Result<ObjectHandle, Outcome> {
+    step(
+        "C_GenerateKey (victim)",
+        aes_key(s, false, &[AttributeType::Encrypt, AttributeType::Derive]),
+    )
+}
+
+/// Issue 23 item 1, as reported: `CKA_DERIVE` switched on after the key
+/// was made, then 32 one-byte extractions, each found by 256 HMACs.
+fn extract_after_widening(s: &Session) -> Outcome {
+    outcome((|| {
+        let victim = step(
+            "C_GenerateKey (victim)",
+            aes_key(s, false, &[AttributeType::Encrypt]),
+        )?;
+        step(
+            "C_SetAttributeValue (CKA_DERIVE = true)",
+            s.update_attributes(victim, &[Attribute::Derive(true)]),
+        )?;
+        extract_bytes(s, victim)
+    })())
+}
+
+/// Reads `victim` one byte at a time through `CKM_EXTRACT_KEY_FROM_KEY`
+/// and an HMAC oracle.
+fn extract_bytes(s: &Session, victim: ObjectHandle) -> Result<Outcome, Outcome> {
+    let mut recovered = Vec::new();
+    for i in 0..32 {
+        let mac = derive_and_mac(
+            s,
+            victim,
+            &Mechanism::ExtractKeyFromKey(ExtractParams::new(8 * i)),
+            1,
+        )?;
+        recovered.push(search_byte(&[], &mac).expect("a byte gives this MAC"));
+    }
+    assert!(
+        same_aes_key(s, victim, &recovered),
+        "the search found a key other than the victim"
+    );
+    Ok(Outcome::Recovered)
+}
+
+#[test]
+fn key_length_reduction_after_widening_derive() {
+    let refused = || {
+        Outcome::Refused(
+            "C_SetAttributeValue (CKA_DERIVE = true)",
+            RvError::AttributeReadOnly,
+        )
+    };
+    expect(extract_after_widening, refused(), refused());
+}
+
+#[test]
+fn key_length_reduction_by_extraction() {
+    fn attack(s: &Session) -> Outcome {
+        outcome(derivation_victim(s).and_then(|v| extract_bytes(s, v)))
+    }
+    let refused = || Outcome::Refused("C_DeriveKey (short key)", RvError::KeySizeRange);
+    expect(attack, refused(), refused());
+}
+
+/// `CKM_CONCATENATE_DATA_AND_BASE` with a known prefix: a key of 14 bytes
+/// (above the floor by length) of which one byte is secret.
+#[test]
+fn key_length_reduction_behind_a_known_prefix() {
+    fn attack(s: &Session) -> Outcome {
+        outcome((|| {
+            let victim = derivation_victim(s)?;
+            let mut recovered: Vec<u8> = Vec::new();
+            for i in 0..32usize {
+                let data = vec![0x11u8; 13usize.saturating_sub(i)];
+                let len = data.len() + i + 1;
+                let mac = derive_and_mac(
+                    s,
+                    victim,
+                    &Mechanism::ConcatenateDataAndBase(KeyDerivationStringData::new(&data)),
+                    len,
+                )?;
+                let mut known = data.clone();
+                known.extend_from_slice(&recovered);
+                recovered.push(search_byte(&known, &mac).expect("a byte gives this MAC"));
+            }
+            assert!(same_aes_key(s, victim, &recovered));
+            Ok(Outcome::Recovered)
+        })())
+    }
+    let refused = || Outcome::Refused("C_DeriveKey (short key)", RvError::KeySizeRange);
+    expect(attack, refused(), refused());
+}
+
+/// `CKM_XOR_BASE_AND_DATA` with one byte of data gives one byte of key.
+#[test]
+fn key_length_reduction_by_xor() {
+    fn attack(s: &Session) -> Outcome {
+        outcome((|| {
+            let victim = derivation_victim(s)?;
+            let mac = derive_and_mac(
+                s,
+                victim,
+                &Mechanism::XorBaseAndData(KeyDerivationStringData::new(&[0])),
+                1,
+            )?;
+            search_byte(&[], &mac).expect("a byte gives this MAC");
+            Ok(Outcome::Recovered)
+        })())
+    }
+    let refused = || Outcome::Refused("C_DeriveKey (short key)", RvError::KeySizeRange);
+    expect(attack, refused(), refused());
+}
+
+/// A key of a weaker type: 8 bytes of an AES-256 key as a single-DES key
+/// (56 bits, an offline search of 2^56 with a known plaintext from
+/// `C_Encrypt`). The search is not run here: the weak key's existence is
+/// the attack's success.
+#[test]
+fn key_length_reduction_to_single_des() {
+    fn attack(s: &Session) -> Outcome {
+        outcome((|| {
+            let victim = derivation_victim(s)?;
+            step(
+                "C_DeriveKey (DES key)",
+                s.derive_key(
+                    &Mechanism::ExtractKeyFromKey(ExtractParams::new(0)),
+                    victim,
+                    &[
+                        Attribute::Class(ObjectClass::SECRET_KEY),
+                        Attribute::KeyType(KeyType::DES),
+                        Attribute::Token(false),
+                        Attribute::Encrypt(true),
+                    ],
+                ),
+            )?;
+            Ok(Outcome::Weakened)
+        })())
+    }
+    let refused = || Outcome::Refused("C_DeriveKey (DES key)", RvError::KeySizeRange);
+    expect(attack, refused(), refused());
+}
+
+/// A derived key asked to be less protected than its base (readable):
+/// a key derived by a simple function of a sensitive, unextractable base
+/// is sensitive and unextractable whatever the template says.
+#[test]
+fn derived_key_less_protected_than_its_base() {
+    fn attack(s: &Session) -> Outcome {
+        outcome((|| {
+            let victim = derivation_victim(s)?;
+            let copy = step(
+                "C_DeriveKey (readable copy)",
+                s.derive_key(
+                    &Mechanism::ConcatenateBaseAndData(KeyDerivationStringData::new(&[])),
+                    victim,
+                    &[
+                        Attribute::Class(ObjectClass::SECRET_KEY),
+                        Attribute::KeyType(KeyType::AES),
+                        Attribute::Token(false),
+                        Attribute::Sensitive(false),
+                        Attribute::Extractable(true),
+                    ],
+                ),
+            )?;
+            super::attributes::read_value(s, copy)
+        })())
+    }
+    let refused = || {
+        Outcome::Refused(
+            "C_GetAttributeValue (CKA_VALUE)",
+            RvError::AttributeSensitive,
+        )
+    };
+    expect(attack, refused(), refused());
+}
+
+/// A sensitive HMAC key of 4 bytes is an oracle searched in 2^32 MACs:
+/// refused for signing; a key that is not sensitive (RFC 4231's "Jefe")
+/// stays usable, its protection being its owner's.
+#[test]
+fn short_sensitive_mac_key() {
+    fn attack(s: &Session) -> Outcome {
+        outcome((|| {
+            let key = step(
+                "C_CreateObject (4-byte sensitive HMAC key)",
+                s.create_object(&[
+                    Attribute::Class(ObjectClass::SECRET_KEY),
+                    Attribute::KeyType(KeyType::GENERIC_SECRET),
+                    Attribute::Token(false),
+                    Attribute::Sensitive(true),
+                    Attribute::Sign(true),
+                    Attribute::Value(b"Jefe".to_vec()),
+                ]),
+            )?;
+            step(
+                "C_Sign (HMAC)",
+                s.sign(&Mechanism::Sha256Hmac, key, MESSAGE),
+            )?;
+            Ok(Outcome::Weakened)
+        })())
+    }
+    let refused = || Outcome::Refused("C_Sign (HMAC)", RvError::KeySizeRange);
+    expect(attack, refused(), refused());
+    for policy in POLICIES {
+        let plain = run(policy, |s| {
+            let key = s
+                .create_object(&[
+                    Attribute::Class(ObjectClass::SECRET_KEY),
+                    Attribute::KeyType(KeyType::GENERIC_SECRET),
+                    Attribute::Token(false),
+                    Attribute::Sign(true),
+                    Attribute::Value(b"Jefe".to_vec()),
+                ])
+                .unwrap();
+            match s.sign(&Mechanism::Sha256Hmac, key, MESSAGE) {
+                Ok(_) => Outcome::Weakened,
+                Err(e) => Outcome::Refused("C_Sign", rv_of(e)),
+            }
+        });
+        assert_eq!(
+            plain,
+            Outcome::Weakened,
+            "{policy:?}: a non-sensitive short key signs"
+        );
+    }
+}
+
+/// The floor is not a ban: 14 bytes (112 bits) of a protected base may be
+/// derived, so tests above fail for the right reason.
+#[test]
+fn derivation_at_the_floor_is_allowed() {
+    for policy in POLICIES {
+        let got = run(policy, |s| {
+            outcome((|| {
+                let victim = derivation_victim(s)?;
+                derive_and_mac(
+                    s,
+                    victim,
+                    &Mechanism::ExtractKeyFromKey(ExtractParams::new(0)),
+                    14,
+                )?;
+                Ok(Outcome::Weakened)
+            })())
+        });
+        assert_eq!(got, Outcome::Weakened, "{policy:?}");
+    }
+}
