@@ -113,3 +113,67 @@ fn worker() {
     p.init_token(free, &pin(SO_PIN), &label).unwrap();
     p.finalize().unwrap();
 }
+
+/// `rounds` times: a thread blocked in `C_WaitForSlotEvent` (flags 0),
+/// then `C_Finalize` from this thread, after anything from no time at all
+/// (the waiter may not have entered yet) to a few milliseconds. The waiter
+/// must get `CKR_CRYPTOKI_NOT_INITIALIZED` every time (§5.4 C_Finalize,
+/// §5.5 C_WaitForSlotEvent). `before(f, round)` runs first, with the
+/// module initialised; its events are drained before the waiter starts.
+/// With `scanning`, another thread lists the slots meanwhile (a rescan of
+/// the token directory, as the waiter's own).
+fn finalize_under_waiters(
+    f: &mut Fixture,
+    rounds: usize,
+    scanning: bool,
+    before: impl Fn(&Fixture, usize),
+) {
+    let mut wrong = Vec::new();
+    for i in 0..rounds {
+        before(f, i);
+        drain();
+        let waiter = std::thread::spawn(|| wait(0));
+        let scanner = scanning.then(|| {
+            std::thread::spawn(|| {
+                for _ in 0..3 {
+                    let mut n: CK_ULONG = 0;
+                    // SAFETY: a count query: NULL list, valid out-pointer.
+                    unsafe { raw().C_GetSlotList.unwrap()(0, null_mut(), &mut n) };
+                }
+            })
+        });
+        std::thread::sleep(std::time::Duration::from_micros((i % 13 * 250) as u64));
+        f.stop();
+        let got = waiter.join().unwrap();
+        if got != Err(CKR_CRYPTOKI_NOT_INITIALIZED) {
+            wrong.push((i, got));
+        }
+        if let Some(s) = scanner {
+            s.join().unwrap();
+        }
+        f.start();
+    }
+    assert!(
+        wrong.is_empty(),
+        "waiters that C_Finalize woke got {wrong:?}"
+    );
+}
+
+#[test]
+fn finalize_always_ends_a_blocked_wait_with_not_initialized() {
+    let mut f = Fixture::new();
+    finalize_under_waiters(&mut f, 200, false, |_, _| ());
+}
+
+/// As above with tokens in the directory (opened by every `C_Initialize`,
+/// closed by every `C_Finalize`), one more made here every 20 rounds, and
+/// slot lists (rescans) meanwhile.
+#[test]
+fn finalize_always_ends_a_blocked_wait_among_tokens() {
+    let mut f = Fixture::new();
+    finalize_under_waiters(&mut f, 200, true, |f, i| {
+        if i % 20 == 0 {
+            f.token(&format!("around-{i}"));
+        }
+    });
+}

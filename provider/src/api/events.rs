@@ -46,16 +46,32 @@ impl SlotEvents {
         self.changed.notify_all();
     }
 
+    /// True once [`close`](Self::close) ran: the module is finalised.
+    pub fn is_closed(&self) -> bool {
+        self.state.lock().closed
+    }
+
     /// The oldest unreported event; with `CKF_DONT_BLOCK`, `CKR_NO_EVENT`
     /// when there is none, else waits for one, calling `rescan` (which may
     /// [`record`](Self::record)) before the first look and every
     /// [`RESCAN_EVERY`].
+    ///
+    /// Once closed, it returns `CKR_CRYPTOKI_NOT_INITIALIZED` whatever is
+    /// pending (§5.4 C_Finalize: blocked callers return with it), and calls
+    /// `rescan` no more: a finalised module opens no token again.
     pub fn wait(&self, flags: CK_FLAGS, rescan: impl Fn()) -> Result<CK_SLOT_ID> {
-        rescan();
         let mut state = self.state.lock();
+        let mut look_around = true;
         loop {
             if state.closed {
                 return Err(err(CKR_CRYPTOKI_NOT_INITIALIZED));
+            }
+            if look_around {
+                look_around = false;
+                drop(state);
+                rescan();
+                state = self.state.lock();
+                continue;
             }
             if let Some(slot) = state.pending.pop_front() {
                 return Ok(slot);
@@ -64,11 +80,7 @@ impl SlotEvents {
                 return Err(err(CKR_NO_EVENT));
             }
             let timed_out = self.changed.wait_for(&mut state, RESCAN_EVERY).timed_out();
-            if timed_out && !state.closed && state.pending.is_empty() {
-                drop(state);
-                rescan();
-                state = self.state.lock();
-            }
+            look_around = timed_out && state.pending.is_empty();
         }
     }
 }
@@ -96,6 +108,30 @@ mod tests {
         );
         // A rescan may find an event itself.
         assert_eq!(e.wait(CKF_DONT_BLOCK, || e.record(7)).unwrap(), 7);
+    }
+
+    #[test]
+    fn a_closed_queue_reports_nothing_and_never_rescans() {
+        let e = SlotEvents::default();
+        e.record(2);
+        e.close();
+        e.record(3);
+        let rescanned = std::sync::atomic::AtomicUsize::new(0);
+        let rescan = || {
+            rescanned.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            e.record(4);
+        };
+        for flags in [0, CKF_DONT_BLOCK] {
+            assert_eq!(
+                e.wait(flags, rescan).unwrap_err().rv(),
+                CKR_CRYPTOKI_NOT_INITIALIZED
+            );
+        }
+        assert_eq!(
+            rescanned.into_inner(),
+            0,
+            "a finalised module scanned again"
+        );
     }
 
     #[test]

@@ -303,16 +303,31 @@ impl Module {
     /// process holding its lock past the busy timeout, a full disk) is
     /// logged and tried again at the next scan, so a passing condition never
     /// hides a token for the life of the process.
+    ///
+    /// Not once `C_Finalize` ran (a `C_WaitForSlotEvent` or `C_GetSlotList`
+    /// still in progress): finalize closed every token, which then looks
+    /// unknown here, and they would all be opened again. A token seen
+    /// closed means finalize's close of the events came first, so the
+    /// check after the look at the slots cannot miss it.
+    ///
+    /// The directory is listed before the slots are looked at: a token this
+    /// process is creating holds its slot's store lock from before its file
+    /// appears until the slot knows it, so the look waits for it instead of
+    /// opening it again in another slot.
     pub fn rescan(&self) -> Result<()> {
         let _gate = storage_gate();
         let mut refused = self.rescan.lock();
+        let found = storage::list_serials(&self.config);
         let known: Vec<String> = self
             .slots
             .read()
             .iter()
             .filter_map(|t| t.serial())
             .collect();
-        for serial in storage::list_serials(&self.config) {
+        if self.events.is_closed() {
+            return Ok(());
+        }
+        for serial in found {
             if !known.contains(&serial) && !refused.contains(&serial) {
                 match storage::open(&self.config, &serial) {
                     Ok(s) => {

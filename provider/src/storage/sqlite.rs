@@ -35,7 +35,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const SUFFIX: &str = ".sqlite";
@@ -254,9 +254,46 @@ fn building_serial(name: &str) -> Option<&str> {
     is_serial(serial).then_some(serial)
 }
 
+/// Serials of the tokens this process is creating, from the claim of the
+/// file until the finished token is open.
+static BUILDING_HERE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+/// A token creation of this process, listed in [`BUILDING_HERE`] while it
+/// lives.
+struct BuildingHere(String);
+
+impl BuildingHere {
+    fn enter(serial: &str) -> BuildingHere {
+        building_here().insert(serial.to_string());
+        BuildingHere(serial.to_string())
+    }
+}
+
+impl Drop for BuildingHere {
+    fn drop(&mut self) {
+        building_here().remove(&self.0);
+    }
+}
+
+fn building_here() -> std::sync::MutexGuard<'static, BTreeSet<String>> {
+    BUILDING_HERE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Removes the files of an abandoned token creation, unless a process is
 /// still building it (it holds the lock on the main file).
+///
+/// A creation of this very process is skipped without opening its file, and
+/// [`BUILDING_HERE`] is held while the file is open here: the descriptor
+/// this opens, once closed, would drop every POSIX lock of this process on
+/// that file — those of the connection `SqliteStore::create` opens on it
+/// once it is renamed into place (see there).
 fn remove_leftover(dir: &Path, serial: &str) {
+    let here = building_here();
+    if here.contains(serial) {
+        return;
+    }
     let base = building_path(dir, serial);
     let _guard = match File::open(&base) {
         Ok(f) => match f.try_lock() {
@@ -735,7 +772,10 @@ impl SqliteStore {
     pub fn create(dir: &Path, meta: &TokenMeta, durability: Durability) -> Result<SqliteStore> {
         ensure_dir(dir)?;
         let tmp = building_path(dir, &meta.serial);
-        let _building = claim_new_file(&tmp)?;
+        // Dropped last: until the finished token is open, this process's
+        // directory scans leave the file alone (see `remove_leftover`).
+        let _here = BuildingHere::enter(&meta.serial);
+        let building = claim_new_file(&tmp)?;
         {
             // Not `create`: the file exists (claimed above) and must not be
             // silently re-made with the umask's mode.
@@ -758,6 +798,15 @@ impl SqliteStore {
             crate::log::error(format_args!("cannot create token file: {e}"));
             err(CKR_DEVICE_ERROR)
         })?;
+        // Closed before the store opens the file, never after: closing any
+        // descriptor of a file drops every POSIX lock this process holds on
+        // it, SQLite's included (POSIX.1-2017 `close`). Closed after the
+        // open, it took the connection's shared lock along, and the next
+        // connection of another process to close (a `sqlite3` shell, a
+        // backup script) found itself alone on the file, checkpointed it and
+        // deleted its -wal and -shm under this one (see `check_files`). The
+        // `flock` it holds is no longer needed: the name it guarded is gone.
+        drop(building);
         Self::open(dir, &meta.serial, durability)
     }
 
@@ -792,14 +841,26 @@ impl SqliteStore {
     /// (`secure_delete`), but older copies of its page are still in the
     /// log; a checkpoint that truncates the log drops them (best effort: it
     /// completes once no other connection is reading an older snapshot, and
-    /// the next deletion tries again). After a purge of tombstones, free
-    /// pages go back to the file system.
+    /// the next deletion tries again). It does not wait for such a reader
+    /// (a `TRUNCATE` checkpoint otherwise waits the whole busy timeout, 30
+    /// s, for a backup or a `sqlite3` shell to end its read). After a purge
+    /// of tombstones, free pages go back to the file system.
     fn forget_deleted(&mut self, purged: bool) {
-        let checkpoint = self
-            .conn
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
-        if let Err(e) = checkpoint {
-            crate::log::debug(format_args!("checkpoint after a deletion: {e}"));
+        let checkpoint = self.conn.busy_timeout(Duration::ZERO).and_then(|()| {
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                    r.get::<_, i64>(0)
+                })
+        });
+        match checkpoint {
+            Ok(0) => {}
+            Ok(_) => crate::log::debug(format_args!(
+                "checkpoint after a deletion: another connection is reading an older snapshot"
+            )),
+            Err(e) => crate::log::debug(format_args!("checkpoint after a deletion: {e}")),
+        }
+        if let Err(e) = self.conn.busy_timeout(BUSY_TIMEOUT) {
+            crate::log::warn(format_args!("busy timeout: {e}"));
         }
         if purged && let Err(e) = self.conn.execute_batch("PRAGMA incremental_vacuum") {
             crate::log::debug(format_args!("incremental vacuum: {e}"));
@@ -827,6 +888,14 @@ impl SqliteStore {
     /// `CKR_DEVICE_ERROR` and a log line; the connection is reopened on the
     /// files as they are now, and the next look at the store reloads every
     /// object from them.
+    ///
+    /// SQLite's own cleanup is never taken for such a deletion: it deletes
+    /// the log files only when the last connection closes, and while this
+    /// connection is open it holds SQLite's shared lock on the database,
+    /// which tells every other connection closing that it is not the last
+    /// (a `sqlite3` shell or a backup script reading the file leaves them in
+    /// place). That lock lasts as long as this process closes no descriptor
+    /// of the file outside SQLite (see `create` and `remove_leftover`).
     fn check_files(&mut self) -> Result<()> {
         let now = file_ids(&self.path);
         if !self.moved_in(&now) {
@@ -1261,6 +1330,55 @@ pub(crate) mod tests {
         a.put(&[&rec(3)], &[]).unwrap();
         let c = a.changes_since("e1", 5).unwrap().unwrap();
         assert!(c.full);
+    }
+
+    /// The POSIX (fcntl) locks this process holds on `path`, from
+    /// `/proc/locks` (Linux).
+    fn posix_locks_held(path: &Path) -> usize {
+        use std::os::unix::fs::MetadataExt;
+        let ino = format!(":{}", std::fs::metadata(path).unwrap().ino());
+        let pid = std::process::id().to_string();
+        std::fs::read_to_string("/proc/locks")
+            .unwrap()
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|f| f.len() > 5 && f[1] == "POSIX" && f[4] == pid && f[5].ends_with(&ino))
+            .count()
+    }
+
+    #[test]
+    fn a_new_store_keeps_its_shared_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = token_path(dir.path(), "lk");
+        let mut s = SqliteStore::create(dir.path(), &meta("lk"), Durability::Normal).unwrap();
+        // SQLite's shared lock on the database, the one that tells another
+        // connection closing that it is not the last (and must not delete
+        // the -wal and -shm files).
+        assert_eq!(
+            posix_locks_held(&path),
+            1,
+            "the new store's lock was dropped"
+        );
+        s.put(&[&rec(1)], &[]).unwrap();
+        assert_eq!(posix_locks_held(&path), 1);
+        let opened = SqliteStore::open(dir.path(), "lk", Durability::Normal).unwrap();
+        drop(s);
+        assert_eq!(posix_locks_held(&path), 1, "the second connection's");
+        drop(opened);
+        assert_eq!(posix_locks_held(&path), 0);
+    }
+
+    #[test]
+    fn a_scan_never_opens_a_file_this_process_is_building() {
+        let dir = tempfile::tempdir().unwrap();
+        let building = building_path(dir.path(), "bh");
+        let _here = BuildingHere::enter("bh");
+        std::fs::write(&building, b"being built").unwrap();
+        list_serials(dir.path());
+        assert!(building.exists(), "removed while this process builds it");
+        drop(_here);
+        list_serials(dir.path());
+        assert!(!building.exists(), "a leftover once nobody builds it");
     }
 
     /// A raw connection to the token file, as someone editing it would use.
