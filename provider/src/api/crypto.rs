@@ -898,7 +898,9 @@ pub fn wrap_key(
     if !matches_wrap_template(&wrapping_key, &target) {
         return Err(err(CKR_KEY_NOT_WRAPPABLE));
     }
-    if token.config().wrap_separation
+    let rules = Rules::of(token.config());
+    // Wrap separation; `strict` holds it whatever `wrap_separation` says.
+    if (rules.wrap_separation || rules.strict())
         && target.flag(CKA_SENSITIVE)
         && could_decrypt_what_it_wraps(token, &wrapping_key)?
     {
@@ -916,7 +918,6 @@ pub fn wrap_key(
             strength::strength(&target_material),
         )?;
     }
-    let rules = Rules::of(token.config());
     if rules.strict() {
         let halves_unknowable = private_halves_never_extractable(token, &wrapping_key);
         wrapping_key
