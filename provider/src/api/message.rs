@@ -12,8 +12,18 @@
 //! The operation lives in the session's own `message_encrypt` /
 //! `message_decrypt` slots, independent of `C_EncryptInit` / `C_DecryptInit`
 //! (§5.19: a session may hold both).
+//!
+//! IVs the token generates (§2.12 `ivGenerator`): a counter
+//! (`CKG_GENERATE_COUNTER`, `CKG_GENERATE_COUNTER_XOR`) is the invocation
+//! field of SP 800-38D §8.2.1's deterministic construction, one counter per
+//! key value kept by the token (see `ivcounter` and `storage::iv_counters`),
+//! so no IV repeats for the key across operations, sessions, copies of the
+//! key, processes and restarts; random IVs (`CKG_GENERATE`,
+//! `CKG_GENERATE_RANDOM`) keep at least [`MIN_RANDOM_BITS`] random bits.
 
+use super::ivcounter::KeyCounter;
 use super::session::Session;
+use super::token::Token;
 use crate::error::{Error, Result, err};
 use crate::mechanisms::keys::KeyMaterial;
 use crate::mechanisms::{self, Direction, Mechanism, Param, random};
@@ -21,11 +31,11 @@ use cryptoki_sys::*;
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
-/// A message-based AES-GCM operation: its key, and the counter of
-/// `CKG_GENERATE_COUNTER(_XOR)` IVs (never reused within the operation).
+/// A message-based AES-GCM operation: its key, and the IV counter of its
+/// key value once a message asked for one.
 pub struct MessageCipher {
     key: Arc<KeyMaterial>,
-    counter: u64,
+    counter: Option<Arc<KeyCounter>>,
     /// The multi-part message in progress (`*MessageBegin` .. the last
     /// `*MessageNext`).
     pending: Option<Pending>,
@@ -35,6 +45,16 @@ pub struct MessageCipher {
 /// (decryption) a multi-part message may buffer: 1 GiB, a memory bound well
 /// under GCM's own limit of 2^39 - 256 bits (SP 800-38D §5.2.1.1).
 pub const MAX_MESSAGE_LEN: usize = 1 << 30;
+
+/// Fewest counter bits (`ulIvLen * 8 - ulIvFixedBits`) of a
+/// `CKG_GENERATE_COUNTER(_XOR)` IV: 2^32 messages at least.
+pub const MIN_COUNTER_BITS: usize = 32;
+
+/// Fewest random bits of a `CKG_GENERATE(_RANDOM)` IV. With r random bits,
+/// n messages under one key repeat an IV with probability about
+/// n^2 / 2^(r+1): 2^-25 for 2^20 messages at 64 bits. SP 800-38D §8.2.2
+/// asks for 96; 64 admits the common 4-byte fixed field of a 12-byte IV.
+pub const MIN_RANDOM_BITS: usize = 64;
 
 /// A multi-part message: what its `Begin` fixed, and the parts so far.
 struct Pending {
@@ -108,7 +128,7 @@ pub fn init(
     }
     *slot = Some(MessageCipher {
         key,
-        counter: 0,
+        counter: None,
         pending: None,
     });
     Ok(())
@@ -138,17 +158,24 @@ fn check_params(p: &GcmMessage<'_>) -> Result<usize> {
 }
 
 /// Fills the generated part of the IV (§2.12 `CK_GCM_MESSAGE_PARAMS`):
-/// the leading `fixed_bits` bits stay the caller's, the rest is a counter
-/// (big-endian, incremented per message of this operation, XORed into the
-/// caller's bits for `CKG_GENERATE_COUNTER_XOR`) or random.
-fn generate_iv(op: &mut MessageCipher, p: &mut GcmMessage<'_>) -> Result<()> {
+/// the leading `fixed_bits` bits stay the caller's (the fixed field of SP
+/// 800-38D §8.2), the rest is random or the next value of the key value's
+/// counter on `token` (big-endian, XORed into the caller's bits for
+/// `CKG_GENERATE_COUNTER_XOR`). Fewer than [`MIN_RANDOM_BITS`] random or
+/// [`MIN_COUNTER_BITS`] counter bits: `CKR_MECHANISM_PARAM_INVALID`; a
+/// counter past what its bits hold: `CKR_DATA_LEN_RANGE`; a token that
+/// cannot record its counter: `CKR_TOKEN_WRITE_PROTECTED`. On error `pIv`
+/// is untouched.
+fn generate_iv(token: &Token, op: &mut MessageCipher, p: &mut GcmMessage<'_>) -> Result<()> {
     let bad = || err(CKR_MECHANISM_PARAM_INVALID);
     let total_bits = p.iv.len() * 8;
     let fixed = usize::try_from(p.fixed_bits).map_err(|_| bad())?;
+    // The bits the token generates.
+    let generated = total_bits.checked_sub(fixed);
     match p.generator {
         CKG_NO_GENERATE => Ok(()),
         CKG_GENERATE | CKG_GENERATE_RANDOM => {
-            if fixed >= total_bits {
+            if generated.is_none_or(|n| n < MIN_RANDOM_BITS) {
                 return Err(bad());
             }
             let mut fresh = Zeroizing::new(vec![0u8; p.iv.len()]);
@@ -157,17 +184,10 @@ fn generate_iv(op: &mut MessageCipher, p: &mut GcmMessage<'_>) -> Result<()> {
             Ok(())
         }
         CKG_GENERATE_COUNTER | CKG_GENERATE_COUNTER_XOR => {
-            let counter_bits = total_bits.checked_sub(fixed).ok_or_else(bad)?;
-            // At least 32 counter bits, so the operation can give 2^32 IVs.
-            if counter_bits < 32 {
-                return Err(bad());
-            }
-            if counter_bits < 64 && op.counter >> counter_bits != 0 {
-                // Every counter value was used: no fresh IV is left.
-                return Err(err(CKR_DATA_LEN_RANGE));
-            }
-            let value = op.counter;
-            op.counter = op.counter.checked_add(1).ok_or(err(CKR_DATA_LEN_RANGE))?;
+            let counter_bits = generated
+                .filter(|&n| n >= MIN_COUNTER_BITS)
+                .ok_or_else(bad)?;
+            let value = next_counter(token, op, counter_bits)?;
             let mut block = vec![0u8; p.iv.len()];
             let n = block.len();
             let be = value.to_be_bytes();
@@ -178,6 +198,23 @@ fn generate_iv(op: &mut MessageCipher, p: &mut GcmMessage<'_>) -> Result<()> {
         }
         _ => Err(bad()),
     }
+}
+
+/// The next value of the counter of `op`'s key value, for a field of
+/// `bits` bits (see `ivcounter`).
+fn next_counter(token: &Token, op: &mut MessageCipher, bits: usize) -> Result<u64> {
+    let KeyMaterial::Aes(key) = &*op.key else {
+        return Err(err(CKR_KEY_TYPE_INCONSISTENT));
+    };
+    let counter = match &op.counter {
+        Some(c) => c.clone(),
+        None => {
+            let c = token.iv_counters.of(&op.key)?;
+            op.counter = Some(c.clone());
+            c
+        }
+    };
+    counter.next(bits, |count| token.reserve_iv_counter(key.bytes(), count))
 }
 
 /// Writes the bits of `src` after the first `fixed` bits into `iv`
@@ -284,7 +321,7 @@ pub fn message(
     if out.len() < input.len() {
         return Err(Error::buffer_too_small(input.len()));
     }
-    prepare_iv(op, direction, &mut params)?;
+    prepare_iv(&session.token, op, direction, &mut params)?;
     run(
         &op.key,
         direction,
@@ -312,12 +349,13 @@ fn idle(ops: &mut super::session::Operations, direction: Direction) -> Result<&m
 /// The IV of a new message: generated into `pIv` for an encryption (as
 /// its `ivGenerator` asks), the caller's for a decryption (checked).
 fn prepare_iv(
+    token: &Token,
     op: &mut MessageCipher,
     direction: Direction,
     params: &mut GcmMessage<'_>,
 ) -> Result<()> {
     match direction {
-        Direction::Encrypt => generate_iv(op, params),
+        Direction::Encrypt => generate_iv(token, op, params),
         Direction::Decrypt => check_decrypt_generator(params),
     }
 }
@@ -336,7 +374,7 @@ pub fn begin(
     let mut ops = session.ops.lock();
     let op = idle(&mut ops, direction)?;
     check_params(&params)?;
-    prepare_iv(op, direction, &mut params)?;
+    prepare_iv(&session.token, op, direction, &mut params)?;
     op.pending = Some(Pending {
         iv: params.iv.to_vec(),
         aad: aad.to_vec(),

@@ -6,6 +6,7 @@ pub mod crypto;
 pub mod dual;
 pub mod events;
 pub mod handles;
+pub mod ivcounter;
 pub mod key_policy;
 pub mod message;
 pub mod module;

@@ -229,6 +229,8 @@ pub struct Token {
     /// never needs the store's lock (taken after object locks elsewhere);
     /// renewed whenever the store is looked at.
     public_seal: RwLock<Option<Arc<TokenKey>>>,
+    /// This process's blocks of the token's GCM IV counters.
+    pub iv_counters: super::ivcounter::IvCounters,
 }
 
 /// The keys sealed values are under (see [`Token::seal_key`]).
@@ -336,6 +338,7 @@ impl Token {
             volatile_failures: Mutex::new([0; 2]),
             pin_checks: Mutex::new(()),
             public_seal: RwLock::new(None),
+            iv_counters: Default::default(),
         };
         token.note_public_seal(token.store.lock().as_deref());
         Ok(token)
@@ -399,6 +402,16 @@ impl Token {
     /// Serial number, if initialised (from the store's name: no I/O).
     pub fn serial(&self) -> Option<String> {
         self.store.lock().as_ref().map(|s| s.serial())
+    }
+
+    /// Reserves `count` values of the GCM IV counter of the AES key value
+    /// `key` in the token's store; the first (see `ivcounter`).
+    pub fn reserve_iv_counter(&self, key: &[u8], count: u64) -> Result<u64> {
+        let mut store = self.store();
+        store
+            .as_mut()
+            .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?
+            .reserve_iv_counter(key, count)
     }
 
     /// Who is logged in (in this process).

@@ -13,7 +13,10 @@
 //!   the metadata and updated in the transaction of every write, so a record
 //!   that disappears (or one added by hand) is detected;
 //! - the public sealing key, which seals the sensitive values of objects that
-//!   are not private (their values must be readable without a login).
+//!   are not private (their values must be readable without a login);
+//! - the IV-counter keys (see `iv_counters`): one names an AES key value's
+//!   GCM IV counter by a fingerprint of the value (never a plain hash of
+//!   it), the other authenticates the stored counters.
 //!
 //! The secret needs no PIN, so these keys protect against corruption (bit
 //! rot, a torn copy, a careless edit) and keep sensitive values out of plain
@@ -39,6 +42,8 @@ pub struct Integrity {
     record: Zeroizing<[u8; 32]>,
     meta: Zeroizing<[u8; 32]>,
     public: Arc<TokenKey>,
+    iv_fingerprint: Zeroizing<[u8; 32]>,
+    iv_mac: Zeroizing<[u8; 32]>,
     secret_hex: Zeroizing<String>,
 }
 
@@ -71,6 +76,8 @@ impl Integrity {
                 &secret,
                 b"dalek-pkcs11 public seal v1",
             ))?),
+            iv_fingerprint: derive(&secret, b"dalek-pkcs11 iv counter fingerprint v1"),
+            iv_mac: derive(&secret, b"dalek-pkcs11 iv counter mac v1"),
             secret_hex: Zeroizing::new(secret_hex.to_string()),
         })
     }
@@ -110,6 +117,27 @@ impl Integrity {
     pub fn public_seal_key(&self) -> Arc<TokenKey> {
         self.public.clone()
     }
+
+    /// The name of the GCM IV counter of the AES key value `key`: the same
+    /// for every copy of the value on this token, and telling nothing of
+    /// the value to whoever lacks the integrity secret.
+    pub fn iv_fingerprint(&self, key: &[u8]) -> Tag {
+        mac(&self.iv_fingerprint[..], &[b"aes", key])
+    }
+
+    /// The MAC of one stored IV counter: its fingerprint and next value.
+    pub fn iv_counter_mac(&self, fingerprint: &[u8], next: u64) -> Tag {
+        mac(
+            &self.iv_mac[..],
+            &[b"counter", fingerprint, &next.to_le_bytes()],
+        )
+    }
+
+    /// The tag of the whole set of IV counters: the floor every counter
+    /// starts from and the XOR of the counters' MACs.
+    pub fn iv_set_tag(&self, floor: u64, macs_xor: &Tag) -> Tag {
+        mac(&self.iv_mac[..], &[b"set", &floor.to_le_bytes(), macs_xor])
+    }
 }
 
 /// XORs `tag` into `digest` (adding or removing a record from the set).
@@ -139,6 +167,24 @@ mod tests {
         let other = Integrity::from_hex(&"cd".repeat(32)).unwrap();
         assert_ne!(base, other.record_mac(&[1; 16], 7, 3, true, b"attrs"));
         assert!(Integrity::from_hex("abcd").is_err(), "short secret");
+    }
+
+    #[test]
+    fn iv_counter_keys_are_their_own() {
+        let k = keys();
+        let fp = k.iv_fingerprint(&[7; 16]);
+        assert_ne!(fp, k.iv_fingerprint(&[7; 32]));
+        assert_ne!(fp, k.iv_fingerprint(&[8; 16]));
+        let other = Integrity::from_hex(&"cd".repeat(32)).unwrap();
+        assert_ne!(fp, other.iv_fingerprint(&[7; 16]), "per token");
+        let m = k.iv_counter_mac(&fp, 5);
+        assert_ne!(m, k.iv_counter_mac(&fp, 6));
+        assert_ne!(m, k.iv_counter_mac(&[0; 32], 5));
+        assert_ne!(m, other.iv_counter_mac(&fp, 5));
+        assert_ne!(k.iv_set_tag(0, &m), k.iv_set_tag(1, &m));
+        assert_ne!(k.iv_set_tag(0, &m), k.iv_set_tag(0, &[0; 32]));
+        // Distinct from the record and metadata MACs of the same bytes.
+        assert_ne!(k.meta_mac(&fp), k.iv_counter_mac(&fp, 0));
     }
 
     #[test]

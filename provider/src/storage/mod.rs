@@ -8,6 +8,7 @@
 //! ([`TokenStore::changes_since`]).
 
 pub mod integrity;
+pub mod iv_counters;
 pub mod maintenance;
 pub mod memory;
 pub mod seal;
@@ -132,6 +133,14 @@ pub trait TokenStore: Send {
     /// Deletes an object; returns the generation of the deletion, or `None`
     /// when there was no such object.
     fn delete(&mut self, uid: &Uid) -> Result<Option<u64>>;
+    /// Reserves `count` consecutive values of the GCM IV counter of the
+    /// AES key value `key` and returns the first (SP 800-38D §8.2.1; see
+    /// `iv_counters`). No value is ever returned twice for one key value
+    /// on this token, whichever process asks, and not after
+    /// `reinitialize` either. `CKR_TOKEN_WRITE_PROTECTED` when the store
+    /// cannot be written, `CKR_DEVICE_ERROR` when the stored counters fail
+    /// authentication, `CKR_DATA_LEN_RANGE` once the counter is used up.
+    fn reserve_iv_counter(&mut self, key: &[u8], count: u64) -> Result<u64>;
     /// The key sealing the secret values of token objects that are not
     /// private (needs no PIN; see `integrity`). `None`: such values are
     /// kept as they are (a store that never reaches a disk).

@@ -928,6 +928,21 @@ impl SqliteStore {
     }
 }
 
+/// At a re-initialisation to `meta`, in its transaction: the GCM IV
+/// counters move from the outgoing integrity secret (read from the file,
+/// as another process may have changed it) to `meta`'s (see
+/// `iv_counters::carry_over`).
+fn carry_iv_counters(tx: &Connection, meta: &TokenMeta, serial: &str) -> Result<()> {
+    let Some(new) = meta.integrity.as_deref() else {
+        return Ok(());
+    };
+    let old = read_meta(tx)
+        .ok()
+        .and_then(|m| m.integrity)
+        .and_then(|s| Integrity::from_hex(&s).ok());
+    super::iv_counters::carry_over(tx, old.as_ref(), &Integrity::from_hex(new)?, serial)
+}
+
 impl TokenStore for SqliteStore {
     fn serial(&self) -> String {
         self.serial.clone()
@@ -956,7 +971,9 @@ impl TokenStore for SqliteStore {
     }
 
     fn reinitialize(&mut self, meta: &TokenMeta) -> Result<()> {
+        let serial = self.serial.clone();
         self.write(|tx, _| {
+            carry_iv_counters(tx, meta, &serial)?;
             tx.execute("DELETE FROM objects", [])?;
             tx.execute("DELETE FROM tombstones", [])?;
             set_meta_blob(tx, "objects_digest", &[0; MAC_LEN])?;
@@ -1148,6 +1165,25 @@ impl TokenStore for SqliteStore {
                 self.serial
             )),
         }
+    }
+
+    fn reserve_iv_counter(&mut self, key: &[u8], count: u64) -> Result<u64> {
+        let serial = self.serial.clone();
+        self.write(|tx, known| {
+            // The keys of the metadata as it is now (another process may
+            // have re-initialised the token since this one looked).
+            let meta = read_meta(tx)?;
+            let secret = meta.integrity.as_deref().ok_or(err(CKR_DEVICE_ERROR))?;
+            let fresh;
+            let keys = match known {
+                Some(k) if k.is_of(secret) => k,
+                _ => {
+                    fresh = Integrity::from_hex(secret)?;
+                    &fresh
+                }
+            };
+            super::iv_counters::reserve(tx, keys, &serial, key, count)
+        })
     }
 
     fn delete(&mut self, uid: &Uid) -> Result<Option<u64>> {

@@ -1,0 +1,407 @@
+//! The GCM IV counters of a token: the invocation field of the
+//! deterministic IV construction of NIST SP 800-38D §8.2.1, which
+//! `CKG_GENERATE_COUNTER` IVs of message-based AES-GCM use (mechanisms spec
+//! 3.0 §2.12, `CK_GCM_MESSAGE_PARAMS`).
+//!
+//! There is one counter per AES key *value*, not per object or operation,
+//! so copies of a key (`C_CopyObject`, the same value imported twice, a
+//! session copy of a token key) share it. It is named by the value's
+//! fingerprint (`Integrity::iv_fingerprint`, an HMAC under a key derived
+//! from the token's integrity secret). Values are handed out in blocks
+//! ([`TokenStore::reserve_iv_counter`](super::TokenStore::reserve_iv_counter)):
+//! the stored counter moves past a block in the transaction that reserves
+//! it, before any of its values is used, so a value is never handed out
+//! twice — not to two processes, not after a restart — and a process that
+//! dies only loses (skips) the rest of its block.
+//!
+//! SQLite layout (made by the first reservation; a file without it opens
+//! as before, and a module that predates it ignores it):
+//! - table `iv_counters(fingerprint, next, mac)`: the first value of the
+//!   key's counter not yet reserved, with
+//!   `mac = Integrity::iv_counter_mac(fingerprint, next)`;
+//! - the metadata row `iv_counters`: the *floor*, below which no counter
+//!   starts (8 bytes, big-endian), and the set's tag
+//!   `Integrity::iv_set_tag(floor, XOR of every row's mac)`.
+//!
+//! Each reservation checks the set's tag against every row's stored MAC (a
+//! row deleted, added by hand or put back from an older copy of the file,
+//! or an edited floor, no longer adds up) and its own row's MAC (an edited
+//! value); on any mismatch it refuses with `CKR_DEVICE_ERROR` and a log
+//! line rather than hand out a value that may have been used. As for
+//! every MAC of the token, the keys come from a secret kept in the file:
+//! this catches corruption and careless edits, not someone who knows the
+//! format (see `integrity`); a rollback of the whole file to an older copy
+//! rolls the counters back with it and is not detected.
+//!
+//! `C_InitToken` gives the token a new integrity secret, so no key value
+//! has the same fingerprint afterwards: [`carry_over`] raises the floor to
+//! the highest value reserved so far and empties the table, so the same
+//! value imported after the re-initialisation still gets new values.
+
+use super::integrity::{Integrity, MAC_LEN, Tag, toggle};
+use crate::error::{Error, Result, err};
+use cryptoki_sys::{CKR_DATA_LEN_RANGE, CKR_DEVICE_ERROR};
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// Counters stay below this (SQLite stores integers as signed 64-bit).
+pub const LIMIT: u64 = i64::MAX as u64;
+
+/// The block of `count` values reserved for a key whose stored counter is
+/// `stored` (`None` for a key never seen), when no counter starts below
+/// `floor`: `(first, next)`, where `next` is the value to store.
+/// `CKR_DATA_LEN_RANGE` once the counter would pass [`LIMIT`].
+pub fn block(stored: Option<u64>, floor: u64, count: u64) -> Result<(u64, u64)> {
+    let first = stored.unwrap_or(0).max(floor);
+    let next = first
+        .checked_add(count)
+        .filter(|&n| n <= LIMIT)
+        .ok_or(err(CKR_DATA_LEN_RANGE))?;
+    Ok((first, next))
+}
+
+/// Creates the table (in the reserving transaction).
+const TABLE: &str = "CREATE TABLE IF NOT EXISTS iv_counters (
+    fingerprint BLOB PRIMARY KEY,
+    next INTEGER NOT NULL,
+    mac BLOB NOT NULL
+)";
+
+/// The name of the metadata row holding the floor and the set's tag.
+const STATE: &str = "iv_counters";
+
+/// Logs that the counters of token `serial` failed authentication.
+fn damaged(serial: &str, what: &str) -> Error {
+    crate::log::error(format_args!(
+        "token {serial}: GCM IV counters failed authentication ({what}); \
+         counter IVs are refused until the token is re-initialised"
+    ));
+    err(CKR_DEVICE_ERROR)
+}
+
+fn table_exists(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'iv_counters'",
+        )?
+        .exists([])?)
+}
+
+/// The stored floor and set tag, if any.
+fn state(conn: &Connection, serial: &str) -> Result<Option<(u64, Vec<u8>)>> {
+    let blob: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT value FROM meta WHERE name = ?1")?
+        .query_row(params![STATE], |r| r.get(0))
+        .optional()?;
+    let Some(blob) = blob else {
+        return Ok(None);
+    };
+    if blob.len() != 8 + MAC_LEN {
+        return Err(damaged(serial, "the set's tag has the wrong length"));
+    }
+    let mut floor = [0u8; 8];
+    floor.copy_from_slice(&blob[..8]);
+    Ok(Some((u64::from_be_bytes(floor), blob[8..].to_vec())))
+}
+
+fn set_state(conn: &Connection, keys: &Integrity, floor: u64, xor: &Tag) -> Result<()> {
+    let mut blob = floor.to_be_bytes().to_vec();
+    blob.extend_from_slice(&keys.iv_set_tag(floor, xor));
+    conn.prepare_cached(
+        "INSERT INTO meta(name, value) VALUES(?1, ?2)
+         ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+    )?
+    .execute(params![STATE, blob])?;
+    Ok(())
+}
+
+/// The floor and the XOR of the rows' stored MACs, once the set's tag
+/// checked out under `keys` (a token that never reserved: floor 0, no rows).
+fn verified_set(conn: &Connection, keys: &Integrity, serial: &str) -> Result<(u64, Tag)> {
+    let mut xor = [0u8; MAC_LEN];
+    let mut rows = 0usize;
+    if table_exists(conn)? {
+        let mut stmt = conn.prepare_cached("SELECT mac FROM iv_counters")?;
+        let mut q = stmt.query([])?;
+        while let Some(row) = q.next()? {
+            let mac: Vec<u8> = row.get(0)?;
+            if mac.len() != MAC_LEN {
+                return Err(damaged(serial, "a counter's MAC has the wrong length"));
+            }
+            toggle(&mut xor, &mac);
+            rows += 1;
+        }
+    }
+    match state(conn, serial)? {
+        None if rows == 0 => Ok((0, xor)),
+        None => Err(damaged(serial, "counters without the set's tag")),
+        Some((floor, tag)) if tag[..] == keys.iv_set_tag(floor, &xor)[..] => Ok((floor, xor)),
+        Some(_) => Err(damaged(
+            serial,
+            "the set of counters or its floor was changed outside the module",
+        )),
+    }
+}
+
+/// A row's stored value, once its MAC checked out.
+fn verified_row(
+    conn: &Connection,
+    keys: &Integrity,
+    serial: &str,
+    fingerprint: &Tag,
+) -> Result<Option<(u64, Vec<u8>)>> {
+    let row: Option<(i64, Vec<u8>)> = conn
+        .prepare_cached("SELECT next, mac FROM iv_counters WHERE fingerprint = ?1")?
+        .query_row(params![&fingerprint[..]], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let Some((next, mac)) = row else {
+        return Ok(None);
+    };
+    let next = u64::try_from(next).map_err(|_| damaged(serial, "a negative counter"))?;
+    if mac[..] != keys.iv_counter_mac(fingerprint, next)[..] {
+        return Err(damaged(serial, "a counter was edited"));
+    }
+    Ok(Some((next, mac)))
+}
+
+/// Reserves `count` values of the counter of the AES key value `key`
+/// (see the module documentation) and returns the first, in the caller's
+/// write transaction on `conn`; `keys` are those of the metadata as it
+/// is in that transaction.
+pub(crate) fn reserve(
+    conn: &Connection,
+    keys: &Integrity,
+    serial: &str,
+    key: &[u8],
+    count: u64,
+) -> Result<u64> {
+    let (floor, mut xor) = verified_set(conn, keys, serial)?;
+    conn.execute_batch(TABLE)?;
+    let fingerprint = keys.iv_fingerprint(key);
+    let stored = verified_row(conn, keys, serial, &fingerprint)?;
+    let (first, next) = block(stored.as_ref().map(|(n, _)| *n), floor, count)?;
+    let mac = keys.iv_counter_mac(&fingerprint, next);
+    conn.prepare_cached(
+        "INSERT INTO iv_counters(fingerprint, next, mac) VALUES(?1, ?2, ?3)
+         ON CONFLICT(fingerprint) DO UPDATE SET next = excluded.next, mac = excluded.mac",
+    )?
+    .execute(params![&fingerprint[..], next as i64, &mac[..]])?;
+    if let Some((_, old)) = &stored {
+        toggle(&mut xor, old);
+    }
+    toggle(&mut xor, &mac);
+    set_state(conn, keys, floor, &xor)?;
+    Ok(first)
+}
+
+/// At `C_InitToken`, in its transaction: the counters verified under the
+/// outgoing integrity keys `old` become one floor (the highest value
+/// reserved so far) tagged under the incoming `new`, and the table is
+/// emptied. Counters that fail authentication are left as they are (and
+/// logged): they then fail under the new keys too, so counter IVs stay
+/// refused on this token rather than start again from an unknown point.
+pub(crate) fn carry_over(
+    conn: &Connection,
+    old: Option<&Integrity>,
+    new: &Integrity,
+    serial: &str,
+) -> Result<()> {
+    let exists = table_exists(conn)?;
+    if !exists && state(conn, serial).ok().flatten().is_none() {
+        return Ok(()); // never used
+    }
+    let Some(old) = old else {
+        let _ = damaged(serial, "no integrity secret to check them with");
+        return Ok(());
+    };
+    let highest = (|| -> Result<u64> {
+        let (floor, _) = verified_set(conn, old, serial)?;
+        let mut highest = floor;
+        if exists {
+            let mut stmt = conn.prepare_cached("SELECT fingerprint FROM iv_counters")?;
+            let fingerprints: Vec<Vec<u8>> = stmt
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            for fp in fingerprints {
+                let fp: Tag = fp
+                    .try_into()
+                    .map_err(|_| damaged(serial, "a fingerprint has the wrong length"))?;
+                if let Some((next, _)) = verified_row(conn, old, serial, &fp)? {
+                    highest = highest.max(next);
+                }
+            }
+        }
+        Ok(highest)
+    })();
+    let Ok(highest) = highest else {
+        return Ok(()); // logged; left to fail
+    };
+    if exists {
+        conn.execute("DELETE FROM iv_counters", [])?;
+    }
+    set_state(conn, new, highest, &[0; MAC_LEN])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(b: &str) -> Integrity {
+        Integrity::from_hex(&b.repeat(32)).unwrap()
+    }
+
+    fn db() -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch("CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL)")
+            .unwrap();
+        c
+    }
+
+    #[test]
+    fn blocks_follow_the_stored_value_and_the_floor() {
+        assert_eq!(block(None, 0, 16).unwrap(), (0, 16));
+        assert_eq!(block(Some(40), 0, 16).unwrap(), (40, 56));
+        assert_eq!(block(Some(40), 100, 16).unwrap(), (100, 116));
+        assert_eq!(block(None, 100, 1).unwrap(), (100, 101));
+        assert_eq!(block(Some(LIMIT - 4), 0, 4).unwrap(), (LIMIT - 4, LIMIT));
+        assert_eq!(
+            block(Some(LIMIT - 4), 0, 5).unwrap_err().rv(),
+            CKR_DATA_LEN_RANGE
+        );
+        assert_eq!(
+            block(Some(u64::MAX), 0, 1).unwrap_err().rv(),
+            CKR_DATA_LEN_RANGE
+        );
+    }
+
+    #[test]
+    fn reservations_never_overlap_per_key_value() {
+        let c = db();
+        let k = keys("5a");
+        assert_eq!(reserve(&c, &k, "t", b"key one", 10).unwrap(), 0);
+        assert_eq!(reserve(&c, &k, "t", b"key one", 5).unwrap(), 10);
+        assert_eq!(reserve(&c, &k, "t", b"key two", 3).unwrap(), 0);
+        assert_eq!(reserve(&c, &k, "t", b"key one", 1).unwrap(), 15);
+        assert_eq!(reserve(&c, &k, "t", b"key two", 1).unwrap(), 3);
+        // No plain value of a key is stored.
+        let stored: Vec<Vec<u8>> = c
+            .prepare("SELECT fingerprint FROM iv_counters")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(stored.len(), 2);
+        assert!(stored.iter().all(|f| f.len() == MAC_LEN));
+    }
+
+    #[test]
+    fn edits_deletions_and_replays_are_refused() {
+        let k = keys("5a");
+        let edit = |sql: &str| {
+            let c = db();
+            reserve(&c, &k, "t", b"a", 10).unwrap();
+            reserve(&c, &k, "t", b"b", 10).unwrap();
+            c.execute_batch(sql).unwrap();
+            reserve(&c, &k, "t", b"a", 1).map_err(|e| e.rv())
+        };
+        assert_eq!(edit(""), Ok(10), "untouched");
+        for sql in [
+            "UPDATE iv_counters SET next = 0",
+            "UPDATE iv_counters SET next = -1",
+            "DELETE FROM iv_counters",
+            "DROP TABLE iv_counters",
+            "UPDATE iv_counters SET mac = x'00'",
+            "UPDATE meta SET value = zeroblob(40) WHERE name = 'iv_counters'",
+            "DELETE FROM meta WHERE name = 'iv_counters'",
+        ] {
+            assert_eq!(edit(sql), Err(CKR_DEVICE_ERROR), "{sql}");
+        }
+        // A row put back as it was in an older copy (its MAC valid).
+        let c = db();
+        reserve(&c, &k, "t", b"a", 10).unwrap();
+        let old: (Vec<u8>, i64, Vec<u8>) = c
+            .query_row("SELECT fingerprint, next, mac FROM iv_counters", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .unwrap();
+        reserve(&c, &k, "t", b"a", 10).unwrap();
+        c.execute(
+            "UPDATE iv_counters SET next = ?2, mac = ?3 WHERE fingerprint = ?1",
+            params![old.0, old.1, old.2],
+        )
+        .unwrap();
+        assert_eq!(
+            reserve(&c, &k, "t", b"a", 1).unwrap_err().rv(),
+            CKR_DEVICE_ERROR
+        );
+        // Other keys' MACs do not open the set.
+        let c = db();
+        reserve(&c, &k, "t", b"a", 10).unwrap();
+        assert_eq!(
+            reserve(&c, &keys("6b"), "t", b"a", 1).unwrap_err().rv(),
+            CKR_DEVICE_ERROR
+        );
+    }
+
+    #[test]
+    fn reinitialisation_keeps_every_value_used() {
+        let c = db();
+        let (old, new) = (keys("5a"), keys("6b"));
+        // Nothing to carry: nothing is written.
+        carry_over(&c, Some(&old), &new, "t").unwrap();
+        assert!(state(&c, "t").unwrap().is_none());
+        reserve(&c, &old, "t", b"a", 10).unwrap();
+        reserve(&c, &old, "t", b"b", 70).unwrap();
+        carry_over(&c, Some(&old), &new, "t").unwrap();
+        // Under the new keys every value starts past the old ones.
+        assert_eq!(reserve(&c, &new, "t", b"a", 5).unwrap(), 70);
+        assert_eq!(reserve(&c, &new, "t", b"c", 5).unwrap(), 70);
+        assert_eq!(reserve(&c, &new, "t", b"a", 5).unwrap(), 75);
+        // Twice in a row.
+        let newer = keys("7c");
+        carry_over(&c, Some(&new), &newer, "t").unwrap();
+        assert_eq!(reserve(&c, &newer, "t", b"b", 1).unwrap(), 80);
+        // Damaged counters stay refused after a re-initialisation.
+        c.execute_batch("DELETE FROM iv_counters").unwrap();
+        let newest = keys("8d");
+        carry_over(&c, Some(&newer), &newest, "t").unwrap();
+        assert_eq!(
+            reserve(&c, &newest, "t", b"b", 1).unwrap_err().rv(),
+            CKR_DEVICE_ERROR
+        );
+    }
+
+    #[test]
+    fn two_connections_to_one_token_file_share_the_counters() {
+        use crate::config::Durability;
+        use crate::storage::TokenStore;
+        use crate::storage::sqlite::{SqliteStore, tests::meta};
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = SqliteStore::create(dir.path(), &meta("ivc"), Durability::Normal).unwrap();
+        let mut b = SqliteStore::open(dir.path(), "ivc", Durability::Normal).unwrap();
+        let mut blocks = Vec::new();
+        for i in 0..20u64 {
+            let s: &mut dyn TokenStore = if i % 3 == 0 { &mut a } else { &mut b };
+            let count = 1 + i * 7;
+            let first = s.reserve_iv_counter(b"one key", count).unwrap();
+            blocks.push((first, first + count));
+        }
+        blocks.sort();
+        for w in blocks.windows(2) {
+            assert!(w[0].1 <= w[1].0, "blocks {:?} and {:?} overlap", w[0], w[1]);
+        }
+        let highest = blocks.last().unwrap().1;
+        // C_InitToken through the other connection: the value imported
+        // again continues past every value reserved.
+        let mut m = meta("ivc");
+        m.epoch = "e2".into();
+        m.integrity = Some("6b".repeat(32));
+        b.reinitialize(&m).unwrap();
+        assert_eq!(a.reserve_iv_counter(b"one key", 1).unwrap(), highest);
+        assert_eq!(b.reserve_iv_counter(b"another", 1).unwrap(), highest);
+        drop((a, b));
+        // Reopened (a restart): still going up.
+        let mut c = SqliteStore::open(dir.path(), "ivc", Durability::Normal).unwrap();
+        assert_eq!(c.reserve_iv_counter(b"one key", 1).unwrap(), highest + 1);
+    }
+}
