@@ -301,10 +301,13 @@ fn pkcs1(der: &[u8]) -> Result<PrivateKey, String> {
         let i = r.expect(asn1::INTEGER).ok_or_else(bad)?;
         values.push((ty, Zeroizing::new(unsigned(i.body).to_vec())));
     }
-    let bits = {
-        let n = &values[0].1;
-        n.len() * 8 - n.first().map_or(8, |b| b.leading_zeros() as usize)
-    };
+    // `unsigned` leaves no leading zero octet but the last: an empty or
+    // zero modulus is no key (and has no size).
+    let n = &values[0].1;
+    if n.iter().all(|&b| b == 0) {
+        return Err(bad());
+    }
+    let bits = n.len() * 8 - n[0].leading_zeros() as usize;
     Ok(PrivateKey {
         key_type: CKK_RSA,
         kind: format!("RSA {bits}"),
@@ -572,6 +575,26 @@ mod tests {
                 m[at] ^= 1 << (state >> 61);
                 let _ = parse(&m, NONE, kdf::Limits::DEFAULT);
             }
+        }
+    }
+
+    #[test]
+    fn an_rsa_key_without_a_modulus_is_damaged() {
+        // Version 0 and eight INTEGERs, the modulus empty (`02 00`) or zero:
+        // its size in bits once underflowed (a panic with overflow checks).
+        for modulus in [
+            &[0x02, 0x00][..],
+            &[0x02, 0x01, 0x00],
+            &[0x02, 0x02, 0x00, 0x00],
+        ] {
+            let mut body = vec![0x02, 0x01, 0x00];
+            body.extend_from_slice(modulus);
+            for _ in 0..7 {
+                body.extend_from_slice(&[0x02, 0x01, 0x03]);
+            }
+            let der = asn1::tlv(asn1::SEQUENCE, &body);
+            let e = parse(&der, NONE, kdf::Limits::DEFAULT).err();
+            assert!(e.as_deref().is_some_and(|e| e.contains("damaged")), "{e:?}");
         }
     }
 
