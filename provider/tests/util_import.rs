@@ -494,3 +494,261 @@ fn keys_and_certificates_of_every_form_import_and_export_as_openssl_sees_them() 
     }
     assert_eq!(value, scalar);
 }
+
+/// DER tag–length–value.
+fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = vec![tag];
+    let len = body.len().to_be_bytes();
+    let skip = len.iter().take_while(|&&b| b == 0).count();
+    if body.len() < 0x80 {
+        out.push(body.len() as u8);
+    } else {
+        out.push(0x80 | (len.len() - skip) as u8);
+        out.extend_from_slice(&len[skip..]);
+    }
+    out.extend_from_slice(body);
+    out
+}
+
+/// DER `INTEGER` of `v`.
+fn integer(v: u64) -> Vec<u8> {
+    let bytes = v.to_be_bytes();
+    let skip = bytes.iter().take_while(|&&b| b == 0).count().min(7);
+    let mut body = bytes[skip..].to_vec();
+    if body[0] & 0x80 != 0 {
+        body.insert(0, 0);
+    }
+    tlv(0x02, &body)
+}
+
+/// A PKCS#8 `EncryptedPrivateKeyInfo` (RFC 5958 §3) under PBES2 with the
+/// key derivation `kdf` (its AlgorithmIdentifier) and AES-256-CBC, over
+/// 48 bytes that are no key: what matters is what deriving costs.
+fn pbes2_file(kdf: &[u8]) -> Vec<u8> {
+    const PBES2: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x05, 0x0d];
+    const AES256_CBC: &[u8] = &[0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x01, 0x2a];
+    let mut aes = tlv(0x06, AES256_CBC);
+    aes.extend(tlv(0x04, &[7; 16]));
+    let mut params = kdf.to_vec();
+    params.extend(tlv(0x30, &aes));
+    let mut alg = tlv(0x06, PBES2);
+    alg.extend(tlv(0x30, &params));
+    let mut info = tlv(0x30, &alg);
+    info.extend(tlv(0x04, &[9; 48]));
+    tlv(0x30, &info)
+}
+
+/// scrypt's AlgorithmIdentifier (RFC 7914 §7.1) with `N`, `r`, `p`.
+fn scrypt_kdf(n: u64, r: u64, p: u64) -> Vec<u8> {
+    const SCRYPT: &[u8] = &[0x2b, 0x06, 0x01, 0x04, 0x01, 0xda, 0x47, 0x04, 0x0b];
+    let mut params = tlv(0x04, &[1; 16]);
+    params.extend(integer(n));
+    params.extend(integer(r));
+    params.extend(integer(p));
+    let mut id = tlv(0x06, SCRYPT);
+    id.extend(tlv(0x30, &params));
+    tlv(0x30, &id)
+}
+
+/// PBKDF2's AlgorithmIdentifier (RFC 8018 §A.2) with HMAC-SHA256.
+fn pbkdf2_kdf(iterations: u64) -> Vec<u8> {
+    const PBKDF2: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x05, 0x0c];
+    const HMAC_SHA256: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x02, 0x09];
+    let mut prf = tlv(0x06, HMAC_SHA256);
+    prf.extend_from_slice(&[0x05, 0x00]);
+    let mut params = tlv(0x04, &[1; 16]);
+    params.extend(integer(iterations));
+    params.extend(tlv(0x30, &prf));
+    let mut id = tlv(0x06, PBKDF2);
+    id.extend(tlv(0x30, &params));
+    tlv(0x30, &id)
+}
+
+#[test]
+fn key_files_asking_for_a_costly_kdf_are_refused_before_it_runs_unless_allowed() {
+    let mut f = Fixture::new();
+    f.stop();
+    ok(&util(&f, &init_args("keys")));
+    let dir = f.dir.path().join("kdf");
+    std::fs::create_dir_all(&dir).unwrap();
+    // SAFETY: the fixture's lock serialises the environment's users.
+    unsafe { std::env::set_var("KEY_PASS", "fuzz") };
+    let pass = ["--file-pin-env", "KEY_PASS"];
+    // Before: scrypt N=2^40 aborted the tool on a 1 PiB allocation, N=2^22
+    // took 4 GiB, PBKDF2 at 4*10^9 iterations ran for a quarter of an hour,
+    // and N=0 panicked in the pkcs5 crate. Each is now one line and exit 2,
+    // with or without the passphrase (none is asked for).
+    let hostile = [
+        (
+            "scrypt-2^40",
+            scrypt_kdf(1 << 40, 8, 1),
+            "need 1073741825 MiB of memory, above the limit of 256 MiB: raise it with --max-kdf-memory",
+        ),
+        (
+            "scrypt-2^22",
+            scrypt_kdf(1 << 22, 8, 1),
+            "need 4097 MiB of memory, above the limit of 256 MiB",
+        ),
+        (
+            "scrypt-r-p",
+            scrypt_kdf(2, 65535, 65535),
+            "(N=2^1, r=65535, p=65535) need 524304 MiB of memory",
+        ),
+        (
+            "scrypt-r",
+            scrypt_kdf(1 << 10, 65535, 1),
+            "--max-kdf-memory",
+        ),
+        (
+            "scrypt-p",
+            scrypt_kdf(1 << 14, 8, 65535),
+            "mix 1048560 MiB, above the limit of 1024 MiB",
+        ),
+        (
+            "scrypt-n0",
+            scrypt_kdf(0, 8, 1),
+            "(N=0, r=8, p=1) are invalid",
+        ),
+        (
+            "pbkdf2-4e9",
+            pbkdf2_kdf(4_000_000_000),
+            "asks for 4000000000 PBKDF2 iterations, above the limit of 10000000: raise it with --max-kdf-iterations",
+        ),
+    ];
+    for (name, kdf, says) in &hostile {
+        let der = &pbes2_file(kdf);
+        let file = dir.join(format!("{name}.der"));
+        std::fs::write(&file, der).unwrap();
+        for extra in [&pass[..], &[]] {
+            let e = refused(&import(&f, name, &file, extra));
+            assert!(e.contains(says), "{name}: {e}");
+        }
+        let pem = dir.join(format!("{name}.pem"));
+        std::fs::write(&pem, pem_text("ENCRYPTED PRIVATE KEY", der)).unwrap();
+        let e = refused(&import(&f, name, &pem, &pass));
+        assert!(e.contains(says), "{name}: {e}");
+    }
+    assert!(pbes2_file(&hostile[0].1).len() < 200);
+    // The options' ceilings keep even the largest value from reaching an
+    // absurd allocation; N=2^40 stays refused at the ceiling.
+    let file = dir.join("scrypt-2^40.der");
+    let e = refused(&import(&f, "x", &file, &["--max-kdf-memory", "4097"]));
+    assert!(e.contains("--max-kdf-memory") && e.contains("4096"), "{e}");
+    refused(&import(
+        &f,
+        "x",
+        &file,
+        &["--max-kdf-iterations", "100000001"],
+    ));
+    refused(&import(&f, "x", &file, &["--max-kdf-memory", "0"]));
+    let e = refused(&import(&f, "x", &file, &["--max-kdf-memory", "4096"]));
+    assert!(e.contains("above the limit of 4096 MiB"), "{e}");
+    // Legitimate files OpenSSL writes: refused under a limit below their
+    // cost, imported at it. OpenSSL's defaults: PBKDF2 2048 iterations;
+    // scrypt N=2^14, r=8, p=1 (16 MiB + 2 KiB).
+    let o = |args: &[&str]| openssl(&dir, args);
+    o(&["genpkey", "-algorithm", "ed25519", "-out", "plain.pem"]);
+    o(&[
+        "pkcs8",
+        "-topk8",
+        "-in",
+        "plain.pem",
+        "-passout",
+        "pass:fuzz",
+        "-out",
+        "pbkdf2.pem",
+    ]);
+    o(&[
+        "pkcs8",
+        "-topk8",
+        "-scrypt",
+        "-in",
+        "plain.pem",
+        "-passout",
+        "pass:fuzz",
+        "-out",
+        "scrypt.pem",
+    ]);
+    let pbkdf2 = dir.join("pbkdf2.pem");
+    let e = refused(&import(
+        &f,
+        "pbkdf2",
+        &pbkdf2,
+        &[&pass[..], &["--max-kdf-iterations", "2047"]].concat(),
+    ));
+    assert!(
+        e.contains("2048 PBKDF2 iterations, above the limit of 2047"),
+        "{e}"
+    );
+    ok(&import(
+        &f,
+        "pbkdf2",
+        &pbkdf2,
+        &[&pass[..], &["--max-kdf-iterations", "2048", "--id", "01"]].concat(),
+    ));
+    let scrypt = dir.join("scrypt.pem");
+    let e = refused(&import(
+        &f,
+        "scrypt",
+        &scrypt,
+        &[&pass[..], &["--max-kdf-memory", "16"]].concat(),
+    ));
+    assert!(
+        e.contains("(N=2^14, r=8, p=1) need 17 MiB of memory, above the limit of 16 MiB"),
+        "{e}"
+    );
+    ok(&import(
+        &f,
+        "scrypt",
+        &scrypt,
+        &[&pass[..], &["--max-kdf-memory", "17", "--id", "02"]].concat(),
+    ));
+    // Just above the default PBKDF2 limit (a few seconds to write and read):
+    // refused by default, imported when the limit is raised to it.
+    o(&[
+        "pkcs8",
+        "-topk8",
+        "-v2",
+        "aes-256-cbc",
+        "-iter",
+        "10000001",
+        "-in",
+        "plain.pem",
+        "-passout",
+        "pass:fuzz",
+        "-outform",
+        "DER",
+        "-out",
+        "costly.der",
+    ]);
+    let costly = dir.join("costly.der");
+    let e = refused(&import(&f, "costly", &costly, &pass));
+    assert!(
+        e.contains("10000001 PBKDF2 iterations, above the limit of 10000000"),
+        "{e}"
+    );
+    let made: Value = serde_json::from_str(&ok(&import(
+        &f,
+        "costly",
+        &costly,
+        &[
+            &pass[..],
+            &["--max-kdf-iterations", "10000001", "--id", "03"],
+        ]
+        .concat(),
+    )))
+    .unwrap();
+    assert_eq!(made["objects"][0]["kind"], "Ed25519", "{made}");
+}
+
+/// PEM text of `der` under `label`, 64-character lines.
+fn pem_text(label: &str, der: &[u8]) -> String {
+    use base64ct::{Base64, Encoding};
+    let b64 = Base64::encode_string(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for chunk in b64.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(chunk).unwrap());
+        out.push('\n');
+    }
+    out + &format!("-----END {label}-----\n")
+}

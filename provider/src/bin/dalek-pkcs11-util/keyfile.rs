@@ -13,6 +13,7 @@ use sha1::Digest;
 use zeroize::Zeroizing;
 
 use crate::asn1::{self, Reader};
+use crate::kdf;
 
 /// `rsaEncryption` (1.2.840.113549.1.1.1), contents octets.
 const OID_RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
@@ -120,14 +121,19 @@ fn pem_blocks(text: &str) -> Result<Vec<PemBlock>, String> {
 
 /// What `bytes` (a PEM or DER file) holds: at most one private key and at
 /// most one certificate. An encrypted PKCS#8 key (RFC 5958 §3, PBES2 of
-/// RFC 8018 with PBKDF2 or scrypt) is decrypted with `passphrase`.
-pub fn parse(bytes: &[u8], passphrase: Passphrase<'_>) -> Result<Vec<Item>, String> {
+/// RFC 8018 with PBKDF2 or scrypt) is decrypted with `passphrase` if its
+/// key derivation costs at most `limits`.
+pub fn parse(
+    bytes: &[u8],
+    passphrase: Passphrase<'_>,
+    limits: kdf::Limits,
+) -> Result<Vec<Item>, String> {
     let pem = std::str::from_utf8(bytes)
         .ok()
         .filter(|t| t.contains("-----BEGIN "));
     let mut items = Vec::new();
     match pem {
-        None => items.push(parse_der(bytes, None, passphrase)?),
+        None => items.push(parse_der(bytes, passphrase, limits)?),
         Some(text) => {
             let blocks = pem_blocks(text)?;
             // A separate "EC PARAMETERS" block names the curve of a SEC1 key
@@ -153,7 +159,9 @@ pub fn parse(bytes: &[u8], passphrase: Passphrase<'_>) -> Result<Vec<Item>, Stri
                     "CERTIFICATE" | "X509 CERTIFICATE" | "TRUSTED CERTIFICATE" => {
                         Item::Certificate(certificate(&b.der)?)
                     }
-                    "ENCRYPTED PRIVATE KEY" => Item::Key(encrypted_pkcs8(&b.der, passphrase)?),
+                    "ENCRYPTED PRIVATE KEY" => {
+                        Item::Key(encrypted_pkcs8(&b.der, passphrase, limits)?)
+                    }
                     "PUBLIC KEY" | "RSA PUBLIC KEY" => {
                         return Err("the file holds a public key only: import the private key \
                              (its public key is imported with it)"
@@ -180,11 +188,7 @@ pub fn parse(bytes: &[u8], passphrase: Passphrase<'_>) -> Result<Vec<Item>, Stri
 }
 
 /// A DER file: PKCS#8, then certificate, PKCS#1, SEC1, by their shape.
-fn parse_der(
-    der: &[u8],
-    params: Option<&[u8]>,
-    passphrase: Passphrase<'_>,
-) -> Result<Item, String> {
+fn parse_der(der: &[u8], passphrase: Passphrase<'_>, limits: kdf::Limits) -> Result<Item, String> {
     let outer = asn1::single(der, asn1::SEQUENCE)
         .ok_or("not a PEM file, nor one DER structure (a key or a certificate)")?;
     let mut r = Reader::new(outer.body);
@@ -192,11 +196,11 @@ fn parse_der(
     let _ = r.any();
     match (first, r.peek_tag()) {
         (Some(asn1::INTEGER), Some(asn1::SEQUENCE)) => Ok(Item::Key(pkcs8(der)?)),
-        (Some(asn1::INTEGER), Some(asn1::OCTET_STRING)) => Ok(Item::Key(sec1(der, params)?)),
+        (Some(asn1::INTEGER), Some(asn1::OCTET_STRING)) => Ok(Item::Key(sec1(der, None)?)),
         (Some(asn1::INTEGER), Some(asn1::INTEGER)) => Ok(Item::Key(pkcs1(der)?)),
         (Some(asn1::SEQUENCE), Some(asn1::SEQUENCE)) => Ok(Item::Certificate(certificate(der)?)),
         (Some(asn1::SEQUENCE), Some(asn1::OCTET_STRING)) => {
-            Ok(Item::Key(encrypted_pkcs8(der, passphrase)?))
+            Ok(Item::Key(encrypted_pkcs8(der, passphrase, limits)?))
         }
         _ => Err("the DER structure is neither a private key nor a certificate".into()),
     }
@@ -212,10 +216,17 @@ fn unsigned(bytes: &[u8]) -> &[u8] {
     &bytes[skip..]
 }
 
-/// PKCS#8 `EncryptedPrivateKeyInfo`, decrypted with the passphrase.
-fn encrypted_pkcs8(der: &[u8], passphrase: Passphrase<'_>) -> Result<PrivateKey, String> {
+/// PKCS#8 `EncryptedPrivateKeyInfo`, decrypted with the passphrase once
+/// its key derivation's cost is within `limits` (nothing is derived, and no
+/// passphrase asked for, otherwise).
+fn encrypted_pkcs8(
+    der: &[u8],
+    passphrase: Passphrase<'_>,
+    limits: kdf::Limits,
+) -> Result<PrivateKey, String> {
     let info = pkcs8::EncryptedPrivateKeyInfoOwned::try_from(der)
         .map_err(|_| "the encrypted PKCS#8 structure is damaged".to_string())?;
+    kdf::check(&info.encryption_algorithm, limits)?;
     let pass = passphrase()?;
     let plain = info.decrypt(&*pass).map_err(|_| {
         "the encrypted key could not be decrypted: a wrong passphrase, or a scheme other than \
@@ -290,10 +301,13 @@ fn pkcs1(der: &[u8]) -> Result<PrivateKey, String> {
         let i = r.expect(asn1::INTEGER).ok_or_else(bad)?;
         values.push((ty, Zeroizing::new(unsigned(i.body).to_vec())));
     }
-    let bits = {
-        let n = &values[0].1;
-        n.len() * 8 - n.first().map_or(8, |b| b.leading_zeros() as usize)
-    };
+    // `unsigned` leaves no leading zero octet but the last: an empty or
+    // zero modulus is no key (and has no size).
+    let n = &values[0].1;
+    if n.iter().all(|&b| b == 0) {
+        return Err(bad());
+    }
+    let bits = n.len() * 8 - n[0].leading_zeros() as usize;
     Ok(PrivateKey {
         key_type: CKK_RSA,
         kind: format!("RSA {bits}"),
@@ -509,7 +523,11 @@ mod tests {
 
     #[test]
     fn refuses_what_it_cannot_import_with_a_reason() {
-        let msg = |b: &[u8]| parse(b, NONE).err().unwrap_or_default();
+        let msg = |b: &[u8]| {
+            parse(b, NONE, kdf::Limits::DEFAULT)
+                .err()
+                .unwrap_or_default()
+        };
         assert!(msg(b"junk").contains("not a PEM file"));
         assert!(msg(b"-----BEGIN PRIVATE KEY-----\nAAAA\n").contains("no END line"));
         assert!(
@@ -544,9 +562,9 @@ mod tests {
         ];
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         for sample in &samples {
-            assert!(parse(sample, NONE).is_ok());
+            assert!(parse(sample, NONE, kdf::Limits::DEFAULT).is_ok());
             for len in 0..sample.len() {
-                let _ = parse(&sample[..len], NONE);
+                let _ = parse(&sample[..len], NONE, kdf::Limits::DEFAULT);
             }
             for _ in 0..2000 {
                 state ^= state << 13;
@@ -555,8 +573,28 @@ mod tests {
                 let mut m = sample.clone();
                 let at = (state % m.len() as u64) as usize;
                 m[at] ^= 1 << (state >> 61);
-                let _ = parse(&m, NONE);
+                let _ = parse(&m, NONE, kdf::Limits::DEFAULT);
             }
+        }
+    }
+
+    #[test]
+    fn an_rsa_key_without_a_modulus_is_damaged() {
+        // Version 0 and eight INTEGERs, the modulus empty (`02 00`) or zero:
+        // its size in bits once underflowed (a panic with overflow checks).
+        for modulus in [
+            &[0x02, 0x00][..],
+            &[0x02, 0x01, 0x00],
+            &[0x02, 0x02, 0x00, 0x00],
+        ] {
+            let mut body = vec![0x02, 0x01, 0x00];
+            body.extend_from_slice(modulus);
+            for _ in 0..7 {
+                body.extend_from_slice(&[0x02, 0x01, 0x03]);
+            }
+            let der = asn1::tlv(asn1::SEQUENCE, &body);
+            let e = parse(&der, NONE, kdf::Limits::DEFAULT).err();
+            assert!(e.as_deref().is_some_and(|e| e.contains("damaged")), "{e:?}");
         }
     }
 
@@ -570,7 +608,7 @@ mod tests {
         body.extend_from_slice(&[0x81, 0x21, 0x00]);
         body.extend_from_slice(&[5; 32]);
         let der = asn1::tlv(asn1::SEQUENCE, &body);
-        let items = parse(&der, NONE).unwrap();
+        let items = parse(&der, NONE, kdf::Limits::DEFAULT).unwrap();
         let Item::Key(k) = &items[0] else {
             panic!("not a key")
         };
@@ -581,7 +619,7 @@ mod tests {
     #[test]
     fn parses_rfc8410_keys_and_builds_their_public_key_info() {
         let der = dalek_pkcs11::mechanisms::x25519::pkcs8(&[9; 32]);
-        let items = parse(&der, NONE).unwrap();
+        let items = parse(&der, NONE, kdf::Limits::DEFAULT).unwrap();
         let Item::Key(k) = &items[0] else {
             panic!("not a key")
         };
@@ -604,7 +642,7 @@ mod tests {
         );
         let pem = to_pem("PRIVATE KEY", &der);
         assert!(matches!(
-            &parse(pem.as_bytes(), NONE).unwrap()[0],
+            &parse(pem.as_bytes(), NONE, kdf::Limits::DEFAULT).unwrap()[0],
             Item::Key(_)
         ));
     }

@@ -12,6 +12,7 @@
 
 mod asn1;
 mod files;
+mod kdf;
 mod keyfile;
 mod migrate;
 mod objects;
@@ -121,6 +122,16 @@ struct ImportArgs {
     /// key file (asked for without echo at a terminal otherwise).
     #[arg(long, value_name = "VAR")]
     file_pin_env: Option<String>,
+    /// The most memory an encrypted key file's scrypt may use, in MiB
+    /// (its work may be 4 times that); a file asking for more is refused.
+    #[arg(long, value_name = "MIB", default_value_t = kdf::Limits::DEFAULT.memory_mib,
+          value_parser = clap::value_parser!(u64).range(1..=kdf::Limits::MAX_MEMORY_MIB))]
+    max_kdf_memory: u64,
+    /// The most PBKDF2 iterations an encrypted key file may ask for; a file
+    /// asking for more is refused.
+    #[arg(long, value_name = "N", default_value_t = kdf::Limits::DEFAULT.iterations,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(kdf::Limits::MAX_ITERATIONS)))]
+    max_kdf_iterations: u32,
     #[command(flatten)]
     pin: PinArgs,
 }

@@ -219,7 +219,11 @@ pub fn import(a: &ImportArgs, json: bool) -> Outcome {
         .map_err(|e| Failure::new(format!("reading {}: {e}", a.file.display())))?;
     let bytes = zeroize::Zeroizing::new(bytes);
     let passphrase = || file_passphrase(a);
-    let items = keyfile::parse(&bytes, &passphrase)
+    let limits = crate::kdf::Limits {
+        memory_mib: a.max_kdf_memory,
+        iterations: a.max_kdf_iterations,
+    };
+    let items = keyfile::parse(&bytes, &passphrase, limits)
         .map_err(|e| Failure::new(format!("{}: {e}", a.file.display())))?;
     let given_id = a.id.as_deref().map(parse_hex).transpose()?;
     // Every object gets the same id: the given one, or the key identifier
