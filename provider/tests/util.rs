@@ -241,3 +241,31 @@ fn a_backup_taken_under_load_restores_and_verifies_and_edits_are_found() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("nothing restored"));
 }
+
+/// A PIN piped on standard input is read up to a bound (a PIN is at most
+/// 255 bytes), never to the end of whatever is piped in.
+#[test]
+fn a_pin_on_standard_input_is_read_up_to_a_bound() {
+    use std::io::Write;
+    let f = Fixture::new();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dalek-pkcs11-util"))
+        .env("DALEK_PKCS11_TOKEN_DIR", f.dir.path().join("tokens"))
+        .env_remove("DALEK_PKCS11_CONFIG")
+        .env("DALEK_PKCS11_STORAGE", "sqlite")
+        .env("PIN_SO", SO_PIN)
+        .args(["init-token", "--label", "huge", "--so-pin-env", "PIN_SO"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        // The tool stops reading at the bound: a broken pipe is expected.
+        let _ = stdin.write_all(&vec![b'1'; 16 << 20]);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let err = refused(&out);
+    assert!(err.contains("longer than 1024 bytes"), "{err}");
+}

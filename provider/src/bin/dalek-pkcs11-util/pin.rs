@@ -75,10 +75,16 @@ pub fn read(
         return Ok(first);
     }
     let mut line = Zeroizing::new(String::new());
-    std::io::stdin()
-        .lock()
+    // A PIN is at most 255 bytes (the module refuses longer ones): a line
+    // is read up to a bound, never to the end of whatever is piped in.
+    std::io::Read::take(std::io::stdin().lock(), MAX_LINE + 1)
         .read_line(&mut line)
         .map_err(|e| Failure::new(format!("reading the {what} from standard input: {e}")))?;
+    if line.len() as u64 > MAX_LINE {
+        return Err(Failure::new(format!(
+            "the {what} on standard input is longer than {MAX_LINE} bytes"
+        )));
+    }
     let pin = line.trim_end_matches(['\r', '\n']);
     if pin.is_empty() {
         return Err(Failure::new(format!(
@@ -87,6 +93,9 @@ pub fn read(
     }
     Ok(Zeroizing::new(pin.as_bytes().to_vec()))
 }
+
+/// The longest line read from standard input (a PIN, a confirmation).
+pub const MAX_LINE: u64 = 1024;
 
 fn prompt(what: &str) -> Result<Pin, Failure> {
     rpassword::prompt_password(format!("{what}: "))

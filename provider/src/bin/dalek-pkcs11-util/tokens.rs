@@ -339,8 +339,7 @@ fn confirm_deletion(label: &str, serial: &str) -> Outcome {
     );
     let _ = std::io::stderr().flush();
     let mut line = String::new();
-    std::io::stdin()
-        .lock()
+    std::io::Read::take(std::io::stdin().lock(), crate::pin::MAX_LINE)
         .read_line(&mut line)
         .map_err(|e| Failure::new(format!("reading the confirmation: {e}")))?;
     if line.trim_end_matches(['\r', '\n']) != label {
