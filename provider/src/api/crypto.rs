@@ -51,8 +51,11 @@ fn usable_key(
         return Err(err(CKR_MECHANISM_INVALID));
     }
     let material = material_of(token, &key)?;
-    if matches!(usage, CKA_SIGN | CKA_VERIFY) && matches!(*material, KeyMaterial::Secret { .. }) {
-        // A MAC is an oracle on its key: none weaker than the floor.
+    if matches!(usage, CKA_SIGN | CKA_VERIFY)
+        && matches!(*material, KeyMaterial::Secret { .. } | KeyMaterial::Des(_))
+    {
+        // A MAC is an oracle on its key: none weaker than the floor (a
+        // short HMAC key, two-key Triple DES for DES3-MAC/CMAC).
         key_policy::check_mac_key(key.flag(CKA_SENSITIVE), strength::strength(&material))?;
     }
     Ok(UsableKey {

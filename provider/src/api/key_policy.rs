@@ -255,8 +255,9 @@ pub fn check_derived_strength(
 }
 
 /// The floor of MAC keys: a sensitive secret key of less than
-/// [`FLOOR_BITS`] is not used to sign or verify (`CKR_KEY_SIZE_RANGE`), so
-/// no MAC oracle is weaker than 112 bits. A key that is not sensitive may
+/// [`FLOOR_BITS`] (a short HMAC key, a two-key Triple DES key for
+/// `CKM_DES3_MAC` / `CKM_DES3_CMAC`) is not used to sign or verify
+/// (`CKR_KEY_SIZE_RANGE`), so no MAC oracle is weaker than 112 bits. A key that is not sensitive may
 /// be short (RFC 4231's test keys are); its protection is the caller's.
 pub fn check_mac_key(sensitive: bool, strength: u32) -> Result<()> {
     if sensitive && strength < FLOOR_BITS {

@@ -296,3 +296,48 @@ fn derivation_at_the_floor_is_allowed() {
         assert_eq!(got, Outcome::Weakened, "{policy:?}");
     }
 }
+
+/// The MAC floor for Triple DES: a sensitive two-key Triple DES key (80
+/// bits) does not make DES3-CMAC or DES3-MAC tags; a three-key one (112)
+/// does.
+#[test]
+fn sensitive_two_key_triple_des_mac() {
+    use cryptoki_sys::*;
+    fn sign_init(s: &Session, keygen: Mechanism, ty: CK_MECHANISM_TYPE) -> CK_RV {
+        let key = s
+            .generate_key(
+                &keygen,
+                &[
+                    Attribute::Token(false),
+                    Attribute::Sensitive(true),
+                    Attribute::Sign(true),
+                ],
+            )
+            .unwrap();
+        let mut m = CK_MECHANISM {
+            mechanism: ty,
+            pParameter: std::ptr::null_mut(),
+            ulParameterLen: 0,
+        };
+        // SAFETY: a live mechanism struct; the session and key are valid.
+        unsafe { raw().C_SignInit.unwrap()(s.handle(), &mut m, key.handle()) }
+    }
+    for policy in POLICIES {
+        for ty in [CKM_DES3_CMAC, CKM_DES3_MAC] {
+            let rvs = run(policy, |s| {
+                let two = sign_init(s, Mechanism::Des2KeyGen, ty);
+                let three = sign_init(s, Mechanism::Des3KeyGen, ty);
+                Outcome::Refused(
+                    "C_SignInit",
+                    match (two, three) {
+                        (CKR_KEY_SIZE_RANGE, CKR_OK) => RvError::KeySizeRange,
+                        (two, three) => {
+                            panic!("{policy:?} {ty:#x}: DES2 {two:#x}, DES3 {three:#x}")
+                        }
+                    },
+                )
+            });
+            assert_eq!(rvs, Outcome::Refused("C_SignInit", RvError::KeySizeRange));
+        }
+    }
+}
