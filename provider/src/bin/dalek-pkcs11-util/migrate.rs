@@ -194,6 +194,20 @@ struct Source {
 }
 
 /// A source module's error in one short line ("C_WrapKey: KeyNotWrappable").
+/// This token's refusal of a copy made by `call`, with the reason when it
+/// is the strict key-management policy's (docs/SECURITY.md).
+fn refused_here(call: &str, e: &dalek_pkcs11::error::Error, here: &Session) -> String {
+    if e.rv() == CKR_TEMPLATE_INCONSISTENT && here.token.config().key_policy.is_strict() {
+        format!(
+            "{call}: {e} (key_policy = strict: a key made outside this token never wraps, an \
+             unwrapped key is sensitive, and no key holds wrap with decrypt or derive, or unwrap \
+             with encrypt or derive)"
+        )
+    } else {
+        format!("{call}: {e}")
+    }
+}
+
 fn short(e: &cryptoki::error::Error) -> String {
     match e {
         cryptoki::error::Error::Pkcs11(rv, function) => format!("C_{function:?}: {rv:?}"),
@@ -467,7 +481,7 @@ fn copy_object(
         if !dry_run {
             match objects::create(here, &template) {
                 Ok(_) => {}
-                Err(e) => return not_movable(entry, format!("C_CreateObject: {e}")),
+                Err(e) => return not_movable(entry, refused_here("C_CreateObject", &e, here)),
             }
         }
         entry.fate = Fate::Moved;
@@ -496,7 +510,7 @@ fn copy_object(
             entry.fate = Fate::MovedWrapped;
             Ok(entry)
         }
-        Err(e) => not_movable(entry, format!("C_UnwrapKey: {e}")),
+        Err(e) => not_movable(entry, refused_here("C_UnwrapKey", &e, here)),
     }
 }
 

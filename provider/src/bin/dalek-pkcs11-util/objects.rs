@@ -86,8 +86,10 @@ fn private_template(k: &PrivateKey, a: &ImportArgs, id: &[u8]) -> Vec<Attr> {
         Attr::bool(CKA_SENSITIVE, a.sensitive),
         Attr::bool(CKA_EXTRACTABLE, a.extractable),
     ];
+    // Unwrapping and wrapping are left to the token's defaults (true, or
+    // false under key_policy = strict, which lets no imported key wrap).
     let usage: &[CK_ATTRIBUTE_TYPE] = match k.key_type {
-        CKK_RSA => &[CKA_SIGN, CKA_DECRYPT, CKA_UNWRAP],
+        CKK_RSA => &[CKA_SIGN, CKA_DECRYPT],
         CKK_EC => &[CKA_SIGN, CKA_DERIVE],
         CKK_EC_EDWARDS => &[CKA_SIGN],
         _ => &[CKA_DERIVE],
@@ -109,7 +111,7 @@ fn public_template(
     let (values, usage): (&[CK_ATTRIBUTE_TYPE], &[CK_ATTRIBUTE_TYPE]) = match key_type {
         CKK_RSA => (
             &[CKA_MODULUS, CKA_PUBLIC_EXPONENT],
-            &[CKA_VERIFY, CKA_ENCRYPT, CKA_WRAP],
+            &[CKA_VERIFY, CKA_ENCRYPT],
         ),
         CKK_EC | CKK_EC_EDWARDS => (&[CKA_EC_PARAMS, CKA_EC_POINT], &[CKA_VERIFY]),
         _ => (&[CKA_EC_PARAMS, CKA_EC_POINT], &[]),
