@@ -204,13 +204,7 @@ fn derived_key_less_protected_than_its_base() {
                 s.derive_key(
                     &Mechanism::ConcatenateBaseAndData(KeyDerivationStringData::new(&[])),
                     victim,
-                    &[
-                        Attribute::Class(ObjectClass::SECRET_KEY),
-                        Attribute::KeyType(KeyType::AES),
-                        Attribute::Token(false),
-                        Attribute::Sensitive(false),
-                        Attribute::Extractable(true),
-                    ],
+                    &aes_template(&[Attribute::Sensitive(false), Attribute::Extractable(true)]),
                 ),
             )?;
             super::attributes::read_value(s, copy)

@@ -127,6 +127,18 @@ pub fn usage_flags(on: &[AttributeType]) -> Vec<Attribute> {
     .collect()
 }
 
+/// The template of an AES session key: class, type, `CKA_TOKEN = false`,
+/// then `extra`.
+pub fn aes_template(extra: &[Attribute]) -> Vec<Attribute> {
+    let mut t = vec![
+        Attribute::Class(ObjectClass::SECRET_KEY),
+        Attribute::KeyType(KeyType::AES),
+        Attribute::Token(false),
+    ];
+    t.extend_from_slice(extra);
+    t
+}
+
 /// A secret key with a value the caller chose (C_CreateObject).
 pub fn known_key(
     s: &Session,

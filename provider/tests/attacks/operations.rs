@@ -9,6 +9,25 @@ use cryptoki::mechanism::rsa::{PkcsMgfType, PkcsOaepParams, PkcsOaepSource};
 use cryptoki_sys::*;
 use std::ptr::null_mut;
 
+/// A P-256 session key pair whose private key has `private`.
+fn p256_pair(
+    s: &Session,
+    private: &[Attribute],
+) -> cryptoki::error::Result<(ObjectHandle, ObjectHandle)> {
+    let mut t = vec![Attribute::Token(false)];
+    t.extend_from_slice(private);
+    s.generate_key_pair(
+        &Mechanism::EccKeyPairGen,
+        &[
+            Attribute::Token(false),
+            Attribute::EcParams(vec![
+                0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07,
+            ]),
+        ],
+        &t,
+    )
+}
+
 fn raw_mech(ty: CK_MECHANISM_TYPE) -> CK_MECHANISM {
     CK_MECHANISM {
         mechanism: ty,
@@ -37,20 +56,9 @@ fn one_context_login_for_two_operations() {
         outcome((|| {
             let (_, signer) = step(
                 "C_GenerateKeyPair (signing key)",
-                s.generate_key_pair(
-                    &Mechanism::EccKeyPairGen,
-                    &[
-                        Attribute::Token(false),
-                        // P-256
-                        Attribute::EcParams(vec![
-                            0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07,
-                        ]),
-                    ],
-                    &[
-                        Attribute::Token(false),
-                        Attribute::Sign(true),
-                        Attribute::AlwaysAuthenticate(true),
-                    ],
+                p256_pair(
+                    s,
+                    &[Attribute::Sign(true), Attribute::AlwaysAuthenticate(true)],
                 ),
             )?;
             let (public, decrypter) = step(
@@ -215,33 +223,12 @@ fn always_authenticate_key_in_a_single_call() {
         outcome((|| {
             let (_, private) = step(
                 "C_GenerateKeyPair",
-                s.generate_key_pair(
-                    &Mechanism::EccKeyPairGen,
-                    &[
-                        Attribute::Token(false),
-                        Attribute::EcParams(vec![
-                            0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07,
-                        ]),
-                    ],
-                    &[
-                        Attribute::Token(false),
-                        Attribute::Derive(true),
-                        Attribute::AlwaysAuthenticate(true),
-                    ],
+                p256_pair(
+                    s,
+                    &[Attribute::Derive(true), Attribute::AlwaysAuthenticate(true)],
                 ),
             )?;
-            let (peer_public, _) = s
-                .generate_key_pair(
-                    &Mechanism::EccKeyPairGen,
-                    &[
-                        Attribute::Token(false),
-                        Attribute::EcParams(vec![
-                            0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07,
-                        ]),
-                    ],
-                    &[Attribute::Token(false)],
-                )
-                .unwrap();
+            let (peer_public, _) = p256_pair(s, &[]).unwrap();
             let point = match s
                 .get_attributes(peer_public, &[AttributeType::EcPoint])
                 .unwrap()

@@ -24,6 +24,19 @@ fn wrap(s: &Session, w: ObjectHandle, v: ObjectHandle) -> Result<Vec<u8>, Outcom
     step("C_WrapKey", s.wrap_key(&Mechanism::AesKeyWrap, w, v))
 }
 
+/// Opens the wrapped `blob` of the victim `v` with `C_Decrypt` under
+/// `twin`: the attack's success if it gives the victim's value.
+fn open_blob(
+    s: &Session,
+    twin: ObjectHandle,
+    blob: &[u8],
+    v: ObjectHandle,
+) -> Result<Outcome, Outcome> {
+    let value = step("C_Decrypt", s.decrypt(&Mechanism::AesKeyWrap, twin, blob))?;
+    assert!(same_aes_key(s, v, &value));
+    Ok(Outcome::Recovered)
+}
+
 /// RFC 3394 unwrap with a known key, off the token.
 fn offline_unwrap(kek: &[u8], blob: &[u8]) -> Vec<u8> {
     use aes::cipher::KeyInit;
@@ -72,9 +85,7 @@ fn decrypting_copy_created_after_the_wrap() {
                 "C_CreateObject (decrypting copy)",
                 known_key(s, KeyType::AES, &kek, &[AttributeType::Decrypt]),
             )?;
-            let value = step("C_Decrypt", s.decrypt(&Mechanism::AesKeyWrap, twin, &blob))?;
-            assert!(same_aes_key(s, v, &value));
-            Ok(Outcome::Recovered)
+            open_blob(s, twin, &blob, v)
         })())
     }
     // Under default the victim is extractable and the wrapping key's value
@@ -103,17 +114,10 @@ fn decrypting_copy_derived_after_the_wrap() {
                 s.derive_key(
                     &Mechanism::ConcatenateBaseAndData(KeyDerivationStringData::new(&[])),
                     w,
-                    &[
-                        Attribute::Class(ObjectClass::SECRET_KEY),
-                        Attribute::KeyType(KeyType::AES),
-                        Attribute::Token(false),
-                        Attribute::Decrypt(true),
-                    ],
+                    &aes_template(&[Attribute::Decrypt(true)]),
                 ),
             )?;
-            let value = step("C_Decrypt", s.decrypt(&Mechanism::AesKeyWrap, twin, &blob))?;
-            assert!(same_aes_key(s, v, &value));
-            Ok(Outcome::Recovered)
+            open_blob(s, twin, &blob, v)
         })())
     }
     expect(
@@ -138,9 +142,7 @@ fn decrypting_copy_copied_after_the_wrap() {
                 "C_CopyObject (decrypting copy)",
                 s.copy_object(w, &[Attribute::Decrypt(true)]),
             )?;
-            let value = step("C_Decrypt", s.decrypt(&Mechanism::AesKeyWrap, twin, &blob))?;
-            assert!(same_aes_key(s, v, &value));
-            Ok(Outcome::Recovered)
+            open_blob(s, twin, &blob, v)
         })())
     }
     let refused = || Outcome::Refused("C_CopyObject (decrypting copy)", RvError::AttributeReadOnly);
@@ -171,17 +173,10 @@ fn decrypting_copy_unwrapped_after_the_wrap() {
                     &Mechanism::AesKeyWrap,
                     carrier,
                     &w_blob,
-                    &[
-                        Attribute::Class(ObjectClass::SECRET_KEY),
-                        Attribute::KeyType(KeyType::AES),
-                        Attribute::Token(false),
-                        Attribute::Decrypt(true),
-                    ],
+                    &aes_template(&[Attribute::Decrypt(true)]),
                 ),
             )?;
-            let value = step("C_Decrypt", s.decrypt(&Mechanism::AesKeyWrap, twin, &blob))?;
-            assert!(same_aes_key(s, v, &value));
-            Ok(Outcome::Recovered)
+            open_blob(s, twin, &blob, v)
         })())
     }
     // Default: the wrapping key was extractable, so its value may leave
@@ -303,13 +298,7 @@ fn trojan_wrapping_key_unwrapped() {
                     &Mechanism::AesKeyWrap,
                     k,
                     &planted,
-                    &[
-                        Attribute::Class(ObjectClass::SECRET_KEY),
-                        Attribute::KeyType(KeyType::AES),
-                        Attribute::Token(false),
-                        Attribute::Wrap(true),
-                        Attribute::Decrypt(false),
-                    ],
+                    &aes_template(&[Attribute::Wrap(true), Attribute::Decrypt(false)]),
                 ),
             )?;
             let blob = wrap(s, w, v)?;
@@ -400,13 +389,7 @@ fn reimport_under_other_attributes() {
                     &Mechanism::AesKeyWrap,
                     w,
                     &blob,
-                    &[
-                        Attribute::Class(ObjectClass::SECRET_KEY),
-                        Attribute::KeyType(KeyType::AES),
-                        Attribute::Token(false),
-                        Attribute::Sensitive(false),
-                        Attribute::Extractable(true),
-                    ],
+                    &aes_template(&[Attribute::Sensitive(false), Attribute::Extractable(true)]),
                 ),
             )?;
             super::attributes::read_value(s, copy)
