@@ -11,6 +11,7 @@ pub mod attributes;
 pub mod config;
 pub mod error;
 pub mod ffi;
+pub mod hygiene;
 pub mod log;
 pub mod mechanisms;
 pub mod storage;

@@ -333,7 +333,11 @@ impl Object {
         if let Some(k) = slot.as_ref() {
             return Ok(k.clone());
         }
-        let k = Arc::new(load(self)?);
+        // Parsed below, and the stack the parsing (and unsealing) used
+        // wiped, before the key is moved to its heap block: the block
+        // would otherwise take stale stack bytes along in the space its
+        // variant does not use (see `crate::hygiene`).
+        let k = Arc::new(crate::hygiene::wiping(|| load(self))?);
         *slot = Some(k.clone());
         Ok(k)
     }

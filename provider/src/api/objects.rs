@@ -141,7 +141,9 @@ pub fn create(session: &Session, template: &[Attr]) -> Result<CK_OBJECT_HANDLE> 
     )?;
     check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
     attrs.set_ulong(CKA_CLASS, class);
-    keys::complete_import(class, key_type, &mut attrs)?;
+    // Checking a key parses it: its stack is wiped before the object is
+    // built and stored (see `crate::hygiene`).
+    crate::hygiene::wiping(|| keys::complete_import(class, key_type, &mut attrs))?;
     set_key_origin(&mut attrs, Origin::Create, None);
     insert_new(session, attrs, tables)
 }

@@ -879,10 +879,10 @@ impl Token {
         for o in self.objects.read().by_handle.values() {
             o.forget_key();
         }
+        // The blocks of the key and of every parsed key are zeroed as they
+        // are freed (`ffi::alloc`); what sealing and unsealing left on this
+        // thread's stack was wiped as each call returned (`crate::hygiene`).
         self.drop_session_objects(None, true);
-        // Key schedules that sealing and unsealing spilled to this thread's
-        // stack go too (the heap copies were zeroized as they dropped).
-        crate::storage::seal::wipe_stack();
         Ok(())
     }
 
@@ -995,6 +995,5 @@ impl Token {
             login.key = None;
         }
         *store = None;
-        crate::storage::seal::wipe_stack();
     }
 }

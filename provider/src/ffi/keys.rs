@@ -1,7 +1,7 @@
 //! Key management (base spec §5.15).
 
 use super::mechanism;
-use super::util::{bytes, finish_output, guard, out, out_buffer, template};
+use super::util::{bytes, finish_output, guard, guard_deep, out, out_buffer, template};
 use crate::api::{crypto, module};
 use crate::error::err;
 use cryptoki_sys::*;
@@ -21,7 +21,7 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
     phPublicKey: *mut CK_OBJECT_HANDLE,
     phPrivateKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    guard_deep(|| {
         module::with_session(hSession, |s| {
             if phPublicKey.is_null() || phPrivateKey.is_null() {
                 return Err(err(CKR_ARGUMENTS_BAD));
@@ -59,7 +59,7 @@ pub unsafe extern "C" fn C_GenerateKey(
     ulCount: CK_ULONG,
     phKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    guard_deep(|| {
         module::with_session(hSession, |s| {
             // Arguments before the mechanism (see C_GenerateKeyPair).
             // SAFETY: forwarded caller guarantees.
@@ -119,7 +119,7 @@ pub unsafe extern "C" fn C_UnwrapKey(
     ulAttributeCount: CK_ULONG,
     phKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    guard_deep(|| {
         module::with_session(hSession, |s| {
             // Arguments before the mechanism (see C_GenerateKeyPair).
             // SAFETY: forwarded caller guarantees.
@@ -150,7 +150,7 @@ pub unsafe extern "C" fn C_DeriveKey(
     ulAttributeCount: CK_ULONG,
     phKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    guard_deep(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             if unsafe { mechanism::is_sp800_108(pMechanism) } {

@@ -6,6 +6,7 @@
 
 #![allow(non_snake_case)]
 
+mod alloc;
 pub mod decrypt;
 pub mod digest;
 pub mod dual;

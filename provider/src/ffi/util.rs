@@ -36,12 +36,30 @@ fn install_panic_hook() {
 
 /// Runs the body of an exported function: a panic becomes
 /// `CKR_GENERAL_ERROR` instead of unwinding into C, and prints nothing.
+/// The body runs below this frame, and the stack it used is wiped before
+/// the call returns (after a panic too): no key schedule, parsed key or
+/// PIN derivation of this call is left for a later one to pick up (see
+/// `crate::hygiene`).
 #[inline]
 pub fn guard(body: impl FnOnce() -> Result<()>) -> CK_RV {
+    guarded(body, crate::hygiene::wipe_stack)
+}
+
+/// [`guard`] for the functions that make keys (`C_GenerateKey`,
+/// `C_GenerateKeyPair`, `C_UnwrapKey`, `C_DeriveKey`): RSA and DSA
+/// generation reach deeper than other calls, and all of it is wiped.
+#[inline]
+pub fn guard_deep(body: impl FnOnce() -> Result<()>) -> CK_RV {
+    guarded(body, crate::hygiene::wipe_stack_deep)
+}
+
+#[inline]
+fn guarded(body: impl FnOnce() -> Result<()>, wipe: fn()) -> CK_RV {
     install_panic_hook();
     let outer = IN_API.replace(true);
-    let result = catch_unwind(AssertUnwindSafe(body));
+    let result = catch_unwind(AssertUnwindSafe(|| crate::hygiene::below(body)));
     IN_API.set(outer);
+    wipe();
     match result {
         Ok(Ok(())) => CKR_OK,
         Ok(Err(e)) => e.rv(),

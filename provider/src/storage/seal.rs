@@ -14,6 +14,7 @@
 
 use crate::config::MAX_PIN_KDF_ITERATIONS;
 use crate::error::{Result, err};
+use crate::hygiene::wiping;
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
 use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_GENERAL_ERROR, CKR_PIN_INCORRECT};
@@ -39,22 +40,14 @@ fn secret_box() -> SecretBox {
     Box::new(Zeroizing::new([0u8; 32]))
 }
 
-/// Overwrites the stack below the caller's frame: the frames of the
-/// functions it called (key derivation, AES key schedules, GCM) may have
-/// left copies of keys there, which nothing else zeroizes. Called where a
-/// key or key-encryption key was handled; 16 KiB covers their frames and
-/// fits the smallest thread stacks a host might give us.
-#[inline(never)]
-pub fn wipe_stack() {
-    let mut area = [0u8; 16 * 1024];
-    zeroize::Zeroize::zeroize(&mut area[..]);
-    std::hint::black_box(&area);
-}
-
 /// The per-token data-encryption key, unwrapped in memory only while a
 /// user or SO is logged in. The key and its AES schedule each live in one
 /// heap allocation that is never moved (a `TokenKey` moves as two
-/// pointers), zeroized on drop; the stack its making used is wiped.
+/// pointers), zeroized on drop. Everything that expands, derives or uses
+/// a key here runs under [`wiping`]: the schedules, round keys and
+/// keystream it leaves on the stack are gone before the caller goes on
+/// (the caller might otherwise move them to the heap with some value it
+/// builds on the same stack).
 pub struct TokenKey {
     bytes: SecretBox,
     cipher: Box<Aes256Gcm>,
@@ -77,19 +70,18 @@ impl TokenKey {
 
     fn from_box(bytes: SecretBox) -> TokenKey {
         let key: &[u8; 32] = &bytes;
-        let cipher = Box::new(Aes256Gcm::new(key.into()));
-        wipe_stack();
+        let cipher = wiping(|| Box::new(Aes256Gcm::new(key.into())));
         TokenKey { bytes, cipher }
     }
 
     /// Seals `plaintext`; output is nonce ‖ ciphertext ‖ tag.
     pub fn seal(&self, aad: &[u8], plaintext: &[u8]) -> Result<Vec<u8>> {
-        seal_with(&self.cipher, aad, plaintext)
+        wiping(|| seal_with(&self.cipher, aad, plaintext))
     }
 
     /// Opens a value produced by [`TokenKey::seal`] with the same `aad`.
     pub fn unseal(&self, aad: &[u8], sealed: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
-        unseal_with(&self.cipher, aad, sealed).map_err(|_| {
+        wiping(|| unseal_with(&self.cipher, aad, sealed)).map_err(|_| {
             crate::log::error(format_args!("sealed attribute failed authentication"));
             err(CKR_DEVICE_ERROR)
         })
@@ -99,13 +91,12 @@ impl TokenKey {
     pub fn wrap(&self, pin: &[u8], iterations: u32) -> Result<WrappedKey> {
         let mut salt = [0u8; 16];
         random_bytes(&mut salt)?;
-        let kek = derive(pin, &salt, iterations);
-        let key: &[u8; 32] = &kek;
-        let cipher = Box::new(Aes256Gcm::new(key.into()));
-        let sealed = seal_with(&cipher, KDF_NAME.as_bytes(), &self.bytes[..]);
-        drop(cipher);
-        drop(kek);
-        wipe_stack();
+        let sealed = wiping(|| {
+            let kek = derive(pin, &salt, iterations);
+            let key: &[u8; 32] = &kek;
+            let cipher = Box::new(Aes256Gcm::new(key.into()));
+            seal_with(&cipher, KDF_NAME.as_bytes(), &self.bytes[..])
+        });
         let sealed = sealed?;
         Ok(WrappedKey {
             kdf: KDF_NAME.to_string(),
@@ -146,19 +137,19 @@ impl WrappedKey {
         }
         let salt = unhex(&self.salt)?;
         let sealed = unhex(&self.sealed)?;
-        let kek = derive(pin, &salt, self.iterations);
-        let key: &[u8; 32] = &kek;
-        let cipher = Box::new(Aes256Gcm::new(key.into()));
-        let plain = unseal_with(&cipher, KDF_NAME.as_bytes(), &sealed);
-        drop(cipher);
-        drop(kek);
-        wipe_stack();
+        let plain = wiping(|| {
+            let kek = derive(pin, &salt, self.iterations);
+            let key: &[u8; 32] = &kek;
+            let cipher = Box::new(Aes256Gcm::new(key.into()));
+            unseal_with(&cipher, KDF_NAME.as_bytes(), &sealed)
+        });
         let plain = plain.map_err(|_| err(CKR_PIN_INCORRECT))?;
         if plain.len() != 32 {
             return Err(err(CKR_DEVICE_ERROR));
         }
         let mut bytes = secret_box();
         bytes.copy_from_slice(&plain);
+        drop(plain);
         Ok(TokenKey::from_box(bytes))
     }
 }

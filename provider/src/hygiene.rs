@@ -1,0 +1,56 @@
+//! Stack hygiene (docs/SECURITY.md, "Memory hygiene"): what a secret left
+//! on the stack is overwritten before anything else can pick it up.
+//!
+//! Key schedules, AES round keys broadcast for the vector units, parsed
+//! key temporaries and PIN derivations live in stack frames that nothing
+//! zeroizes when their function returns. Those bytes do not stay put: a
+//! later call that builds a value on the same stack and moves it to the
+//! heap copies the parts of the value it never wrote (an enum's unused
+//! variant space, padding) along with it. That is how a copy of the token
+//! key ended up in the heap block of an object's parsed key after
+//! `C_Logout`. So the stack a secret touched is wiped right after the code
+//! that touched it returns ([`wiping`]), and every exported function wipes
+//! the stack its call used before it returns (`ffi::util::guard`).
+
+/// Bytes of stack wiped below a frame. Measured below an exported
+/// function's frame over the integration tests (test and release builds
+/// alike), most calls use at most 23 KiB; the deepest are `C_SignInit` and
+/// `C_DeriveKey` (41–43 KiB) and `C_CreateObject` (36 KiB). A host thread
+/// needs this much stack free below its call into the module.
+pub const WIPE_LEN: usize = 48 * 1024;
+
+/// Bytes of stack wiped below the functions that make keys
+/// (`ffi::util::guard_deep`): key-pair generation reaches 125 KiB.
+pub const DEEP_WIPE_LEN: usize = 192 * 1024;
+
+/// Overwrites [`WIPE_LEN`] bytes of stack below the caller's frame: the
+/// frames of the functions it called, which are dead now. The caller's own
+/// frame is not touched, so the code that handled a secret must have run
+/// in a callee (see [`wiping`]).
+#[inline(never)]
+pub fn wipe_stack() {
+    zeroize::zeroize_stack::<WIPE_LEN>();
+}
+
+/// [`wipe_stack`] over [`DEEP_WIPE_LEN`] bytes, for the calls that make
+/// keys.
+#[inline(never)]
+pub fn wipe_stack_deep() {
+    zeroize::zeroize_stack::<DEEP_WIPE_LEN>();
+}
+
+/// Runs `f` in a frame of its own, below this one, so that nothing `f`
+/// computes (inlined or not) lives in the caller's frame.
+#[inline(never)]
+pub fn below<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// Runs `f`, which handles a secret, below this frame, then wipes the
+/// stack it used: its result is all that is left of it.
+#[inline(never)]
+pub fn wiping<R>(f: impl FnOnce() -> R) -> R {
+    let r = below(f);
+    wipe_stack();
+    r
+}
