@@ -18,7 +18,8 @@
 //!   secret, P-256, Ed25519, RSA); AES (GCM, CBC-PAD, CMAC, a session key)
 //!   and HMAC; ECDSA, Ed25519, RSA signatures and OAEP decryption;
 //!   searches, attribute reads, a change that re-seals, a copy, a
-//!   generated key; operations initialised and left unfinished; then
+//!   generated key; operations initialised and left unfinished and an
+//!   HMAC's state saved (`C_GetOperationState`); then
 //!   `C_Finalize`, a restart that reloads the token objects from the file
 //!   and uses them all again, `C_SetPIN`, the SO's `C_InitPIN`, and
 //!   `C_Finalize` again. After every `C_Logout` and `C_Finalize` it reads
@@ -514,6 +515,16 @@ fn init_pin(s: &Session, vault: &Vault, pin: &Secret) {
     assert_eq!(rv, CKR_OK, "C_InitPIN");
 }
 
+/// Raw `C_GetOperationState`: the module keeps the session's state.
+fn save_state(s: &Session) {
+    let mut state = [0u8; 64];
+    let mut len = state.len() as CK_ULONG;
+    // SAFETY: `state` has room for `len` bytes.
+    let rv =
+        unsafe { (raw().C_GetOperationState.unwrap())(s.handle(), state.as_mut_ptr(), &mut len) };
+    assert_eq!(rv, CKR_OK, "C_GetOperationState");
+}
+
 fn start() -> (Pkcs11, Slot) {
     let p = Pkcs11::new(module_path()).unwrap();
     p.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK))
@@ -739,8 +750,16 @@ fn scan_worker(spec: &str) {
     s.logout().unwrap();
     check(&mut vault, &all, "after searches and changes, C_Logout");
 
-    // Operations initialised and never finished.
+    // Operations initialised and never finished, and a MAC's state saved
+    // (`C_GetOperationState` keeps a copy, with its key, in the module).
     login(&s, CKU_USER, &vault, &user_pin);
+    let other = p.open_rw_session(slot).unwrap();
+    other
+        .sign_init(&Mechanism::Sha256Hmac, find(&s, "hmac"))
+        .unwrap();
+    other.sign_update(DATA).unwrap();
+    save_state(&other);
+    drop(other);
     s.sign_init(&Mechanism::EcdsaSha256, find(&s, "ec"))
         .unwrap();
     s.encrypt_init(&Mechanism::AesCbcPad([2; 16]), find(&s, "aes"))

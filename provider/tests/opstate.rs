@@ -223,3 +223,44 @@ fn macs_continue_from_a_saved_state_with_their_key() {
     let a = f.user(slot);
     assert_eq!(set_state(&a, &state, 0), CKR_SAVED_STATE_INVALID);
 }
+
+/// A saved MAC state holds its key, parsed: for a private key it is
+/// forgotten at `C_Logout` (docs/SECURITY.md, "Memory hygiene"), even if
+/// the user logs in again; a public key's state stays usable.
+#[test]
+fn saved_states_of_private_keys_end_at_logout() {
+    let f = Fixture::new();
+    let slot = f.token("opstatelogout");
+    let a = f.user(slot);
+    let l = raw();
+    let mac_key = |private: bool| {
+        a.generate_key(
+            &Mechanism::GenericSecretKeyGen,
+            &[
+                Attribute::ValueLen(32.into()),
+                Attribute::Token(true),
+                Attribute::Private(private),
+                Attribute::Sign(true),
+            ],
+        )
+        .unwrap()
+    };
+    let (private, public) = (mac_key(true), mac_key(false));
+    let saved = |key: cryptoki::object::ObjectHandle| {
+        // SAFETY: a valid mechanism.
+        ok(unsafe { l.C_SignInit.unwrap()(a.handle(), &mut plain(CKM_SHA256_HMAC), key.handle()) });
+        update(&a, l.C_SignUpdate.unwrap(), b"part one, ");
+        let state = get_state(&a).unwrap();
+        finish(&a, l.C_SignFinal.unwrap());
+        state
+    };
+    let (private_state, public_state) = (saved(private), saved(public));
+    a.logout().unwrap();
+    a.login(cryptoki::session::UserType::User, Some(&pin(USER_PIN)))
+        .unwrap();
+    assert_eq!(
+        set_state(&a, &private_state, private.handle()),
+        CKR_SAVED_STATE_INVALID
+    );
+    ok(set_state(&a, &public_state, public.handle()));
+}
