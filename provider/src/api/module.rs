@@ -434,6 +434,7 @@ impl Module {
         if token.sessions.fetch_sub(1, Ordering::SeqCst) == 1 {
             // §5.6: when the last session closes, the user is logged out.
             token.logout_quietly();
+            self.saved_states.lock().forget_private(token.slot_id);
         }
     }
 
@@ -468,12 +469,15 @@ impl Module {
         Ok(())
     }
 
-    /// `C_Logout`: also ends the operations of every session of the token.
+    /// `C_Logout`: also ends the operations of every session of the token
+    /// and forgets the saved states of its private MAC keys, so that no
+    /// key the user logged in for stays in memory.
     pub fn logout(&self, token: &Token) -> Result<()> {
         token.logout()?;
         for s in self.sessions_of(token) {
             s.ops.lock().cancel_all();
         }
+        self.saved_states.lock().forget_private(token.slot_id);
         Ok(())
     }
 

@@ -40,6 +40,8 @@ const MAGIC: &[u8; 4] = b"DPS1";
 struct Saved {
     slot: CK_SLOT_ID,
     serial: Option<String>,
+    /// The MAC's key is a private object: the state is forgotten at logout.
+    private: bool,
     digest: Option<(DigestOp, bool)>,
     sign: Option<(SignOp, bool, Option<KeyUse>)>,
     verify: Option<(VerifyOp, bool, Option<KeyUse>)>,
@@ -90,6 +92,17 @@ impl SavedStates {
         }
         self.order.push_back(id);
         self.states.insert(id, saved);
+    }
+
+    /// Forgets the saved states of the token in `slot` whose MAC key is a
+    /// private object (at logout): they hold that key, parsed, which must
+    /// not outlive the login (docs/SECURITY.md, "Memory hygiene"), and
+    /// `C_SetOperationState` could not use them before the next login
+    /// anyway. The blocks go back zeroed (`ffi::alloc`).
+    pub fn forget_private(&mut self, slot: CK_SLOT_ID) {
+        self.states.retain(|_, s| s.slot != slot || !s.private);
+        let states = &self.states;
+        self.order.retain(|id| states.contains_key(id));
     }
 
     /// The saved state `blob` refers to, if this store issued it.
@@ -160,12 +173,22 @@ pub fn get(
         return Err(err(CKR_OPERATION_NOT_INITIALIZED));
     }
     // Copied first, so a size query already says whether it can be saved.
+    let sign = saveable(sign, SignOp::try_clone)?;
+    let verify = saveable(verify, VerifyOp::try_clone)?;
+    let private = [sign.as_ref().map(|s| &s.2), verify.as_ref().map(|v| &v.2)]
+        .into_iter()
+        .flatten()
+        .any(|key| {
+            key.as_ref()
+                .is_none_or(|k| session.token.key(k.handle).is_ok_and(|o| o.private))
+        });
     let saved = Saved {
         slot: session.token.slot_id,
         serial: session.token.serial(),
+        private,
         digest: saveable(digest, |d| Some(d.clone()))?.map(|(d, m, _)| (d, m)),
-        sign: saveable(sign, SignOp::try_clone)?,
-        verify: saveable(verify, VerifyOp::try_clone)?,
+        sign,
+        verify,
     };
     drop(ops);
     let Some(out) = out else {
