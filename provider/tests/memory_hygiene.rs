@@ -15,7 +15,8 @@
 //!   pointer into the vault (raw `C_Login`, `C_SetPIN`, `C_InitPIN`,
 //!   `C_CreateObject` with `CKA_SENSITIVE`), and drives it through phases,
 //!   each between a `C_Login` and a `C_Logout`: keys created (AES, generic
-//!   secret, P-256, Ed25519, RSA); AES (GCM, CBC-PAD, CMAC, a session key)
+//!   secret, P-256, Ed25519, RSA) and each used once, generated keys
+//!   sealed, changed and used in turn; AES (GCM, CBC-PAD, CMAC, a session key)
 //!   and HMAC; ECDSA, Ed25519, RSA signatures and OAEP decryption;
 //!   searches, attribute reads, a change that re-seals, a copy, a
 //!   generated key; operations initialised and left unfinished and an
@@ -717,8 +718,40 @@ fn scan_worker(spec: &str) {
         .secret(CKA_PRIME_1, &vault, &secret("rsa-p"))
         .secret(CKA_PRIME_2, &vault, &secret("rsa-q"))
         .create(&s);
+    // Each key used once right after the sealing: its value is unsealed
+    // with the token key and parsed.
+    for (label, mech) in [
+        ("hmac", Mechanism::Sha256Hmac),
+        (
+            "ed25519",
+            Mechanism::Eddsa(EddsaParams::new(EddsaSignatureScheme::Pure)),
+        ),
+        ("ec", Mechanism::EcdsaSha256),
+        ("aes", Mechanism::AesCMac),
+    ] {
+        s.sign(&mech, find(&s, label), DATA).unwrap();
+    }
+    // Keys sealed, changed (sealed again) and loaded (unsealed, parsed)
+    // in turn: each step on a stack the previous ones left.
+    for i in 0..8u8 {
+        let k = s
+            .generate_key(
+                &Mechanism::GenericSecretKeyGen,
+                &[
+                    Attribute::ValueLen(32.into()),
+                    Attribute::Token(true),
+                    Attribute::Sign(true),
+                    Attribute::Label(vec![b'g', i]),
+                ],
+            )
+            .unwrap();
+        s.sign(&Mechanism::Sha256Hmac, k, DATA).unwrap();
+        s.update_attributes(k, &[Attribute::Id(vec![i])]).unwrap();
+        s.sign(&Mechanism::Sha256Hmac, k, DATA).unwrap();
+        s.destroy_object(k).unwrap();
+    }
     s.logout().unwrap();
-    check(&mut vault, &all, "after C_CreateObject, C_Logout");
+    check(&mut vault, &all, "after C_CreateObject and a use, C_Logout");
 
     login(&s, CKU_USER, &vault, &user_pin);
     Template::key("aes-session", CKO_SECRET_KEY, CKK_AES, false)
