@@ -307,6 +307,41 @@ fn prepare(
     Ok(works)
 }
 
+/// The notes ([`crate::suite::Worker::notes`]) of a module's workers for a
+/// job, per component: every thread's, each once.
+fn worker_notes(works: &Option<Vec<ThreadWork>>) -> Vec<Vec<String>> {
+    let mut per_comp: Vec<Vec<String>> = Vec::new();
+    for tw in works.iter().flatten() {
+        per_comp.resize(per_comp.len().max(tw.comps.len()), Vec::new());
+        for (notes, comp) in per_comp.iter_mut().zip(&tw.comps) {
+            for n in comp.notes() {
+                if !notes.contains(&n) {
+                    notes.push(n);
+                }
+            }
+        }
+    }
+    per_comp
+}
+
+/// Add the components' notes to the results of a job ([`results_of`]): a
+/// single op's result gets its one component's, a mix's overall result
+/// every component's and each `mix/<op>` result its own.
+fn add_notes(rs: &mut [BenchResult], per_comp: &[Vec<String>]) {
+    for (i, notes) in per_comp.iter().enumerate() {
+        for n in notes {
+            if !rs[0].notes.warnings.contains(n) {
+                rs[0].notes.warnings.push(n.clone());
+            }
+            if rs.len() > 1
+                && let Some(r) = rs.get_mut(i + 1)
+            {
+                r.notes.warnings.push(n.clone());
+            }
+        }
+    }
+}
+
 /// Mode of round `r` of `rounds`: iterations split (remainder to the first rounds),
 /// durations divided.
 fn round_mode(mode: Mode, r: u32, rounds: u32) -> Mode {
@@ -621,6 +656,9 @@ pub fn run(
                 }
             }
         }
+        // Notes of each module's workers (every thread's, each once), per
+        // component, before the workers go.
+        let notes: Vec<Vec<Vec<String>>> = works.iter().map(worker_notes).collect();
         // Drop the workers (and the objects they made) before the next job.
         drop(works);
         let mut parts = Vec::with_capacity(n);
@@ -629,6 +667,7 @@ pub fn run(
                 (Some(r), _) => vec![r.clone()],
                 (None, Some(o)) => {
                     let mut rs = results_of(job, &m.name, o, rounds, s, opts);
+                    add_notes(&mut rs, &notes[i]);
                     if capped[i] {
                         let max = s.max_op_time.unwrap_or_default().as_secs_f64();
                         for r in &mut rs {

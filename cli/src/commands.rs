@@ -333,7 +333,26 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let interrupted = crate::interrupt::requested();
     let token_keys: Vec<String> = keys.iter().flat_map(KeyStore::token_key_labels).collect();
     let session_keys = keys.iter().any(KeyStore::made_session_keys);
+    // Wrapping keys made role-separated where a module refused the usual ones.
+    let role_separated: Vec<String> = keys
+        .iter()
+        .zip(&modules)
+        .flat_map(|(k, m)| {
+            k.role_separated_keys()
+                .into_iter()
+                .map(move |n| format!("{n} on {}", m.name))
+        })
+        .collect();
     drop(keys);
+    let role_note = if role_separated.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; role-separated wrapping keys ({}), where the module refused the usual ones: {}",
+            suite::role_separated::DESCRIPTION,
+            role_separated.join(", ")
+        )
+    };
     // What kind of objects the keys were, and (for token keys) their labels.
     let (store_desc, token_note) = if token_keys.is_empty() {
         ("session-object keys", String::new())
@@ -368,9 +387,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         keys: if existing_keys {
             "existing key, shared by every thread".into()
         } else if opts.per_thread_keys {
-            format!("per thread: each thread has its own {store_desc}{token_note}")
+            format!("per thread: each thread has its own {store_desc}{token_note}{role_note}")
         } else {
-            format!("shared: one set of {store_desc} used by every thread{token_note}")
+            format!("shared: one set of {store_desc} used by every thread{token_note}{role_note}")
         },
         reference: args.reference.clone(),
         max_op_time_s: settings.max_op_time.map(|d| d.as_secs_f64()),

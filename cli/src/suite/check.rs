@@ -256,8 +256,8 @@ pub fn made_key(
     sampler: &mut Sampler,
     what: &str,
 ) -> Result<(), Failure> {
-    let checked = sampler
-        .sample(|| match raw.attribute(s, h, CKA_VALUE) {
+    sampled_then_destroyed(raw, s, h, sampler, || {
+        match raw.attribute(s, h, CKA_VALUE) {
             Ok(v) if v == want => Ok(()),
             Ok(v) if v.len() != want.len() => Err(failed(format!(
                 "{what} length {}, expected {}",
@@ -269,8 +269,20 @@ pub fn made_key(
                 "{what} cannot be read back: {}",
                 ckr_name(rv)
             ))),
-        })
-        .unwrap_or(Ok(()));
+        }
+    })
+}
+
+/// After a timed call made key `h`: run the check `f` on a sample of the
+/// calls, then destroy `h` either way (a failure to destroy it fails too).
+pub fn sampled_then_destroyed(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    h: CK_OBJECT_HANDLE,
+    sampler: &mut Sampler,
+    f: impl FnOnce() -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let checked = sampler.sample(f).unwrap_or(Ok(()));
     let rv = raw.destroy_object(s, h);
     if rv != CKR_OK {
         return Err(Failure::Rv(rv));

@@ -105,6 +105,11 @@ impl KeySpec {
             KeySpec::GenericSecret(_) | KeySpec::Existing => None,
         }
     }
+
+    /// Whether this is the key of a key-wrap op.
+    pub fn wraps(&self) -> bool {
+        matches!(self, KeySpec::WrapAes(_) | KeySpec::WrapRsa(_))
+    }
 }
 
 /// Handles of a key (pair).
@@ -125,6 +130,9 @@ pub struct KeyHandles {
     pub token: bool,
     /// Their label, when the set-up made them.
     pub label: Option<String>,
+    /// A role-separated wrapping key ([`super::role_separated`]), made
+    /// because the token refused the usual one with this code.
+    pub role_separated: Option<CK_RV>,
 }
 
 /// Where hsm-bench makes the keys (and objects) of a run: `--key-store`.
@@ -447,12 +455,57 @@ pub fn token_key_prefix() -> &'static str {
 /// destroys at the end. In [`StoreMode::Auto`] a token that refuses the
 /// session object (tpm2-pkcs11 answers `CKR_ATTRIBUTE_VALUE_INVALID`) gets a
 /// token object instead, announced once per key on stderr.
+///
+/// A wrapping key ([`KeySpec::wraps`]) the token refuses in every way it is
+/// usually made (session or token object; see [`secret_key`] and
+/// [`pair_templates_on`]) is made role-separated instead
+/// ([`super::role_separated`]: a token with role separation, such as
+/// dalek-pkcs11 under `key_policy = strict`), announced once per key on
+/// stderr and recorded in [`KeyHandles::role_separated`]. Where the usual
+/// key is made, nothing changes.
 pub fn generate(
     raw: &RawModule,
     s: CK_SESSION_HANDLE,
     spec: KeySpec,
     mode: StoreMode,
     copy: usize,
+) -> Result<KeyHandles, Failure> {
+    let usual = generate_stored(raw, s, spec, mode, copy, generate_on);
+    let Err(Failure::Rv(refused)) = usual else {
+        return usual;
+    };
+    if !spec.wraps() {
+        return usual;
+    }
+    match generate_stored(raw, s, spec, mode, copy, role_separated_on) {
+        Ok(k) => {
+            eprintln!(
+                "note: the module refused the usual {} key ({}); using a role-separated \
+                 wrapping key: {}",
+                spec.name(),
+                crate::ckr::ckr_name(refused),
+                super::role_separated::DESCRIPTION,
+            );
+            Ok(KeyHandles {
+                role_separated: Some(refused),
+                ..k
+            })
+        }
+        Err(_) => usual,
+    }
+}
+
+/// How one key is made as a session (`false`) or token (`true`) object.
+type Maker = fn(&RawModule, CK_SESSION_HANDLE, KeySpec, bool, usize) -> Result<KeyHandles, Failure>;
+
+/// [`generate`] with the key made by `generate_on`, as `mode` says.
+fn generate_stored(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    spec: KeySpec,
+    mode: StoreMode,
+    copy: usize,
+    generate_on: Maker,
 ) -> Result<KeyHandles, Failure> {
     if !mode.session_first() {
         return generate_on(raw, s, spec, true, copy);
@@ -502,6 +555,16 @@ fn generate_on(
     copy: usize,
 ) -> Result<KeyHandles, Failure> {
     generate_labelled(raw, s, spec, &key_label(spec, copy, token), token, true)
+}
+
+fn role_separated_on(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    spec: KeySpec,
+    token: bool,
+    copy: usize,
+) -> Result<KeyHandles, Failure> {
+    super::role_separated::make(raw, s, spec, &key_label(spec, copy, token), token)
 }
 
 /// Generate a key for `spec` labelled `label` (`CKA_TOKEN` = `token`); with
@@ -620,6 +683,20 @@ impl KeyStore {
             .values()
             .flatten()
             .any(|k| k.generated && !k.token)
+    }
+
+    /// The names of the role-separated wrapping keys this store made
+    /// ([`KeyHandles::role_separated`]), sorted, each once.
+    pub fn role_separated_keys(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .keys
+            .iter()
+            .filter(|(_, k)| k.as_ref().is_ok_and(|k| k.role_separated.is_some()))
+            .map(|((spec, _), _)| spec.name())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
     }
 
     /// Labels of the token keys this store made, sorted.

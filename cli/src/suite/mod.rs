@@ -18,6 +18,7 @@ pub mod mac;
 pub mod objects;
 pub mod population;
 pub mod random;
+pub mod role_separated;
 pub mod sign;
 pub mod vendor;
 pub mod wrap;
@@ -88,6 +89,12 @@ pub trait Worker: Send {
     /// then threads ÷ mean latency.
     fn rate_from_latency(&self) -> bool {
         false
+    }
+    /// What the result should say about how this op was prepared where it
+    /// differs from the usual path (e.g. a role-separated wrapping key,
+    /// [`wrap`]): one line each, recorded in the result's warnings.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 

@@ -11,15 +11,25 @@
 //! first, which must unwrap to a key of the original value; RSA-OAEP
 //! outputs are unwrapped on a sample (see [`check::Sampler`]). Unwrap ops
 //! unwrap a blob made and checked while preparing, reject a corrupted copy
-//! of it, and compare a sample of the unwrapped keys' values with the
-//! original.
+//! of it, and compare a sample of the unwrapped keys with the original.
+//!
+//! Unwrapped keys are made readable (not sensitive, extractable) and their
+//! value compared; on a token that refuses that (role separation, e.g.
+//! dalek-pkcs11 under `key_policy = strict`: an unwrapped key is always
+//! sensitive) they are made sensitive and compared by what they encrypt
+//! ([`Unwrapped`]). The wrapping key of such a token may be role-separated
+//! ([`super::role_separated`]). Either fallback is named in the result's
+//! notes ([`Worker::notes`]).
 
 use std::sync::Arc;
 
 use cryptoki_sys::*;
 
 use super::keys::KeySpec;
-use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck, random_bytes};
+use super::{
+    AesMode, CipherAlg, DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck, random_bytes,
+    test_data,
+};
 use crate::ckr::ckr_name;
 use crate::raw::{Mech, RawModule, Template};
 
@@ -145,16 +155,125 @@ fn wrap_keys(a: WrapAlg, p: &Prep<'_>) -> Result<(CK_OBJECT_HANDLE, CK_OBJECT_HA
     })
 }
 
-/// Template of an unwrapped AES-256 key: a session object whose value can be
-/// read back for the checks.
-fn unwrapped_template() -> Template {
-    Template::new()
-        .ulong(CKA_CLASS, CKO_SECRET_KEY)
-        .ulong(CKA_KEY_TYPE, CKK_AES)
-        .bool(CKA_TOKEN, false)
-        .bool(CKA_SENSITIVE, false)
-        .bool(CKA_EXTRACTABLE, true)
-        .bool(CKA_ENCRYPT, true)
+/// How the unwrapped AES-256 keys of an op are made and checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unwrapped {
+    /// Not sensitive, extractable: the value is read back (`CKA_VALUE`) and
+    /// compared with the original. Tried first (the path the committed
+    /// baselines were measured on).
+    Readable,
+    /// Sensitive and not extractable, where the token refused a readable
+    /// unwrapped key (with the code kept here): the key encrypts a test block
+    /// (`CKM_AES_ECB`, else `CKM_AES_CBC`), compared with the block
+    /// encrypted in-process under the original value.
+    Sensitive(CK_RV),
+}
+
+/// Encryptions of one block that check a sensitive unwrapped key, in the
+/// order tried (the next only when the token does not offer the mechanism):
+/// the mechanism, its mode, its IV.
+const CHECK_CIPHERS: &[(CK_MECHANISM_TYPE, AesMode, &[u8])] = &[
+    (CKM_AES_ECB, AesMode::Ecb, &[]),
+    (CKM_AES_CBC, AesMode::Cbc, &[0x5a; 16]),
+];
+
+impl Unwrapped {
+    /// Template of an unwrapped AES-256 session key.
+    fn template(self) -> Template {
+        let readable = self == Unwrapped::Readable;
+        Template::new()
+            .ulong(CKA_CLASS, CKO_SECRET_KEY)
+            .ulong(CKA_KEY_TYPE, CKK_AES)
+            .bool(CKA_TOKEN, false)
+            .bool(CKA_SENSITIVE, !readable)
+            .bool(CKA_EXTRACTABLE, readable)
+            .bool(CKA_ENCRYPT, true)
+    }
+
+    /// Check that the unwrapped key `h` is the key of value `value` (`what`
+    /// names it).
+    fn check(
+        self,
+        raw: &RawModule,
+        s: CK_SESSION_HANDLE,
+        h: CK_OBJECT_HANDLE,
+        value: &[u8],
+        what: &str,
+    ) -> Result<(), Failure> {
+        match self {
+            Unwrapped::Readable => match raw.attribute(s, h, CKA_VALUE) {
+                Ok(v) if v == value => Ok(()),
+                Ok(_) => Err(check::failed(format!(
+                    "{what} unwraps to another key value"
+                ))),
+                Err(rv) => Err(check::failed(format!(
+                    "the key unwrapped from the {what} cannot be read back: {}",
+                    ckr_name(rv)
+                ))),
+            },
+            Unwrapped::Sensitive(_) => encrypts_as(raw, s, h, value, what),
+        }
+    }
+
+    /// The result note for a sensitive unwrapped key.
+    fn note(self) -> Option<String> {
+        match self {
+            Unwrapped::Readable => None,
+            Unwrapped::Sensitive(rv) => Some(format!(
+                "unwrapped keys made sensitive (the module refused readable ones: {}); \
+                 checked by what they encrypt, not by their value",
+                ckr_name(rv)
+            )),
+        }
+    }
+}
+
+/// Whether the sensitive key `h` encrypts a test block as the AES-256 key
+/// `value` does (computed in-process, [`check::aes_reference`]).
+fn encrypts_as(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    h: CK_OBJECT_HANDLE,
+    value: &[u8],
+    what: &str,
+) -> Result<(), Failure> {
+    let block = test_data(16, 0xa5);
+    let mut rv = CKR_MECHANISM_INVALID;
+    for &(m, mode, iv) in CHECK_CIPHERS {
+        let mut mech = if iv.is_empty() {
+            Mech::plain(m)
+        } else {
+            Mech::with_bytes(m, iv)
+        };
+        rv = raw.encrypt_init(s, &mut mech, h);
+        if rv == CKR_MECHANISM_INVALID {
+            continue;
+        }
+        if rv != CKR_OK {
+            break;
+        }
+        let want = check::aes_reference(CipherAlg::Aes(mode, 0), value, iv, &block)
+            .ok_or_else(|| check::failed(format!("no in-process reference for the {what}")))?;
+        let mut out = [0u8; 32];
+        let (rv, n) = raw.encrypt(s, &block, &mut out);
+        if rv != CKR_OK {
+            return Err(check::failed(format!(
+                "the key unwrapped from the {what} does not encrypt: {}",
+                ckr_name(rv)
+            )));
+        }
+        return if out[..n] == want[..] {
+            Ok(())
+        } else {
+            Err(check::failed(format!(
+                "{what} unwraps to another key (it encrypts a test block otherwise)"
+            )))
+        };
+    }
+    Err(check::failed(format!(
+        "the key unwrapped from the {what} does not encrypt: C_EncryptInit returned {}",
+        ckr_name(rv)
+    )))
 }
 
 /// The key that is wrapped: an AES-256 session key of a value drawn here,
@@ -193,7 +312,31 @@ fn target_key(p: &Prep<'_>) -> Result<(CK_OBJECT_HANDLE, Vec<u8>), Failure> {
     }
 }
 
-/// Unwrap `blob` outside the timer and compare the key's value with `value`.
+/// Unwrap `blob` outside the timer as `how` says, check the key against
+/// `value` (`what` names the blob) and destroy it; `Err` with the code when
+/// the token refused to unwrap.
+#[allow(clippy::too_many_arguments)]
+fn try_unwrap(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    a: WrapAlg,
+    key: CK_OBJECT_HANDLE,
+    blob: &[u8],
+    value: &[u8],
+    how: Unwrapped,
+    what: &str,
+) -> Result<Result<(), Failure>, CK_RV> {
+    let (rv, h) = raw.unwrap_key(s, &mut a.mech(), key, blob, &mut how.template());
+    if rv != CKR_OK {
+        return Err(rv);
+    }
+    let checked = how.check(raw, s, h, value, what);
+    let _ = raw.destroy_object(s, h);
+    Ok(checked)
+}
+
+/// [`try_unwrap`], a refusal being a failed check.
+#[allow(clippy::too_many_arguments)]
 fn unwraps_to(
     raw: &RawModule,
     s: CK_SESSION_HANDLE,
@@ -201,35 +344,57 @@ fn unwraps_to(
     key: CK_OBJECT_HANDLE,
     blob: &[u8],
     value: &[u8],
+    how: Unwrapped,
     what: &str,
 ) -> Result<(), Failure> {
-    let (rv, h) = raw.unwrap_key(s, &mut a.mech(), key, blob, &mut unwrapped_template());
-    if rv != CKR_OK {
-        return Err(check::failed(format!(
+    try_unwrap(raw, s, a, key, blob, value, how, what).unwrap_or_else(|rv| {
+        Err(check::failed(format!(
             "{what} does not unwrap: {}",
             ckr_name(rv)
-        )));
-    }
-    let got = raw.attribute(s, h, CKA_VALUE);
-    let _ = raw.destroy_object(s, h);
-    match got {
-        Ok(v) if v == value => Ok(()),
-        Ok(_) => Err(check::failed(format!(
-            "{what} unwraps to another key value"
-        ))),
-        Err(rv) => Err(check::failed(format!(
-            "the key unwrapped from the {what} cannot be read back: {}",
-            ckr_name(rv)
-        ))),
+        )))
+    })
+}
+
+/// Unwrap the prepared `blob` readable, or else sensitive ([`Unwrapped`]),
+/// and check it against `value`: how this token's unwrapped keys are made.
+fn first_unwrap(
+    raw: &RawModule,
+    s: CK_SESSION_HANDLE,
+    a: WrapAlg,
+    key: CK_OBJECT_HANDLE,
+    blob: &[u8],
+    value: &[u8],
+) -> Result<Unwrapped, Failure> {
+    const WHAT: &str = "prepared wrapped key";
+    let attempt = |how| {
+        try_unwrap(raw, s, a, key, blob, value, how, WHAT).map(|checked| checked.map(|()| how))
+    };
+    match attempt(Unwrapped::Readable) {
+        Ok(checked) => checked,
+        Err(rv) => match attempt(Unwrapped::Sensitive(rv)) {
+            Ok(checked) => checked,
+            // Refused both ways alike (a bad blob): as before the fallback.
+            Err(again) if again == rv => Err(check::failed(format!(
+                "{WHAT} does not unwrap: {}",
+                ckr_name(rv)
+            ))),
+            // Refused both ways: say how each was.
+            Err(again) => Err(check::failed(format!(
+                "{WHAT} does not unwrap: {} (as a sensitive key: {})",
+                ckr_name(rv),
+                ckr_name(again)
+            ))),
+        },
     }
 }
 
 /// The target key, wrapped once outside the timer and checked: length, and
-/// that it unwraps to the target's value.
+/// that it unwraps to the target's value; how unwrapped keys are made.
 struct Prepared {
     target: CK_OBJECT_HANDLE,
     value: Vec<u8>,
     blob: Vec<u8>,
+    unwrapped: Unwrapped,
 }
 
 fn prepare(a: WrapAlg, p: &Prep<'_>) -> Result<Prepared, Failure> {
@@ -243,22 +408,15 @@ fn prepare(a: WrapAlg, p: &Prep<'_>) -> Result<Prepared, Failure> {
         ck(rv)?;
         blob.truncate(n);
         check::length("prepared wrapped key", n, a.wrapped_len())?;
-        unwraps_to(
-            p.raw,
-            p.setup,
-            a,
-            unwrapping,
-            &blob,
-            &value,
-            "prepared wrapped key",
-        )?;
-        Ok(blob)
+        let how = first_unwrap(p.raw, p.setup, a, unwrapping, &blob, &value)?;
+        Ok((blob, how))
     })();
     match wrapped {
-        Ok(blob) => Ok(Prepared {
+        Ok((blob, unwrapped)) => Ok(Prepared {
             target,
             value,
             blob,
+            unwrapped,
         }),
         Err(e) => {
             let _ = p.raw.destroy_object(p.setup, target);
@@ -268,7 +426,9 @@ fn prepare(a: WrapAlg, p: &Prep<'_>) -> Result<Prepared, Failure> {
 }
 
 /// What wrap and unwrap workers share: the module, sessions, mechanism, the
-/// prepared key (destroyed with the worker) and the check sampler.
+/// prepared key (destroyed with the worker), the check sampler, and the
+/// notes on the keys (a role-separated wrapping key, sensitive unwrapped
+/// keys).
 struct Common {
     raw: Arc<RawModule>,
     s: CK_SESSION_HANDLE,
@@ -276,17 +436,34 @@ struct Common {
     mech: Mech,
     prepared: Prepared,
     sampler: check::Sampler,
+    notes: Vec<String>,
 }
 
 impl Common {
     fn new(a: WrapAlg, p: &Prep<'_>) -> Result<Self, Failure> {
+        let prepared = prepare(a, p)?;
+        let key = p.key()?;
+        let notes = key
+            .role_separated
+            .map(|rv| {
+                format!(
+                    "role-separated wrapping key {} ({}; the module refused the usual one: {})",
+                    a.key().name(),
+                    super::role_separated::DESCRIPTION,
+                    ckr_name(rv)
+                )
+            })
+            .into_iter()
+            .chain(prepared.unwrapped.note())
+            .collect();
         Ok(Common {
             raw: p.raw.clone(),
             s: p.session,
             setup: p.setup,
             mech: a.mech(),
-            prepared: prepare(a, p)?,
+            prepared,
             sampler: check::Sampler::default(),
+            notes,
         })
     }
 }
@@ -334,10 +511,15 @@ impl Worker for WrapWorker {
             return Ok(());
         }
         let c = &mut self.c;
-        let (raw, s, a, key, value) = (&c.raw, c.s, self.alg, self.unwrapping, &c.prepared.value);
+        let (raw, s, a, key) = (&c.raw, c.s, self.alg, self.unwrapping);
+        let (value, how) = (&c.prepared.value, c.prepared.unwrapped);
         c.sampler
-            .sample(|| unwraps_to(raw, s, a, key, blob, value, "sampled wrapped key"))
+            .sample(|| unwraps_to(raw, s, a, key, blob, value, how, "sampled wrapped key"))
             .unwrap_or(Ok(()))
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.c.notes.clone()
     }
 }
 
@@ -381,14 +563,26 @@ impl Worker for UnwrapWorker {
         ck(rv)?;
         let h = std::mem::take(&mut self.made);
         let c = &mut self.c;
-        check::made_key(
-            &c.raw,
-            c.s,
-            h,
-            &c.prepared.value,
-            &mut c.sampler,
-            "unwrapped key",
-        )
+        match c.prepared.unwrapped {
+            Unwrapped::Readable => check::made_key(
+                &c.raw,
+                c.s,
+                h,
+                &c.prepared.value,
+                &mut c.sampler,
+                "unwrapped key",
+            ),
+            how => {
+                let (raw, s, value) = (&c.raw, c.s, &c.prepared.value);
+                check::sampled_then_destroyed(raw, s, h, &mut c.sampler, || {
+                    how.check(raw, s, h, value, "unwrapped key")
+                })
+            }
+        }
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.c.notes.clone()
     }
 }
 
@@ -396,10 +590,12 @@ impl Worker for UnwrapWorker {
 /// copy of the blob must be rejected first.
 pub fn unwrap_worker(a: WrapAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let (_, unwrapping) = wrap_keys(a, p)?;
+    let c = Common::new(a, p)?;
+    let how = c.prepared.unwrapped;
     let w = UnwrapWorker {
-        c: Common::new(a, p)?,
+        c,
         unwrapping,
-        template: unwrapped_template(),
+        template: how.template(),
         made: 0,
     };
     let bad = check::corrupted(&w.c.prepared.blob);
@@ -408,7 +604,7 @@ pub fn unwrap_worker(a: WrapAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failur
         &mut a.mech(),
         unwrapping,
         &bad,
-        &mut unwrapped_template(),
+        &mut how.template(),
     );
     if rv == CKR_OK {
         let _ = p.raw.destroy_object(p.setup, h);
