@@ -9,8 +9,10 @@
 //! variant space, padding) along with it. That is how a copy of the token
 //! key ended up in the heap block of an object's parsed key after
 //! `C_Logout`. So the stack a secret touched is wiped right after the code
-//! that touched it returns ([`wiping`]), and every exported function wipes
-//! the stack its call used before it returns (`ffi::util::guard`).
+//! that touched it returns ([`wiping`]), and every exported function but
+//! the data calls wipes the stack its call used before it returns
+//! (`ffi::util::guard`); the data calls (`ffi::util::guard_hot`) leave it
+//! for the thread's next other call, which wipes it before it runs.
 
 /// Bytes of stack wiped below a frame. Measured below an exported
 /// function's frame over the integration tests (test and release builds

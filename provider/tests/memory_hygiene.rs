@@ -562,6 +562,33 @@ fn use_aes_and_hmac(s: &Session) {
     let hmac = find(s, "hmac");
     let mac = s.sign(&Mechanism::Sha256Hmac, hmac, DATA).unwrap();
     s.verify(&Mechanism::Sha256Hmac, hmac, DATA, &mac).unwrap();
+    // Message-based GCM with a counter IV: the token's IV counters
+    // remember the parsed key (api::ivcounter).
+    use cryptoki::mechanism::MessageParam;
+    use cryptoki::mechanism::aead::{GcmMessageParams, GeneratorFunction};
+    let mut init_iv = [0u8; 12];
+    let mut init_tag = [0u8; 16];
+    let init = GcmMessageParams::new(
+        &mut init_iv,
+        0.into(),
+        GeneratorFunction::NoGenerate,
+        &mut init_tag,
+    )
+    .unwrap();
+    s.message_encrypt_init(&Mechanism::AesGcmMessage(init), aes)
+        .unwrap();
+    let mut iv = [0u8; 12];
+    let mut tag = [0u8; 16];
+    let params = GcmMessageParams::new(
+        &mut iv,
+        32.into(),
+        GeneratorFunction::GenerateCounter,
+        &mut tag,
+    )
+    .unwrap();
+    s.encrypt_message(&MessageParam::AesGcmMessage(params), b"aad", DATA)
+        .unwrap();
+    s.message_encrypt_final().unwrap();
 }
 
 /// ECDSA, Ed25519 and RSA (signature, OAEP decryption) with the token keys.

@@ -106,6 +106,15 @@ impl IvCounters {
         Ok(c)
     }
 
+    /// Forgets the parsed keys remembered by address (at logout and
+    /// finalize): their weak references would keep the parsed keys' heap
+    /// blocks allocated, and so out of the zeroing the allocator gives a
+    /// block when it is freed (`ffi::alloc`). The blocks of counter values,
+    /// found by fingerprint, stay.
+    pub fn forget_parsed_keys(&self) {
+        self.maps.lock().parsed.clear();
+    }
+
     /// This process's fingerprint of the key value `value`.
     fn fingerprint(&self, value: &[u8]) -> Result<[u8; 32]> {
         let local = match self.local.get() {

@@ -879,6 +879,7 @@ impl Token {
         for o in self.objects.read().by_handle.values() {
             o.forget_key();
         }
+        self.iv_counters.forget_parsed_keys();
         // The blocks of the key and of every parsed key are zeroed as they
         // are freed (`ffi::alloc`); what sealing and unsealing left on this
         // thread's stack was wiped as each call returned (`crate::hygiene`).
@@ -989,6 +990,7 @@ impl Token {
     pub fn shutdown(&self) {
         let mut store = self.store();
         self.objects.write().clear();
+        self.iv_counters.forget_parsed_keys();
         {
             let mut login = self.login.write();
             login.user = None;

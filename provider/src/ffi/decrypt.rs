@@ -1,7 +1,7 @@
 //! Decryption (base spec §5.9).
 
 use super::mechanism;
-use super::util::{bytes, finish_output, guard, out_buffer, terminating};
+use super::util::{bytes, finish_output, guard_hot, out_buffer, terminating};
 use crate::api::crypto::{self, OpKind};
 use crate::api::module;
 use crate::mechanisms::Direction;
@@ -17,7 +17,7 @@ pub unsafe extern "C" fn C_DecryptInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(pMechanism)? };
@@ -38,7 +38,7 @@ pub unsafe extern "C" fn C_Decrypt(
     pData: *mut CK_BYTE,
     pulDataLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Decrypt, || {
                 // SAFETY: forwarded caller guarantees.
@@ -66,7 +66,7 @@ pub unsafe extern "C" fn C_DecryptUpdate(
     pPart: *mut CK_BYTE,
     pulPartLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Decrypt, || {
                 // SAFETY: forwarded caller guarantees.
@@ -92,7 +92,7 @@ pub unsafe extern "C" fn C_DecryptFinal(
     pLastPart: *mut CK_BYTE,
     pulLastPartLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Decrypt, || {
                 // SAFETY: forwarded caller guarantee.

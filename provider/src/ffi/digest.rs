@@ -1,7 +1,7 @@
 //! Message digesting (base spec §5.12).
 
 use super::mechanism;
-use super::util::{bytes, finish_output, guard, out_buffer, terminating};
+use super::util::{bytes, finish_output, guard_hot, out_buffer, terminating};
 use crate::api::crypto::{self, OpKind};
 use crate::api::module;
 use cryptoki_sys::*;
@@ -15,7 +15,7 @@ pub unsafe extern "C" fn C_DigestInit(
     hSession: CK_SESSION_HANDLE,
     pMechanism: *mut CK_MECHANISM,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(pMechanism)? };
@@ -36,7 +36,7 @@ pub unsafe extern "C" fn C_Digest(
     pDigest: *mut CK_BYTE,
     pulDigestLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Digest, || {
                 // SAFETY: forwarded caller guarantees.
@@ -58,7 +58,7 @@ pub unsafe extern "C" fn C_DigestUpdate(
     pPart: *mut CK_BYTE,
     ulPartLen: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Digest, || {
                 // SAFETY: forwarded caller guarantee.
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn C_DigestUpdate(
 /// No pointer is dereferenced.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_DigestKey(hSession: CK_SESSION_HANDLE, hKey: CK_OBJECT_HANDLE) -> CK_RV {
-    guard(|| module::with(|m| crypto::digest_key(&*m.session(hSession)?, hKey)))
+    guard_hot(|| module::with(|m| crypto::digest_key(&*m.session(hSession)?, hKey)))
 }
 
 /// `C_DigestFinal`.
@@ -88,7 +88,7 @@ pub unsafe extern "C" fn C_DigestFinal(
     pDigest: *mut CK_BYTE,
     pulDigestLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Digest, || {
                 // SAFETY: forwarded caller guarantee.

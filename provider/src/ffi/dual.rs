@@ -3,7 +3,7 @@
 //! operations of the pair, except `CKR_OPERATION_NOT_INITIALIZED` (the
 //! pair was not active: the operation that was is left alone).
 
-use super::util::{bytes, finish_output, guard, out_buffer};
+use super::util::{bytes, finish_output, guard_hot, out_buffer};
 use crate::api::crypto::{self, OpKind};
 use crate::api::dual::{self, Pair};
 use crate::api::module;
@@ -28,7 +28,7 @@ macro_rules! dual_function {
             pOutput: *mut CK_BYTE,
             pulOutputLen: *mut CK_ULONG,
         ) -> CK_RV {
-            guard(|| {
+            guard_hot(|| {
                 module::with_session(hSession, |s| {
                     ending_both(s, [OpKind::$first, OpKind::$second], || {
                         // SAFETY: forwarded caller guarantees.

@@ -1,7 +1,7 @@
 //! Encryption (base spec §5.8).
 
 use super::mechanism;
-use super::util::{bytes, finish_output, guard, out_buffer, terminating};
+use super::util::{bytes, finish_output, guard_hot, out_buffer, terminating};
 use crate::api::crypto::{self, OpKind};
 use crate::api::module;
 use crate::mechanisms::Direction;
@@ -17,7 +17,7 @@ pub unsafe extern "C" fn C_EncryptInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(pMechanism)? };
@@ -38,7 +38,7 @@ pub unsafe extern "C" fn C_Encrypt(
     pEncryptedData: *mut CK_BYTE,
     pulEncryptedDataLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Encrypt, || {
                 // SAFETY: forwarded caller guarantees.
@@ -66,7 +66,7 @@ pub unsafe extern "C" fn C_EncryptUpdate(
     pEncryptedPart: *mut CK_BYTE,
     pulEncryptedPartLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Encrypt, || {
                 // SAFETY: forwarded caller guarantees.
@@ -92,7 +92,7 @@ pub unsafe extern "C" fn C_EncryptFinal(
     pLastEncryptedPart: *mut CK_BYTE,
     pulLastEncryptedPartLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Encrypt, || {
                 // SAFETY: forwarded caller guarantee.

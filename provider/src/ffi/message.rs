@@ -5,7 +5,7 @@
 //! (`*MessageBegin` / `*MessageNext`).
 
 use super::mechanism;
-use super::util::{bytes, finish_output, guard, out_buffer};
+use super::util::{bytes, finish_output, guard_hot, out_buffer};
 use crate::api::message::{self, GcmMessage};
 use crate::api::module;
 use crate::api::session::Session;
@@ -83,7 +83,7 @@ unsafe fn read_params<'a>(ptr: *mut c_void, len: CK_ULONG) -> Result<GcmMessage<
 }
 
 fn init(h: CK_SESSION_HANDLE, d: Direction, p: *mut CK_MECHANISM, key: CK_OBJECT_HANDLE) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(h, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { read_mechanism(p)? };
@@ -107,7 +107,7 @@ unsafe fn one_message(
     pOut: *mut CK_BYTE,
     pulOutLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(h, |s| {
             // SAFETY: forwarded caller guarantees.
             let (aad, input, (buf, len)) = unsafe {
@@ -178,7 +178,7 @@ pub unsafe extern "C" fn C_EncryptMessage(
 /// No pointer is dereferenced.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_MessageEncryptFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
-    guard(|| module::with_session(hSession, |s| message::finish(s, Direction::Encrypt)))
+    guard_hot(|| module::with_session(hSession, |s| message::finish(s, Direction::Encrypt)))
 }
 
 /// `C_MessageDecryptInit` (§5.20).
@@ -235,7 +235,7 @@ pub unsafe extern "C" fn C_DecryptMessage(
 /// No pointer is dereferenced.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_MessageDecryptFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
-    guard(|| module::with_session(hSession, |s| message::finish(s, Direction::Decrypt)))
+    guard_hot(|| module::with_session(hSession, |s| message::finish(s, Direction::Decrypt)))
 }
 
 /// # Safety
@@ -248,7 +248,7 @@ unsafe fn message_begin(
     pAssociatedData: *mut CK_BYTE,
     ulAssociatedDataLen: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(h, |s| {
             // SAFETY: forwarded caller guarantee.
             let aad = unsafe { bytes(pAssociatedData, ulAssociatedDataLen)? };
@@ -287,7 +287,7 @@ unsafe fn message_next(
     pulOutLen: *mut CK_ULONG,
     flags: CK_FLAGS,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(h, |s| {
             ending_message(s, d, || {
                 let last = match flags {
@@ -449,7 +449,7 @@ fn sign_init(
     p: *mut CK_MECHANISM,
     key: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(h, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(p)? };
@@ -485,7 +485,7 @@ pub unsafe extern "C" fn C_SignMessage(
     pSignature: *mut CK_BYTE,
     pulSignatureLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantees.
             let (data, (buf, len)) = unsafe {
@@ -506,7 +506,7 @@ pub unsafe extern "C" fn C_SignMessage(
 /// No pointer is dereferenced.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_MessageSignFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
-    guard(|| module::with_session(hSession, |s| message::sign_finish(s, true)))
+    guard_hot(|| module::with_session(hSession, |s| message::sign_finish(s, true)))
 }
 
 /// `C_MessageVerifyInit` (§5.22).
@@ -536,7 +536,7 @@ pub unsafe extern "C" fn C_VerifyMessage(
     pSignature: *mut CK_BYTE,
     ulSignatureLen: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantees.
             let (data, signature) =
@@ -553,7 +553,7 @@ pub unsafe extern "C" fn C_VerifyMessage(
 /// No pointer is dereferenced.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_MessageVerifyFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
-    guard(|| module::with_session(hSession, |s| message::sign_finish(s, false)))
+    guard_hot(|| module::with_session(hSession, |s| message::sign_finish(s, false)))
 }
 
 /// `C_SignMessageBegin` (§5.21): starts a multi-part message; `pParameter`
@@ -567,7 +567,7 @@ pub unsafe extern "C" fn C_SignMessageBegin(
     pParameter: *mut c_void,
     ulParameterLen: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             no_message_param(pParameter, ulParameterLen)?;
             message::sign_begin(s, true)
@@ -590,7 +590,7 @@ pub unsafe extern "C" fn C_SignMessageNext(
     pSignature: *mut CK_BYTE,
     pulSignatureLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let data = unsafe { bytes(pDataPart, ulDataPartLen)? };
@@ -616,7 +616,7 @@ pub unsafe extern "C" fn C_VerifyMessageBegin(
     pParameter: *mut c_void,
     ulParameterLen: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             no_message_param(pParameter, ulParameterLen)?;
             message::sign_begin(s, false)
@@ -639,7 +639,7 @@ pub unsafe extern "C" fn C_VerifyMessageNext(
     pSignature: *mut CK_BYTE,
     ulSignatureLen: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantees.
             let data = unsafe { bytes(pDataPart, ulDataPartLen)? };

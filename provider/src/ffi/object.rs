@@ -1,6 +1,6 @@
 //! Object management (base spec §5.7).
 
-use super::util::{attribute_array, guard, nested_array, out, template};
+use super::util::{attribute_array, guard, guard_hot, nested_array, out, template};
 use crate::api::objects::AttrOut;
 use crate::api::{module, objects};
 use crate::attributes::{decode_template, is_template_attribute};
@@ -230,7 +230,7 @@ pub unsafe extern "C" fn C_FindObjectsInit(
     pTemplate: *mut CK_ATTRIBUTE,
     ulCount: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let t = unsafe { template(pTemplate, ulCount)? };
@@ -250,7 +250,7 @@ pub unsafe extern "C" fn C_FindObjects(
     ulMaxObjectCount: CK_ULONG,
     pulObjectCount: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: caller guarantees a valid count pointer if non-null.
             let count = unsafe { out(pulObjectCount)? };
@@ -272,5 +272,5 @@ pub unsafe extern "C" fn C_FindObjects(
 /// No pointer is dereferenced.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_FindObjectsFinal(hSession: CK_SESSION_HANDLE) -> CK_RV {
-    guard(|| module::with(|m| objects::find_final(&*m.session(hSession)?)))
+    guard_hot(|| module::with(|m| objects::find_final(&*m.session(hSession)?)))
 }

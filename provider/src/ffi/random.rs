@@ -1,6 +1,6 @@
 //! Random number generation (base spec §5.17).
 
-use super::util::{bytes, guard};
+use super::util::{bytes, guard_hot};
 use crate::api::{crypto, module};
 use crate::error::err;
 use cryptoki_sys::*;
@@ -16,7 +16,7 @@ pub unsafe extern "C" fn C_SeedRandom(
     pSeed: *mut CK_BYTE,
     ulSeedLen: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with(|m| {
             m.session(hSession)?;
             // SAFETY: forwarded caller guarantee.
@@ -37,7 +37,7 @@ pub unsafe extern "C" fn C_GenerateRandom(
     RandomData: *mut CK_BYTE,
     ulRandomLen: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             if ulRandomLen == 0 {
                 return Ok(());

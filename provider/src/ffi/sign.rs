@@ -1,7 +1,7 @@
 //! Signing and MACing (base spec §5.13) and verifying (§5.14).
 
 use super::mechanism;
-use super::util::{bytes, finish_output, guard, out_buffer, terminating};
+use super::util::{bytes, finish_output, guard_hot, out_buffer, terminating};
 use crate::api::crypto::{self, OpKind};
 use crate::api::module;
 use cryptoki_sys::*;
@@ -16,7 +16,7 @@ pub unsafe extern "C" fn C_SignInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(pMechanism)? };
@@ -37,7 +37,7 @@ pub unsafe extern "C" fn C_Sign(
     pSignature: *mut CK_BYTE,
     pulSignatureLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Sign, || {
                 // SAFETY: forwarded caller guarantees.
@@ -63,7 +63,7 @@ pub unsafe extern "C" fn C_SignUpdate(
     pPart: *mut CK_BYTE,
     ulPartLen: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Sign, || {
                 // SAFETY: forwarded caller guarantee.
@@ -84,7 +84,7 @@ pub unsafe extern "C" fn C_SignFinal(
     pSignature: *mut CK_BYTE,
     pulSignatureLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Sign, || {
                 // SAFETY: forwarded caller guarantee.
@@ -105,7 +105,7 @@ pub unsafe extern "C" fn C_VerifyInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(pMechanism)? };
@@ -126,7 +126,7 @@ pub unsafe extern "C" fn C_Verify(
     pSignature: *mut CK_BYTE,
     ulSignatureLen: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Verify, || {
                 // SAFETY: forwarded caller guarantees.
@@ -148,7 +148,7 @@ pub unsafe extern "C" fn C_VerifyUpdate(
     pPart: *mut CK_BYTE,
     ulPartLen: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Verify, || {
                 // SAFETY: forwarded caller guarantee.
@@ -169,7 +169,7 @@ pub unsafe extern "C" fn C_VerifyFinal(
     pSignature: *mut CK_BYTE,
     ulSignatureLen: CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::Verify, || {
                 // SAFETY: forwarded caller guarantee.
@@ -190,7 +190,7 @@ pub unsafe extern "C" fn C_SignRecoverInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(pMechanism)? };
@@ -211,7 +211,7 @@ pub unsafe extern "C" fn C_SignRecover(
     pSignature: *mut CK_BYTE,
     pulSignatureLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::SignRecover, || {
                 // SAFETY: forwarded caller guarantees.
@@ -237,7 +237,7 @@ pub unsafe extern "C" fn C_VerifyRecoverInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             let mech = unsafe { mechanism::read(pMechanism)? };
@@ -258,7 +258,7 @@ pub unsafe extern "C" fn C_VerifyRecover(
     pData: *mut CK_BYTE,
     pulDataLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             terminating(s, OpKind::VerifyRecover, || {
                 // SAFETY: forwarded caller guarantees.

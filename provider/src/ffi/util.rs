@@ -36,30 +36,56 @@ fn install_panic_hook() {
 
 /// Runs the body of an exported function: a panic becomes
 /// `CKR_GENERAL_ERROR` instead of unwinding into C, and prints nothing.
-/// The body runs below this frame, and the stack it used is wiped before
-/// the call returns (after a panic too): no key schedule, parsed key or
-/// PIN derivation of this call is left for a later one to pick up (see
-/// `crate::hygiene`).
+/// The body runs below this frame on stack that holds nothing of an
+/// earlier call (wiped first if a [`guard_hot`] call of this thread left
+/// its stack as it was), and the stack it used is wiped before the call
+/// returns (after a panic too): no key schedule, parsed key or PIN
+/// derivation of this call is left for a later one to pick up, or to carry
+/// into a heap block it fills (see `crate::hygiene`).
 #[inline]
 pub fn guard(body: impl FnOnce() -> Result<()>) -> CK_RV {
-    guarded(body, crate::hygiene::wipe_stack)
+    guarded(body, Some(crate::hygiene::wipe_stack))
 }
 
-/// [`guard`] for the functions that make keys (`C_GenerateKey`,
-/// `C_GenerateKeyPair`, `C_UnwrapKey`, `C_DeriveKey`): RSA and DSA
-/// generation reach deeper than other calls, and all of it is wiped.
+/// [`guard`] for the functions that make keys (`C_GenerateKeyPair`,
+/// `C_UnwrapKey`, `C_DeriveKey`): RSA and DSA generation reach deeper than
+/// other calls, and all of it is wiped.
 #[inline]
 pub fn guard_deep(body: impl FnOnce() -> Result<()>) -> CK_RV {
-    guarded(body, crate::hygiene::wipe_stack_deep)
+    guarded(body, Some(crate::hygiene::wipe_stack_deep))
+}
+
+/// [`guard`] for the calls that use a key already parsed and make nothing
+/// that outlives the session's operation (`C_*Init`, `C_Sign`, `C_Encrypt`
+/// and the other data calls, digests, random, searches): no wipe, so the
+/// operations the benchmarks measure cost no more than their work. What
+/// such a call leaves on this thread's stack is wiped before the thread's
+/// next other call runs (among them `C_Logout`, `C_CloseSession` and
+/// `C_Finalize`), so it never reaches a block another call fills; the heap
+/// blocks these calls fill are given back zeroed (`ffi::alloc`).
+#[inline]
+pub fn guard_hot(body: impl FnOnce() -> Result<()>) -> CK_RV {
+    guarded(body, None)
+}
+
+thread_local! {
+    /// A [`guard_hot`] call ran on this thread since its stack was last wiped.
+    static STACK_DIRTY: Cell<bool> = const { Cell::new(false) };
 }
 
 #[inline]
-fn guarded(body: impl FnOnce() -> Result<()>, wipe: fn()) -> CK_RV {
+fn guarded(body: impl FnOnce() -> Result<()>, wipe: Option<fn()>) -> CK_RV {
     install_panic_hook();
+    if wipe.is_some() && STACK_DIRTY.replace(false) {
+        crate::hygiene::wipe_stack();
+    }
     let outer = IN_API.replace(true);
     let result = catch_unwind(AssertUnwindSafe(|| crate::hygiene::below(body)));
     IN_API.set(outer);
-    wipe();
+    match wipe {
+        Some(wipe) => wipe(),
+        None => STACK_DIRTY.set(true),
+    }
     match result {
         Ok(Ok(())) => CKR_OK,
         Ok(Err(e)) => e.rv(),

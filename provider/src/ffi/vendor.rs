@@ -26,7 +26,7 @@
 //! or a pure-Ed25519 `CK_EDDSA_PARAMS`; Ed25519ph and Ed25519ctx parameters
 //! are `CKR_MECHANISM_PARAM_INVALID` (batching exists for pure Ed25519 only).
 
-use super::util::{bytes, guard};
+use super::util::{bytes, guard_hot};
 use crate::api::{crypto, module};
 use crate::error::err;
 use crate::mechanisms::Mechanism;
@@ -160,7 +160,7 @@ unsafe fn batch(
     pulDataLen: *const CK_ULONG,
     ppSignature: *const *const CK_BYTE,
 ) -> CK_RV {
-    guard(|| {
+    guard_hot(|| {
         module::with_session(hSession, |s| {
             let mech = if mechanism.is_null() {
                 Mechanism::plain(CKM_EDDSA)
