@@ -1372,13 +1372,20 @@ pub(crate) mod tests {
     /// `/proc/locks` (Linux).
     fn posix_locks_held(path: &Path) -> usize {
         use std::os::unix::fs::MetadataExt;
-        let ino = format!(":{}", std::fs::metadata(path).unwrap().ino());
+        let m = std::fs::metadata(path).unwrap();
+        // /proc/locks names a file "MAJOR:MINOR:INODE" (hex device numbers).
+        let file = format!(
+            "{:02x}:{:02x}:{}",
+            libc::major(m.dev()),
+            libc::minor(m.dev()),
+            m.ino()
+        );
         let pid = std::process::id().to_string();
         std::fs::read_to_string("/proc/locks")
             .unwrap()
             .lines()
             .map(|l| l.split_whitespace().collect::<Vec<_>>())
-            .filter(|f| f.len() > 5 && f[1] == "POSIX" && f[4] == pid && f[5].ends_with(&ino))
+            .filter(|f| f.len() > 5 && f[1] == "POSIX" && f[4] == pid && f[5] == file)
             .count()
     }
 
@@ -1390,16 +1397,16 @@ pub(crate) mod tests {
         // SQLite's shared lock on the database, the one that tells another
         // connection closing that it is not the last (and must not delete
         // the -wal and -shm files).
-        assert_eq!(
-            posix_locks_held(&path),
-            1,
+        // (At least one: SQLite may hold a few byte ranges at a time.)
+        assert!(
+            posix_locks_held(&path) >= 1,
             "the new store's lock was dropped"
         );
         s.put(&[&rec(1)], &[]).unwrap();
-        assert_eq!(posix_locks_held(&path), 1);
+        assert!(posix_locks_held(&path) >= 1);
         let opened = SqliteStore::open(dir.path(), "lk", Durability::Normal).unwrap();
         drop(s);
-        assert_eq!(posix_locks_held(&path), 1, "the second connection's");
+        assert!(posix_locks_held(&path) >= 1, "the second connection's");
         drop(opened);
         assert_eq!(posix_locks_held(&path), 0);
     }
