@@ -393,16 +393,7 @@ fn token_file() -> String {
 /// Runs the key worker for the masked PIN `pin` of `role` (`user` or
 /// `so`): (token key, KEK), masked.
 fn keys_of(role: &str, pin: &str) -> (String, String) {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "worker",
-            "--nocapture",
-            "--test-threads",
-            "1",
-            "-q",
-        ])
+    let out = worker_command()
         .env_remove("MEMORY_SCAN")
         .env("MEMORY_KEYS", format!("{};{role};{pin}", token_file()))
         .output()

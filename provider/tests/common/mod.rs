@@ -199,16 +199,7 @@ impl Fixture {
     /// from the environment variable `role_var` (set to `spec`). Output is
     /// piped.
     pub fn spawn_worker(&self, role_var: &str, spec: &str) -> std::process::Child {
-        std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--ignored",
-                "--exact",
-                "worker",
-                "--nocapture",
-                "--test-threads",
-                "1",
-                "-q",
-            ])
+        worker_command()
             .env(role_var, spec)
             .env("DALEK_PKCS11_MODULE", module_path())
             .env("DALEK_PKCS11_TOKEN_DIR", self.dir.path().join("tokens"))
@@ -218,6 +209,23 @@ impl Fixture {
             .spawn()
             .unwrap()
     }
+}
+
+/// This test binary again, running only its ignored test `worker` (a
+/// second process for a test; the worker reads its role from the
+/// environment).
+pub fn worker_command() -> std::process::Command {
+    let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+    c.args([
+        "--ignored",
+        "--exact",
+        "worker",
+        "--nocapture",
+        "--test-threads",
+        "1",
+        "-q",
+    ]);
+    c
 }
 
 /// Waits for a worker; its standard output. A worker that failed fails
