@@ -11,6 +11,10 @@
 #                         pure-Rust module is built (target/pure-rust or
 #                         HSM_BENCH_DALEK_PURE_MODULE), else "default"
 #   PERF_GATE_OUT         where the gate writes its results (target/perf-gate)
+#   PERF_GATE_MEASURED    judge results measured before instead of measuring:
+#                         a directory holding <build>.json for each build
+#                         (e.g. a PERF_GATE_OUT of an earlier run, or results
+#                         measured in another CI job on the same machine)
 bench="${HSM_BENCH:-target/release/hsm-bench}"
 baselines="${PERF_GATE_BASELINES:-baselines}"
 floors="${PERF_GATE_FLOORS:-baselines/floors.toml}"

@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use common::*;
 
@@ -263,7 +263,8 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
     let class = stdout(&run(cmd().args(["machine", "--id"])))
         .trim()
         .to_string();
-    let script = |name: &str, sign_delay: &str| {
+    // `measured`: a directory of results to judge instead of measuring.
+    let gate = |name: &str, sign_delay: &str, measured: Option<&Path>| {
         let mut c = std::process::Command::new("bash");
         c.arg(ws.join("scripts").join(name))
             .env("HSM_BENCH", bin())
@@ -276,13 +277,32 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
             .env("P11_DELAY_SHIM_MODULE", &m)
             .env("P11_DELAY_SHIM_DELAY", format!("C_Sign={sign_delay}"))
             .env("TMPDIR", tmp.path())
+            .env_remove("PERF_GATE_MEASURED")
             .env_remove("SOFTHSM2_CONF")
             .env_remove("DALEK_PKCS11_CONFIG");
+        if let Some(dir) = measured {
+            c.env("PERF_GATE_MEASURED", dir);
+        }
         let o = run(&mut c);
         (code(&o), stdout(&o), stderr(&o))
     };
+    let script = |name: &str, sign_delay: &str| gate(name, sign_delay, None);
+    // Judges `result` as the default build's measurement, measuring nothing:
+    // the outcome depends on the file alone, never on how busy the machine is.
+    let judged = |result: &serde_json::Value| {
+        let dir = tmp.path().join("measured");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("default.json"),
+            serde_json::to_vec(result).unwrap(),
+        )
+        .unwrap();
+        gate("perf-gate", "0us", Some(&dir))
+    };
 
     // No baseline for this class: the floors judge, and the gate says so.
+    // Live runs assert only what holds on any machine: the floors sit at a
+    // small fraction of our lead, and a 2 ms C_Sign is far below any floor.
     let (rc, out, _) = script("perf-gate", "0us");
     assert_eq!(rc, 0, "{out}");
     assert!(
@@ -309,12 +329,40 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
         class.as_str()
     );
     assert_eq!(v["ratios"].as_array().unwrap().len(), 2);
-    let (rc, out, _) = script("perf-gate", "0us");
-    assert_eq!(rc, 0, "{out}");
+    // The baseline judged as a measurement: nothing regressed, floors hold.
+    let (rc, out, err) = judged(&v);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.contains("measured before"), "{out}");
     assert!(out.contains("comparing with"), "{out}");
     assert!(!out.contains("no baseline"), "{out}");
+    assert!(out.contains("2 of 2 floors hold"), "{out}");
+    // The same result with our ed25519-sign ratio divided by a factor
+    // beyond the threshold and beyond the recorded noise (whatever noise
+    // this machine's run had): the comparison fails it.
+    let mut slower = v.clone();
+    let mut factor = 0.0;
+    for r in slower["ratios"].as_array_mut().unwrap() {
+        if r["op"] == "ed25519-sign" {
+            let (ratio, noise) = (r["ratio"].as_f64().unwrap(), r["noise"].as_f64().unwrap());
+            factor = 2.0 * (1.0 + 1.5 * noise);
+            r["ratio"] = serde_json::json!(ratio / factor);
+        }
+    }
+    assert!(factor > 0.0, "no ed25519-sign ratio in {v}");
+    for r in slower["results"].as_array_mut().unwrap() {
+        if r["module"] == "dalek" && r["op"] == "ed25519-sign" {
+            let ops = r["ops_per_sec"].as_f64().unwrap();
+            r["ops_per_sec"] = serde_json::json!(ops / factor);
+        }
+    }
+    let (rc, out, _) = judged(&slower);
+    assert_eq!(rc, 1, "{out}");
+    assert!(has_row(&out, &["ed25519-sign", "REGRESSED"]), "{out}");
+    assert!(!has_row(&out, &["sha256", "REGRESSED"]), "{out}");
+    // End to end with the baseline: a 2 ms C_Sign fails both judges.
     let (rc, out, _) = script("perf-gate", "2ms");
     assert_eq!(rc, 1, "{out}");
+    assert!(out.contains("comparing with"), "{out}");
     assert!(has_row(&out, &["ed25519-sign", "REGRESSED"]), "{out}");
     assert!(has_row(&out, &["ed25519-sign", "BELOW FLOOR"]), "{out}");
 
@@ -324,12 +372,16 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
     doctored["metadata"]["system"]["machine_class"]["family"] = "f1m1".into();
     doctored["metadata"]["system"]["machine_class"]["id"] = "x86_64-other".into();
     std::fs::write(&recorded, serde_json::to_vec(&doctored).unwrap()).unwrap();
-    let (rc, out, err) = script("perf-gate", "0us");
+    let (rc, out, err) = judged(&v);
     assert_eq!(rc, 3, "{out}");
     assert!(
         err.contains("the baseline is of machine class x86_64-other"),
         "{err}"
     );
+    // A directory without the build's result is an error, not a pass.
+    let (rc, _, err) = gate("perf-gate", "0us", Some(&tmp.path().join("nothing")));
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("has no result"), "{err}");
     assert!(leftovers(tmp.path()).is_empty());
 }
 
