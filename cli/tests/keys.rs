@@ -248,6 +248,28 @@ fn object_files(t: &SoftToken) -> usize {
     n
 }
 
+/// Name, length and modification time of each of `t`'s object files.
+fn object_snapshot(t: &SoftToken) -> Vec<(String, u64, std::time::SystemTime)> {
+    let mut files = Vec::new();
+    for d in std::fs::read_dir(t.dir.path().join("tokens")).unwrap() {
+        let d = d.unwrap().path();
+        if !d.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&d).unwrap() {
+            let f = f.unwrap();
+            let name = f.file_name().to_string_lossy().into_owned();
+            if let Ok(m) = f.metadata()
+                && name.ends_with(".object")
+            {
+                files.push((name, m.len(), m.modified().unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 /// Wait (up to 30 s) until `ready`, failing the test if the child ended.
 fn wait_for(child: &mut std::process::Child, what: &str, ready: impl Fn() -> bool) {
     let started = std::time::Instant::now();
@@ -298,6 +320,24 @@ fn keys_delete_prefix_cleans_up_after_a_killed_run() {
         .spawn()
         .unwrap();
     wait_for(&mut child, "find-object objects", || object_files(&t) >= 10);
+    // SoftHSM2 writes an object's file in several steps (created empty, then
+    // rewritten per attribute); a kill between them leaves a file it cannot
+    // read back, which no tool can then list or delete. Kill only once the
+    // population is written: its files unchanged for a second.
+    let started = std::time::Instant::now();
+    let mut last = object_snapshot(&t);
+    let mut unchanged = 0;
+    while unchanged < 10 {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        assert!(
+            started.elapsed() < Duration::from_secs(25),
+            "files never settled"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        let now = object_snapshot(&t);
+        unchanged = if now == last { unchanged + 1 } else { 0 };
+        last = now;
+    }
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(object_files(&t), 10, "a killed run cleans nothing up");
