@@ -2,6 +2,7 @@
 //! with `CKM_AES_GCM` and `CK_GCM_MESSAGE_PARAMS`, through the raw 3.0
 //! function list (`C_GetInterface("PKCS 11", 3.0)`).
 
+#[path = "../common/mod.rs"]
 mod common;
 
 use common::*;

@@ -2,6 +2,7 @@
 //! generation, import, known answers (RFC 8032), single- and multi-part
 //! signing and verification, the output-buffer conventions and usage rules.
 
+#[path = "../common/mod.rs"]
 mod common;
 
 use common::*;

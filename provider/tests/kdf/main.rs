@@ -4,6 +4,7 @@
 //! and §2.16.12 (concatenation, XOR, extraction, AES encryption of data),
 //! and what a derived key inherits from its bases.
 
+#[path = "../common/mod.rs"]
 mod common;
 
 use common::*;

@@ -46,6 +46,7 @@
 //! one thread; the stacks of other threads are wiped the same way at the
 //! end of each of their calls, which this test does not exercise.
 
+#[path = "../common/mod.rs"]
 mod common;
 
 use common::*;

@@ -1,6 +1,7 @@
 //! End-to-end tests of the hsm-bench binary against SoftHSM2 (and the delay shim
 //! wrapped around it). Small iteration counts keep the whole file fast.
 
+#[path = "../common/mod.rs"]
 mod common;
 
 use common::*;

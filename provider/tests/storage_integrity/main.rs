@@ -6,6 +6,7 @@
 //! Second processes are this test binary run again with `--ignored --exact
 //! worker` and the role in `STORAGE_WORKER`.
 
+#[path = "../common/mod.rs"]
 mod common;
 
 use common::*;

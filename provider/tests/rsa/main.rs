@@ -4,6 +4,7 @@
 //! trips over every hash and MGF, raw X.509, key generation and the public
 //! exponent, the AtMost output path of C_Decrypt, and key wrapping.
 
+#[path = "../common/mod.rs"]
 mod common;
 
 use common::*;
