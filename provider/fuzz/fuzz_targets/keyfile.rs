@@ -1,9 +1,9 @@
 //! The operator tool's key and certificate file parser (`dalek-pkcs11-util
 //! import`): PEM and DER; PKCS#8 v1 and v2, encrypted PKCS#8 (PBES2 with
 //! PBKDF2 or scrypt), SEC1, PKCS#1 and X.509. The tool's own modules are
-//! compiled in as they are, from its source directory. An input is a file's
-//! bytes, or (first byte 0) a DER tree whose lengths are right by
-//! construction, as DER or PEM. An encrypted input is decrypted with a fixed
+//! compiled in as they are, from its source directory (`util/src/`). An
+//! input is a file's bytes, or (first byte 0) a DER tree whose lengths are
+//! right by construction, as DER or PEM. An encrypted input is decrypted with a fixed
 //! passphrase under small key derivation limits, so the fuzzer's costly KDF
 //! parameters reach the limit checks and every run stays far below
 //! `-timeout`; scripts/fuzz runs this target with `-malloc_limit_mb=32`, so
@@ -12,13 +12,13 @@
 #![no_main]
 
 #[allow(dead_code)]
-#[path = "../../src/bin/dalek-pkcs11-util/asn1.rs"]
+#[path = "../../../util/src/asn1.rs"]
 mod asn1;
 #[allow(dead_code)]
-#[path = "../../src/bin/dalek-pkcs11-util/kdf.rs"]
+#[path = "../../../util/src/kdf.rs"]
 mod kdf;
 #[allow(dead_code)]
-#[path = "../../src/bin/dalek-pkcs11-util/keyfile.rs"]
+#[path = "../../../util/src/keyfile.rs"]
 mod keyfile;
 
 use arbitrary::{Arbitrary, Unstructured};

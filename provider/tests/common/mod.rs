@@ -4,8 +4,6 @@
 //! token directory.
 #![allow(dead_code)]
 
-pub mod tool;
-
 use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
 use cryptoki::session::{Session, UserType};
 use cryptoki::slot::Slot;

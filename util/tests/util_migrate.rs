@@ -5,12 +5,13 @@
 //! work with the originals (signatures made here verify there, a cipher
 //! text made there decrypts here, both make the same MAC).
 
+#[path = "../../provider/tests/common/mod.rs"]
 mod common;
+mod tool;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::tool::*;
 use common::*;
 use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
 use cryptoki::mechanism::Mechanism;
@@ -18,6 +19,7 @@ use cryptoki::mechanism::eddsa::{EddsaParams, EddsaSignatureScheme};
 use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectClass, ObjectHandle};
 use cryptoki::session::{Session, UserType};
 use serde_json::Value;
+use tool::*;
 
 const SOURCE_PIN: &str = "1234";
 /// DER OIDs of P-256 and Ed25519 (`CKA_EC_PARAMS`).

@@ -3,15 +3,17 @@
 //! consumer would (cryptoki on the built `.so`), and what consumers do shows
 //! in its `list`.
 
+#[path = "../../provider/tests/common/mod.rs"]
 mod common;
+mod tool;
 
 use std::path::Path;
 
-use common::tool::*;
 use common::*;
 use cryptoki::object::Attribute;
 use cryptoki::session::UserType;
 use serde_json::Value;
+use tool::*;
 
 fn listed(f: &Fixture) -> Value {
     serde_json::from_str(&ok(&util(f, &["list", "--json"]))).unwrap()

@@ -5,16 +5,18 @@
 //! signature the imported key makes verifies under OpenSSL, and the
 //! certificate comes back byte for byte.
 
+#[path = "../../provider/tests/common/mod.rs"]
 mod common;
+mod tool;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::tool::*;
 use common::*;
 use cryptoki::mechanism::Mechanism;
 use cryptoki::object::{Attribute, AttributeType, ObjectClass};
 use serde_json::Value;
+use tool::*;
 
 /// Runs `openssl` with `args` in `dir`; panics with its stderr on failure.
 fn openssl(dir: &Path, args: &[&str]) -> Vec<u8> {

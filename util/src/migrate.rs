@@ -30,6 +30,7 @@ use serde::Serialize;
 use zeroize::Zeroizing;
 
 use crate::objects::{find_objects, hex};
+use crate::output;
 use crate::pin::Kind;
 use crate::tokens::{LoggedIn, Started, find, load_config};
 use crate::{Failure, MigrateArgs, Outcome, TokenChoice};
@@ -538,14 +539,11 @@ pub fn migrate(a: &MigrateArgs, json: bool) -> Outcome {
         .session
         .find_objects(&[Attribute::Token(true)])
         .map_err(|e| source_error("C_FindObjects", e))?;
-    let bar = indicatif::ProgressBar::new(handles.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("migrate {bar:30} {pos}/{len} objects")
-            .expect("a valid template"),
+    let bar = output::progress_bar(
+        handles.len() as u64,
+        "migrate {bar:30} {pos}/{len} objects",
+        json,
     );
-    if json {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
     let mut transport = None;
     let mut entries = Vec::with_capacity(handles.len());
     let copied = here.session(|session| {

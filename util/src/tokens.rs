@@ -12,6 +12,7 @@ use dalek_pkcs11::config::{Config, MAX_PIN_KDF_ITERATIONS, MIN_PIN_KDF_ITERATION
 use dalek_pkcs11::storage::{self, TokenMeta};
 use serde::Serialize;
 
+use crate::output;
 use crate::pin::Kind;
 use crate::{
     ChangePinArgs, DeleteTokenArgs, Failure, InitTokenArgs, Outcome, SetKdfArgs, TokenChoice,
@@ -312,17 +313,14 @@ pub fn init_token(a: &InitTokenArgs, json: bool) -> Outcome {
     })?
     .meta
     .serial;
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({"label": a.label, "serial": serial, "slot": slot})
-        );
-    } else {
-        println!(
+    output::result(
+        json,
+        serde_json::json!({"label": a.label, "serial": serial, "slot": slot}),
+        format_args!(
             "token '{}' (serial {serial}) initialised in slot {slot}",
             a.label
-        );
-    }
+        ),
+    );
     Ok(())
 }
 
@@ -360,17 +358,14 @@ pub fn delete_token(a: &DeleteTokenArgs, json: bool) -> Outcome {
     }
     storage::delete_token(&config, &f.meta.serial)
         .map_err(|e| Failure::new(format!("deleting the token's files: {e}")))?;
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({"deleted": {"label": f.meta.label, "serial": f.meta.serial}})
-        );
-    } else {
-        println!(
+    output::result(
+        json,
+        serde_json::json!({"deleted": {"label": f.meta.label, "serial": f.meta.serial}}),
+        format_args!(
             "deleted token '{}' (serial {})",
             f.meta.label, f.meta.serial
-        );
-    }
+        ),
+    );
     Ok(())
 }
 
@@ -399,14 +394,11 @@ pub fn change_pin(a: &ChangePinArgs, json: bool) -> Outcome {
     let s = LoggedIn::open(f.slot, user, &old)?;
     s.token(|t| t.set_pin(&old, &new))
         .map_err(|e| Failure::new(format!("C_SetPIN: {e}")))?;
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({"changed": what, "serial": f.meta.serial})
-        );
-    } else {
-        println!("{what} of token '{}' changed", f.meta.label);
-    }
+    output::result(
+        json,
+        serde_json::json!({"changed": what, "serial": f.meta.serial}),
+        format_args!("{what} of token '{}' changed", f.meta.label),
+    );
     Ok(())
 }
 
@@ -437,18 +429,15 @@ pub fn set_kdf(a: &SetKdfArgs, json: bool) -> Outcome {
             .map_err(|e| Failure::new(format!("re-wrapping under the user PIN: {e}")))?;
         changed.push("user PIN");
     }
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({"serial": f.meta.serial, "iterations": a.iterations, "rewrapped": changed})
-        );
-    } else {
-        println!(
+    output::result(
+        json,
+        serde_json::json!({"serial": f.meta.serial, "iterations": a.iterations, "rewrapped": changed}),
+        format_args!(
             "token '{}': the token key is now wrapped with {} PBKDF2 iterations under the {}",
             f.meta.label,
             a.iterations,
             changed.join(" and ")
-        );
-    }
+        ),
+    );
     Ok(())
 }

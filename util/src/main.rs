@@ -16,6 +16,7 @@ mod kdf;
 mod keyfile;
 mod migrate;
 mod objects;
+mod output;
 mod pin;
 mod tokens;
 

@@ -1,10 +1,13 @@
 //! `dalek-pkcs11-util` run as an operator would, on a test's token
-//! directory, and the checks of what it prints and how it exits.
+//! directory, and the checks of what it prints and how it exits. Beside the
+//! provider's harness (`provider/tests/common/`, which each test here loads
+//! by `#[path]`); the tool itself is this package's binary.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-use super::{Fixture, SO_PIN, USER_PIN};
+use crate::common::{Fixture, SO_PIN, USER_PIN};
 
 /// The tool with the fixture's token directory (and PINs in `PIN_*`).
 pub fn util(f: &Fixture, args: &[&str]) -> Output {

@@ -3,6 +3,7 @@
 
 use dalek_pkcs11::storage::maintenance::{self, Report};
 
+use crate::output;
 use crate::tokens::{Started, find, load_config};
 use crate::{BackupArgs, Failure, Outcome, RestoreArgs, VerifyArgs};
 
@@ -64,14 +65,7 @@ pub fn backup(a: &BackupArgs, json: bool) -> Outcome {
             a.out.display()
         )));
     }
-    let bar = indicatif::ProgressBar::new(0);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("backup {bar:30} {pos}/{len} pages")
-            .expect("a valid template"),
-    );
-    if json {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
+    let bar = output::progress_bar(0, "backup {bar:30} {pos}/{len} pages", json);
     maintenance::backup(&config, &f.meta.serial, &a.out, &mut |done, all| {
         bar.set_length(all);
         bar.set_position(done);
@@ -79,19 +73,16 @@ pub fn backup(a: &BackupArgs, json: bool) -> Outcome {
     .map_err(|e| Failure::new(format!("backup of token {}: {e}", f.meta.serial)))?;
     bar.finish_and_clear();
     let size = std::fs::metadata(&a.out).map(|m| m.len()).unwrap_or(0);
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({"serial": f.meta.serial, "file": a.out, "bytes": size})
-        );
-    } else {
-        println!(
+    output::result(
+        json,
+        serde_json::json!({"serial": f.meta.serial, "file": a.out, "bytes": size}),
+        format_args!(
             "token '{}' (serial {}) backed up to {} ({size} bytes, encrypted as at rest)",
             f.meta.label,
             f.meta.serial,
             a.out.display()
-        );
-    }
+        ),
+    );
     Ok(())
 }
 
@@ -121,17 +112,14 @@ pub fn restore(a: &RestoreArgs, json: bool) -> Outcome {
             a.file.display()
         )));
     }
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({"restored": serial, "records": r.records})
-        );
-    } else {
-        println!(
+    output::result(
+        json,
+        serde_json::json!({"restored": serial, "records": r.records}),
+        format_args!(
             "restored token {serial} ({} records) from {}",
             r.records,
             a.file.display()
-        );
-    }
+        ),
+    );
     Ok(())
 }
