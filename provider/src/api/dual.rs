@@ -10,7 +10,7 @@
 //! `C_DecryptFinal` (AES-GCM, padded CBC's last block), the caller digests
 //! or verifies what `C_DecryptFinal` returns itself.
 
-use super::crypto::{check_context_login, cipher_output, end_on_error};
+use super::crypto::output::{check_context_login, cipher_output, end_on_error};
 use super::session::Session;
 use crate::error::{Result, err};
 use crate::mechanisms::{CipherOperation, DigestOperation, SignOperation, VerifyOperation};

@@ -21,7 +21,8 @@
 //! key, processes and restarts; random IVs (`CKG_GENERATE`,
 //! `CKG_GENERATE_RANDOM`) keep at least [`MIN_RANDOM_BITS`] random bits.
 
-use super::ivcounter::KeyCounter;
+use super::crypto::key_use::message_key;
+use super::operations::{MessageCipher, MessageSign, Operations, Pending};
 use super::session::Session;
 use super::token::Token;
 use crate::error::{Error, Result, err};
@@ -30,16 +31,6 @@ use crate::mechanisms::{self, Direction, Mechanism, Param, random};
 use cryptoki_sys::*;
 use std::sync::Arc;
 use zeroize::Zeroizing;
-
-/// A message-based AES-GCM operation: its key, and the IV counter of its
-/// key value once a message asked for one.
-pub struct MessageCipher {
-    key: Arc<KeyMaterial>,
-    counter: Option<Arc<KeyCounter>>,
-    /// The multi-part message in progress (`*MessageBegin` .. the last
-    /// `*MessageNext`).
-    pending: Option<Pending>,
-}
 
 /// Most bytes of plaintext (encryption) or ciphertext without the tag
 /// (decryption) a multi-part message may buffer: 1 GiB, a memory bound well
@@ -55,14 +46,6 @@ pub const MIN_COUNTER_BITS: usize = 32;
 /// n^2 / 2^(r+1): 2^-25 for 2^20 messages at 64 bits. SP 800-38D §8.2.2
 /// asks for 96; 64 admits the common 4-byte fixed field of a 12-byte IV.
 pub const MIN_RANDOM_BITS: usize = 64;
-
-/// A multi-part message: what its `Begin` fixed, and the parts so far.
-struct Pending {
-    iv: Vec<u8>,
-    aad: Vec<u8>,
-    tag_bits: CK_ULONG,
-    data: Zeroizing<Vec<u8>>,
-}
 
 /// The length error of a message too long for `direction`:
 /// `CKR_DATA_LEN_RANGE` (plaintext) or `CKR_ENCRYPTED_DATA_LEN_RANGE`.
@@ -91,7 +74,7 @@ pub struct GcmMessage<'a> {
     pub tag_bits: CK_ULONG,
 }
 
-fn slot(ops: &mut super::session::Operations, direction: Direction) -> &mut Option<MessageCipher> {
+fn slot(ops: &mut Operations, direction: Direction) -> &mut Option<MessageCipher> {
     match direction {
         Direction::Encrypt => &mut ops.message_encrypt,
         Direction::Decrypt => &mut ops.message_decrypt,
@@ -122,7 +105,7 @@ pub fn init(
         return Err(err(CKR_MECHANISM_INVALID));
     }
     mechanisms::require(mech, function)?;
-    let key = super::crypto::message_key(session, key, mech, usage)?;
+    let key = message_key(session, key, mech, usage)?;
     if !matches!(&*key, KeyMaterial::Aes(_)) {
         return Err(err(CKR_KEY_TYPE_INCONSISTENT));
     }
@@ -336,7 +319,7 @@ pub fn message(
 
 /// The message operation of `direction`, with no multi-part message in
 /// progress (`CKR_OPERATION_ACTIVE` while one is).
-fn idle(ops: &mut super::session::Operations, direction: Direction) -> Result<&mut MessageCipher> {
+fn idle(ops: &mut Operations, direction: Direction) -> Result<&mut MessageCipher> {
     let op = slot(ops, direction)
         .as_mut()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
@@ -480,34 +463,7 @@ fn append(buf: &mut Zeroizing<Vec<u8>>, part: &[u8]) {
     buf.extend_from_slice(part);
 }
 
-/// The mechanism of a message signing/verification, kept owned so each
-/// message can start a fresh `SignOp` / `VerifyOp` (§5.21–5.22).
-pub struct MessageSign {
-    key: Arc<KeyMaterial>,
-    ty: CK_MECHANISM_TYPE,
-    mac_len: Option<CK_ULONG>,
-    eddsa: Option<(bool, Option<Vec<u8>>)>,
-    /// The multi-part message being signed (`C_SignMessageBegin` .. `Next`).
-    signing: Option<mechanisms::SignOp>,
-    /// The multi-part message being verified (`C_VerifyMessageBegin` .. `Next`).
-    verifying: Option<mechanisms::VerifyOp>,
-}
-
-impl MessageSign {
-    fn mechanism(&self) -> Mechanism<'_> {
-        let param = match (&self.mac_len, &self.eddsa) {
-            (Some(n), _) => Param::MacLength(*n),
-            (None, Some((prehash, context))) => Param::EdDsa {
-                prehash: *prehash,
-                context: context.as_deref(),
-            },
-            (None, None) => Param::None,
-        };
-        Mechanism { ty: self.ty, param }
-    }
-}
-
-fn sign_slot(ops: &mut super::session::Operations, sign: bool) -> &mut Option<MessageSign> {
+fn sign_slot(ops: &mut Operations, sign: bool) -> &mut Option<MessageSign> {
     if sign {
         &mut ops.message_sign
     } else {
@@ -535,7 +491,7 @@ pub fn sign_init(
         (CKF_MESSAGE_VERIFY, CKA_VERIFY)
     };
     mechanisms::require(mech, function)?;
-    let key = super::crypto::message_key(session, key, mech, usage)?;
+    let key = message_key(session, key, mech, usage)?;
     let (mac_len, eddsa) = match mech.param {
         Param::None => (None, None),
         Param::MacLength(n) => (Some(n), None),

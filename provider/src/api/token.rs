@@ -273,7 +273,7 @@ fn random_hex(n: usize) -> Result<String> {
 }
 
 /// A token's store, locked, with the shared hold on the fork gate that
-/// every use of a database takes (see `module::storage_gate`). The store
+/// every use of a database takes (see `fork_gate::storage_gate`). The store
 /// lock is released before the gate.
 struct StoreGuard<'a> {
     store: parking_lot::MutexGuard<'a, Option<Box<dyn TokenStore>>>,
@@ -296,7 +296,7 @@ impl std::ops::DerefMut for StoreGuard<'_> {
 impl Token {
     /// The store, locked for a use of its database.
     fn store(&self) -> StoreGuard<'_> {
-        let gate = super::module::storage_gate();
+        let gate = super::fork_gate::storage_gate();
         StoreGuard {
             store: self.store.lock(),
             _gate: gate,
