@@ -74,13 +74,6 @@ pub struct GcmMessage<'a> {
     pub tag_bits: CK_ULONG,
 }
 
-fn slot(ops: &mut Operations, direction: Direction) -> &mut Option<MessageCipher> {
-    match direction {
-        Direction::Encrypt => &mut ops.message_encrypt,
-        Direction::Decrypt => &mut ops.message_decrypt,
-    }
-}
-
 /// `C_MessageEncryptInit` / `C_MessageDecryptInit` (§5.19 / §5.20): only
 /// `CKM_AES_GCM` with no parameter; the key needs `CKA_ENCRYPT` /
 /// `CKA_DECRYPT`. A key with `CKA_ALWAYS_AUTHENTICATE` is refused for
@@ -93,7 +86,7 @@ pub fn init(
     key: CK_OBJECT_HANDLE,
 ) -> Result<()> {
     let mut ops = session.ops.lock();
-    let slot = slot(&mut ops, direction);
+    let slot = ops.message_cipher(direction);
     if slot.is_some() {
         return Err(err(CKR_OPERATION_ACTIVE));
     }
@@ -121,10 +114,14 @@ pub fn init(
 /// discarding an unfinished multi-part message (`CKR_OK`: the spec lists
 /// no error for that case).
 pub fn finish(session: &Session, direction: Direction) -> Result<()> {
-    let mut ops = session.ops.lock();
-    slot(&mut ops, direction)
-        .take()
-        .map(|_| ())
+    end_operation(session.ops.lock().message_cipher(direction))
+}
+
+/// Ends the message-based operation in `slot` (the `*Final` calls);
+/// `CKR_OPERATION_NOT_INITIALIZED` if there is none.
+fn end_operation<T>(slot: &mut Option<T>) -> Result<()> {
+    slot.take()
+        .map(drop)
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
 }
 
@@ -320,7 +317,8 @@ pub fn message(
 /// The message operation of `direction`, with no multi-part message in
 /// progress (`CKR_OPERATION_ACTIVE` while one is).
 fn idle(ops: &mut Operations, direction: Direction) -> Result<&mut MessageCipher> {
-    let op = slot(ops, direction)
+    let op = ops
+        .message_cipher(direction)
         .as_mut()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     if op.pending.is_some() {
@@ -385,7 +383,8 @@ pub fn next(
     out: Option<&mut [u8]>,
 ) -> Result<usize> {
     let mut ops = session.ops.lock();
-    let MessageCipher { key, pending, .. } = slot(&mut ops, direction)
+    let MessageCipher { key, pending, .. } = ops
+        .message_cipher(direction)
         .as_mut()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     let message = pending.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
@@ -442,7 +441,7 @@ fn next_part(
 
 /// Ends the multi-part message in progress, if any (the operation stays).
 pub fn end_message(session: &Session, direction: Direction) {
-    if let Some(op) = slot(&mut session.ops.lock(), direction) {
+    if let Some(op) = session.ops.lock().message_cipher(direction) {
         op.pending = None;
     }
 }
@@ -463,14 +462,6 @@ fn append(buf: &mut Zeroizing<Vec<u8>>, part: &[u8]) {
     buf.extend_from_slice(part);
 }
 
-fn sign_slot(ops: &mut Operations, sign: bool) -> &mut Option<MessageSign> {
-    if sign {
-        &mut ops.message_sign
-    } else {
-        &mut ops.message_verify
-    }
-}
-
 /// `C_MessageSignInit` / `C_MessageVerifyInit` (§5.21 / §5.22): the HMAC
 /// mechanisms and `CKM_EDDSA`, with their usual (`C_SignInit`) parameter.
 /// Their messages take no per-message parameter.
@@ -481,7 +472,7 @@ pub fn sign_init(
     key: CK_OBJECT_HANDLE,
 ) -> Result<()> {
     let mut ops = session.ops.lock();
-    let slot = sign_slot(&mut ops, sign);
+    let slot = ops.message_signer(sign);
     if slot.is_some() {
         return Err(err(CKR_OPERATION_ACTIVE));
     }
@@ -517,11 +508,7 @@ pub fn sign_init(
 
 /// `C_MessageSignFinal` / `C_MessageVerifyFinal`: ends the operation.
 pub fn sign_finish(session: &Session, sign: bool) -> Result<()> {
-    let mut ops = session.ops.lock();
-    sign_slot(&mut ops, sign)
-        .take()
-        .map(|_| ())
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
+    end_operation(session.ops.lock().message_signer(sign))
 }
 
 /// `C_SignMessage`: one whole message, as `C_Sign` with the init's
@@ -567,7 +554,8 @@ pub fn verify_message(session: &Session, data: &[u8], signature: &[u8]) -> Resul
 /// multi-part message; `CKR_OPERATION_ACTIVE` while one is in progress.
 pub fn sign_begin(session: &Session, sign: bool) -> Result<()> {
     let mut ops = session.ops.lock();
-    let op = sign_slot(&mut ops, sign)
+    let op = ops
+        .message_signer(sign)
         .as_mut()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     if op.signing.is_some() || op.verifying.is_some() {

@@ -9,7 +9,7 @@
 use super::ivcounter::KeyCounter;
 use crate::mechanisms::digest::DigestOp;
 use crate::mechanisms::keys::KeyMaterial;
-use crate::mechanisms::{CipherOp, Mechanism, Param, SignOp, VerifyOp};
+use crate::mechanisms::{CipherOp, Direction, Mechanism, Param, SignOp, VerifyOp};
 use cryptoki_sys::*;
 use std::sync::Arc;
 use zeroize::Zeroizing;
@@ -96,6 +96,31 @@ impl Operations {
     pub fn next_init(&mut self) -> u64 {
         self.inits += 1;
         self.inits
+    }
+
+    /// The encryption or decryption operation.
+    pub fn cipher(&mut self, direction: Direction) -> &mut Option<Active<CipherOp>> {
+        match direction {
+            Direction::Encrypt => &mut self.encrypt,
+            Direction::Decrypt => &mut self.decrypt,
+        }
+    }
+
+    /// The message-based encryption or decryption operation.
+    pub fn message_cipher(&mut self, direction: Direction) -> &mut Option<MessageCipher> {
+        match direction {
+            Direction::Encrypt => &mut self.message_encrypt,
+            Direction::Decrypt => &mut self.message_decrypt,
+        }
+    }
+
+    /// The message-based signing (`sign`) or verification operation.
+    pub fn message_signer(&mut self, sign: bool) -> &mut Option<MessageSign> {
+        if sign {
+            &mut self.message_sign
+        } else {
+            &mut self.message_verify
+        }
     }
 
     /// Ends every operation (logout, token re-initialisation).

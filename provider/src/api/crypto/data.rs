@@ -6,9 +6,10 @@
 //! single-part call on an operation gone multi-part ends it
 //! (`CKR_OPERATION_ACTIVE`); outputs follow `output`'s rules.
 
-use super::init::slot_of;
 use super::key_use::usable_key;
-use super::output::{check_context_login, cipher_output, end_on_error, output};
+use super::output::{
+    check_context_login, cipher_output, end_on_error, multipart, output, single_part, update_step,
+};
 use crate::api::session::Session;
 use crate::error::{Result, err};
 use crate::mechanisms::{
@@ -19,31 +20,25 @@ use cryptoki_sys::*;
 /// `C_Digest`.
 pub fn digest(session: &Session, data: &[u8], out: Option<&mut [u8]>) -> Result<usize> {
     let mut ops = session.ops.lock();
-    let active = ops
-        .digest
-        .as_ref()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    if active.multipart {
-        ops.digest = None;
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
-    let need = active.op.output_len();
-    output(&mut ops.digest, need, out, |d, out| {
-        d.update(data);
-        Ok(d.finish(out))
-    })
+    single_part(&mut ops.digest)?;
+    output(
+        &mut ops.digest,
+        |d| d.output_len(),
+        out,
+        |d, out| {
+            d.update(data);
+            Ok(d.finish(out))
+        },
+    )
 }
 
 /// `C_DigestUpdate`.
 pub fn digest_update(session: &Session, data: &[u8]) -> Result<()> {
     let mut ops = session.ops.lock();
-    let active = ops
-        .digest
-        .as_mut()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    active.multipart = true;
-    active.op.update(data);
-    Ok(())
+    update_step(&mut ops.digest, |d| {
+        d.update(data);
+        Ok(())
+    })
 }
 
 /// `C_DigestKey`: digests the value of a secret key.
@@ -67,92 +62,70 @@ pub fn digest_key(session: &Session, key: CK_OBJECT_HANDLE) -> Result<()> {
         Ok(value)
     })();
     let value = end_on_error(&mut ops.digest, r)?;
-    let active = ops
-        .digest
-        .as_mut()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    active.multipart = true;
-    active.op.update(&value);
-    Ok(())
+    update_step(&mut ops.digest, |d| {
+        d.update(&value);
+        Ok(())
+    })
 }
 
 /// `C_DigestFinal`.
 pub fn digest_final(session: &Session, out: Option<&mut [u8]>) -> Result<usize> {
     let mut ops = session.ops.lock();
-    let need = ops
-        .digest
-        .as_ref()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?
-        .op
-        .output_len();
-    output(&mut ops.digest, need, out, |d, out| Ok(d.finish(out)))
+    output(
+        &mut ops.digest,
+        |d| d.output_len(),
+        out,
+        |d, out| Ok(d.finish(out)),
+    )
 }
 
 /// `C_Sign`.
 pub fn sign(session: &Session, data: &[u8], out: Option<&mut [u8]>) -> Result<usize> {
     let mut ops = session.ops.lock();
     check_context_login(&ops.sign)?;
-    let active = ops
-        .sign
-        .as_ref()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    if active.multipart {
-        ops.sign = None;
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
-    let need = active.op.output_len();
-    output(&mut ops.sign, need, out, |op, out| op.sign(data, out))
+    single_part(&mut ops.sign)?;
+    output(
+        &mut ops.sign,
+        |op| op.output_len(),
+        out,
+        |op, out| op.sign(data, out),
+    )
 }
 
 /// `C_SignUpdate`.
 pub fn sign_update(session: &Session, data: &[u8]) -> Result<()> {
     let mut ops = session.ops.lock();
     check_context_login(&ops.sign)?;
-    let active = ops
-        .sign
-        .as_mut()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    active.multipart = true;
-    let r = active.op.update(data);
-    end_on_error(&mut ops.sign, r)
+    update_step(&mut ops.sign, |op| op.update(data))
 }
 
 /// `C_SignFinal`.
 pub fn sign_final(session: &Session, out: Option<&mut [u8]>) -> Result<usize> {
     let mut ops = session.ops.lock();
     check_context_login(&ops.sign)?;
-    let need = ops
-        .sign
-        .as_ref()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?
-        .op
-        .output_len();
-    output(&mut ops.sign, need, out, |op, out| op.finish(out))
+    output(
+        &mut ops.sign,
+        |op| op.output_len(),
+        out,
+        |op, out| op.finish(out),
+    )
 }
 
 /// `C_Verify`: always ends the operation.
 pub fn verify(session: &Session, data: &[u8], signature: &[u8]) -> Result<()> {
     let mut ops = session.ops.lock();
+    single_part(&mut ops.verify)?;
     let mut active = ops
         .verify
         .take()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    if active.multipart {
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
     active.op.verify(data, signature)
 }
 
 /// `C_VerifyUpdate`.
 pub fn verify_update(session: &Session, data: &[u8]) -> Result<()> {
     let mut ops = session.ops.lock();
-    let active = ops
-        .verify
-        .as_mut()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    active.multipart = true;
-    let r = active.op.update(data);
-    end_on_error(&mut ops.verify, r)
+    update_step(&mut ops.verify, |op| op.update(data))
 }
 
 /// `C_VerifyFinal`: always ends the operation.
@@ -169,15 +142,12 @@ pub fn verify_final(session: &Session, signature: &[u8]) -> Result<()> {
 pub fn sign_recover(session: &Session, data: &[u8], out: Option<&mut [u8]>) -> Result<usize> {
     let mut ops = session.ops.lock();
     check_context_login(&ops.sign_recover)?;
-    let need = ops
-        .sign_recover
-        .as_ref()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?
-        .op
-        .output_len();
-    output(&mut ops.sign_recover, need, out, |op, out| {
-        op.sign(data, out)
-    })
+    output(
+        &mut ops.sign_recover,
+        |op| op.output_len(),
+        out,
+        |op, out| op.sign(data, out),
+    )
 }
 
 /// `C_VerifyRecover`: the recovered data, under the size-query and
@@ -188,15 +158,13 @@ pub fn verify_recover(
     out: Option<&mut [u8]>,
 ) -> Result<usize> {
     let mut ops = session.ops.lock();
-    let len = ops
-        .verify_recover
-        .as_ref()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?
-        .op
-        .output_len(signature.len());
-    cipher_output(&mut ops.verify_recover, len, out, true, |op, out| {
-        op.process(signature, out)
-    })
+    cipher_output(
+        &mut ops.verify_recover,
+        |op| op.output_len(signature.len()),
+        out,
+        true,
+        |op, out| op.process(signature, out),
+    )
 }
 
 /// `C_GenerateRandom`.
@@ -212,15 +180,16 @@ pub fn cipher(
     out: Option<&mut [u8]>,
 ) -> Result<usize> {
     let mut ops = session.ops.lock();
-    let slot = slot_of(&mut ops, direction);
+    let slot = ops.cipher(direction);
     check_context_login(slot)?;
-    let active = slot.as_ref().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    if active.multipart {
-        *slot = None;
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
-    let len = active.op.output_len(data.len());
-    cipher_output(slot, len, out, true, |op, out| op.process(data, out))
+    single_part(slot)?;
+    cipher_output(
+        slot,
+        |op| op.output_len(data.len()),
+        out,
+        true,
+        |op, out| op.process(data, out),
+    )
 }
 
 /// `C_EncryptUpdate` / `C_DecryptUpdate`.
@@ -231,12 +200,16 @@ pub fn cipher_update(
     out: Option<&mut [u8]>,
 ) -> Result<usize> {
     let mut ops = session.ops.lock();
-    let slot = slot_of(&mut ops, direction);
+    let slot = ops.cipher(direction);
     check_context_login(slot)?;
-    let active = slot.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    active.multipart = true;
-    let len = active.op.update_len(data.len());
-    cipher_output(slot, len, out, false, |op, out| op.update(data, out))
+    multipart(slot)?;
+    cipher_output(
+        slot,
+        |op| op.update_len(data.len()),
+        out,
+        false,
+        |op, out| op.update(data, out),
+    )
 }
 
 /// `C_EncryptFinal` / `C_DecryptFinal`.
@@ -246,14 +219,15 @@ pub fn cipher_final(
     out: Option<&mut [u8]>,
 ) -> Result<usize> {
     let mut ops = session.ops.lock();
-    let slot = slot_of(&mut ops, direction);
+    let slot = ops.cipher(direction);
     check_context_login(slot)?;
-    let len = slot
-        .as_ref()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?
-        .op
-        .final_len();
-    cipher_output(slot, len, out, true, |op, out| op.finish(out))
+    cipher_output(
+        slot,
+        |op| op.final_len(),
+        out,
+        true,
+        |op, out| op.finish(out),
+    )
 }
 
 /// Most signatures one batch may hold (bounds the memory a caller can make

@@ -10,8 +10,10 @@ use super::key_use::usable_key;
 use crate::api::operations::{Active, Operations};
 use crate::api::session::Session;
 use crate::error::{Result, err};
-use crate::mechanisms::{self, CipherOp, Direction, Mechanism};
+use crate::mechanisms::keys::KeyMaterial;
+use crate::mechanisms::{self, Direction, Mechanism};
 use cryptoki_sys::*;
+use std::sync::Arc;
 
 /// `C_Login(CKU_CONTEXT_SPECIFIC)` (§5.6): checks the user's PIN for the
 /// signature or decryption of this session that awaits it, then lets that
@@ -55,36 +57,83 @@ pub fn digest_init(session: &Session, mech: &Mechanism<'_>) -> Result<()> {
     Ok(())
 }
 
-/// `C_SignInit`.
-pub fn sign_init(session: &Session, mech: &Mechanism<'_>, key: CK_OBJECT_HANDLE) -> Result<()> {
+/// What a keyed operation asks of its mechanism and key.
+struct Keyed {
+    /// The function the mechanism must support (`CKF_SIGN`, ...).
+    function: CK_FLAGS,
+    /// The usage flag the key must have (`CKA_SIGN`, ...).
+    usage: CK_ATTRIBUTE_TYPE,
+    /// A key with `CKA_ALWAYS_AUTHENTICATE` makes the operation await its
+    /// `C_Login(CKU_CONTEXT_SPECIFIC)` (§4.9: the PIN for each use means
+    /// signing and decryption).
+    context_login: bool,
+    /// The key's handle and the mechanism are kept for
+    /// `C_SetOperationState`, which checks the key again (`opstate`).
+    keep_key: bool,
+}
+
+/// Starts the operation in `slot` with `key`: `CKR_OPERATION_ACTIVE` if
+/// one is active, then the mechanism's and the key's checks (`key_use`),
+/// then `start` makes the operation from the parsed key.
+fn init_keyed<T>(
+    session: &Session,
+    slot: impl Fn(&mut Operations) -> &mut Option<Active<T>>,
+    mech: &Mechanism<'_>,
+    key: CK_OBJECT_HANDLE,
+    how: Keyed,
+    start: impl FnOnce(Arc<KeyMaterial>) -> Result<T>,
+) -> Result<()> {
     let mut ops = session.ops.lock();
-    if ops.sign.is_some() {
+    if slot(&mut ops).is_some() {
         return Err(err(CKR_OPERATION_ACTIVE));
     }
-    mechanisms::require(mech, CKF_SIGN)?;
-    let handle = key;
-    let key = usable_key(session, key, mech, CKA_SIGN)?;
-    let mut active = Active::new(mechanisms::sign_init(mech, key.material)?);
-    active.awaits_login = key.always_authenticate.then(|| ops.next_init());
-    active.key = Some(handle);
-    active.mechanism = Some(mech.ty);
-    ops.sign = Some(active);
+    mechanisms::require(mech, how.function)?;
+    let usable = usable_key(session, key, mech, how.usage)?;
+    let mut active = Active::new(start(usable.material)?);
+    active.awaits_login =
+        (usable.always_authenticate && how.context_login).then(|| ops.next_init());
+    if how.keep_key {
+        active.key = Some(key);
+        active.mechanism = Some(mech.ty);
+    }
+    *slot(&mut ops) = Some(active);
     Ok(())
+}
+
+/// `C_SignInit`.
+pub fn sign_init(session: &Session, mech: &Mechanism<'_>, key: CK_OBJECT_HANDLE) -> Result<()> {
+    let how = Keyed {
+        function: CKF_SIGN,
+        usage: CKA_SIGN,
+        context_login: true,
+        keep_key: true,
+    };
+    init_keyed(
+        session,
+        |o| &mut o.sign,
+        mech,
+        key,
+        how,
+        |k| mechanisms::sign_init(mech, k),
+    )
 }
 
 /// `C_VerifyInit`.
 pub fn verify_init(session: &Session, mech: &Mechanism<'_>, key: CK_OBJECT_HANDLE) -> Result<()> {
-    let mut ops = session.ops.lock();
-    if ops.verify.is_some() {
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
-    mechanisms::require(mech, CKF_VERIFY)?;
-    let material = usable_key(session, key, mech, CKA_VERIFY)?.material;
-    let mut active = Active::new(mechanisms::verify_init(mech, material)?);
-    active.key = Some(key);
-    active.mechanism = Some(mech.ty);
-    ops.verify = Some(active);
-    Ok(())
+    let how = Keyed {
+        function: CKF_VERIFY,
+        usage: CKA_VERIFY,
+        context_login: false,
+        keep_key: true,
+    };
+    init_keyed(
+        session,
+        |o| &mut o.verify,
+        mech,
+        key,
+        how,
+        |k| mechanisms::verify_init(mech, k),
+    )
 }
 
 /// `C_SignRecoverInit` (§5.13): the key needs `CKA_SIGN_RECOVER`.
@@ -93,16 +142,20 @@ pub fn sign_recover_init(
     mech: &Mechanism<'_>,
     key: CK_OBJECT_HANDLE,
 ) -> Result<()> {
-    let mut ops = session.ops.lock();
-    if ops.sign_recover.is_some() {
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
-    mechanisms::require(mech, CKF_SIGN_RECOVER)?;
-    let key = usable_key(session, key, mech, CKA_SIGN_RECOVER)?;
-    let mut active = Active::new(mechanisms::sign_recover_init(mech, key.material)?);
-    active.awaits_login = key.always_authenticate.then(|| ops.next_init());
-    ops.sign_recover = Some(active);
-    Ok(())
+    let how = Keyed {
+        function: CKF_SIGN_RECOVER,
+        usage: CKA_SIGN_RECOVER,
+        context_login: true,
+        keep_key: false,
+    };
+    init_keyed(
+        session,
+        |o| &mut o.sign_recover,
+        mech,
+        key,
+        how,
+        |k| mechanisms::sign_recover_init(mech, k),
+    )
 }
 
 /// `C_VerifyRecoverInit` (§5.14): the key needs `CKA_VERIFY_RECOVER`.
@@ -111,23 +164,20 @@ pub fn verify_recover_init(
     mech: &Mechanism<'_>,
     key: CK_OBJECT_HANDLE,
 ) -> Result<()> {
-    let mut ops = session.ops.lock();
-    if ops.verify_recover.is_some() {
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
-    mechanisms::require(mech, CKF_VERIFY_RECOVER)?;
-    let material = usable_key(session, key, mech, CKA_VERIFY_RECOVER)?.material;
-    ops.verify_recover = Some(Active::new(mechanisms::verify_recover_init(
-        mech, material,
-    )?));
-    Ok(())
-}
-
-pub(super) fn slot_of(ops: &mut Operations, direction: Direction) -> &mut Option<Active<CipherOp>> {
-    match direction {
-        Direction::Encrypt => &mut ops.encrypt,
-        Direction::Decrypt => &mut ops.decrypt,
-    }
+    let how = Keyed {
+        function: CKF_VERIFY_RECOVER,
+        usage: CKA_VERIFY_RECOVER,
+        context_login: false,
+        keep_key: false,
+    };
+    init_keyed(
+        session,
+        |o| &mut o.verify_recover,
+        mech,
+        key,
+        how,
+        |k| mechanisms::verify_recover_init(mech, k),
+    )
 }
 
 /// `C_EncryptInit` / `C_DecryptInit`.
@@ -137,25 +187,22 @@ pub fn cipher_init(
     mech: &Mechanism<'_>,
     key: CK_OBJECT_HANDLE,
 ) -> Result<()> {
-    let mut ops = session.ops.lock();
-    if slot_of(&mut ops, direction).is_some() {
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
     let (function, usage) = match direction {
         Direction::Encrypt => (CKF_ENCRYPT, CKA_ENCRYPT),
         Direction::Decrypt => (CKF_DECRYPT, CKA_DECRYPT),
     };
-    mechanisms::require(mech, function)?;
-    let key = usable_key(session, key, mech, usage)?;
-    let mut active = Active::new(mechanisms::cipher_init(
-        mech,
-        key.material,
-        direction,
+    let how = Keyed {
         function,
-    )?);
-    // §4.9: the PIN for each use means signing and decryption.
-    active.awaits_login =
-        (key.always_authenticate && direction == Direction::Decrypt).then(|| ops.next_init());
-    *slot_of(&mut ops, direction) = Some(active);
-    Ok(())
+        usage,
+        context_login: direction == Direction::Decrypt,
+        keep_key: false,
+    };
+    init_keyed(
+        session,
+        |o| o.cipher(direction),
+        mech,
+        key,
+        how,
+        |k| mechanisms::cipher_init(mech, k, direction, function),
+    )
 }

@@ -21,21 +21,57 @@ pub(in crate::api) fn check_context_login<T>(slot: &Option<Active<T>>) -> Result
     }
 }
 
-/// Writes a fixed-length result: size query, too small (operation kept),
-/// or run `produce` and end the operation whatever it returns.
+/// A single-part call (`C_Digest`, `C_Sign`, `C_Verify`, `C_Encrypt`,
+/// `C_Decrypt`) on the operation in `slot`: `CKR_OPERATION_NOT_INITIALIZED`
+/// without one; once the operation has gone multi-part, a single-part call
+/// may no longer finish it: it ends with `CKR_OPERATION_ACTIVE`.
+pub(super) fn single_part<T>(slot: &mut Option<Active<T>>) -> Result<()> {
+    match slot {
+        None => Err(err(CKR_OPERATION_NOT_INITIALIZED)),
+        Some(a) if a.multipart => {
+            *slot = None;
+            Err(err(CKR_OPERATION_ACTIVE))
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+/// The operation in `slot`, marked multi-part (an `*Update` call or a
+/// dual-function call continues it).
+pub(in crate::api) fn multipart<T>(slot: &mut Option<Active<T>>) -> Result<&mut Active<T>> {
+    let active = slot.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    active.multipart = true;
+    Ok(active)
+}
+
+/// One multi-part step without output (`C_DigestUpdate`, `C_SignUpdate`,
+/// `C_VerifyUpdate`, the second half of a dual-function call): marks the
+/// operation multi-part, runs `step` on it, and ends it if `step` fails.
+pub(in crate::api) fn update_step<T, R>(
+    slot: &mut Option<Active<T>>,
+    step: impl FnOnce(&mut T) -> Result<R>,
+) -> Result<R> {
+    let r = step(&mut multipart(slot)?.op);
+    end_on_error(slot, r)
+}
+
+/// Writes a fixed-length result of `need(op)` bytes: size query, too small
+/// (operation kept), or run `produce` and end the operation whatever it
+/// returns.
 pub(super) fn output<T>(
     slot: &mut Option<Active<T>>,
-    need: usize,
+    need: impl FnOnce(&T) -> usize,
     out: Option<&mut [u8]>,
     produce: impl FnOnce(&mut T, &mut [u8]) -> Result<usize>,
 ) -> Result<usize> {
+    let active = slot.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let need = need(&active.op);
     let Some(out) = out else {
         return Ok(need);
     };
     if out.len() < need {
         return Err(Error::buffer_too_small(need));
     }
-    let active = slot.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     let r = produce(&mut active.op, out);
     *slot = None;
     r
@@ -85,20 +121,22 @@ pub fn end(session: &Session, kind: OpKind) {
     }
 }
 
-/// Writes a cipher result under the conventions of §5.2, for outputs whose
-/// exact length may only be known after computing them (`OutputLen::AtMost`):
+/// Writes a cipher result of `len(op)` bytes under the conventions of §5.2,
+/// for outputs whose exact length may only be known after computing them
+/// (`OutputLen::AtMost`):
 /// such a result is kept in `pending` when it does not fit, so the
 /// operation survives `CKR_BUFFER_TOO_SMALL`. `ends` says whether a
 /// successful call finishes the operation; any error other than
 /// `CKR_BUFFER_TOO_SMALL` always does.
 pub(in crate::api) fn cipher_output(
     slot: &mut Option<Active<CipherOp>>,
-    len: OutputLen,
+    len: impl FnOnce(&CipherOp) -> OutputLen,
     out: Option<&mut [u8]>,
     ends: bool,
     produce: impl FnOnce(&mut CipherOp, &mut [u8]) -> Result<usize>,
 ) -> Result<usize> {
     let active = slot.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let len = len(&active.op);
     if let Some(p) = &active.pending {
         let n = p.len();
         let Some(out) = out else {

@@ -31,6 +31,19 @@ fn random_hex(n: usize) -> Result<String> {
 }
 
 impl Token {
+    /// Changes the token's metadata in one transaction of its store (PIN
+    /// failure counters, wrapped PINs); the metadata written.
+    fn update_meta(
+        &self,
+        change: &mut dyn FnMut(&mut TokenMeta) -> Result<()>,
+    ) -> Result<TokenMeta> {
+        let mut store = self.store();
+        store
+            .as_mut()
+            .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?
+            .update_meta(change)
+    }
+
     /// Checks `pin` for `user` and returns the unwrapped token key, counting
     /// failures in the store (so the count survives restarts and is shared
     /// by processes).
@@ -77,9 +90,7 @@ impl Token {
                 change(&mut self.volatile_failures.lock()[slot]);
                 return Ok(());
             }
-            let mut store = self.store();
-            let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
-            s.update_meta(&mut |m| {
+            self.update_meta(&mut |m| {
                 change(counter(m, user));
                 Ok(())
             })
@@ -186,15 +197,11 @@ impl Token {
         check_pin_len(pin)?;
         let key = self.token_key().ok_or(err(CKR_USER_NOT_LOGGED_IN))?;
         let wrapped = key.wrap(pin, self.config.pin_kdf_iterations)?;
-        let mut store = self.store();
-        store
-            .as_mut()
-            .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?
-            .update_meta(&mut |m| {
-                m.user_pin = Some(wrapped.clone());
-                m.user_failures = 0;
-                Ok(())
-            })?;
+        self.update_meta(&mut |m| {
+            m.user_pin = Some(wrapped.clone());
+            m.user_failures = 0;
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -208,18 +215,14 @@ impl Token {
         check_pin_len(new)?;
         let key = self.verify_pin(user, old)?;
         let wrapped = key.wrap(new, self.config.pin_kdf_iterations)?;
-        let mut store = self.store();
-        store
-            .as_mut()
-            .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?
-            .update_meta(&mut |m| {
-                if user == CKU_SO {
-                    m.so_pin = Some(wrapped.clone());
-                } else {
-                    m.user_pin = Some(wrapped.clone());
-                }
-                Ok(())
-            })?;
+        self.update_meta(&mut |m| {
+            if user == CKU_SO {
+                m.so_pin = Some(wrapped.clone());
+            } else {
+                m.user_pin = Some(wrapped.clone());
+            }
+            Ok(())
+        })?;
         Ok(())
     }
 }
