@@ -134,37 +134,37 @@ impl Operations {
 /// A message-based AES-GCM operation: its key, and the IV counter of its
 /// key value once a message asked for one.
 pub struct MessageCipher {
-    pub(in crate::api) key: Arc<KeyMaterial>,
-    pub(in crate::api) counter: Option<Arc<KeyCounter>>,
+    pub(super) key: Arc<KeyMaterial>,
+    pub(super) counter: Option<Arc<KeyCounter>>,
     /// The multi-part message in progress (`*MessageBegin` .. the last
     /// `*MessageNext`).
-    pub(in crate::api) pending: Option<Pending>,
+    pub(super) pending: Option<Pending>,
 }
 
 /// A multi-part message: what its `Begin` fixed, and the parts so far.
-pub(in crate::api) struct Pending {
-    pub(in crate::api) iv: Vec<u8>,
-    pub(in crate::api) aad: Vec<u8>,
-    pub(in crate::api) tag_bits: CK_ULONG,
-    pub(in crate::api) data: Zeroizing<Vec<u8>>,
+pub(super) struct Pending {
+    pub(super) iv: Vec<u8>,
+    pub(super) aad: Vec<u8>,
+    pub(super) tag_bits: CK_ULONG,
+    pub(super) data: Zeroizing<Vec<u8>>,
 }
 
 /// The mechanism of a message signing/verification, kept owned so each
 /// message can start a fresh `SignOp` / `VerifyOp` (§5.21–5.22).
 pub struct MessageSign {
-    pub(in crate::api) key: Arc<KeyMaterial>,
-    pub(in crate::api) ty: CK_MECHANISM_TYPE,
-    pub(in crate::api) mac_len: Option<CK_ULONG>,
-    pub(in crate::api) eddsa: Option<(bool, Option<Vec<u8>>)>,
+    pub(super) key: Arc<KeyMaterial>,
+    pub(super) ty: CK_MECHANISM_TYPE,
+    pub(super) mac_len: Option<CK_ULONG>,
+    pub(super) eddsa: Option<(bool, Option<Vec<u8>>)>,
     /// The multi-part message being signed (`C_SignMessageBegin` .. `Next`).
-    pub(in crate::api) signing: Option<SignOp>,
+    pub(super) signing: Option<SignOp>,
     /// The multi-part message being verified (`C_VerifyMessageBegin` .. `Next`).
-    pub(in crate::api) verifying: Option<VerifyOp>,
+    pub(super) verifying: Option<VerifyOp>,
 }
 
 impl MessageSign {
     /// The mechanism of each message: the init's type and parameter.
-    pub(in crate::api) fn mechanism(&self) -> Mechanism<'_> {
+    pub(super) fn mechanism(&self) -> Mechanism<'_> {
         let param = match (&self.mac_len, &self.eddsa) {
             (Some(n), _) => Param::MacLength(*n),
             (None, Some((prehash, context))) => Param::EdDsa {

@@ -14,14 +14,14 @@
 //! This file only declares them and re-exports what the FFI layer and the
 //! operator's tool call; the files of `api/` import from the defining file.
 
-pub(in crate::api) mod data;
-pub(in crate::api) mod derive;
-pub(in crate::api) mod init;
-pub(in crate::api) mod key_use;
-pub(in crate::api) mod keygen;
-pub(in crate::api) mod new_key;
-pub(in crate::api) mod output;
-pub(in crate::api) mod wrap;
+pub(super) mod data;
+pub(super) mod derive;
+pub(super) mod init;
+pub(super) mod key_use;
+pub(super) mod keygen;
+pub(super) mod new_key;
+pub(super) mod output;
+pub(super) mod wrap;
 
 pub use data::{
     MAX_BATCH, cipher, cipher_final, cipher_update, digest, digest_final, digest_key,

@@ -174,7 +174,7 @@ impl ObjectTable {
     }
 }
 
-/// The keys sealed values are under (see [`Token::seal_key`]).
+/// The keys sealed values are under (see `Token::seal_key`).
 pub struct SealKeys {
     pub(super) private: Option<Arc<TokenKey>>,
     pub(super) public: Option<Arc<TokenKey>>,
