@@ -10,7 +10,7 @@
 //! `C_DecryptFinal` (AES-GCM, padded CBC's last block), the caller digests
 //! or verifies what `C_DecryptFinal` returns itself.
 
-use super::crypto::{check_context_login, cipher_output, end_on_error};
+use super::crypto::output::{check_context_login, cipher_output, multipart, update_step};
 use super::session::Session;
 use crate::error::{Result, err};
 use crate::mechanisms::{CipherOperation, DigestOperation, SignOperation, VerifyOperation};
@@ -51,45 +51,27 @@ pub fn update(session: &Session, pair: Pair, data: &[u8], out: Option<&mut [u8]>
     }
     check_context_login(cipher)?;
     check_context_login(&ops.sign)?;
-    let active = cipher.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    active.multipart = true;
-    let len = active.op.update_len(data.len());
+    multipart(cipher)?;
     let mut out = out;
-    let n = cipher_output(cipher, len, out.as_deref_mut(), false, |op, o| {
-        op.update(data, o)
-    })?;
+    let n = cipher_output(
+        cipher,
+        |op| op.update_len(data.len()),
+        out.as_deref_mut(),
+        false,
+        |op, o| op.update(data, o),
+    )?;
     // A size query returns the length and feeds nothing.
     let Some(out) = out else {
         return Ok(n);
     };
     let plain: &[u8] = if encrypting { data } else { &out[..n] };
     match pair {
-        Pair::DigestEncrypt | Pair::DecryptDigest => {
-            let digest = ops
-                .digest
-                .as_mut()
-                .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-            digest.multipart = true;
-            digest.op.update(plain);
-        }
-        Pair::SignEncrypt => {
-            let sign = ops
-                .sign
-                .as_mut()
-                .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-            sign.multipart = true;
-            let r = sign.op.update(plain);
-            end_on_error(&mut ops.sign, r)?;
-        }
-        Pair::DecryptVerify => {
-            let verify = ops
-                .verify
-                .as_mut()
-                .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-            verify.multipart = true;
-            let r = verify.op.update(plain);
-            end_on_error(&mut ops.verify, r)?;
-        }
+        Pair::DigestEncrypt | Pair::DecryptDigest => update_step(&mut ops.digest, |d| {
+            d.update(plain);
+            Ok(())
+        })?,
+        Pair::SignEncrypt => update_step(&mut ops.sign, |s| s.update(plain))?,
+        Pair::DecryptVerify => update_step(&mut ops.verify, |v| v.update(plain))?,
     }
     Ok(n)
 }

@@ -21,7 +21,8 @@
 //! key, processes and restarts; random IVs (`CKG_GENERATE`,
 //! `CKG_GENERATE_RANDOM`) keep at least [`MIN_RANDOM_BITS`] random bits.
 
-use super::ivcounter::KeyCounter;
+use super::crypto::key_use::message_key;
+use super::operations::{MessageCipher, MessageSign, Operations, Pending};
 use super::session::Session;
 use super::token::Token;
 use crate::error::{Error, Result, err};
@@ -30,16 +31,6 @@ use crate::mechanisms::{self, Direction, Mechanism, Param, random};
 use cryptoki_sys::*;
 use std::sync::Arc;
 use zeroize::Zeroizing;
-
-/// A message-based AES-GCM operation: its key, and the IV counter of its
-/// key value once a message asked for one.
-pub struct MessageCipher {
-    key: Arc<KeyMaterial>,
-    counter: Option<Arc<KeyCounter>>,
-    /// The multi-part message in progress (`*MessageBegin` .. the last
-    /// `*MessageNext`).
-    pending: Option<Pending>,
-}
 
 /// Most bytes of plaintext (encryption) or ciphertext without the tag
 /// (decryption) a multi-part message may buffer: 1 GiB, a memory bound well
@@ -55,14 +46,6 @@ pub const MIN_COUNTER_BITS: usize = 32;
 /// n^2 / 2^(r+1): 2^-25 for 2^20 messages at 64 bits. SP 800-38D §8.2.2
 /// asks for 96; 64 admits the common 4-byte fixed field of a 12-byte IV.
 pub const MIN_RANDOM_BITS: usize = 64;
-
-/// A multi-part message: what its `Begin` fixed, and the parts so far.
-struct Pending {
-    iv: Vec<u8>,
-    aad: Vec<u8>,
-    tag_bits: CK_ULONG,
-    data: Zeroizing<Vec<u8>>,
-}
 
 /// The length error of a message too long for `direction`:
 /// `CKR_DATA_LEN_RANGE` (plaintext) or `CKR_ENCRYPTED_DATA_LEN_RANGE`.
@@ -91,13 +74,6 @@ pub struct GcmMessage<'a> {
     pub tag_bits: CK_ULONG,
 }
 
-fn slot(ops: &mut super::session::Operations, direction: Direction) -> &mut Option<MessageCipher> {
-    match direction {
-        Direction::Encrypt => &mut ops.message_encrypt,
-        Direction::Decrypt => &mut ops.message_decrypt,
-    }
-}
-
 /// `C_MessageEncryptInit` / `C_MessageDecryptInit` (§5.19 / §5.20): only
 /// `CKM_AES_GCM` with no parameter; the key needs `CKA_ENCRYPT` /
 /// `CKA_DECRYPT`. A key with `CKA_ALWAYS_AUTHENTICATE` is refused for
@@ -110,7 +86,7 @@ pub fn init(
     key: CK_OBJECT_HANDLE,
 ) -> Result<()> {
     let mut ops = session.ops.lock();
-    let slot = slot(&mut ops, direction);
+    let slot = ops.message_cipher(direction);
     if slot.is_some() {
         return Err(err(CKR_OPERATION_ACTIVE));
     }
@@ -122,7 +98,7 @@ pub fn init(
         return Err(err(CKR_MECHANISM_INVALID));
     }
     mechanisms::require(mech, function)?;
-    let key = super::crypto::message_key(session, key, mech, usage)?;
+    let key = message_key(session, key, mech, usage)?;
     if !matches!(&*key, KeyMaterial::Aes(_)) {
         return Err(err(CKR_KEY_TYPE_INCONSISTENT));
     }
@@ -138,10 +114,14 @@ pub fn init(
 /// discarding an unfinished multi-part message (`CKR_OK`: the spec lists
 /// no error for that case).
 pub fn finish(session: &Session, direction: Direction) -> Result<()> {
-    let mut ops = session.ops.lock();
-    slot(&mut ops, direction)
-        .take()
-        .map(|_| ())
+    end_operation(session.ops.lock().message_cipher(direction))
+}
+
+/// Ends the message-based operation in `slot` (the `*Final` calls);
+/// `CKR_OPERATION_NOT_INITIALIZED` if there is none.
+fn end_operation<T>(slot: &mut Option<T>) -> Result<()> {
+    slot.take()
+        .map(drop)
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
 }
 
@@ -336,8 +316,9 @@ pub fn message(
 
 /// The message operation of `direction`, with no multi-part message in
 /// progress (`CKR_OPERATION_ACTIVE` while one is).
-fn idle(ops: &mut super::session::Operations, direction: Direction) -> Result<&mut MessageCipher> {
-    let op = slot(ops, direction)
+fn idle(ops: &mut Operations, direction: Direction) -> Result<&mut MessageCipher> {
+    let op = ops
+        .message_cipher(direction)
         .as_mut()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     if op.pending.is_some() {
@@ -402,7 +383,8 @@ pub fn next(
     out: Option<&mut [u8]>,
 ) -> Result<usize> {
     let mut ops = session.ops.lock();
-    let MessageCipher { key, pending, .. } = slot(&mut ops, direction)
+    let MessageCipher { key, pending, .. } = ops
+        .message_cipher(direction)
         .as_mut()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     let message = pending.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
@@ -459,7 +441,7 @@ fn next_part(
 
 /// Ends the multi-part message in progress, if any (the operation stays).
 pub fn end_message(session: &Session, direction: Direction) {
-    if let Some(op) = slot(&mut session.ops.lock(), direction) {
+    if let Some(op) = session.ops.lock().message_cipher(direction) {
         op.pending = None;
     }
 }
@@ -480,41 +462,6 @@ fn append(buf: &mut Zeroizing<Vec<u8>>, part: &[u8]) {
     buf.extend_from_slice(part);
 }
 
-/// The mechanism of a message signing/verification, kept owned so each
-/// message can start a fresh `SignOp` / `VerifyOp` (§5.21–5.22).
-pub struct MessageSign {
-    key: Arc<KeyMaterial>,
-    ty: CK_MECHANISM_TYPE,
-    mac_len: Option<CK_ULONG>,
-    eddsa: Option<(bool, Option<Vec<u8>>)>,
-    /// The multi-part message being signed (`C_SignMessageBegin` .. `Next`).
-    signing: Option<mechanisms::SignOp>,
-    /// The multi-part message being verified (`C_VerifyMessageBegin` .. `Next`).
-    verifying: Option<mechanisms::VerifyOp>,
-}
-
-impl MessageSign {
-    fn mechanism(&self) -> Mechanism<'_> {
-        let param = match (&self.mac_len, &self.eddsa) {
-            (Some(n), _) => Param::MacLength(*n),
-            (None, Some((prehash, context))) => Param::EdDsa {
-                prehash: *prehash,
-                context: context.as_deref(),
-            },
-            (None, None) => Param::None,
-        };
-        Mechanism { ty: self.ty, param }
-    }
-}
-
-fn sign_slot(ops: &mut super::session::Operations, sign: bool) -> &mut Option<MessageSign> {
-    if sign {
-        &mut ops.message_sign
-    } else {
-        &mut ops.message_verify
-    }
-}
-
 /// `C_MessageSignInit` / `C_MessageVerifyInit` (§5.21 / §5.22): the HMAC
 /// mechanisms and `CKM_EDDSA`, with their usual (`C_SignInit`) parameter.
 /// Their messages take no per-message parameter.
@@ -525,7 +472,7 @@ pub fn sign_init(
     key: CK_OBJECT_HANDLE,
 ) -> Result<()> {
     let mut ops = session.ops.lock();
-    let slot = sign_slot(&mut ops, sign);
+    let slot = ops.message_signer(sign);
     if slot.is_some() {
         return Err(err(CKR_OPERATION_ACTIVE));
     }
@@ -535,7 +482,7 @@ pub fn sign_init(
         (CKF_MESSAGE_VERIFY, CKA_VERIFY)
     };
     mechanisms::require(mech, function)?;
-    let key = super::crypto::message_key(session, key, mech, usage)?;
+    let key = message_key(session, key, mech, usage)?;
     let (mac_len, eddsa) = match mech.param {
         Param::None => (None, None),
         Param::MacLength(n) => (Some(n), None),
@@ -561,11 +508,7 @@ pub fn sign_init(
 
 /// `C_MessageSignFinal` / `C_MessageVerifyFinal`: ends the operation.
 pub fn sign_finish(session: &Session, sign: bool) -> Result<()> {
-    let mut ops = session.ops.lock();
-    sign_slot(&mut ops, sign)
-        .take()
-        .map(|_| ())
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
+    end_operation(session.ops.lock().message_signer(sign))
 }
 
 /// `C_SignMessage`: one whole message, as `C_Sign` with the init's
@@ -611,7 +554,8 @@ pub fn verify_message(session: &Session, data: &[u8], signature: &[u8]) -> Resul
 /// multi-part message; `CKR_OPERATION_ACTIVE` while one is in progress.
 pub fn sign_begin(session: &Session, sign: bool) -> Result<()> {
     let mut ops = session.ops.lock();
-    let op = sign_slot(&mut ops, sign)
+    let op = ops
+        .message_signer(sign)
         .as_mut()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     if op.signing.is_some() || op.verifying.is_some() {

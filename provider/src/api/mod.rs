@@ -5,6 +5,7 @@
 pub mod crypto;
 pub mod dual;
 pub mod events;
+pub mod fork_gate;
 pub mod handles;
 pub mod ivcounter;
 pub mod key_policy;
@@ -12,6 +13,7 @@ pub mod message;
 pub mod module;
 pub mod object;
 pub mod objects;
+pub mod operations;
 pub mod opstate;
 pub mod policy;
 pub mod session;

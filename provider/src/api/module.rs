@@ -7,6 +7,7 @@
 //! does). Tokens created later (by us or by another process) take the next
 //! free numbers; a slot keeps its number for the life of the process.
 
+use super::fork_gate::{self, storage_gate};
 use super::handles::HandleMap;
 use super::session::Session;
 use super::token::{HandleAllocator, Token};
@@ -53,18 +54,6 @@ fn module_write() -> std::sync::RwLockWriteGuard<'static, Option<Arc<Module>>> {
     MODULE.write().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Taken (shared) around every use of a token's database, and exclusively
-/// by the fork handlers across `fork()`: a child never inherits a database
-/// connection in the middle of a statement, nor a store lock held by a
-/// thread it does not have.
-static FORK_GATE: StdRwLock<()> = StdRwLock::new(());
-
-/// Shared hold on [`FORK_GATE`] for one use of a token's database. Take it
-/// before the store's own lock, and never twice in one thread.
-pub fn storage_gate() -> std::sync::RwLockReadGuard<'static, ()> {
-    FORK_GATE.read().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// What the forking thread holds across `fork()`.
 struct ForkHold {
     _log: crate::log::SinkHold,
@@ -82,7 +71,7 @@ thread_local! {
 /// until the fork is done (locks taken in the module's order).
 pub fn before_fork() {
     let module = module_write();
-    let gate = FORK_GATE.write().unwrap_or_else(PoisonError::into_inner);
+    let gate = fork_gate::close_for_fork();
     let log = crate::log::hold_sink();
     let _ = FORK_HOLD.try_with(|h| {
         *h.borrow_mut() = Some(ForkHold {

@@ -5,7 +5,8 @@
 
 use super::key_policy::{self, ChangeKind, Rules};
 use super::object::Object;
-use super::session::{Find, Session};
+use super::operations::Find;
+use super::session::Session;
 use super::template::{self, Change, Origin, Reveal, Tables};
 use crate::attributes::{Attr, Attributes, Value};
 use crate::error::{Result, err};

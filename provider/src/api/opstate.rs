@@ -21,7 +21,9 @@
 //! `hAuthenticationKey` (`CKR_KEY_NEEDED`; another key: `CKR_KEY_CHANGED`;
 //! a key the state does not use: `CKR_KEY_NOT_NEEDED`).
 
-use super::session::{Active, Operations, Session};
+use super::crypto::key_use::check_restored_key;
+use super::operations::{Active, Operations};
+use super::session::Session;
 use crate::error::{Result, err};
 use crate::mechanisms::digest::DigestOp;
 use crate::mechanisms::{SignOp, VerifyOp};
@@ -248,7 +250,7 @@ pub fn set(
             // still allow what the operation does with it: a MAC whose
             // key lost CKA_SIGN since the save does not go on.
             for (k, usage) in &keys {
-                super::crypto::check_restored_key(session, k.handle, k.mechanism, *usage)?;
+                check_restored_key(session, k.handle, k.mechanism, *usage)?;
             }
         }
     }

@@ -375,41 +375,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(b.bytes(CKA_LABEL), Some(&b"x"[..]));
-        // Sensitive is sticky once true; extractable once false.
-        let e = change(
-            &a,
-            &[Attr::bool(CKA_SENSITIVE, false)],
-            tables,
-            Change::Set,
-            false,
-        );
-        assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
-        let e = change(
-            &a,
-            &[Attr::bool(CKA_EXTRACTABLE, true)],
-            tables,
-            Change::Set,
-            false,
-        );
-        assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
-        // Not modifiable at all.
-        let e = change(
-            &a,
-            &[Attr::new(CKA_VALUE, &[1; 32])],
-            tables,
-            Change::Set,
-            false,
-        );
-        assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
-        // CKA_TOKEN only through copy.
-        let e = change(
-            &a,
-            &[Attr::bool(CKA_TOKEN, false)],
-            tables,
-            Change::Set,
-            false,
-        );
-        assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY);
+        // Sensitive is sticky once true; extractable once false; the value
+        // is not modifiable at all; CKA_TOKEN changes only through copy.
+        for attr in [
+            Attr::bool(CKA_SENSITIVE, false),
+            Attr::bool(CKA_EXTRACTABLE, true),
+            Attr::new(CKA_VALUE, &[1; 32]),
+            Attr::bool(CKA_TOKEN, false),
+        ] {
+            let ty = attr.ty;
+            let e = change(&a, &[attr], tables, Change::Set, false);
+            assert_eq!(e.unwrap_err().rv(), CKR_ATTRIBUTE_READ_ONLY, "{ty:#x}");
+        }
         let c = change(
             &a,
             &[Attr::bool(CKA_TOKEN, false)],

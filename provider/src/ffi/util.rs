@@ -404,7 +404,8 @@ mod tests {
 
     #[test]
     fn a_panic_ends_the_operation() {
-        use crate::api::session::{Active, Operations, Session};
+        use crate::api::operations::{Active, Operations};
+        use crate::api::session::Session;
         use crate::api::token::{HandleAllocator, Token};
         use crate::mechanisms::digest::DigestOp;
         let token = Token::new(

@@ -1,0 +1,238 @@
+//! Key derivation (base spec §5.15 `C_DeriveKey`; mechanisms spec 3.0
+//! §2.42 SP 800-108 with additional keys, §2.43 HKDF with
+//! `CKM_HKDF_DATA`, and the other `C_DeriveKey` mechanisms of
+//! `mechanisms::secret`): the base and any second key a parameter names,
+//! the derived key's length and strength floor (Clulow 2003), and what it
+//! inherits from its bases.
+
+use super::key_use::single_call_key;
+use super::new_key::{BaseProtection, insert_secret, with_key_template};
+use crate::api::key_policy;
+use crate::api::session::Session;
+use crate::api::template::{self, Origin};
+use crate::attributes::Attr;
+use crate::error::{Result, err};
+use crate::mechanisms::keys::KeyMaterial;
+use crate::mechanisms::{self, Mechanism, strength};
+use cryptoki_sys::*;
+use zeroize::Zeroizing;
+
+/// `C_DeriveKey`: a secret key from a base key (ECDH).
+pub fn derive_key(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    base: CK_OBJECT_HANDLE,
+    template: &[Attr],
+) -> Result<CK_OBJECT_HANDLE> {
+    mechanisms::require(mech, CKF_DERIVE)?;
+    let material = single_call_key(session, base, mech, CKA_DERIVE)?;
+    let base_key = session.token.key(base)?;
+    let mut protection = BaseProtection::of(&base_key);
+    let mut template = with_key_template(&base_key, CKA_DERIVE_TEMPLATE, template)?;
+    drop(base_key);
+    // The second key a parameter names (the HKDF salt key, the key of
+    // CKM_CONCATENATE_BASE_AND_KEY) must allow derivation and this
+    // mechanism, as the base key must.
+    // Bytes of the second key that are secret: they count towards the
+    // derived key's strength like the base's.
+    let mut other_secret_len = 0;
+    let other = match mech.param {
+        mechanisms::Param::Hkdf(mechanisms::kdf::hkdf::Params {
+            salt: mechanisms::kdf::hkdf::Salt::Key(handle),
+            ..
+        }) => Some(kdf_key_value(&*single_call_key(
+            session, handle, mech, CKA_DERIVE,
+        )?)?),
+        mechanisms::Param::Handle(handle) => {
+            let value = secret_key_value(&*single_call_key(session, handle, mech, CKA_DERIVE)?)?;
+            let second = BaseProtection::of(&*session.token.key(handle)?);
+            if second.protected() {
+                other_secret_len = value.len();
+            }
+            protection = protection.and(second);
+            Some(value)
+        }
+        _ => None,
+    };
+    if mechanisms::derives_by_simple_function(mech.ty) {
+        protection.impose_on(&mut template);
+    }
+    let template = &template;
+    let given = template::template_value(template, CKA_KEY_TYPE)?
+        .map(crate::attributes::decode_ulong)
+        .transpose()?;
+    let key_type = given.unwrap_or(CKK_GENERIC_SECRET);
+    let len = template::template_value(template, CKA_VALUE_LEN)?
+        .map(crate::attributes::decode_ulong)
+        .transpose()?;
+    let len = match (key_type, len) {
+        (_, Some(l)) => Some(usize::try_from(l).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?),
+        (_, None) => mechanisms::default_derived_len(key_type),
+    };
+    // The length drives the KDF's output buffer and loop: bounded first.
+    if let Some(l) = len {
+        mechanisms::check_secret_len(key_type, l)?;
+    }
+    let mut value = mechanisms::derive(mech, &material, len, other.as_ref().map(|v| v.as_slice()))?;
+    if mech.ty != CKM_HKDF_DATA {
+        // Key-length reduction (Clulow 2003): the new key keeps at least
+        // the floor of its base's strength. (HKDF_DATA makes a data object,
+        // not a key: a PRF output that reveals nothing of its base.)
+        key_policy::check_derived_strength(
+            protection.protected(),
+            strength::strength(&material),
+            mechanisms::secret_bytes_in_derived(mech, &material, other_secret_len, value.len()),
+            strength::secret_strength(key_type, value.len()),
+        )?;
+    }
+    mechanisms::shape_derived_value(key_type, &mut value);
+    let mut template: Vec<Attr> = template
+        .iter()
+        .filter(|a| a.ty != CKA_VALUE_LEN)
+        .cloned()
+        .collect();
+    if mech.ty == CKM_HKDF_DATA {
+        // Mechanisms spec 3.0 §2.43.3: the output is a data object.
+        if template
+            .iter()
+            .any(|a| a.ty == CKA_VALUE || a.ty == CKA_KEY_TYPE)
+        {
+            return Err(err(CKR_TEMPLATE_INCONSISTENT));
+        }
+        if !template.iter().any(|a| a.ty == CKA_CLASS) {
+            template.push(Attr::ulong(CKA_CLASS, CKO_DATA));
+        }
+        if template::template_value(&template, CKA_CLASS)?
+            .map(crate::attributes::decode_ulong)
+            .transpose()?
+            != Some(CKO_DATA)
+        {
+            return Err(err(CKR_TEMPLATE_INCONSISTENT));
+        }
+        template.push(Attr::new(CKA_VALUE, &value));
+        return crate::api::objects::create(session, &template);
+    }
+    insert_secret(
+        session,
+        &template,
+        Some(key_type),
+        Origin::Derive,
+        mech.ty,
+        &value,
+        Some(protection),
+    )
+}
+
+/// SP 800-108 derivation (mechanisms spec 3.0 §2.42 "SP 800-108 Key
+/// Derivation"): the key of `template` and one key for each of
+/// `additional` (the `CK_DERIVED_KEY` templates), from consecutive,
+/// disjoint segments of one KDF output ("Deriving Additional Keys"). Each
+/// key follows the protection rules of the primary key ("Key Derivation
+/// Attribute Rules"). All or nothing: if any key cannot be made, the keys
+/// already made are removed and the error returned. Returns the primary
+/// key's handle and then the additional keys' handles.
+pub fn derive_keys_sp800_108(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    base: CK_OBJECT_HANDLE,
+    template: &[Attr],
+    additional: &[Vec<Attr>],
+) -> Result<Vec<CK_OBJECT_HANDLE>> {
+    mechanisms::require(mech, CKF_DERIVE)?;
+    let material = single_call_key(session, base, mech, CKA_DERIVE)?;
+    let base_key = session.token.key(base)?;
+    let protection = BaseProtection::of(&base_key);
+    let mut templates = std::iter::once(template)
+        .chain(additional.iter().map(Vec::as_slice))
+        .map(|t| with_key_template(&base_key, CKA_DERIVE_TEMPLATE, t))
+        .collect::<Result<Vec<_>>>()?;
+    // "Key Derivation Attribute Rules": CKA_SENSITIVE and CKA_EXTRACTABLE
+    // left out of a template take the base key's values.
+    for t in &mut templates {
+        if !t.iter().any(|a| a.ty == CKA_SENSITIVE) {
+            t.push(Attr::bool(CKA_SENSITIVE, protection.sensitive));
+        }
+        if !t.iter().any(|a| a.ty == CKA_EXTRACTABLE) {
+            t.push(Attr::bool(CKA_EXTRACTABLE, protection.extractable));
+        }
+    }
+    drop(base_key);
+    let mut shapes = Vec::with_capacity(templates.len());
+    for t in &templates {
+        let key_type = template::template_value(t, CKA_KEY_TYPE)?
+            .map(crate::attributes::decode_ulong)
+            .transpose()?
+            .unwrap_or(CKK_GENERIC_SECRET);
+        let len = match template::template_value(t, CKA_VALUE_LEN)?
+            .map(crate::attributes::decode_ulong)
+            .transpose()?
+        {
+            Some(l) => usize::try_from(l).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?,
+            None => {
+                mechanisms::default_derived_len(key_type).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?
+            }
+        };
+        // Bounded before it reaches the KDF's buffer and loop.
+        mechanisms::check_secret_len(key_type, len)?;
+        // Each key keeps the floor of its base's strength (as C_DeriveKey).
+        key_policy::check_derived_strength(
+            protection.protected(),
+            strength::strength(&material),
+            len,
+            strength::secret_strength(key_type, len),
+        )?;
+        shapes.push((key_type, len));
+    }
+    let lens: Vec<usize> = shapes.iter().map(|&(_, l)| l).collect();
+    let mut values = mechanisms::derive_sp800_108(mech, &material, &lens)?;
+    for (value, (key_type, _)) in values.iter_mut().zip(&shapes) {
+        mechanisms::shape_derived_value(*key_type, value);
+    }
+    let mut made = Vec::with_capacity(values.len());
+    for ((t, (key_type, _)), value) in templates.iter().zip(&shapes).zip(&values) {
+        let t: Vec<Attr> = t
+            .iter()
+            .filter(|a| a.ty != CKA_VALUE_LEN)
+            .cloned()
+            .collect();
+        match insert_secret(
+            session,
+            &t,
+            Some(*key_type),
+            Origin::Derive,
+            mech.ty,
+            value,
+            Some(protection),
+        ) {
+            Ok(h) => made.push(h),
+            Err(e) => {
+                for h in made {
+                    if let Ok(obj) = session.token.object(h) {
+                        let _ = session.token.remove(&obj);
+                    }
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(made)
+}
+
+/// The value of any secret key a derivation parameter names (the second
+/// key of `CKM_CONCATENATE_BASE_AND_KEY`), else `CKR_KEY_TYPE_INCONSISTENT`.
+fn secret_key_value(material: &KeyMaterial) -> Result<Zeroizing<Vec<u8>>> {
+    mechanisms::secret_value(material).map(|v| Zeroizing::new(v.to_vec()))
+}
+
+/// The value of a secret key a KDF parameter names (a generic secret or
+/// HKDF key), else `CKR_KEY_TYPE_INCONSISTENT`.
+fn kdf_key_value(material: &KeyMaterial) -> Result<Zeroizing<Vec<u8>>> {
+    match material {
+        KeyMaterial::Secret {
+            key_type: CKK_GENERIC_SECRET | CKK_HKDF,
+            value,
+            ..
+        } => Ok(value.clone()),
+        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+    }
+}
