@@ -1,7 +1,8 @@
 //! The RFC 8410 encodings Ed25519 and X25519 keys share: the
 //! SubjectPublicKeyInfo (§4) and PKCS#8 `PrivateKeyInfo` (§7) of a 32-byte
 //! key, which differ only in the algorithm OID's last arc (1.3.101.112
-//! Ed25519, 1.3.101.110 X25519).
+//! Ed25519, 1.3.101.110 X25519), and their `CKA_EC_POINT` (a DER OCTET
+//! STRING of the 32-byte point, mechanisms spec §2.3.5).
 
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
@@ -49,4 +50,23 @@ pub fn from_pkcs8(alg: u8, ec_params: &[u8], der: &[u8], attrs: &mut Attributes)
         }
         _ => Err(err(CKR_WRAPPED_KEY_INVALID)),
     }
+}
+
+/// `CKA_EC_POINT` value: DER OCTET STRING of the point.
+pub fn der_point(point: &[u8; KEY_LEN]) -> [u8; KEY_LEN + 2] {
+    let mut out = [0u8; KEY_LEN + 2];
+    out[0] = 0x04;
+    out[1] = KEY_LEN as u8;
+    out[2..].copy_from_slice(point);
+    out
+}
+
+/// The 32-byte point from a raw or DER `CKA_EC_POINT`.
+pub fn parse_point(v: &[u8]) -> Result<[u8; KEY_LEN]> {
+    let raw = match v {
+        [0x04, 0x20, rest @ ..] if rest.len() == KEY_LEN => rest,
+        _ if v.len() == KEY_LEN => v,
+        _ => return Err(err(CKR_ATTRIBUTE_VALUE_INVALID)),
+    };
+    Ok(raw.try_into().expect("length checked"))
 }

@@ -3,8 +3,10 @@
 //! secret from a base key (ECDH, HKDF, SP 800-108, the simple derivations
 //! of mechanisms spec 3.0 §2.42 and §2.16.12).
 
-use super::keys::KeyMaterial;
-use super::*;
+use super::material::{KeyMaterial, MAX_SECRET_LEN};
+use super::params::{Mechanism, Param};
+use super::registry::require;
+use super::{aes, des, ec, kdf, random, x25519};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
@@ -59,10 +61,6 @@ fn default_secret_len(mech: CK_MECHANISM_TYPE) -> Option<usize> {
         _ => None,
     }
 }
-
-/// Longest secret key (generic secret or HMAC key) generated or derived,
-/// in bytes: 4096 bits, more than any MAC or KDF needs.
-pub const MAX_SECRET_LEN: usize = 512;
 
 /// Checks the `CKA_VALUE_LEN` of a new secret key of `key_type`: 16, 24 or
 /// 32 for AES, 8, 16 or 24 for DES, DES2 and DES3, 1 to [`MAX_SECRET_LEN`]

@@ -10,10 +10,12 @@
 //! `CK_ECDH1_DERIVE_PARAMS` likewise. X448 (1.3.101.111, "curve448") is
 //! `CKR_CURVE_NOT_SUPPORTED`: see `docs/mechanisms.md`.
 
-use super::eddsa::{der_point, parse_point};
-use super::keys::KeyMaterial;
+use super::kdf::x963::shared_secret;
+use super::material::GeneratedPair;
+use super::material::KeyMaterial;
+use super::params::{Mechanism, Param};
 use super::random::os_fill as random_bytes;
-use super::{GeneratedPair, Mechanism, Param};
+use super::rfc8410::{der_point, parse_point};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -165,19 +167,7 @@ pub fn derive(
     if !z.was_contributory() {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
-    match kdf {
-        CKD_NULL => {
-            if !shared.is_empty() {
-                return Err(err(CKR_MECHANISM_PARAM_INVALID));
-            }
-            let len = len.unwrap_or(KEY_LEN);
-            if len > KEY_LEN {
-                return Err(err(CKR_TEMPLATE_INCONSISTENT));
-            }
-            Ok(Zeroizing::new(z.as_bytes()[..len].to_vec()))
-        }
-        other => super::ec::x963_kdf(other, z.as_bytes(), shared, len.unwrap_or(KEY_LEN)),
-    }
+    shared_secret(kdf, z.as_bytes(), shared, len)
 }
 
 #[cfg(test)]

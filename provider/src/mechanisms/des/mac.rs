@@ -7,10 +7,12 @@
 //! or 1 to 8).
 
 use super::super::block_modes::BlockEngine;
-use super::super::hmac::general_len;
-use super::super::keys::KeyMaterial;
-use super::super::{Mechanism, SignOperation};
-use super::{BLOCK, DesKey, des_key};
+use super::super::material::KeyMaterial;
+use super::super::operation::SignOperation;
+use super::super::params::Mechanism;
+use super::super::params::general_len;
+use super::cipher::des_key;
+use super::key::{BLOCK, DesKey};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use std::sync::Arc;

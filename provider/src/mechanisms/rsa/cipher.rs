@@ -1,10 +1,11 @@
 //! RSA encryption and decryption (mechanisms spec §2.1.6–2.1.8):
 //! RSAES-PKCS1-v1_5, RSAES-OAEP and raw X.509, single-part only.
 
-use super::{Hash, SysRng, be_padded, emit, private_of, public_of, raw_private, uint};
+use super::common::{Hash, SysRng, be_padded, emit, private_of, public_of, raw_private, uint};
 use crate::error::{Result, err};
-use crate::mechanisms::keys::KeyMaterial;
-use crate::mechanisms::{CipherOperation, Direction, Mechanism, OutputLen, Param};
+use crate::mechanisms::material::KeyMaterial;
+use crate::mechanisms::operation::{CipherOperation, Direction, OutputLen};
+use crate::mechanisms::params::{Mechanism, Param};
 use ::rsa::traits::PublicKeyParts;
 use ::rsa::{Oaep, Pkcs1v15Encrypt};
 use cryptoki_sys::*;

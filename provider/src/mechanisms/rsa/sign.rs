@@ -2,13 +2,14 @@
 //! PKCS #1 v1.5, PSS and raw X.509 signing and verification, with or
 //! without hashing by the token, and verification with recovery.
 
-use super::{Hash, SysRng, be_padded, emit, private_of, public_of, raw_private, uint};
+use super::common::{Hash, SysRng, be_padded, emit, private_of, public_of, raw_private, uint};
 use crate::error::{Result, err};
 use crate::mechanisms::digest::DigestOp;
-use crate::mechanisms::keys::KeyMaterial;
-use crate::mechanisms::{
-    CipherOperation, DigestOperation, Mechanism, OutputLen, Param, SignOperation, VerifyOperation,
+use crate::mechanisms::material::KeyMaterial;
+use crate::mechanisms::operation::{
+    CipherOperation, DigestOperation, OutputLen, SignOperation, VerifyOperation,
 };
+use crate::mechanisms::params::{Mechanism, Param};
 use ::rsa::traits::PublicKeyParts;
 use ::rsa::{Pkcs1v15Sign, Pss};
 use cryptoki_sys::*;
