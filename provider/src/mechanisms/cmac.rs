@@ -61,11 +61,6 @@ impl SignOperation for CmacSign {
         self.out_len
     }
 
-    fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
-        self.update(data)?;
-        self.finish(out)
-    }
-
     fn update(&mut self, mut data: &[u8]) -> Result<()> {
         // Complete the pending block; it is MACed only once more data follows.
         let fill = (BLOCK - self.pending_len).min(data.len());

@@ -40,12 +40,46 @@ pub trait CipherOperation {
     fn finish(&mut self, out: &mut [u8]) -> Result<usize>;
 }
 
+/// The multi-part half of a [`CipherOperation`] that is single-part only
+/// (the RSA ciphers, verification with recovery): no update or final
+/// output, and `C_*Update` / `C_*Final` refused with
+/// `CKR_FUNCTION_NOT_SUPPORTED` (which ends the operation). Expands to the
+/// four methods inside the `impl`.
+macro_rules! single_part_cipher {
+    () => {
+        fn update_len(&self, _input_len: usize) -> $crate::mechanisms::operation::OutputLen {
+            $crate::mechanisms::operation::OutputLen::Exact(0)
+        }
+        /// Single-part only: `CKR_FUNCTION_NOT_SUPPORTED`.
+        fn update(&mut self, _data: &[u8], _out: &mut [u8]) -> $crate::error::Result<usize> {
+            Err($crate::error::err(
+                ::cryptoki_sys::CKR_FUNCTION_NOT_SUPPORTED,
+            ))
+        }
+        fn final_len(&self) -> $crate::mechanisms::operation::OutputLen {
+            $crate::mechanisms::operation::OutputLen::Exact(0)
+        }
+        /// Single-part only: `CKR_FUNCTION_NOT_SUPPORTED`.
+        fn finish(&mut self, _out: &mut [u8]) -> $crate::error::Result<usize> {
+            Err($crate::error::err(
+                ::cryptoki_sys::CKR_FUNCTION_NOT_SUPPORTED,
+            ))
+        }
+    };
+}
+pub(crate) use single_part_cipher;
+
 /// A signature (or MAC) being computed.
 pub trait SignOperation {
     /// Length of the output (exact for every supported mechanism so far).
     fn output_len(&self) -> usize;
     /// Single-part: signs `data` into `out` (`out.len() >= output_len()`).
-    fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize>;
+    /// By default the multi-part calls in a row (the MACs); signatures
+    /// with a single-part form of their own override it.
+    fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
+        self.update(data)?;
+        self.finish(out)
+    }
     /// Multi-part: adds data.
     fn update(&mut self, data: &[u8]) -> Result<()>;
     /// Multi-part: writes the signature (`out.len() >= output_len()`).

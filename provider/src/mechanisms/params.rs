@@ -141,6 +141,20 @@ impl Mechanism<'_> {
     }
 }
 
+/// The `CK_ECDH1_DERIVE_PARAMS` of `CKM_ECDH1_DERIVE` (mechanisms spec
+/// §2.3.15): `(kdf, pSharedData, pPublicData)`, else
+/// `CKR_MECHANISM_PARAM_INVALID`.
+pub fn ecdh1_params<'a>(mech: &Mechanism<'a>) -> Result<(CK_EC_KDF_TYPE, &'a [u8], &'a [u8])> {
+    match mech.param {
+        Param::Ecdh1 {
+            kdf,
+            shared,
+            public,
+        } => Ok((kdf, shared, public)),
+        _ => Err(err(CKR_MECHANISM_PARAM_INVALID)),
+    }
+}
+
 /// The output length asked for by a `_GENERAL` mechanism (or the full length).
 pub fn general_len(mech: &Mechanism<'_>, full: usize, general: bool) -> Result<usize> {
     match (general, mech.param) {

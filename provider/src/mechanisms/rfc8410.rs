@@ -6,6 +6,7 @@
 
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
+use crate::mechanisms::material::GeneratedPair;
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
 
@@ -33,6 +34,45 @@ pub fn pkcs8(alg: u8, secret: &[u8]) -> Zeroizing<Vec<u8>> {
     ]);
     out.extend_from_slice(secret);
     out
+}
+
+/// Sets `CKA_EC_POINT` of an imported key of the algorithm `alg` to the
+/// DER form of `point`, and `CKA_PUBLIC_KEY_INFO` when the template had
+/// none (or an empty one).
+pub fn set_public(alg: u8, point: &[u8; KEY_LEN], attrs: &mut Attributes) {
+    attrs.set_bytes(CKA_EC_POINT, &der_point(point));
+    if attrs
+        .bytes(CKA_PUBLIC_KEY_INFO)
+        .is_none_or(|v| v.is_empty())
+    {
+        attrs.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(alg, point));
+    }
+}
+
+/// The attributes of a generated key pair of the algorithm `alg`
+/// (mechanisms spec §2.3.14 and its X25519 sibling): `CKA_EC_POINT` and
+/// `CKA_PUBLIC_KEY_INFO` on both keys, and `CKA_EC_PARAMS` and the secret
+/// `CKA_VALUE` on the private one.
+pub fn generated_pair(
+    alg: u8,
+    key_type: CK_KEY_TYPE,
+    params: &[u8],
+    secret: &[u8],
+    point: &[u8; KEY_LEN],
+) -> GeneratedPair {
+    let mut public = Attributes::new();
+    public.set_bytes(CKA_EC_POINT, &der_point(point));
+    public.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(alg, point));
+    let mut private = Attributes::new();
+    private.set_bytes(CKA_EC_PARAMS, params);
+    private.set_bytes(CKA_VALUE, secret);
+    private.set_bytes(CKA_EC_POINT, &der_point(point));
+    private.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(alg, point));
+    GeneratedPair {
+        public,
+        private,
+        key_type,
+    }
 }
 
 /// Parses what [`pkcs8`] produces for `alg` (`CKR_WRAPPED_KEY_INVALID`

@@ -254,7 +254,7 @@ pub fn derive_sp800_108(
             _ => return Err(err(CKR_KEY_TYPE_INCONSISTENT)),
         }
     } else {
-        kdf::sp800_108::PrfKey::Cmac(aes_key(base)?)
+        kdf::sp800_108::PrfKey::Cmac(aes::aes_key(base)?)
     };
     kdf::sp800_108::derive(mode, p, key, lens)
 }
@@ -279,9 +279,11 @@ fn simple_derivation(
             Ok(kdf::concat::concatenate(d, secret_value(base)?))
         }
         (CKM_XOR_BASE_AND_DATA, Param::Bytes(d)) => Ok(kdf::concat::xor(secret_value(base)?, d)),
-        (CKM_AES_ECB_ENCRYPT_DATA, Param::Bytes(d)) => kdf::encrypt_data::ecb(aes_key(base)?, d),
+        (CKM_AES_ECB_ENCRYPT_DATA, Param::Bytes(d)) => {
+            kdf::encrypt_data::ecb(aes::aes_key(base)?, d)
+        }
         (CKM_AES_CBC_ENCRYPT_DATA, Param::AesCbcData { iv, data }) => {
-            kdf::encrypt_data::cbc(aes_key(base)?, &iv, data)
+            kdf::encrypt_data::cbc(aes::aes_key(base)?, &iv, data)
         }
         _ => Err(bad()),
     }
@@ -294,14 +296,6 @@ pub fn secret_value(base: &KeyMaterial) -> Result<&[u8]> {
         KeyMaterial::Secret { value, .. } => Ok(value),
         KeyMaterial::Aes(k) => Ok(k.bytes()),
         KeyMaterial::Des(k) => Ok(k.bytes()),
-        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
-    }
-}
-
-/// The base of an AES data-encryption derivation.
-fn aes_key(base: &KeyMaterial) -> Result<&aes::AesKey> {
-    match base {
-        KeyMaterial::Aes(k) => Ok(k),
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }
 }

@@ -36,7 +36,7 @@ mod modes;
 mod wrap;
 
 pub use key::AesKey;
-pub use modes::{AesCipher, load};
+pub use modes::{AesCipher, aes_key, load};
 
 #[cfg(test)]
 mod tests {

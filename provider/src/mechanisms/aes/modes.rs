@@ -56,7 +56,7 @@ pub fn load(value: &[u8]) -> Result<KeyMaterial> {
 }
 
 /// The AES key of `key`, else `CKR_KEY_TYPE_INCONSISTENT`.
-pub(crate) fn aes_key(key: &KeyMaterial) -> Result<&AesKey> {
+pub fn aes_key(key: &KeyMaterial) -> Result<&AesKey> {
     match key {
         KeyMaterial::Aes(k) => Ok(k),
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),

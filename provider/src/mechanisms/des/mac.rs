@@ -94,11 +94,6 @@ impl SignOperation for DesMac {
         self.out_len
     }
 
-    fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
-        self.update(data)?;
-        self.finish(out)
-    }
-
     fn update(&mut self, mut data: &[u8]) -> Result<()> {
         while !data.is_empty() {
             if self.pending_len == BLOCK {

@@ -5,7 +5,7 @@ use super::curves::{EcPrivateKey, EcPublicKey, parse_point};
 use crate::error::{Result, err};
 use crate::mechanisms::kdf::x963::shared_secret;
 use crate::mechanisms::material::KeyMaterial;
-use crate::mechanisms::params::{Mechanism, Param};
+use crate::mechanisms::params::{Mechanism, ecdh1_params};
 use cryptoki_sys::*;
 use p256::elliptic_curve::ecdh::diffie_hellman;
 use zeroize::Zeroizing;
@@ -42,14 +42,7 @@ pub fn ecdh_derive(
     base: &KeyMaterial,
     len: Option<usize>,
 ) -> Result<Zeroizing<Vec<u8>>> {
-    let Param::Ecdh1 {
-        kdf,
-        shared,
-        public,
-    } = mech.param
-    else {
-        return Err(err(CKR_MECHANISM_PARAM_INVALID));
-    };
+    let (kdf, shared, public) = ecdh1_params(mech)?;
     let KeyMaterial::EcPrivate(private, ..) = base else {
         return Err(err(CKR_KEY_TYPE_INCONSISTENT));
     };

@@ -6,7 +6,7 @@ use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use crate::mechanisms::material::{GeneratedPair, KeyMaterial};
 use crate::mechanisms::random::os_fill as random_bytes;
-use crate::mechanisms::rfc8410::{self, KEY_LEN, der_point, parse_point};
+use crate::mechanisms::rfc8410::{self, KEY_LEN, parse_point};
 use cryptoki_sys::*;
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use zeroize::Zeroizing;
@@ -72,13 +72,7 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
         VerifyingKey::from_bytes(&p).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?;
         p
     };
-    attrs.set_bytes(CKA_EC_POINT, &der_point(&point));
-    if attrs
-        .bytes(CKA_PUBLIC_KEY_INFO)
-        .is_none_or(|v| v.is_empty())
-    {
-        attrs.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
-    }
+    rfc8410::set_public(rfc8410::ED25519, &point, attrs);
     Ok(())
 }
 
@@ -109,19 +103,13 @@ pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
     let mut secret = Zeroizing::new([0u8; KEY_LEN]);
     random_bytes(secret.as_mut())?;
     let point = SigningKey::from_bytes(&secret).verifying_key().to_bytes();
-    let mut public = Attributes::new();
-    public.set_bytes(CKA_EC_POINT, &der_point(&point));
-    public.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
-    let mut private = Attributes::new();
-    private.set_bytes(CKA_EC_PARAMS, params);
-    private.set_bytes(CKA_VALUE, secret.as_ref());
-    private.set_bytes(CKA_EC_POINT, &der_point(&point));
-    private.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
-    Ok(GeneratedPair {
-        public,
-        private,
-        key_type: CKK_EC_EDWARDS,
-    })
+    Ok(rfc8410::generated_pair(
+        rfc8410::ED25519,
+        CKK_EC_EDWARDS,
+        params,
+        secret.as_ref(),
+        &point,
+    ))
 }
 
 /// The public key of an Ed25519 key object's material (public keys only,

@@ -92,11 +92,6 @@ impl SignOperation for HmacSign {
         self.out_len
     }
 
-    fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
-        self.update(data)?;
-        self.finish(out)
-    }
-
     fn update(&mut self, data: &[u8]) -> Result<()> {
         let state = match &mut self.state {
             Some(s) => s,

@@ -7,7 +7,7 @@ use crate::error::{Result, err};
 use crate::mechanisms::digest::DigestOp;
 use crate::mechanisms::material::KeyMaterial;
 use crate::mechanisms::operation::{
-    CipherOperation, DigestOperation, OutputLen, SignOperation, VerifyOperation,
+    CipherOperation, DigestOperation, OutputLen, SignOperation, VerifyOperation, single_part_cipher,
 };
 use crate::mechanisms::params::{Mechanism, Param};
 use ::rsa::traits::PublicKeyParts;
@@ -391,18 +391,7 @@ impl CipherOperation for RsaRecover {
         self.recover(signature, out)
     }
     // Verification with recovery is single-part only (§5.14).
-    fn update_len(&self, _input_len: usize) -> OutputLen {
-        OutputLen::Exact(0)
-    }
-    fn update(&mut self, _data: &[u8], _out: &mut [u8]) -> Result<usize> {
-        Err(err(CKR_FUNCTION_NOT_SUPPORTED))
-    }
-    fn final_len(&self) -> OutputLen {
-        OutputLen::Exact(0)
-    }
-    fn finish(&mut self, _out: &mut [u8]) -> Result<usize> {
-        Err(err(CKR_FUNCTION_NOT_SUPPORTED))
-    }
+    single_part_cipher!();
 }
 
 impl VerifyOperation for RsaVerify {
