@@ -10,7 +10,7 @@
 //!   `C_DecryptFinal`, which checks and removes the padding in constant
 //!   time.
 
-use super::{Direction, OutputLen};
+use super::operation::{Direction, OutputLen};
 use crate::error::{Error, Result, err};
 use cryptoki_sys::*;
 use zeroize::{Zeroize, Zeroizing};

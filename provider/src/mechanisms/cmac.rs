@@ -1,9 +1,10 @@
 //! AES-CMAC (mechanisms spec §2.8 `CKM_AES_CMAC`, `CKM_AES_CMAC_GENERAL`;
 //! RFC 4493, NIST SP 800-38B) over the key's cached AES schedule.
 
-use super::hmac::general_len;
-use super::keys::KeyMaterial;
-use super::{Mechanism, SignOperation};
+use super::material::KeyMaterial;
+use super::operation::SignOperation;
+use super::params::Mechanism;
+use super::params::general_len;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use std::sync::Arc;
@@ -58,11 +59,6 @@ impl CmacSign {
 impl SignOperation for CmacSign {
     fn output_len(&self) -> usize {
         self.out_len
-    }
-
-    fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
-        self.update(data)?;
-        self.finish(out)
     }
 
     fn update(&mut self, mut data: &[u8]) -> Result<()> {

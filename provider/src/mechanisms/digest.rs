@@ -7,7 +7,7 @@
 //! `CKM_MD5` (mechanisms spec §6.5.2, RFC 1321) with the md-5 crate, for
 //! SoftHSM2 migration only: MD5 is broken (collisions), see docs/mechanisms.md.
 
-use super::DigestOperation;
+use super::operation::DigestOperation;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use sha2::Digest;

@@ -24,10 +24,11 @@
 //! q is not tested (the crate does not, and a wrong group only harms the
 //! key's own owner).
 
-use super::GeneratedPair;
 use super::digest::DigestOp;
-use super::keys::KeyMaterial;
-use super::{DigestOperation, Mechanism, Param, SignOperation, VerifyOperation};
+use super::material::GeneratedPair;
+use super::material::KeyMaterial;
+use super::operation::{DigestOperation, SignOperation, VerifyOperation};
+use super::params::{Mechanism, Param};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use crypto_bigint::modular::{BoxedMontyForm, BoxedMontyParams};

@@ -2,8 +2,12 @@
 //! operation (`C_SignInit`, `C_VerifyInit`, `C_EncryptInit`, ...), and key-pair
 //! and domain-parameter generation.
 
-use super::keys::KeyMaterial;
-use super::*;
+use super::dispatch::{CipherOp, MacVerify, SignOp, VerifyOp};
+use super::material::{GeneratedPair, KeyMaterial};
+use super::operation::Direction;
+use super::params::{Mechanism, Param};
+use super::registry::require;
+use super::{aes, cmac, des, digest, dsa, ec, eddsa, hmac, rsa, x25519};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -110,17 +114,6 @@ pub fn digest_init(mech: &Mechanism<'_>) -> Result<digest::DigestOp> {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
     digest::DigestOp::new(mech.ty)
-}
-
-/// What a key-pair generation produces: key-specific attributes for the
-/// public and the private object.
-pub struct GeneratedPair {
-    /// Attributes to add to the public key.
-    pub public: Attributes,
-    /// Attributes to add to the private key.
-    pub private: Attributes,
-    /// `CKA_KEY_TYPE` of both.
-    pub key_type: CK_KEY_TYPE,
 }
 
 /// The key type a key-pair mechanism makes.

@@ -1,69 +1,15 @@
-//! Parsed key material, built once per object and cached
-//! (`Object::key_material`), plus the per-key-type checks of imported keys
-//! and the encodings used by `C_WrapKey` / `C_UnwrapKey` (secret keys: the
-//! raw value; private keys: PKCS#8 `PrivateKeyInfo` DER).
+//! Building key material ([`KeyMaterial`], defined in `material`) from an
+//! object's attributes, plus the per-key-type checks of imported keys and
+//! the encodings used by `C_WrapKey` / `C_UnwrapKey` (secret keys: the raw
+//! value; private keys: PKCS#8 `PrivateKeyInfo` DER). Dispatches to the
+//! families by key type.
 
+pub use super::material::{KeyMaterial, ValueOf};
 use super::{aes, des, dsa, ec, eddsa, rsa, x25519};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
-
-/// Reads an attribute's plain value (unsealing if needed).
-pub type ValueOf<'a> = &'a dyn Fn(CK_ATTRIBUTE_TYPE) -> Result<Option<Zeroizing<Vec<u8>>>>;
-
-/// A key ready for use. Private and secret variants zeroize themselves
-/// when dropped. Always held behind an `Arc` (one per object), so the size
-/// of the largest variant (an expanded AES key) costs nothing per use.
-#[allow(clippy::large_enum_variant)]
-pub enum KeyMaterial {
-    /// Ed25519 private key.
-    Ed25519Private(ed25519_dalek::SigningKey),
-    /// Ed25519 public key.
-    Ed25519Public(ed25519_dalek::VerifyingKey),
-    /// X25519 private key (`CKK_EC_MONTGOMERY`; zeroized on drop).
-    X25519Private(x25519_dalek::StaticSecret),
-    /// X25519 public key.
-    X25519Public(x25519_dalek::PublicKey),
-    /// EC (Weierstrass) private key (and, with `aws-lc`, for P-256 / P-384 /
-    /// P-521 the same key parsed by aws-lc).
-    EcPrivate(
-        ec::EcPrivateKey,
-        #[cfg(feature = "aws-lc")] Option<Box<super::awslc::EcPrivate>>,
-    ),
-    /// EC (Weierstrass) public key.
-    EcPublic(
-        ec::EcPublicKey,
-        #[cfg(feature = "aws-lc")] Option<std::sync::Arc<super::awslc::EcPublic>>,
-    ),
-    /// RSA private key (with CRT values and blinding).
-    RsaPrivate(
-        Box<::rsa::RsaPrivateKey>,
-        #[cfg(feature = "aws-lc")] Option<Box<super::awslc::RsaPrivate>>,
-    ),
-    /// RSA public key.
-    RsaPublic(
-        Box<::rsa::RsaPublicKey>,
-        #[cfg(feature = "aws-lc")] Option<Box<super::awslc::RsaPublic>>,
-    ),
-    /// DSA private key (x zeroized on drop by the crate).
-    DsaPrivate(Box<::dsa::SigningKey>),
-    /// DSA public key.
-    DsaPublic(Box<::dsa::VerifyingKey>),
-    /// AES key.
-    Aes(aes::AesKey),
-    /// DES, double- or triple-length DES key (legacy).
-    Des(des::DesKey),
-    /// Generic secret or HMAC key.
-    Secret {
-        /// `CKA_KEY_TYPE` (generic secret or one of the `CKK_SHA*_HMAC`).
-        key_type: CK_KEY_TYPE,
-        /// `CKA_VALUE`.
-        value: Zeroizing<Vec<u8>>,
-        /// HMAC states prepared from `value`.
-        hmac: super::hmac::PreparedHmac,
-    },
-}
 
 /// True for the key types whose value is a plain secret (HMAC and HKDF keys).
 pub fn is_generic_secret(key_type: CK_KEY_TYPE) -> bool {

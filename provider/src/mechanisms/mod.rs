@@ -7,8 +7,12 @@
 //! dispatch statically, so starting an operation allocates nothing.
 //!
 //! `registry.rs` is the one place that lists what the token supports;
-//! `params.rs`, `operation.rs`, `init.rs` and `secret.rs` hold the shared
-//! types, traits and entry points, re-exported here.
+//! `params.rs` (the mechanism and its parameter), `operation.rs` (the
+//! operation traits) and `material.rs` (the parsed key, `KeyMaterial`)
+//! hold the types the families share, and the families import them from
+//! there. `keys.rs`, `dispatch.rs`, `init.rs` and `secret.rs` dispatch to
+//! the families. This file only declares the modules and re-exports the
+//! public entry points; nothing below imports it.
 
 pub mod aes;
 #[cfg(feature = "aws-lc")]
@@ -17,6 +21,7 @@ pub mod block_modes;
 pub mod cmac;
 pub mod des;
 pub mod digest;
+mod dispatch;
 pub mod dsa;
 pub mod ec;
 pub mod eddsa;
@@ -24,6 +29,7 @@ pub mod hmac;
 mod init;
 pub mod kdf;
 pub mod keys;
+mod material;
 mod operation;
 mod params;
 pub mod random;
@@ -34,7 +40,9 @@ mod secret;
 pub mod strength;
 pub mod x25519;
 
+pub use dispatch::*;
 pub use init::*;
+pub use material::{GeneratedPair, MAX_SECRET_LEN};
 pub use operation::*;
 pub use params::*;
 pub use registry::*;
@@ -42,17 +50,4 @@ pub use secret::*;
 
 /// Helpers for the families' known-answer tests.
 #[cfg(test)]
-pub(crate) mod test_util {
-    /// Lower-case hex digits of `bytes`.
-    pub fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
-
-    /// Bytes from hex digits (test vectors).
-    pub fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
-}
+pub(crate) mod test_util;

@@ -1,11 +1,9 @@
 //! The operation traits the families implement (one for each kind of
-//! operation, both cipher directions in one) and the enums a session holds
-//! them in, which dispatch statically (no allocation to start an operation).
+//! operation, both cipher directions in one), the output length they
+//! report and the cipher direction. The enums a session holds them in are
+//! in `dispatch`.
 
-use super::aes;
-use super::{cmac, des, dsa, ec, eddsa, hmac, rsa};
-use crate::error::{Result, err};
-use cryptoki_sys::*;
+use crate::error::Result;
 
 /// The length of an output: exact, or only bounded until computed (RSA
 /// decryption, padded CBC decryption).
@@ -42,12 +40,46 @@ pub trait CipherOperation {
     fn finish(&mut self, out: &mut [u8]) -> Result<usize>;
 }
 
+/// The multi-part half of a [`CipherOperation`] that is single-part only
+/// (the RSA ciphers, verification with recovery): no update or final
+/// output, and `C_*Update` / `C_*Final` refused with
+/// `CKR_FUNCTION_NOT_SUPPORTED` (which ends the operation). Expands to the
+/// four methods inside the `impl`.
+macro_rules! single_part_cipher {
+    () => {
+        fn update_len(&self, _input_len: usize) -> $crate::mechanisms::operation::OutputLen {
+            $crate::mechanisms::operation::OutputLen::Exact(0)
+        }
+        /// Single-part only: `CKR_FUNCTION_NOT_SUPPORTED`.
+        fn update(&mut self, _data: &[u8], _out: &mut [u8]) -> $crate::error::Result<usize> {
+            Err($crate::error::err(
+                ::cryptoki_sys::CKR_FUNCTION_NOT_SUPPORTED,
+            ))
+        }
+        fn final_len(&self) -> $crate::mechanisms::operation::OutputLen {
+            $crate::mechanisms::operation::OutputLen::Exact(0)
+        }
+        /// Single-part only: `CKR_FUNCTION_NOT_SUPPORTED`.
+        fn finish(&mut self, _out: &mut [u8]) -> $crate::error::Result<usize> {
+            Err($crate::error::err(
+                ::cryptoki_sys::CKR_FUNCTION_NOT_SUPPORTED,
+            ))
+        }
+    };
+}
+pub(crate) use single_part_cipher;
+
 /// A signature (or MAC) being computed.
 pub trait SignOperation {
     /// Length of the output (exact for every supported mechanism so far).
     fn output_len(&self) -> usize;
     /// Single-part: signs `data` into `out` (`out.len() >= output_len()`).
-    fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize>;
+    /// By default the multi-part calls in a row (the MACs); signatures
+    /// with a single-part form of their own override it.
+    fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
+        self.update(data)?;
+        self.finish(out)
+    }
     /// Multi-part: adds data.
     fn update(&mut self, data: &[u8]) -> Result<()>;
     /// Multi-part: writes the signature (`out.len() >= output_len()`).
@@ -72,165 +104,6 @@ pub trait DigestOperation {
     fn update(&mut self, data: &[u8]);
     /// Writes the digest into `out` (`out.len() >= output_len()`) and resets.
     fn finish(&mut self, out: &mut [u8]) -> usize;
-}
-
-macro_rules! dispatch_enum {
-    ($(#[$doc:meta])* $name:ident { $($variant:ident($ty:ty)),* $(,)? }) => {
-        $(#[$doc])*
-        pub enum $name {
-            $(
-                #[allow(missing_docs)]
-                $variant($ty),
-            )*
-        }
-        macro_rules! $name {
-            ($self:ident, $op:ident => $e:expr) => {
-                match $self { $($name::$variant($op) => $e,)* }
-            };
-        }
-    };
-}
-
-dispatch_enum!(
-    /// Static dispatch over the families that sign or MAC.
-    SignOp {
-        EdDsa(eddsa::EdDsaSign),
-        Ecdsa(ec::EcdsaSign),
-        Dsa(dsa::DsaSign),
-        Rsa(rsa::RsaSign),
-        Hmac(hmac::HmacSign),
-        Cmac(cmac::CmacSign),
-        DesMac(des::mac::DesMac),
-    }
-);
-
-impl SignOp {
-    /// A copy of this MAC computation in its current state, for
-    /// `C_GetOperationState`; `None` for signatures (their state is not
-    /// saved: `CKR_STATE_UNSAVEABLE`).
-    pub fn try_clone(&self) -> Option<SignOp> {
-        match self {
-            SignOp::Hmac(h) => Some(SignOp::Hmac(h.clone())),
-            SignOp::Cmac(c) => Some(SignOp::Cmac(c.clone())),
-            SignOp::DesMac(c) => Some(SignOp::DesMac(c.clone())),
-            _ => None,
-        }
-    }
-}
-
-impl VerifyOp {
-    /// As [`SignOp::try_clone`], for MAC verification.
-    pub fn try_clone(&self) -> Option<VerifyOp> {
-        match self {
-            VerifyOp::Mac(MacVerify(mac)) => mac.try_clone().map(|m| VerifyOp::Mac(MacVerify(m))),
-            _ => None,
-        }
-    }
-}
-
-impl SignOperation for SignOp {
-    fn output_len(&self) -> usize {
-        SignOp!(self, op => op.output_len())
-    }
-    fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
-        SignOp!(self, op => op.sign(data, out))
-    }
-    fn update(&mut self, data: &[u8]) -> Result<()> {
-        SignOp!(self, op => op.update(data))
-    }
-    fn finish(&mut self, out: &mut [u8]) -> Result<usize> {
-        SignOp!(self, op => op.finish(out))
-    }
-}
-
-dispatch_enum!(
-    /// Static dispatch over the families that verify.
-    VerifyOp {
-        EdDsa(eddsa::EdDsaVerify),
-        Ecdsa(ec::EcdsaVerify),
-        Dsa(dsa::DsaVerify),
-        Rsa(rsa::RsaVerify),
-        Mac(MacVerify),
-    }
-);
-
-impl VerifyOperation for VerifyOp {
-    fn verify(&mut self, data: &[u8], signature: &[u8]) -> Result<()> {
-        VerifyOp!(self, op => op.verify(data, signature))
-    }
-    fn update(&mut self, data: &[u8]) -> Result<()> {
-        VerifyOp!(self, op => op.update(data))
-    }
-    fn finish(&mut self, signature: &[u8]) -> Result<()> {
-        VerifyOp!(self, op => op.finish(signature))
-    }
-}
-
-/// MAC verification: compute the MAC and compare in constant time.
-pub struct MacVerify(pub(super) SignOp);
-
-impl VerifyOperation for MacVerify {
-    fn verify(&mut self, data: &[u8], signature: &[u8]) -> Result<()> {
-        let mut mac = [0u8; 64];
-        let n = self.0.output_len();
-        if signature.len() != n {
-            return Err(err(CKR_SIGNATURE_LEN_RANGE));
-        }
-        self.0.sign(data, &mut mac[..n])?;
-        constant_time_eq(&mac[..n], signature)
-    }
-    fn update(&mut self, data: &[u8]) -> Result<()> {
-        self.0.update(data)
-    }
-    fn finish(&mut self, signature: &[u8]) -> Result<()> {
-        let mut mac = [0u8; 64];
-        let n = self.0.output_len();
-        if signature.len() != n {
-            return Err(err(CKR_SIGNATURE_LEN_RANGE));
-        }
-        self.0.finish(&mut mac[..n])?;
-        constant_time_eq(&mac[..n], signature)
-    }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> Result<()> {
-    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
-    if a.len() == b.len() && std::hint::black_box(diff) == 0 {
-        Ok(())
-    } else {
-        Err(err(CKR_SIGNATURE_INVALID))
-    }
-}
-
-dispatch_enum!(
-    /// Static dispatch over the families that encrypt or decrypt.
-    CipherOp {
-        Aes(aes::AesCipher),
-        Des(des::cipher::DesCipher),
-        Rsa(rsa::RsaCipher),
-        RsaRecover(rsa::RsaRecover),
-    }
-);
-
-impl CipherOperation for CipherOp {
-    fn output_len(&self, input_len: usize) -> OutputLen {
-        CipherOp!(self, op => op.output_len(input_len))
-    }
-    fn process(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
-        CipherOp!(self, op => op.process(data, out))
-    }
-    fn update_len(&self, input_len: usize) -> OutputLen {
-        CipherOp!(self, op => op.update_len(input_len))
-    }
-    fn update(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
-        CipherOp!(self, op => op.update(data, out))
-    }
-    fn final_len(&self) -> OutputLen {
-        CipherOp!(self, op => op.final_len())
-    }
-    fn finish(&mut self, out: &mut [u8]) -> Result<usize> {
-        CipherOp!(self, op => op.finish(out))
-    }
 }
 
 /// Direction of a cipher operation.

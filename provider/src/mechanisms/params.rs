@@ -3,6 +3,7 @@
 //! borrowed, checked form every family takes.
 
 use super::kdf;
+use crate::error::{Result, err};
 use cryptoki_sys::*;
 
 /// How a mechanism's parameter is laid out in memory (so the FFI layer
@@ -137,5 +138,28 @@ impl Mechanism<'_> {
             ty,
             param: Param::None,
         }
+    }
+}
+
+/// The `CK_ECDH1_DERIVE_PARAMS` of `CKM_ECDH1_DERIVE` (mechanisms spec
+/// §2.3.15): `(kdf, pSharedData, pPublicData)`, else
+/// `CKR_MECHANISM_PARAM_INVALID`.
+pub fn ecdh1_params<'a>(mech: &Mechanism<'a>) -> Result<(CK_EC_KDF_TYPE, &'a [u8], &'a [u8])> {
+    match mech.param {
+        Param::Ecdh1 {
+            kdf,
+            shared,
+            public,
+        } => Ok((kdf, shared, public)),
+        _ => Err(err(CKR_MECHANISM_PARAM_INVALID)),
+    }
+}
+
+/// The output length asked for by a `_GENERAL` mechanism (or the full length).
+pub fn general_len(mech: &Mechanism<'_>, full: usize, general: bool) -> Result<usize> {
+    match (general, mech.param) {
+        (false, Param::None) => Ok(full),
+        (true, Param::MacLength(n)) if (1..=full as CK_ULONG).contains(&n) => Ok(n as usize),
+        _ => Err(err(CKR_MECHANISM_PARAM_INVALID)),
     }
 }

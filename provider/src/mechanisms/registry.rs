@@ -3,7 +3,7 @@
 //! `C_GetMechanismInfo`, base spec §5.5), and the one lookup every
 //! `C_*Init` goes through.
 
-use super::{Mechanism, ParamKind};
+use super::params::{Mechanism, ParamKind};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 

@@ -1,10 +1,12 @@
 //! The RFC 8410 encodings Ed25519 and X25519 keys share: the
 //! SubjectPublicKeyInfo (§4) and PKCS#8 `PrivateKeyInfo` (§7) of a 32-byte
 //! key, which differ only in the algorithm OID's last arc (1.3.101.112
-//! Ed25519, 1.3.101.110 X25519).
+//! Ed25519, 1.3.101.110 X25519), and their `CKA_EC_POINT` (a DER OCTET
+//! STRING of the 32-byte point, mechanisms spec §2.3.5).
 
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
+use crate::mechanisms::material::GeneratedPair;
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
 
@@ -34,6 +36,45 @@ pub fn pkcs8(alg: u8, secret: &[u8]) -> Zeroizing<Vec<u8>> {
     out
 }
 
+/// Sets `CKA_EC_POINT` of an imported key of the algorithm `alg` to the
+/// DER form of `point`, and `CKA_PUBLIC_KEY_INFO` when the template had
+/// none (or an empty one).
+pub fn set_public(alg: u8, point: &[u8; KEY_LEN], attrs: &mut Attributes) {
+    attrs.set_bytes(CKA_EC_POINT, &der_point(point));
+    if attrs
+        .bytes(CKA_PUBLIC_KEY_INFO)
+        .is_none_or(|v| v.is_empty())
+    {
+        attrs.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(alg, point));
+    }
+}
+
+/// The attributes of a generated key pair of the algorithm `alg`
+/// (mechanisms spec §2.3.14 and its X25519 sibling): `CKA_EC_POINT` and
+/// `CKA_PUBLIC_KEY_INFO` on both keys, and `CKA_EC_PARAMS` and the secret
+/// `CKA_VALUE` on the private one.
+pub fn generated_pair(
+    alg: u8,
+    key_type: CK_KEY_TYPE,
+    params: &[u8],
+    secret: &[u8],
+    point: &[u8; KEY_LEN],
+) -> GeneratedPair {
+    let mut public = Attributes::new();
+    public.set_bytes(CKA_EC_POINT, &der_point(point));
+    public.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(alg, point));
+    let mut private = Attributes::new();
+    private.set_bytes(CKA_EC_PARAMS, params);
+    private.set_bytes(CKA_VALUE, secret);
+    private.set_bytes(CKA_EC_POINT, &der_point(point));
+    private.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(alg, point));
+    GeneratedPair {
+        public,
+        private,
+        key_type,
+    }
+}
+
 /// Parses what [`pkcs8`] produces for `alg` (`CKR_WRAPPED_KEY_INVALID`
 /// otherwise) and sets `CKA_VALUE`, and `CKA_EC_PARAMS` to `ec_params` if
 /// the template had none.
@@ -49,4 +90,23 @@ pub fn from_pkcs8(alg: u8, ec_params: &[u8], der: &[u8], attrs: &mut Attributes)
         }
         _ => Err(err(CKR_WRAPPED_KEY_INVALID)),
     }
+}
+
+/// `CKA_EC_POINT` value: DER OCTET STRING of the point.
+pub fn der_point(point: &[u8; KEY_LEN]) -> [u8; KEY_LEN + 2] {
+    let mut out = [0u8; KEY_LEN + 2];
+    out[0] = 0x04;
+    out[1] = KEY_LEN as u8;
+    out[2..].copy_from_slice(point);
+    out
+}
+
+/// The 32-byte point from a raw or DER `CKA_EC_POINT`.
+pub fn parse_point(v: &[u8]) -> Result<[u8; KEY_LEN]> {
+    let raw = match v {
+        [0x04, 0x20, rest @ ..] if rest.len() == KEY_LEN => rest,
+        _ if v.len() == KEY_LEN => v,
+        _ => return Err(err(CKR_ATTRIBUTE_VALUE_INVALID)),
+    };
+    Ok(raw.try_into().expect("length checked"))
 }

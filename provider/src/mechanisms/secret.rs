@@ -3,8 +3,10 @@
 //! secret from a base key (ECDH, HKDF, SP 800-108, the simple derivations
 //! of mechanisms spec 3.0 §2.42 and §2.16.12).
 
-use super::keys::KeyMaterial;
-use super::*;
+use super::material::{KeyMaterial, MAX_SECRET_LEN};
+use super::params::{Mechanism, Param};
+use super::registry::require;
+use super::{aes, des, ec, kdf, random, x25519};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
@@ -59,10 +61,6 @@ fn default_secret_len(mech: CK_MECHANISM_TYPE) -> Option<usize> {
         _ => None,
     }
 }
-
-/// Longest secret key (generic secret or HMAC key) generated or derived,
-/// in bytes: 4096 bits, more than any MAC or KDF needs.
-pub const MAX_SECRET_LEN: usize = 512;
 
 /// Checks the `CKA_VALUE_LEN` of a new secret key of `key_type`: 16, 24 or
 /// 32 for AES, 8, 16 or 24 for DES, DES2 and DES3, 1 to [`MAX_SECRET_LEN`]
@@ -256,7 +254,7 @@ pub fn derive_sp800_108(
             _ => return Err(err(CKR_KEY_TYPE_INCONSISTENT)),
         }
     } else {
-        kdf::sp800_108::PrfKey::Cmac(aes_key(base)?)
+        kdf::sp800_108::PrfKey::Cmac(aes::aes_key(base)?)
     };
     kdf::sp800_108::derive(mode, p, key, lens)
 }
@@ -281,9 +279,11 @@ fn simple_derivation(
             Ok(kdf::concat::concatenate(d, secret_value(base)?))
         }
         (CKM_XOR_BASE_AND_DATA, Param::Bytes(d)) => Ok(kdf::concat::xor(secret_value(base)?, d)),
-        (CKM_AES_ECB_ENCRYPT_DATA, Param::Bytes(d)) => kdf::encrypt_data::ecb(aes_key(base)?, d),
+        (CKM_AES_ECB_ENCRYPT_DATA, Param::Bytes(d)) => {
+            kdf::encrypt_data::ecb(aes::aes_key(base)?, d)
+        }
         (CKM_AES_CBC_ENCRYPT_DATA, Param::AesCbcData { iv, data }) => {
-            kdf::encrypt_data::cbc(aes_key(base)?, &iv, data)
+            kdf::encrypt_data::cbc(aes::aes_key(base)?, &iv, data)
         }
         _ => Err(bad()),
     }
@@ -296,14 +296,6 @@ pub fn secret_value(base: &KeyMaterial) -> Result<&[u8]> {
         KeyMaterial::Secret { value, .. } => Ok(value),
         KeyMaterial::Aes(k) => Ok(k.bytes()),
         KeyMaterial::Des(k) => Ok(k.bytes()),
-        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
-    }
-}
-
-/// The base of an AES data-encryption derivation.
-fn aes_key(base: &KeyMaterial) -> Result<&aes::AesKey> {
-    match base {
-        KeyMaterial::Aes(k) => Ok(k),
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }
 }

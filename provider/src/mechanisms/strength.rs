@@ -7,8 +7,8 @@
 //! least as strong as the key it wraps, and a key derived from a protected
 //! base, or a MAC key, may not be weaker than [`FLOOR_BITS`].
 
-use super::ec::Curve;
-use super::keys::KeyMaterial;
+use super::ec::curves::Curve;
+use super::material::KeyMaterial;
 use cryptoki_sys::*;
 
 /// The least strength of a key derived from a protected base, or of a

@@ -10,10 +10,11 @@
 //! `CK_ECDH1_DERIVE_PARAMS` likewise. X448 (1.3.101.111, "curve448") is
 //! `CKR_CURVE_NOT_SUPPORTED`: see `docs/mechanisms.md`.
 
-use super::eddsa::{der_point, parse_point};
-use super::keys::KeyMaterial;
+use super::kdf::x963::shared_secret;
+use super::material::{GeneratedPair, KeyMaterial};
+use super::params::{Mechanism, ecdh1_params};
 use super::random::os_fill as random_bytes;
-use super::{GeneratedPair, Mechanism, Param};
+use super::rfc8410::{self, parse_point};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -75,18 +76,18 @@ pub fn load_public(point: &[u8]) -> Result<KeyMaterial> {
 
 /// SubjectPublicKeyInfo DER of an X25519 public key (RFC 8410 §4).
 pub fn spki(point: &[u8; KEY_LEN]) -> Vec<u8> {
-    super::rfc8410::spki(super::rfc8410::X25519, point)
+    rfc8410::spki(rfc8410::X25519, point)
 }
 
 /// PKCS#8 `PrivateKeyInfo` (RFC 8410 §7) of an X25519 secret, for `C_WrapKey`.
 pub fn pkcs8(secret: &[u8]) -> Zeroizing<Vec<u8>> {
-    super::rfc8410::pkcs8(super::rfc8410::X25519, secret)
+    rfc8410::pkcs8(rfc8410::X25519, secret)
 }
 
 /// Parses what [`pkcs8`] produces (`CKR_WRAPPED_KEY_INVALID` otherwise) and
 /// sets `CKA_VALUE` and `CKA_EC_PARAMS` (if the template had none).
 pub fn from_pkcs8(der: &[u8], attrs: &mut Attributes) -> Result<()> {
-    super::rfc8410::from_pkcs8(super::rfc8410::X25519, OID_X25519, der, attrs)
+    rfc8410::from_pkcs8(rfc8410::X25519, OID_X25519, der, attrs)
 }
 
 /// Checks an imported X25519 key, normalises `CKA_EC_POINT` to DER and,
@@ -104,13 +105,7 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
                 .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?,
         )?
     };
-    attrs.set_bytes(CKA_EC_POINT, &der_point(&point));
-    if attrs
-        .bytes(CKA_PUBLIC_KEY_INFO)
-        .is_none_or(|v| v.is_empty())
-    {
-        attrs.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
-    }
+    rfc8410::set_public(rfc8410::X25519, &point, attrs);
     Ok(())
 }
 
@@ -120,19 +115,13 @@ pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
     let mut value = Zeroizing::new([0u8; KEY_LEN]);
     random_bytes(value.as_mut())?;
     let point = PublicKey::from(&StaticSecret::from(*value)).to_bytes();
-    let mut public = Attributes::new();
-    public.set_bytes(CKA_EC_POINT, &der_point(&point));
-    public.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
-    let mut private = Attributes::new();
-    private.set_bytes(CKA_EC_PARAMS, params);
-    private.set_bytes(CKA_VALUE, value.as_ref());
-    private.set_bytes(CKA_EC_POINT, &der_point(&point));
-    private.set_bytes(CKA_PUBLIC_KEY_INFO, &spki(&point));
-    Ok(GeneratedPair {
-        public,
-        private,
-        key_type: CKK_EC_MONTGOMERY,
-    })
+    Ok(rfc8410::generated_pair(
+        rfc8410::X25519,
+        CKK_EC_MONTGOMERY,
+        params,
+        value.as_ref(),
+        &point,
+    ))
 }
 
 /// `CKM_ECDH1_DERIVE` with an X25519 private key: `Z` = X25519(k, u)
@@ -149,14 +138,7 @@ pub fn derive(
     base: &KeyMaterial,
     len: Option<usize>,
 ) -> Result<Zeroizing<Vec<u8>>> {
-    let Param::Ecdh1 {
-        kdf,
-        shared,
-        public,
-    } = mech.param
-    else {
-        return Err(err(CKR_MECHANISM_PARAM_INVALID));
-    };
+    let (kdf, shared, public) = ecdh1_params(mech)?;
     let KeyMaterial::X25519Private(secret) = base else {
         return Err(err(CKR_KEY_TYPE_INCONSISTENT));
     };
@@ -165,24 +147,14 @@ pub fn derive(
     if !z.was_contributory() {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
-    match kdf {
-        CKD_NULL => {
-            if !shared.is_empty() {
-                return Err(err(CKR_MECHANISM_PARAM_INVALID));
-            }
-            let len = len.unwrap_or(KEY_LEN);
-            if len > KEY_LEN {
-                return Err(err(CKR_TEMPLATE_INCONSISTENT));
-            }
-            Ok(Zeroizing::new(z.as_bytes()[..len].to_vec()))
-        }
-        other => super::ec::x963_kdf(other, z.as_bytes(), shared, len.unwrap_or(KEY_LEN)),
-    }
+    shared_secret(kdf, z.as_bytes(), shared, len)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mechanisms::params::Param;
+    use crate::mechanisms::rfc8410::der_point;
 
     fn unhex(s: &str) -> Vec<u8> {
         crate::mechanisms::test_util::unhex(s)

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_NOT_PRESENT, CKR_TOKEN_NOT_RECOGNIZED};
 use rusqlite::{Connection, OpenFlags};
 
-use super::TokenStore;
 use super::sqlite::{
     SqliteStore, building_path, connect_read_only, is_serial, read_meta, token_path,
 };
+use super::store::TokenStore;
 use crate::config::{Config, Durability, StorageKind};
 use crate::error::{Result, err};
 

@@ -2,7 +2,7 @@
 //! process that created it.
 
 use super::integrity::{Integrity, Tag};
-use super::{Changes, Expect, ObjectRecord, TokenMeta, TokenStore, Uid, Written};
+use super::store::{Changes, Expect, ObjectRecord, TokenMeta, TokenStore, Uid, Written};
 use crate::error::{Result, err};
 use std::collections::HashMap;
 

@@ -2,24 +2,16 @@
 //! aes-gcm crate (or, with `aws-lc`, AWS-LC) for 96-bit IVs, and `J0`,
 //! GHASH and the tag built from the crate's primitives for other IV lengths.
 
-use super::{Aes, AesKey, BLOCK, Schedule, ct_eq};
+use super::key::{Aes, AesKey, BLOCK, GcmPrepared, Schedule, ct_eq};
 use crate::error::{Result, err};
-use crate::mechanisms::Direction;
+use crate::mechanisms::operation::Direction;
+use aes::Block;
 use aes::cipher::consts::{U12, U16};
 use aes::cipher::{Array, InnerIvInit, StreamCipher};
-use aes::{Aes128, Aes192, Aes256, Block};
 use aes_gcm::AesGcm;
 use aes_gcm::aead::AeadInOut;
 use cryptoki_sys::*;
 use zeroize::{Zeroize, Zeroizing};
-
-/// GCM with 96-bit nonces, prepared once per key (the hash subkey
-/// `H = E_K(0^128)` and GHASH's tables); its state is zeroized on drop.
-pub(super) enum GcmPrepared {
-    Aes128(AesGcm<Aes128, U12>),
-    Aes192(AesGcm<Aes192, U12>),
-    Aes256(AesGcm<Aes256, U12>),
-}
 
 /// Runs `$e` with `$c` bound to the key schedule and `$g` to the prepared
 /// GCM of the same key.

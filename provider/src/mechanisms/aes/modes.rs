@@ -2,16 +2,13 @@
 //! CTR here, GCM and key wrap through the `gcm` and `wrap` modules.
 
 use super::gcm::gcm_run;
+use super::key::{Aes, AesKey, BLOCK, Schedule, blocks, cbc, ct_eq};
 use super::wrap::{KW_IV, KWP_AIV, kw_unwrap, kw_wrap, kwp_unwrap, kwp_wrap};
-use super::{Aes, AesKey, BLOCK, Schedule, ct_eq};
 use crate::error::{Result, err};
-use crate::mechanisms::keys::KeyMaterial;
-use crate::mechanisms::{CipherOperation, Direction, Mechanism, OutputLen, Param};
-use aes::Block;
-use aes::cipher::consts::U16;
-use aes::cipher::{
-    Array, BlockModeDecrypt, BlockModeEncrypt, InnerIvInit, StreamCipher, StreamCipherSeek,
-};
+use crate::mechanisms::material::KeyMaterial;
+use crate::mechanisms::operation::{CipherOperation, Direction, OutputLen};
+use crate::mechanisms::params::{Mechanism, Param};
+use aes::cipher::{Array, InnerIvInit, StreamCipher, StreamCipherSeek};
 use cryptoki_sys::*;
 use std::sync::Arc;
 use zeroize::{Zeroize, Zeroizing};
@@ -53,7 +50,13 @@ pub struct AesCipher {
     buffer: Zeroizing<Vec<u8>>,
 }
 
-fn aes_key(key: &KeyMaterial) -> Result<&AesKey> {
+/// Parses an AES key value into key material (its schedule expanded once).
+pub fn load(value: &[u8]) -> Result<KeyMaterial> {
+    AesKey::new(value).map(KeyMaterial::Aes)
+}
+
+/// The AES key of `key`, else `CKR_KEY_TYPE_INCONSISTENT`.
+pub fn aes_key(key: &KeyMaterial) -> Result<&AesKey> {
     match key {
         KeyMaterial::Aes(k) => Ok(k),
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
@@ -372,34 +375,10 @@ impl CipherOperation for AesCipher {
 }
 
 /// Whole blocks of `buf` (its length is a multiple of 16).
-fn blocks(buf: &mut [u8]) -> &mut [Block] {
-    Array::<u8, U16>::slice_as_chunks_mut(buf).0
-}
-
 fn ecb<C: Aes>(c: &C, direction: Direction, buf: &mut [u8]) {
     match direction {
         Direction::Encrypt => c.encrypt_blocks(blocks(buf)),
         Direction::Decrypt => c.decrypt_blocks(blocks(buf)),
-    }
-}
-
-/// CBC over whole blocks in place; `iv` is updated to the last ciphertext block.
-pub(super) fn cbc<C: Aes>(c: &C, direction: Direction, iv: &mut [u8; BLOCK], buf: &mut [u8]) {
-    if buf.len() < BLOCK {
-        return;
-    }
-    let last = buf.len() - BLOCK;
-    match direction {
-        Direction::Encrypt => {
-            cbc::Encryptor::<&C>::inner_iv_init(c, &Array::from(*iv)).encrypt_blocks(blocks(buf));
-            iv.copy_from_slice(&buf[last..]);
-        }
-        Direction::Decrypt => {
-            let mut next = [0u8; BLOCK];
-            next.copy_from_slice(&buf[last..]);
-            cbc::Decryptor::<&C>::inner_iv_init(c, &Array::from(*iv)).decrypt_blocks(blocks(buf));
-            *iv = next;
-        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! AES key wrap (mechanisms spec §2.14): RFC 3394 (`CKM_AES_KEY_WRAP`) and
 //! RFC 5649 with padding (`CKM_AES_KEY_WRAP_PAD`).
 
-use super::{Aes, BLOCK, ct_eq};
+use super::key::{Aes, BLOCK, ct_eq};
 use crate::error::{Result, err};
 use aes::Block;
 use cryptoki_sys::*;

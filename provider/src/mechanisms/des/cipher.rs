@@ -5,12 +5,28 @@
 //! The CBC mechanisms take an 8-byte IV. Every one wraps and unwraps too.
 
 use super::super::block_modes::{BlockModes, Chaining};
-use super::super::keys::KeyMaterial;
-use super::super::{CipherOperation, Direction, Mechanism, OutputLen, Param};
-use super::{BLOCK, DesKey, des_key};
+use super::super::material::KeyMaterial;
+use super::super::operation::{CipherOperation, Direction, OutputLen};
+use super::super::params::{Mechanism, Param};
+use super::key::{BLOCK, DesKey};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use std::sync::Arc;
+
+/// Parses a DES key value of `key_type` into key material (its key
+/// schedule expanded once).
+pub fn load(key_type: CK_KEY_TYPE, value: &[u8]) -> Result<KeyMaterial> {
+    DesKey::new(key_type, value).map(KeyMaterial::Des)
+}
+
+/// The DES key of `key`, if it is one of `types`; else
+/// `CKR_KEY_TYPE_INCONSISTENT`.
+pub fn des_key<'a>(key: &'a KeyMaterial, types: &[CK_KEY_TYPE]) -> Result<&'a DesKey> {
+    match key {
+        KeyMaterial::Des(k) if types.contains(&k.key_type()) => Ok(k),
+        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+    }
+}
 
 /// An ECB or CBC operation with a DES key.
 pub struct DesCipher {

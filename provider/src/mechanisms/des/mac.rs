@@ -7,10 +7,12 @@
 //! or 1 to 8).
 
 use super::super::block_modes::BlockEngine;
-use super::super::hmac::general_len;
-use super::super::keys::KeyMaterial;
-use super::super::{Mechanism, SignOperation};
-use super::{BLOCK, DesKey, des_key};
+use super::super::material::KeyMaterial;
+use super::super::operation::SignOperation;
+use super::super::params::Mechanism;
+use super::super::params::general_len;
+use super::cipher::des_key;
+use super::key::{BLOCK, DesKey};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use std::sync::Arc;
@@ -90,11 +92,6 @@ impl DesMac {
 impl SignOperation for DesMac {
     fn output_len(&self) -> usize {
         self.out_len
-    }
-
-    fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
-        self.update(data)?;
-        self.finish(out)
     }
 
     fn update(&mut self, mut data: &[u8]) -> Result<()> {

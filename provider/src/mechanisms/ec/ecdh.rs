@@ -3,59 +3,12 @@
 
 use super::curves::{EcPrivateKey, EcPublicKey, parse_point};
 use crate::error::{Result, err};
-use crate::mechanisms::digest::DigestOp;
-use crate::mechanisms::keys::KeyMaterial;
-use crate::mechanisms::{DigestOperation, MAX_SECRET_LEN, Mechanism, Param};
+use crate::mechanisms::kdf::x963::shared_secret;
+use crate::mechanisms::material::KeyMaterial;
+use crate::mechanisms::params::{Mechanism, ecdh1_params};
 use cryptoki_sys::*;
 use p256::elliptic_curve::ecdh::diffie_hellman;
 use zeroize::Zeroizing;
-
-/// The hash-based KDFs of `CK_ECDH1_DERIVE_PARAMS.kdf` (§2.3.13): ANSI
-/// X9.63 (`CKD_SHA*_KDF`: H(Z ‖ counter ‖ SharedInfo)) and the SP 800-56C
-/// one-step KDF (`CKD_SHA*_KDF_SP800`: H(counter ‖ Z ‖ FixedInfo)), the
-/// 32-bit big-endian counter starting at 1.
-pub(in crate::mechanisms) fn x963_kdf(
-    kdf: CK_EC_KDF_TYPE,
-    z: &[u8],
-    shared: &[u8],
-    len: usize,
-) -> Result<Zeroizing<Vec<u8>>> {
-    let (mech, counter_first) = match kdf {
-        CKD_SHA1_KDF => (CKM_SHA_1, false),
-        CKD_SHA224_KDF => (CKM_SHA224, false),
-        CKD_SHA256_KDF => (CKM_SHA256, false),
-        CKD_SHA384_KDF => (CKM_SHA384, false),
-        CKD_SHA512_KDF => (CKM_SHA512, false),
-        CKD_SHA1_KDF_SP800 => (CKM_SHA_1, true),
-        CKD_SHA224_KDF_SP800 => (CKM_SHA224, true),
-        CKD_SHA256_KDF_SP800 => (CKM_SHA256, true),
-        CKD_SHA384_KDF_SP800 => (CKM_SHA384, true),
-        CKD_SHA512_KDF_SP800 => (CKM_SHA512, true),
-        _ => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
-    };
-    if len > MAX_SECRET_LEN {
-        return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
-    }
-    let mut out = Zeroizing::new(Vec::with_capacity(len + 64));
-    let mut counter: u32 = 1;
-    while out.len() < len {
-        let mut h = DigestOp::new(mech)?;
-        if counter_first {
-            h.update(&counter.to_be_bytes());
-            h.update(z);
-        } else {
-            h.update(z);
-            h.update(&counter.to_be_bytes());
-        }
-        h.update(shared);
-        let mut block = [0u8; 64];
-        let n = h.finish(&mut block);
-        out.extend_from_slice(&block[..n]);
-        counter += 1;
-    }
-    out.truncate(len);
-    Ok(out)
-}
 
 /// The x-coordinate of `private` × `peer` (field-size bytes), the curves
 /// being the same.
@@ -89,14 +42,7 @@ pub fn ecdh_derive(
     base: &KeyMaterial,
     len: Option<usize>,
 ) -> Result<Zeroizing<Vec<u8>>> {
-    let Param::Ecdh1 {
-        kdf,
-        shared,
-        public,
-    } = mech.param
-    else {
-        return Err(err(CKR_MECHANISM_PARAM_INVALID));
-    };
+    let (kdf, shared, public) = ecdh1_params(mech)?;
     let KeyMaterial::EcPrivate(private, ..) = base else {
         return Err(err(CKR_KEY_TYPE_INCONSISTENT));
     };
@@ -105,18 +51,5 @@ pub fn ecdh_derive(
     let peer =
         EcPublicKey::from_point(curve, point).map_err(|_| err(CKR_MECHANISM_PARAM_INVALID))?;
     let z = shared_x(private, &peer)?;
-    match kdf {
-        CKD_NULL => {
-            if !shared.is_empty() {
-                return Err(err(CKR_MECHANISM_PARAM_INVALID));
-            }
-            let len = len.unwrap_or(z.len());
-            if len > z.len() {
-                return Err(err(CKR_TEMPLATE_INCONSISTENT));
-            }
-            // Leftmost bytes, as SoftHSM and OpenSC expect for CKD_NULL.
-            Ok(Zeroizing::new(z[..len].to_vec()))
-        }
-        other => x963_kdf(other, &z, shared, len.unwrap_or(z.len())),
-    }
+    shared_secret(kdf, &z, shared, len)
 }

@@ -4,8 +4,9 @@
 use super::curves::{Curve, EcPrivateKey, EcPublicKey, each};
 use crate::error::{Result, err};
 use crate::mechanisms::digest::DigestOp;
-use crate::mechanisms::keys::KeyMaterial;
-use crate::mechanisms::{DigestOperation, Mechanism, Param, SignOperation, VerifyOperation};
+use crate::mechanisms::material::KeyMaterial;
+use crate::mechanisms::operation::{DigestOperation, SignOperation, VerifyOperation};
+use crate::mechanisms::params::{Mechanism, Param};
 use cryptoki_sys::*;
 use signature::hazmat::{PrehashSigner, PrehashVerifier};
 use std::sync::Arc;

@@ -1,9 +1,9 @@
 //! Batch verification of pure Ed25519 signatures (the vendor interface,
 //! `ffi/vendor.rs`) with `verify_strict`'s verdicts.
 
-use super::SIG_LEN;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
+use ed25519_dalek::SIGNATURE_LENGTH as SIG_LEN;
 use ed25519_dalek::{Signature, VerifyingKey};
 use std::sync::OnceLock;
 

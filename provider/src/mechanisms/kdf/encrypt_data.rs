@@ -47,7 +47,7 @@ pub fn cbc(key: &AesKey, iv: &[u8; BLOCK], data: &[u8]) -> Result<Zeroizing<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mechanisms::keys::KeyMaterial;
+    use crate::mechanisms::material::KeyMaterial;
     use crate::mechanisms::test_util::unhex;
 
     /// NIST SP 800-38A F.1.1 (ECB-AES128) and F.2.1 (CBC-AES128), two blocks.

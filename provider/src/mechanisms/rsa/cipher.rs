@@ -1,10 +1,11 @@
 //! RSA encryption and decryption (mechanisms spec §2.1.6–2.1.8):
 //! RSAES-PKCS1-v1_5, RSAES-OAEP and raw X.509, single-part only.
 
-use super::{Hash, SysRng, be_padded, emit, private_of, public_of, raw_private, uint};
+use super::common::{Hash, SysRng, be_padded, emit, private_of, public_of, raw_private, uint};
 use crate::error::{Result, err};
-use crate::mechanisms::keys::KeyMaterial;
-use crate::mechanisms::{CipherOperation, Direction, Mechanism, OutputLen, Param};
+use crate::mechanisms::material::KeyMaterial;
+use crate::mechanisms::operation::{CipherOperation, Direction, OutputLen, single_part_cipher};
+use crate::mechanisms::params::{Mechanism, Param};
 use ::rsa::traits::PublicKeyParts;
 use ::rsa::{Oaep, Pkcs1v15Encrypt};
 use cryptoki_sys::*;
@@ -175,23 +176,7 @@ impl CipherOperation for RsaCipher {
         }
     }
 
-    fn update_len(&self, _input_len: usize) -> OutputLen {
-        OutputLen::Exact(0)
-    }
-
-    /// Single-part only: `CKR_FUNCTION_NOT_SUPPORTED`.
-    fn update(&mut self, _data: &[u8], _out: &mut [u8]) -> Result<usize> {
-        Err(err(CKR_FUNCTION_NOT_SUPPORTED))
-    }
-
-    fn final_len(&self) -> OutputLen {
-        OutputLen::Exact(0)
-    }
-
-    /// Single-part only: `CKR_FUNCTION_NOT_SUPPORTED`.
-    fn finish(&mut self, _out: &mut [u8]) -> Result<usize> {
-        Err(err(CKR_FUNCTION_NOT_SUPPORTED))
-    }
+    single_part_cipher!();
 }
 
 #[cfg(test)]

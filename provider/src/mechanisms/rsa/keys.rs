@@ -3,11 +3,13 @@
 //! object's key material, key pair generation, and PKCS #8 encoding for
 //! key wrapping.
 
-use super::{SysRng, be, gcd, is_zero, mod_inverse, one, uint, valid_public_exponent};
+use super::common::{
+    SysRng, be, crt_values, gcd, is_zero, mod_inverse, one, uint, valid_public_exponent,
+};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
-use crate::mechanisms::GeneratedPair;
-use crate::mechanisms::keys::{KeyMaterial, ValueOf};
+use crate::mechanisms::material::GeneratedPair;
+use crate::mechanisms::material::{KeyMaterial, ValueOf};
 use ::rsa::pkcs8::{DecodePrivateKey, EncodePrivateKey};
 use ::rsa::traits::{PrivateKeyParts, PublicKeyParts};
 use ::rsa::{BigUint, RsaPrivateKey, RsaPublicKey};
@@ -156,15 +158,6 @@ pub(super) fn private_from(get: ValueOf<'_>) -> Result<RsaPrivateKey> {
     )
 }
 
-/// The key's CRT values `(dP, dQ, qInv)` (PKCS #1 §3.2).
-pub(super) fn crt_values(key: &RsaPrivateKey) -> Option<(BigUint, BigUint, BigUint)> {
-    Some((
-        key.dp()?.clone(),
-        key.dq()?.clone(),
-        key.qinv()?.to_biguint()?,
-    ))
-}
-
 /// Sets every component of `key` on a private-key object.
 fn set_private(key: &RsaPrivateKey, attrs: &mut Attributes) -> Result<()> {
     let [p, q] = key.primes() else {
@@ -290,7 +283,7 @@ pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
     let bits = public_template
         .ulong(CKA_MODULUS_BITS)
         .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
-    let range = crate::mechanisms::lookup(CKM_RSA_PKCS_KEY_PAIR_GEN)?;
+    let range = crate::mechanisms::registry::lookup(CKM_RSA_PKCS_KEY_PAIR_GEN)?;
     if bits < range.min_key || bits > range.max_key || bits % 8 != 0 {
         return Err(err(CKR_KEY_SIZE_RANGE));
     }
@@ -344,7 +337,7 @@ pub fn from_pkcs8(der: &[u8], attrs: &mut Attributes) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::be_padded;
+    use super::super::common::be_padded;
     use super::super::tests::key;
     use super::*;
 

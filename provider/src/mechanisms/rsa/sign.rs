@@ -2,13 +2,14 @@
 //! PKCS #1 v1.5, PSS and raw X.509 signing and verification, with or
 //! without hashing by the token, and verification with recovery.
 
-use super::{Hash, SysRng, be_padded, emit, private_of, public_of, raw_private, uint};
+use super::common::{Hash, SysRng, be_padded, emit, private_of, public_of, raw_private, uint};
 use crate::error::{Result, err};
 use crate::mechanisms::digest::DigestOp;
-use crate::mechanisms::keys::KeyMaterial;
-use crate::mechanisms::{
-    CipherOperation, DigestOperation, Mechanism, OutputLen, Param, SignOperation, VerifyOperation,
+use crate::mechanisms::material::KeyMaterial;
+use crate::mechanisms::operation::{
+    CipherOperation, DigestOperation, OutputLen, SignOperation, VerifyOperation, single_part_cipher,
 };
+use crate::mechanisms::params::{Mechanism, Param};
 use ::rsa::traits::PublicKeyParts;
 use ::rsa::{Pkcs1v15Sign, Pss};
 use cryptoki_sys::*;
@@ -390,18 +391,7 @@ impl CipherOperation for RsaRecover {
         self.recover(signature, out)
     }
     // Verification with recovery is single-part only (§5.14).
-    fn update_len(&self, _input_len: usize) -> OutputLen {
-        OutputLen::Exact(0)
-    }
-    fn update(&mut self, _data: &[u8], _out: &mut [u8]) -> Result<usize> {
-        Err(err(CKR_FUNCTION_NOT_SUPPORTED))
-    }
-    fn final_len(&self) -> OutputLen {
-        OutputLen::Exact(0)
-    }
-    fn finish(&mut self, _out: &mut [u8]) -> Result<usize> {
-        Err(err(CKR_FUNCTION_NOT_SUPPORTED))
-    }
+    single_part_cipher!();
 }
 
 impl VerifyOperation for RsaVerify {

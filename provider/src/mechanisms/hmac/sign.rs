@@ -9,75 +9,17 @@
 //! mechanism's hash. `_GENERAL` mechanisms take the MAC length (1 to the
 //! hash size) as `CK_MAC_GENERAL_PARAMS`.
 //!
-//! A key keeps its HMAC prepared per hash ([`PreparedHmac`]: the inner and
-//! outer states after absorbing the padded key), so starting an HMAC copies
-//! that state instead of hashing the key blocks again (RFC 2104 §4 notes
-//! this precomputation).
+//! The HMAC computation ([`HmacSign`]); it starts from the key's prepared
+//! states (`prepared`).
 
-use super::keys::KeyMaterial;
-use super::{Mechanism, Param, SignOperation};
+use super::prepared::State;
 use crate::error::{Result, err};
+use crate::mechanisms::material::KeyMaterial;
+use crate::mechanisms::operation::SignOperation;
+use crate::mechanisms::params::{Mechanism, general_len};
 use cryptoki_sys::*;
-use hmac::{KeyInit, Mac};
-use std::sync::{Arc, OnceLock};
-
-/// An HMAC state (zeroized on drop by the hmac crate).
-#[derive(Clone)]
-enum State {
-    Md5(hmac::Hmac<md5::Md5>),
-    Sha1(hmac::Hmac<sha1::Sha1>),
-    Sha224(hmac::Hmac<sha2::Sha224>),
-    Sha256(hmac::Hmac<sha2::Sha256>),
-    Sha384(hmac::Hmac<sha2::Sha384>),
-    Sha512(hmac::Hmac<sha2::Sha512>),
-}
-
-/// A key's HMAC states after absorbing the key, one per hash, made on
-/// first use.
-#[derive(Default)]
-pub struct PreparedHmac {
-    by_hash: [OnceLock<State>; 6],
-}
-
-impl PreparedHmac {
-    /// The prepared state for the hash with `full`-byte output.
-    fn get(&self, full: usize, key: &[u8]) -> Result<&State> {
-        let slot = match full {
-            16 => 5,
-            20 => 0,
-            28 => 1,
-            32 => 2,
-            48 => 3,
-            _ => 4,
-        };
-        if let Some(s) = self.by_hash[slot].get() {
-            return Ok(s);
-        }
-        let bad = |_| err(CKR_KEY_SIZE_RANGE);
-        let state = match slot {
-            0 => State::Sha1(KeyInit::new_from_slice(key).map_err(bad)?),
-            1 => State::Sha224(KeyInit::new_from_slice(key).map_err(bad)?),
-            2 => State::Sha256(KeyInit::new_from_slice(key).map_err(bad)?),
-            3 => State::Sha384(KeyInit::new_from_slice(key).map_err(bad)?),
-            5 => State::Md5(KeyInit::new_from_slice(key).map_err(bad)?),
-            _ => State::Sha512(KeyInit::new_from_slice(key).map_err(bad)?),
-        };
-        Ok(self.by_hash[slot].get_or_init(|| state))
-    }
-}
-
-macro_rules! each {
-    ($s:expr, $m:ident => $e:expr) => {
-        match $s {
-            State::Md5($m) => $e,
-            State::Sha1($m) => $e,
-            State::Sha224($m) => $e,
-            State::Sha256($m) => $e,
-            State::Sha384($m) => $e,
-            State::Sha512($m) => $e,
-        }
-    };
-}
+use hmac::Mac;
+use std::sync::Arc;
 
 /// An HMAC computation.
 #[derive(Clone)]
@@ -109,15 +51,6 @@ fn shape(mech: CK_MECHANISM_TYPE) -> Result<(usize, CK_KEY_TYPE, bool)> {
         CKM_SHA512_HMAC_GENERAL => (64, CKK_SHA512_HMAC, true),
         _ => return Err(err(CKR_MECHANISM_INVALID)),
     })
-}
-
-/// The output length asked for by a `_GENERAL` mechanism (or the full length).
-pub fn general_len(mech: &Mechanism<'_>, full: usize, general: bool) -> Result<usize> {
-    match (general, mech.param) {
-        (false, Param::None) => Ok(full),
-        (true, Param::MacLength(n)) if (1..=full as CK_ULONG).contains(&n) => Ok(n as usize),
-        _ => Err(err(CKR_MECHANISM_PARAM_INVALID)),
-    }
 }
 
 impl HmacSign {
@@ -159,11 +92,6 @@ impl SignOperation for HmacSign {
         self.out_len
     }
 
-    fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
-        self.update(data)?;
-        self.finish(out)
-    }
-
     fn update(&mut self, data: &[u8]) -> Result<()> {
         let state = match &mut self.state {
             Some(s) => s,
@@ -187,6 +115,8 @@ impl SignOperation for HmacSign {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mechanisms::params::Param;
+    use hmac::KeyInit;
     use zeroize::Zeroizing;
 
     fn key(v: &[u8], key_type: CK_KEY_TYPE) -> Arc<KeyMaterial> {
