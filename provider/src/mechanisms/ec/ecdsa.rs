@@ -25,6 +25,10 @@ fn hash_of(mech: CK_MECHANISM_TYPE) -> Result<Option<DigestOp>> {
     })
 }
 
+/// The most raw `CKM_ECDSA` input the signature depends on: the leftmost
+/// field-size bytes of the largest field (P-521, 66 bytes).
+const RAW_KEPT: usize = 66;
+
 /// Message input: hashed as it comes (`CKM_ECDSA_SHA*`) or, for raw
 /// `CKM_ECDSA`, the hash itself (buffered if given in parts).
 struct Input {
@@ -43,10 +47,16 @@ impl Input {
         })
     }
 
+    /// Raw input given in parts keeps only its first [`RAW_KEPT`] bytes:
+    /// [`Input::prehash`] never reads further, so the buffer stays bounded
+    /// however much a caller feeds to `C_SignUpdate` / `C_VerifyUpdate`.
     fn update(&mut self, data: &[u8]) {
         match &mut self.hash {
             Some(h) => h.update(data),
-            None => self.buffer.extend_from_slice(data),
+            None => {
+                let room = RAW_KEPT.saturating_sub(self.buffer.len());
+                self.buffer.extend_from_slice(&data[..data.len().min(room)]);
+            }
         }
     }
 
@@ -295,5 +305,27 @@ mod tests {
         assert_eq!(got, want);
         assert_eq!(z(Curve::P521, &[0xff; 66])[..2], [0x01, 0xff]);
         assert_eq!(z(Curve::P521, &[0xff; 66])[65], 0xff);
+    }
+
+    /// Raw input in parts: the buffer holds no more than the prehash reads,
+    /// and the value is the one the whole input gives in one part.
+    #[test]
+    fn raw_input_in_parts_is_bounded_and_gives_the_single_part_value() {
+        let whole: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 3) as u8).collect();
+        for curve in [Curve::P256, Curve::P384, Curve::P521] {
+            for part in [1, 5, 65, 66, 67, 1000] {
+                let mut i = Input::new(&Mechanism::plain(CKM_ECDSA)).unwrap();
+                for chunk in whole.chunks(part) {
+                    i.update(chunk);
+                    assert!(i.buffer.len() <= RAW_KEPT, "{}", i.buffer.len());
+                }
+                assert_eq!(i.prehash(curve, None).to_vec(), z(curve, &whole), "{part}");
+            }
+            // Short inputs in parts are kept whole.
+            let mut i = Input::new(&Mechanism::plain(CKM_ECDSA)).unwrap();
+            i.update(&whole[..20]);
+            i.update(&whole[20..40]);
+            assert_eq!(i.prehash(curve, None).to_vec(), z(curve, &whole[..40]));
+        }
     }
 }
