@@ -85,7 +85,7 @@ impl From<std::io::Error> for CliError {
 
 impl From<cryptoki::error::Error> for CliError {
     fn from(e: cryptoki::error::Error) -> Self {
-        CliError::usage(crate::ckr::cryptoki_error_name(&e))
+        CliError::usage(crate::token::ckr::cryptoki_error_name(&e))
     }
 }
 

@@ -21,7 +21,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{BenchResult, Report, Status, fmt_rate, fmt_size, fmt_us, ratios};
-use crate::compare::{Class, Comparison};
+use crate::judge::compare::{Class, Comparison};
 
 /// One chart of the page.
 #[derive(Debug, Clone)]
@@ -705,7 +705,7 @@ pub fn render_compare(c: &Comparison) -> std::result::Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::tests::result;
+    use crate::judge::compare::tests::result;
     use crate::report::HistBin;
 
     /// A real run (`--module dalek --module softhsm --ops sha256,ed25519-sign
@@ -817,7 +817,7 @@ mod tests {
         for r in &mut cur.results {
             r.ops_per_sec = r.ops_per_sec.map(|o| o * 0.5);
         }
-        let c = crate::compare::compare(&cur, &base, 5.0, None);
+        let c = crate::judge::compare::compare(&cur, &base, 5.0, None);
         let html = render_compare(&c).unwrap();
         assert_eq!(svg_ids(&html), ["chart-compare"]);
         assert!(html.contains("dalek sha256 1K ×2"));

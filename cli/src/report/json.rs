@@ -40,7 +40,7 @@ pub fn parse(text: &str) -> Result<Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::tests::{report, result, sized};
+    use crate::judge::compare::tests::{report, result, sized};
     use crate::report::Status;
 
     /// Schema violations of every result of `v` (against `$defs/result`).

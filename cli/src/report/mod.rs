@@ -8,6 +8,7 @@ pub mod csv;
 pub mod gh;
 pub mod html;
 pub mod json;
+pub mod notes;
 pub mod text;
 pub mod verdict;
 
@@ -15,8 +16,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::module::ModuleMeta;
 use crate::sysinfo::{SystemInfo, TimerInfo};
+use crate::token::module::ModuleMeta;
 
 /// Schema id of result files.
 pub const SCHEMA: &str = "hsm-bench/1";
@@ -139,9 +140,9 @@ pub struct BenchResult {
     /// `cold-start-*` ops, whose probe loads the module in a new process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_rss_kib: Option<u64>,
-    /// Warmup errors, cut-short and missed-rate notes (see `crate::notes`).
+    /// Warmup errors, cut-short and missed-rate notes (see `crate::report::notes`).
     #[serde(flatten)]
-    pub notes: crate::notes::RunNotes,
+    pub notes: crate::report::notes::RunNotes,
 }
 
 impl BenchResult {
@@ -557,7 +558,7 @@ mod tests {
         assert_eq!(throughput(Some(1000.0), 32, false), None);
         assert_eq!(throughput(None, 1024, true), None);
         assert_eq!(throughput(Some(1000.0), 0, true), None);
-        let mut r = crate::compare::tests::sized(2000.0, 1 << 20);
+        let mut r = crate::judge::compare::tests::sized(2000.0, 1 << 20);
         assert_eq!(r.bytes_per_sec, Some(2000.0 * 1_048_576.0));
         r.set_throughput(false);
         assert_eq!(r.bytes_per_sec, None);
@@ -576,7 +577,7 @@ mod tests {
     #[test]
     fn old_files_without_throughput_still_load() {
         let mut v =
-            serde_json::to_value(crate::compare::tests::result("m", "x", 1.0, 0.0)).unwrap();
+            serde_json::to_value(crate::judge::compare::tests::result("m", "x", 1.0, 0.0)).unwrap();
         assert!(v["bytes_per_sec"].is_null());
         v.as_object_mut().unwrap().remove("bytes_per_sec");
         let r: BenchResult = serde_json::from_value(v).unwrap();

@@ -307,7 +307,7 @@ pub fn render(r: &Report) -> String {
         }
     }
 
-    out.push_str(&crate::notes::text(&r.results));
+    out.push_str(&crate::report::notes::text(&r.results));
 
     for x in r.results.iter().filter(|x| x.histogram.is_some()) {
         let bins = x.histogram.as_ref().expect("filtered");
@@ -371,7 +371,7 @@ mod tests {
 
     #[test]
     fn throughput_column_shows_units_and_dash_without_data() {
-        use crate::compare::tests::{report, result, sized};
+        use crate::judge::compare::tests::{report, result, sized};
         let sha = sized(1000.0, 1 << 20);
         let sign = result("m", "p256-sign", 500.0, 0.01);
         let text = render(&report(vec![sha.clone(), sign.clone()]));

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::CompareFormat;
+use crate::cli::CompareFormat;
 use crate::report::text::table;
 
 /// A judgement that renders as a verdict page.

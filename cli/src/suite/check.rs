@@ -14,8 +14,8 @@ use cryptoki_sys::*;
 
 use super::keys::KeyHandles;
 use super::{AesMode, CipherAlg, Failure, MacAlg, Prep};
-use crate::ckr::ckr_name;
-use crate::raw::{Mech, RawModule};
+use crate::token::ckr::ckr_name;
+use crate::token::raw::{Mech, RawModule};
 
 /// Results always checked at the start of a worker (warmup included).
 pub const SAMPLE_FIRST: u64 = 8;

@@ -23,7 +23,7 @@ use super::{
     AES_KEY_BYTES, AesMode, CipherAlg, DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck,
     random_bytes, test_data,
 };
-use crate::raw::{Mech, RawModule};
+use crate::token::raw::{Mech, RawModule};
 
 impl AesMode {
     /// The id part (`aes128-<part>-encrypt`).

@@ -19,8 +19,8 @@ use cryptoki_sys::*;
 
 use super::keys::{self, KeyHandles, KeySpec};
 use super::{Curve, DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck};
-use crate::ckr::ckr_name;
-use crate::raw::{Mech, RawModule, Template};
+use crate::token::ckr::ckr_name;
+use crate::token::raw::{Mech, RawModule, Template};
 
 /// A key agreement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -7,7 +7,7 @@ use cryptoki_sys::*;
 use sha2::Digest;
 
 use super::{DataSpec, Failure, HashAlg, OpDef, OpKind, Prep, Worker, ck, test_data};
-use crate::raw::{Mech, RawModule};
+use crate::token::raw::{Mech, RawModule};
 
 impl HashAlg {
     /// The op id (`sha256`), also the hash's name in other ids.

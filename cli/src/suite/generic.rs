@@ -28,8 +28,8 @@ use cryptoki_sys::*;
 
 use super::keys::{KeyHandles, KeySpec};
 use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck, test_data};
-use crate::ckr::{ckm_name, ckr_name};
-use crate::raw::{Mech, RawModule};
+use crate::token::ckr::{ckm_name, ckr_name};
+use crate::token::raw::{Mech, RawModule};
 
 /// Output buffer of a generic op beyond the input size: room for signatures
 /// of large keys and post-quantum schemes, and for padding and tags.
@@ -141,7 +141,7 @@ pub fn parse_mechanism(s: &str) -> Result<CK_MECHANISM_TYPE, String> {
         format!("CKM_{upper}")
     };
     // Vendor mechanisms have no standard name and are given by number.
-    crate::ckr::ckm_value(&want).ok_or_else(|| {
+    crate::token::ckr::ckm_value(&want).ok_or_else(|| {
         format!("unknown mechanism '{s}' (a CKM_ name, or a number such as 0x80000001)")
     })
 }

@@ -10,7 +10,7 @@ use super::keys::{
     token_key_prefix,
 };
 use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck};
-use crate::raw::{Mech, RawModule, Template};
+use crate::token::raw::{Mech, RawModule, Template};
 
 /// A key generation op.
 pub fn keygen_op(k: KeySpec) -> OpDef {
@@ -105,7 +105,7 @@ pub fn worker(spec: KeySpec, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
             let w = store_worker(spec, p, &token_label, true).map_err(|e| {
                 Failure::Check(format!(
                     "the module refused a session key ({}) and a token key ({})",
-                    crate::ckr::ckr_name(rv),
+                    crate::token::ckr::ckr_name(rv),
                     e.name()
                 ))
             })?;
@@ -113,7 +113,7 @@ pub fn worker(spec: KeySpec, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
                 "note: the module refused a {} session key ({}); {}-keygen makes token \
                  objects labelled {token_label}, each destroyed after its call",
                 spec.name(),
-                crate::ckr::ckr_name(rv),
+                crate::token::ckr::ckr_name(rv),
                 spec.name()
             );
             Ok(w)

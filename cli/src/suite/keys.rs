@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cryptoki_sys::*;
 
 use super::{Curve, Failure, ck, random_bytes};
-use crate::raw::{Mech, RawModule, Template};
+use crate::token::raw::{Mech, RawModule, Template};
 
 /// DER of the printable string "edwards25519" (accepted by SoftHSM2).
 pub const ED25519_PRINTABLE: &[u8] = b"\x13\x0cedwards25519";
@@ -409,8 +409,8 @@ fn secret_key(
             // Both ways refused: say how each was.
             return Err(Failure::Unsupported(format!(
                 "C_GenerateKey: {}, C_CreateObject: {}",
-                crate::ckr::ckr_name(generated_rv),
-                crate::ckr::ckr_name(rv)
+                crate::token::ckr::ckr_name(generated_rv),
+                crate::token::ckr::ckr_name(rv)
             )));
         }
         return Ok(made(h, None));
@@ -483,7 +483,7 @@ pub fn generate(
                 "note: the module refused the usual {} key ({}); using a role-separated \
                  wrapping key: {}",
                 spec.name(),
-                crate::ckr::ckr_name(refused),
+                crate::token::ckr::ckr_name(refused),
                 super::role_separated::DESCRIPTION,
             );
             Ok(KeyHandles {
@@ -523,7 +523,7 @@ fn generate_stored(
                 "note: the module refused a {} session key ({}); using token objects \
                  labelled {}, destroyed at the end of the run",
                 spec.name(),
-                crate::ckr::ckr_name(rv),
+                crate::token::ckr::ckr_name(rv),
                 k.label.as_deref().unwrap_or_default(),
             );
             Ok(k)

@@ -9,8 +9,8 @@ use cryptoki_sys::*;
 
 use super::keys::KeySpec;
 use super::{DataSpec, Failure, MacAlg, OpDef, OpKind, Prep, Worker, check, ck, test_data};
-use crate::ckr::ckr_name;
-use crate::raw::{Mech, RawModule};
+use crate::token::ckr::ckr_name;
+use crate::token::raw::{Mech, RawModule};
 
 impl MacAlg {
     /// The mechanism.

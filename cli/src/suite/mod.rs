@@ -20,6 +20,7 @@ pub mod population;
 pub mod random;
 pub mod role_separated;
 pub mod sign;
+pub mod support;
 pub mod vendor;
 pub mod wrap;
 
@@ -27,8 +28,8 @@ use std::sync::Arc;
 
 use cryptoki_sys::{CK_MECHANISM_TYPE, CK_RV, CK_SESSION_HANDLE};
 
-use crate::ckr::{ckm_name, ckr_name};
-use crate::raw::RawModule;
+use crate::token::ckr::{ckm_name, ckr_name};
+use crate::token::raw::RawModule;
 use keys::{KeyHandles, KeySpec};
 
 /// A failed operation, found outside the timed region.

@@ -35,7 +35,7 @@ use cryptoki_sys::*;
 use super::keys::KeySpec;
 use super::objects::FindOne;
 use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck, random_bytes};
-use crate::raw::{RawModule, Template};
+use crate::token::raw::{RawModule, Template};
 
 /// Token-object counts of the catalogue's scaling ops.
 pub const SIZES: [usize; 3] = [10, 1000, 10000];

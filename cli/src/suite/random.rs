@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cryptoki_sys::*;
 
 use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck};
-use crate::raw::RawModule;
+use crate::token::raw::RawModule;
 
 /// Random and overhead ops of the catalogue.
 pub fn ops() -> Vec<OpDef> {
@@ -103,7 +103,7 @@ pub fn seed_refusal(rv: CK_RV) -> Option<String> {
         CKR_RANDOM_SEED_NOT_SUPPORTED | CKR_FUNCTION_NOT_SUPPORTED | CKR_RANDOM_NO_RNG => {
             Some(format!(
                 "the token refuses C_SeedRandom ({})",
-                crate::ckr::ckr_name(rv)
+                crate::token::ckr::ckr_name(rv)
             ))
         }
         _ => None,

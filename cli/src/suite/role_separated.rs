@@ -19,7 +19,7 @@ use cryptoki_sys::*;
 
 use super::Failure;
 use super::keys::{KeyHandles, KeySpec};
-use crate::raw::{Mech, RawModule, Template};
+use crate::token::raw::{Mech, RawModule, Template};
 
 /// How the keys here are made, for notes and the run's `keys` line.
 pub const DESCRIPTION: &str =

@@ -19,8 +19,8 @@ use super::keys::KeySpec;
 use super::{
     Curve, DataSpec, Failure, HashAlg, OpDef, OpKind, Prep, SigAlg, Worker, check, ck, test_data,
 };
-use crate::ckr::ckr_name;
-use crate::raw::{Mech, RawModule};
+use crate::token::ckr::ckr_name;
+use crate::token::raw::{Mech, RawModule};
 
 impl SigAlg {
     /// Op-id stem, e.g. `p256`, `rsa2048`, `rsa2048-pss`.

@@ -9,7 +9,7 @@ use cryptoki_sys::*;
 use super::keys::KeySpec;
 use super::sign::sign_once;
 use super::{DataSpec, Failure, OpDef, OpKind, Prep, SigAlg, Worker, ck, test_data};
-use crate::raw::RawModule;
+use crate::token::raw::RawModule;
 
 /// Signatures per batch call.
 pub const BATCH: usize = 64;

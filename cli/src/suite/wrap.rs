@@ -30,8 +30,8 @@ use super::{
     AesMode, CipherAlg, DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck, random_bytes,
     test_data,
 };
-use crate::ckr::ckr_name;
-use crate::raw::{Mech, RawModule, Template};
+use crate::token::ckr::ckr_name;
+use crate::token::raw::{Mech, RawModule, Template};
 
 /// Length of the key that is wrapped (AES-256).
 const TARGET_LEN: usize = 32;

@@ -10,16 +10,16 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::module::Module;
-use crate::progress;
+use crate::measure::progress;
+use crate::measure::runner::{self, CompOutcome, Mode, Outcome, Plan, ThreadWork};
+use crate::measure::settings::{Mix, Settings};
 use crate::report::fmt_rate;
 use crate::report::{BenchResult, HistBin, Status};
-use crate::runner::{self, CompOutcome, Mode, Outcome, Plan, ThreadWork};
-use crate::settings::{Mix, Settings};
 use crate::stats::percentile_label;
 use crate::suite::keys::KeyStore;
+use crate::suite::support::default_size;
 use crate::suite::{Failure, OpDef, Prep, build_worker};
-use crate::support::default_size;
+use crate::token::module::Module;
 
 /// Output options that affect what is recorded.
 #[derive(Debug, Clone, Default)]
@@ -110,9 +110,9 @@ pub fn jobs(ops: &[OpDef], mix: Option<(Vec<OpDef>, Mix)>, s: &Settings) -> Vec<
     v
 }
 
-/// Why `op` cannot run on `m` at `size`, if it cannot (see [`crate::support`]).
+/// Why `op` cannot run on `m` at `size`, if it cannot (see [`crate::suite::support`]).
 fn unsupported(m: &Module, op: &OpDef, size: u64) -> Option<String> {
-    crate::support::unsupported(&m.caps(), op, size)
+    crate::suite::support::unsupported(&m.caps(), op, size)
 }
 
 /// A result that was not measured.
@@ -555,7 +555,7 @@ pub fn run(
     );
     for job in jobs {
         // Ctrl-C: keep the finished jobs, drop the one under way.
-        if crate::interrupt::requested() {
+        if crate::measure::interrupt::requested() {
             break;
         }
         suite.start_job();
@@ -639,7 +639,7 @@ pub fn run(
                     )
                 });
                 let o = runner::run(w, &plan, bar.as_ref());
-                if crate::interrupt::requested() {
+                if crate::measure::interrupt::requested() {
                     if let Some(b) = bar {
                         b.finish_and_clear();
                     }
@@ -736,7 +736,7 @@ mod tests {
             .into_iter()
             .cloned()
             .collect();
-        let s = Settings::resolve(&crate::settings::Flags {
+        let s = Settings::resolve(&crate::measure::settings::Flags {
             ops: vec!["sha256".into()],
             data_sizes: Some("64,1K".into()),
             threads: vec![1, 2],

@@ -92,7 +92,7 @@ impl RawModule {
             if rv != CKR_OK || list_ptr.is_null() {
                 return Err(format!(
                     "C_GetFunctionList failed: {}",
-                    crate::ckr::ckr_name(rv)
+                    crate::token::ckr::ckr_name(rv)
                 ));
             }
             // SAFETY: on CKR_OK the module returned a pointer to its (static) function

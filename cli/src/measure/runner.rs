@@ -205,7 +205,7 @@ fn run_thread(
     let stop = |t: Instant, end: Option<Instant>| end.is_some_and(|e| t >= e);
     for i in 0..plan.warmup {
         let now = Instant::now();
-        if stop(now, warm_end) || stop(now, plan.cap) || crate::interrupt::requested() {
+        if stop(now, warm_end) || stop(now, plan.cap) || crate::measure::interrupt::requested() {
             break;
         }
         let c = pick(i);
@@ -259,7 +259,7 @@ fn run_thread(
     let (mut ok, mut end, mut cut_short) = (0u64, None, false);
     let mut i = 0u64;
     while i < limit {
-        if stop(Instant::now(), plan.cap) || crate::interrupt::requested() {
+        if stop(Instant::now(), plan.cap) || crate::measure::interrupt::requested() {
             cut_short = true;
             break;
         }
@@ -368,7 +368,7 @@ pub fn run(work: &mut [ThreadWork], plan: &Plan, bar: Option<&ProgressBar>) -> O
 
 /// Progress ticker: reads the per-thread counters ten times a second, outside every
 /// timed region; shows `warmup` until the measurement starts, then the operations
-/// completed over the time measured so far (see [`crate::progress::live`]).
+/// completed over the time measured so far (see [`crate::measure::progress::live`]).
 fn tick(
     bar: &ProgressBar,
     counters: &[Counter],
@@ -383,7 +383,7 @@ fn tick(
             Mode::Iterations(_) => bar.set_position(total),
             Mode::Duration(_) => bar.set_position(elapsed.unwrap_or_default().as_millis() as u64),
         }
-        bar.set_message(crate::progress::live(elapsed, total));
+        bar.set_message(crate::measure::progress::live(elapsed, total));
         std::thread::sleep(Duration::from_millis(100));
     }
 }

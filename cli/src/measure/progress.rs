@@ -13,8 +13,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::measure::runner::Mode;
 use crate::report::{BenchResult, fmt_bytes_rate, fmt_rate, fmt_size, fmt_us};
-use crate::runner::Mode;
 
 /// Planned measuring time of a job in seconds: the configured duration for each of
 /// `modules` in duration mode (rounds split it), unknown (`None`) in iteration mode.
@@ -188,7 +188,7 @@ impl Suite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::tests::{result, sized};
+    use crate::judge::compare::tests::{result, sized};
 
     #[test]
     fn eta_scales_plans_by_observed_overhead() {

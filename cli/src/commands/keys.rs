@@ -9,14 +9,16 @@ use cryptoki::object::{Attribute, ObjectClass};
 use cryptoki_sys::*;
 use serde::Serialize;
 
-use crate::ckr::{ckr_name, cryptoki_error_name};
-use crate::commands::out;
+use crate::cli::{
+    KeysCommand, KeysCreateArgs, KeysDeleteArgs, KeysListArgs, KeysTokenArgs, ListFormat,
+};
+use crate::commands::output::out;
 use crate::error::{CliError, EXIT_OK, Result};
-use crate::module::{Module, ModuleChoice};
-use crate::raw::{RawModule, Template};
 use crate::suite::keys::{self, KeySpec};
 use crate::suite::{Curve, Failure};
-use crate::{KeysCommand, KeysCreateArgs, KeysDeleteArgs, KeysListArgs, KeysTokenArgs, ListFormat};
+use crate::token::ckr::{ckr_name, cryptoki_error_name};
+use crate::token::module::{Module, ModuleChoice};
+use crate::token::raw::{RawModule, Template};
 
 /// Run a `keys` subcommand.
 pub fn run(cmd: &KeysCommand) -> Result<i32> {

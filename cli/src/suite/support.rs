@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 
 use cryptoki_sys::{CK_MECHANISM_INFO, CK_MECHANISM_TYPE};
 
-use crate::ckr::ckm_name;
 use crate::suite::keys::KeySpec;
 use crate::suite::{CipherAlg, DataSpec, MacAlg, OpDef, OpKind};
+use crate::token::ckr::ckm_name;
 
 /// What a token declares that decides which ops it can run.
 pub struct TokenCaps<'a> {

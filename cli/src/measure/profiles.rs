@@ -9,19 +9,28 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::{CliError, Result};
-use crate::locate;
 use crate::suite::{OpDef, catalogue, glob_match};
+use crate::token::locate;
 
 /// Profiles compiled into the binary, so `hsm-bench` works anywhere.
 pub const EMBEDDED: &[(&str, &str)] = &[
-    ("quick", include_str!("../../bench-profiles/quick.toml")),
-    ("full", include_str!("../../bench-profiles/full.toml")),
-    ("ci", include_str!("../../bench-profiles/ci.toml")),
-    ("sizes", include_str!("../../bench-profiles/sizes.toml")),
-    ("threads", include_str!("../../bench-profiles/threads.toml")),
-    ("mix", include_str!("../../bench-profiles/mix.toml")),
-    ("scaling", include_str!("../../bench-profiles/scaling.toml")),
-    ("breadth", include_str!("../../bench-profiles/breadth.toml")),
+    ("quick", include_str!("../../../bench-profiles/quick.toml")),
+    ("full", include_str!("../../../bench-profiles/full.toml")),
+    ("ci", include_str!("../../../bench-profiles/ci.toml")),
+    ("sizes", include_str!("../../../bench-profiles/sizes.toml")),
+    (
+        "threads",
+        include_str!("../../../bench-profiles/threads.toml"),
+    ),
+    ("mix", include_str!("../../../bench-profiles/mix.toml")),
+    (
+        "scaling",
+        include_str!("../../../bench-profiles/scaling.toml"),
+    ),
+    (
+        "breadth",
+        include_str!("../../../bench-profiles/breadth.toml"),
+    ),
 ];
 
 /// A size in a profile: a number of bytes or a string like "4K".
@@ -107,7 +116,7 @@ impl Profile {
     /// op; an error names the key, e.g. "key `iterations` must be at least 1".
     /// `table` is the file as parsed TOML (to tell an empty list from a missing one).
     pub fn validate(&self, table: &toml::Table, all: &[OpDef]) -> std::result::Result<(), String> {
-        use crate::settings::{
+        use crate::measure::settings::{
             check_iterations, check_percentiles, check_rate, check_rounds, check_seconds,
             check_threads,
         };
@@ -158,7 +167,7 @@ impl Profile {
             key("rate", check_rate(r))?;
         }
         if let Some(m) = &self.mix {
-            crate::settings::parse_mix(m, all).map_err(|e| format!("key `mix`: {e}"))?;
+            crate::measure::settings::parse_mix(m, all).map_err(|e| format!("key `mix`: {e}"))?;
         }
         for o in &self.overrides {
             patterns("override.ops", &o.ops)?;

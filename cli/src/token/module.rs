@@ -18,11 +18,11 @@ use cryptoki_sys::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::ckr::{ckr_name, cryptoki_error_is, cryptoki_error_name};
 use crate::error::{CliError, Result};
-use crate::locate;
-use crate::raw::RawModule;
 use crate::suite::population::{Population, ProbeCommand};
+use crate::token::ckr::{ckr_name, cryptoki_error_is, cryptoki_error_name};
+use crate::token::locate;
+use crate::token::raw::RawModule;
 
 /// Which module the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -720,9 +720,9 @@ impl Module {
         Ok(self.pool[..n].iter().map(|s| s.handle()).collect())
     }
 
-    /// What the token declares, for [`crate::support::unsupported`].
-    pub fn caps(&self) -> crate::support::TokenCaps<'_> {
-        crate::support::TokenCaps {
+    /// What the token declares, for [`crate::suite::support::unsupported`].
+    pub fn caps(&self) -> crate::suite::support::TokenCaps<'_> {
+        crate::suite::support::TokenCaps {
             mechanisms: &self.mechanisms,
             verify_batch: self.raw.has_verify_batch(),
         }

@@ -25,7 +25,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CliError, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, Result};
-use crate::profiles::SizeValue;
+use crate::measure::profiles::SizeValue;
 use crate::report::verdict::VerdictPage;
 use crate::report::{BenchResult, Report, Status, fmt_size, ratios};
 
@@ -378,7 +378,7 @@ impl VerdictPage for FloorCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::tests::{report, result};
+    use crate::judge::compare::tests::{report, result};
 
     const FILE: &str = r#"
         description = "test floors"
@@ -490,12 +490,12 @@ mod tests {
     #[test]
     fn committed_floors_are_measured_by_ci_and_hold_on_every_baseline() {
         let f = Floors::parse(
-            include_str!("../../baselines/floors.toml"),
+            include_str!("../../../baselines/floors.toml"),
             "baselines/floors.toml",
         )
         .unwrap();
         assert_eq!(f.reference, "softhsm");
-        let (_, ci) = crate::profiles::load("ci").unwrap();
+        let (_, ci) = crate::measure::profiles::load("ci").unwrap();
         let all = crate::suite::catalogue();
         let ci_ops = crate::suite::select(&all, &ci.ops).unwrap();
         for floor in &f.floors {

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use crate::error::{CliError, Result};
-use crate::profiles::{self, Profile};
+use crate::measure::profiles::{self, Profile};
+use crate::measure::runner::Mode;
 use crate::report::{DEFAULT_SIZES, parse_sizes};
-use crate::runner::Mode;
 use crate::stats::parse_percentiles;
 use crate::suite::OpDef;
 

@@ -1,0 +1,15 @@
+//! Running the operations and timing them: settings and named profiles
+//! (`bench-profiles/*.toml`), the runner (warmup, iterations or duration,
+//! threads or processes started together at a barrier, open-loop rate, mixes),
+//! the measurement loop over modules and ops (`bench.rs`), live progress,
+//! interrupts and cold-start probes. May import `report/` (the result model
+//! it fills in), `suite/`, `token/` and the root files (`stats`, `sysinfo`,
+//! `error`); never `judge/` or `commands/`.
+
+pub mod bench;
+pub mod coldstart;
+pub mod interrupt;
+pub mod profiles;
+pub mod progress;
+pub mod runner;
+pub mod settings;
