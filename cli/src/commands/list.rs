@@ -9,7 +9,8 @@ use crate::cli::{ListArgs, ListFormat};
 use crate::commands::output::out;
 use crate::error::{CliError, EXIT_OK, Result};
 use crate::report;
-use crate::suite::{OpDef, catalogue};
+use crate::suite::catalogue::catalogue;
+use crate::suite::op::OpDef;
 use crate::token::ckr::{ckm_name, ckr_name, cryptoki_error_name};
 use crate::token::module::{self, ModuleChoice};
 

@@ -3,7 +3,8 @@
 use crate::commands::output::out;
 use crate::error::{EXIT_OK, Result};
 use crate::report::{self, fmt_size};
-use crate::suite::{DataSpec, catalogue};
+use crate::suite::catalogue::catalogue;
+use crate::suite::op::DataSpec;
 
 /// `hsm-bench ops`: the catalogue.
 pub fn ops() -> Result<i32> {

@@ -14,9 +14,14 @@ use crate::measure::bench::{self, Options};
 use crate::measure::settings::{Flags, Settings, parse_mix};
 use crate::report::verdict::VerdictPage;
 use crate::report::{self, Report, SCHEMA};
-use crate::suite::generic::{self, GenericFn};
-use crate::suite::keys::{KeyStore, StoreMode, detect};
-use crate::suite::{self, OpDef, catalogue};
+use crate::suite;
+use crate::suite::alg::GenericFn;
+use crate::suite::catalogue::catalogue;
+use crate::suite::existing::detect;
+use crate::suite::generic;
+use crate::suite::keys::KeyStore;
+use crate::suite::keyset::StoreMode;
+use crate::suite::op::OpDef;
 use crate::sysinfo;
 use crate::token::ckr::cryptoki_error_name;
 use crate::token::module::{self, Module, ModuleChoice};
@@ -100,7 +105,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let selected: Vec<OpDef> = if mix.is_some() || existing_keys || generic.is_some() {
         Vec::new()
     } else {
-        suite::select(&all, &settings.ops)
+        crate::suite::catalogue::select(&all, &settings.ops)
             .map_err(CliError::usage)?
             .into_iter()
             .cloned()
@@ -184,12 +189,16 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 if ops.is_empty() {
                     ops = match &generic {
                         Some(g) => g.ops(Some(&ex), m)?,
-                        None => suite::ops_for_existing(&ex),
+                        None => crate::suite::catalogue::ops_for_existing(&ex),
                     };
                 }
             }
             if !args.ops.is_empty() {
-                ops.retain(|o| args.ops.iter().any(|p| suite::glob_match(p, &o.id)));
+                ops.retain(|o| {
+                    args.ops
+                        .iter()
+                        .any(|p| crate::suite::catalogue::glob_match(p, &o.id))
+                });
             }
             // Of what the key allows, the ops no token here can run are left
             // out (a generic op named on the command line stays: its result
@@ -234,7 +243,11 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             let g = generic.as_ref().expect("checked");
             ops = g.ops(None, &modules[0])?;
             if !args.ops.is_empty() {
-                ops.retain(|o| args.ops.iter().any(|p| suite::glob_match(p, &o.id)));
+                ops.retain(|o| {
+                    args.ops
+                        .iter()
+                        .any(|p| crate::suite::catalogue::glob_match(p, &o.id))
+                });
             }
             "none".to_string()
         }
@@ -436,7 +449,11 @@ impl GenericRequest {
     /// The generic ops to run: the functions asked for, or else those that
     /// the mechanism's info on `m` (`CKF_SIGN`, …) and the key's usage flags
     /// both allow.
-    fn ops(&self, key: Option<&suite::keys::ExistingKey>, m: &Module) -> Result<Vec<OpDef>> {
+    fn ops(
+        &self,
+        key: Option<&crate::suite::existing::ExistingKey>,
+        m: &Module,
+    ) -> Result<Vec<OpDef>> {
         let name = crate::token::ckr::ckm_name(self.mechanism);
         let functions: Vec<GenericFn> = if !self.functions.is_empty() {
             self.functions.clone()

@@ -496,8 +496,8 @@ mod tests {
         .unwrap();
         assert_eq!(f.reference, "softhsm");
         let (_, ci) = crate::measure::profiles::load("ci").unwrap();
-        let all = crate::suite::catalogue();
-        let ci_ops = crate::suite::select(&all, &ci.ops).unwrap();
+        let all = crate::suite::catalogue::catalogue();
+        let ci_ops = crate::suite::catalogue::select(&all, &ci.ops).unwrap();
         for floor in &f.floors {
             assert!(
                 ci_ops.iter().any(|o| o.id == floor.op),

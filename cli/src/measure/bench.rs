@@ -16,9 +16,12 @@ use crate::measure::settings::{Mix, Settings};
 use crate::report::fmt_rate;
 use crate::report::{BenchResult, HistBin, Status};
 use crate::stats::percentile_label;
+use crate::suite::catalogue::build_worker;
+use crate::suite::failure::Failure;
 use crate::suite::keys::KeyStore;
+use crate::suite::op::OpDef;
+use crate::suite::op::Prep;
 use crate::suite::support::default_size;
-use crate::suite::{Failure, OpDef, Prep, build_worker};
 use crate::token::module::Module;
 
 /// Output options that affect what is recorded.
@@ -231,7 +234,7 @@ fn prepare(
     let sizes: std::collections::BTreeSet<usize> = ops
         .iter()
         .filter_map(|op| match op.kind {
-            crate::suite::OpKind::Population(_, n) => Some(n),
+            crate::suite::op::OpKind::Population(_, n) => Some(n),
             _ => None,
         })
         .collect();
@@ -248,11 +251,14 @@ fn prepare(
                 m.name, from
             );
         }
-        m.population
-            .ensure(&m.raw, setup, n)
-            .map_err(|f| fail(format!("populating the token failed: {}", f.name())))?;
+        m.population.ensure(&m.raw, setup, n).map_err(|rv| {
+            fail(format!(
+                "populating the token failed: {}",
+                crate::token::ckr::ckr_name(rv)
+            ))
+        })?;
     }
-    let population = crate::suite::population::PopPrep {
+    let population = crate::suite::op::PopPrep {
         population: &m.population,
         probe: &m.probe,
     };
@@ -307,7 +313,7 @@ fn prepare(
     Ok(works)
 }
 
-/// The notes ([`crate::suite::Worker::notes`]) of a module's workers for a
+/// The notes ([`crate::suite::op::Worker::notes`]) of a module's workers for a
 /// job, per component: every thread's, each once.
 fn worker_notes(works: &Option<Vec<ThreadWork>>) -> Vec<Vec<String>> {
     let mut per_comp: Vec<Vec<String>> = Vec::new();
@@ -730,12 +736,13 @@ mod tests {
 
     #[test]
     fn jobs_sweep_sizes_only_for_data_ops_and_threads_inside() {
-        let all = crate::suite::catalogue();
-        let ops: Vec<OpDef> = crate::suite::select(&all, &["sha256".into(), "p256-sign".into()])
-            .unwrap()
-            .into_iter()
-            .cloned()
-            .collect();
+        let all = crate::suite::catalogue::catalogue();
+        let ops: Vec<OpDef> =
+            crate::suite::catalogue::select(&all, &["sha256".into(), "p256-sign".into()])
+                .unwrap()
+                .into_iter()
+                .cloned()
+                .collect();
         let s = Settings::resolve(&crate::measure::settings::Flags {
             ops: vec!["sha256".into()],
             data_sizes: Some("64,1K".into()),

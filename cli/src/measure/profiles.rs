@@ -9,7 +9,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::{CliError, Result};
-use crate::suite::{OpDef, catalogue, glob_match};
+use crate::suite::catalogue::catalogue;
+use crate::suite::catalogue::glob_match;
+use crate::suite::op::OpDef;
 use crate::token::locate;
 
 /// Profiles compiled into the binary, so `hsm-bench` works anywhere.
@@ -242,7 +244,10 @@ fn display(p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::{CipherAlg, OpKind, catalogue, select};
+    use crate::suite::alg::CipherAlg;
+    use crate::suite::catalogue::catalogue;
+    use crate::suite::catalogue::select;
+    use crate::suite::op::OpKind;
 
     /// The embedded profile `name`, parsed.
     fn embedded(name: &str) -> Profile {
@@ -282,8 +287,9 @@ mod tests {
         assert!(!ids.contains(&"rsa4096-sign") && !ids.contains(&"rsa3072-sign"));
         assert!(ids.contains(&"ed25519-sign"));
         let full = Profile::parse(EMBEDDED[1].1).unwrap();
-        let is_scaling =
-            |o: &&crate::suite::OpDef| matches!(o.kind, crate::suite::OpKind::Population(..));
+        let is_scaling = |o: &&crate::suite::op::OpDef| {
+            matches!(o.kind, crate::suite::op::OpKind::Population(..))
+        };
         let full_ids: Vec<String> = select(&all, &full.ops)
             .unwrap()
             .iter()
@@ -303,7 +309,9 @@ mod tests {
 
     #[test]
     fn breadth_runs_every_breadth_op_and_nothing_else() {
-        use crate::suite::{Curve, HashAlg, SigAlg};
+        use crate::suite::alg::Curve;
+        use crate::suite::alg::HashAlg;
+        use crate::suite::alg::SigAlg;
         let all = catalogue();
         let breadth = embedded("breadth");
         let picked: Vec<&str> = select(&all, &breadth.ops)

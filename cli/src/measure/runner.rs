@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 
 use crate::stats::Recorder;
-use crate::suite::Worker;
+use crate::suite::op::Worker;
 
 /// How long each thread measures.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -414,7 +414,7 @@ pub fn mix_schedule(weights: &[u32], len: usize, seed: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::Failure;
+    use crate::suite::failure::Failure;
     use cryptoki_sys::{CK_RV, CKR_OK, CKR_SIGNATURE_INVALID};
 
     /// A fake op that spins for a fixed time and fails every `fail_every` calls.
@@ -438,7 +438,7 @@ mod tests {
             }
         }
         fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
-            crate::suite::ck(rv)
+            crate::suite::failure::ck(rv)
         }
     }
 

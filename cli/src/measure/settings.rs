@@ -8,7 +8,7 @@ use crate::measure::profiles::{self, Profile};
 use crate::measure::runner::Mode;
 use crate::report::{DEFAULT_SIZES, parse_sizes};
 use crate::stats::parse_percentiles;
-use crate::suite::OpDef;
+use crate::suite::op::OpDef;
 
 /// Defaults when neither profile nor flags say otherwise.
 pub const DEFAULT_ITERATIONS: u64 = 1000;
@@ -329,7 +329,7 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::catalogue;
+    use crate::suite::catalogue::catalogue;
 
     #[test]
     fn mixes_parse_with_aliases_and_ids() {

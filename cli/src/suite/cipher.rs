@@ -18,11 +18,20 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::KeySpec;
-use super::{
-    AES_KEY_BYTES, AesMode, CipherAlg, DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck,
-    random_bytes, test_data,
-};
+use super::alg::AES_KEY_BYTES;
+use super::alg::AesMode;
+use super::alg::CipherAlg;
+use super::alg::KeySpec;
+use super::check;
+use super::failure::Failure;
+use super::failure::ck;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use super::op::test_data;
+use crate::token::random::random_bytes;
 use crate::token::raw::{Mech, RawModule};
 
 impl AesMode {

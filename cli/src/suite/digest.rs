@@ -6,7 +6,15 @@ use std::sync::Arc;
 use cryptoki_sys::*;
 use sha2::Digest;
 
-use super::{DataSpec, Failure, HashAlg, OpDef, OpKind, Prep, Worker, ck, test_data};
+use super::alg::HashAlg;
+use super::failure::Failure;
+use super::failure::ck;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use super::op::test_data;
 use crate::token::raw::{Mech, RawModule};
 
 impl HashAlg {

@@ -5,8 +5,16 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::{may_refuse_session_objects, token_key_prefix};
-use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck, random_bytes};
+use super::failure::Failure;
+use super::failure::ck;
+use super::keyset::may_refuse_session_objects;
+use super::keyset::token_key_prefix;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use crate::token::random::random_bytes;
 use crate::token::raw::{RawModule, Template};
 
 /// A find op among `n` objects (`find-object` for one object).

@@ -15,10 +15,19 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::KeySpec;
-use super::{
-    Curve, DataSpec, Failure, HashAlg, OpDef, OpKind, Prep, SigAlg, Worker, check, ck, test_data,
-};
+use super::alg::Curve;
+use super::alg::HashAlg;
+use super::alg::KeySpec;
+use super::alg::SigAlg;
+use super::check;
+use super::failure::Failure;
+use super::failure::ck;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use super::op::test_data;
 use crate::token::ckr::ckr_name;
 use crate::token::raw::{Mech, RawModule};
 

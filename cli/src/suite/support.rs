@@ -11,8 +11,12 @@ use std::collections::BTreeMap;
 
 use cryptoki_sys::{CK_MECHANISM_INFO, CK_MECHANISM_TYPE};
 
-use crate::suite::keys::KeySpec;
-use crate::suite::{CipherAlg, DataSpec, MacAlg, OpDef, OpKind};
+use super::alg::CipherAlg;
+use super::alg::KeySpec;
+use super::alg::MacAlg;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
 use crate::token::ckr::ckm_name;
 
 /// What a token declares that decides which ops it can run.
@@ -104,7 +108,7 @@ pub fn default_size(op: &OpDef) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::catalogue;
+    use crate::suite::catalogue::catalogue;
     use cryptoki_sys::*;
 
     fn info(min: CK_ULONG, max: CK_ULONG) -> CK_MECHANISM_INFO {

@@ -7,4 +7,6 @@ pub mod ckr;
 pub mod locate;
 pub mod mechanism_names;
 pub mod module;
+pub mod population;
+pub mod random;
 pub mod raw;

@@ -19,9 +19,10 @@ use cryptoki_sys::{
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CliError, Result};
-use crate::suite::population::{Population, ProbeCommand};
 use crate::token::ckr::{ckr_name, cryptoki_error_is, cryptoki_error_name};
 use crate::token::locate;
+use crate::token::population::Population;
+use crate::token::population::ProbeCommand;
 use crate::token::raw::RawModule;
 
 /// Which module the user asked for.
