@@ -4,8 +4,9 @@ use crate::cli::CompareArgs;
 use crate::commands::output::write_or_print;
 use crate::error::{CliError, Result};
 use crate::judge::compare;
+use crate::report;
+use crate::report::result::Report;
 use crate::report::verdict::VerdictPage;
-use crate::report::{self, Report};
 
 /// `hsm-bench compare`.
 pub fn compare(args: &CompareArgs) -> Result<i32> {

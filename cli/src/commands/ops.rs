@@ -2,7 +2,8 @@
 
 use crate::commands::output::out;
 use crate::error::{EXIT_OK, Result};
-use crate::report::{self, fmt_size};
+use crate::report;
+use crate::report::format::fmt_size;
 use crate::suite::catalogue::catalogue;
 use crate::suite::op::DataSpec;
 

@@ -12,8 +12,14 @@ use crate::judge::compare;
 use crate::machine::MachineClass;
 use crate::measure::bench::{self, Options};
 use crate::measure::settings::{Flags, Settings, parse_mix};
+use crate::report;
+use crate::report::format::rfc3339_now;
+use crate::report::result::Metadata;
+use crate::report::result::Report;
+use crate::report::result::SCHEMA;
+use crate::report::result::ToolInfo;
+use crate::report::result::ratios;
 use crate::report::verdict::VerdictPage;
-use crate::report::{self, Report, SCHEMA};
 use crate::suite;
 use crate::suite::alg::GenericFn;
 use crate::suite::catalogue::catalogue;
@@ -137,7 +143,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .collect::<Result<Vec<_>>>()?;
     // Environment first: before any module is loaded and before any thread starts.
     let temps = module::prepare_environment(&choices, &tokens)?;
-    let timestamp = report::rfc3339_now();
+    let timestamp = rfc3339_now();
     let timer = sysinfo::timer();
     let system = sysinfo::system();
     let mut modules = Vec::new();
@@ -307,9 +313,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         };
         (store_desc, format!(" ({}; {fate})", token_keys.join(", ")))
     };
-    let metadata = report::Metadata {
+    let metadata = Metadata {
         timestamp,
-        hsm_bench: report::ToolInfo::current(),
+        hsm_bench: ToolInfo::current(),
         command_line: redact(std::env::args().collect()),
         profile: settings.profile.clone(),
         modules: modules.iter().map(|m| m.meta.clone()).collect(),
@@ -336,7 +342,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         timer,
     };
     drop(modules);
-    let ratios = args.reference.as_ref().map(|r| report::ratios(&results, r));
+    let ratios = args.reference.as_ref().map(|r| ratios(&results, r));
     let rep = Report {
         schema: SCHEMA.into(),
         metadata,
@@ -492,8 +498,11 @@ impl GenericRequest {
 
 /// The exit code the results themselves call for, with its one-line message
 /// on stderr: nothing measured (4), or a failed op with `--fail-on-error` (5).
-fn run_exit_code(results: &[crate::report::BenchResult], fail_on_error: bool) -> Option<i32> {
-    use crate::report::Status;
+fn run_exit_code(
+    results: &[crate::report::result::BenchResult],
+    fail_on_error: bool,
+) -> Option<i32> {
+    use crate::report::result::Status;
     let failed: Vec<String> = results
         .iter()
         .filter(|r| r.status == Status::Error)

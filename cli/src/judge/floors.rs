@@ -26,8 +26,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CliError, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, Result};
 use crate::measure::profiles::SizeValue;
+use crate::report::format::fmt_size;
+use crate::report::result::BenchResult;
+use crate::report::result::Report;
+use crate::report::result::Status;
+use crate::report::result::ratios;
 use crate::report::verdict::VerdictPage;
-use crate::report::{BenchResult, Report, Status, fmt_size, ratios};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -378,7 +382,8 @@ impl VerdictPage for FloorCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::compare::tests::{report, result};
+    use crate::report::fixtures::report;
+    use crate::report::fixtures::result;
 
     const FILE: &str = r#"
         description = "test floors"

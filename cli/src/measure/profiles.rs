@@ -50,8 +50,8 @@ impl SizeValue {
     pub fn bytes(&self) -> std::result::Result<u64, String> {
         match self {
             // The same rules as "64" given as text or to --data-sizes.
-            SizeValue::Bytes(b) => crate::report::parse_size(&b.to_string()),
-            SizeValue::Text(t) => crate::report::parse_size(t),
+            SizeValue::Bytes(b) => crate::report::format::parse_size(&b.to_string()),
+            SizeValue::Text(t) => crate::report::format::parse_size(t),
         }
     }
 }

@@ -6,7 +6,8 @@ use std::time::Duration;
 use crate::error::{CliError, Result};
 use crate::measure::profiles::{self, Profile};
 use crate::measure::runner::Mode;
-use crate::report::{DEFAULT_SIZES, parse_sizes};
+use crate::report::format::DEFAULT_SIZES;
+use crate::report::format::parse_sizes;
 use crate::stats::parse_percentiles;
 use crate::suite::op::OpDef;
 

@@ -20,8 +20,15 @@ use std::collections::BTreeSet;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{BenchResult, Report, Status, fmt_rate, fmt_size, fmt_us, ratios};
-use crate::judge::compare::{Class, Comparison};
+use crate::report::comparison::Class;
+use crate::report::comparison::Comparison;
+use crate::report::format::fmt_rate;
+use crate::report::format::fmt_size;
+use crate::report::format::fmt_us;
+use crate::report::result::BenchResult;
+use crate::report::result::Report;
+use crate::report::result::Status;
+use crate::report::result::ratios;
 
 /// One chart of the page.
 #[derive(Debug, Clone)]
@@ -705,8 +712,8 @@ pub fn render_compare(c: &Comparison) -> std::result::Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::compare::tests::result;
-    use crate::report::HistBin;
+    use crate::report::fixtures::result;
+    use crate::report::result::HistBin;
 
     /// A real run (`--module dalek --module softhsm --ops sha256,ed25519-sign
     /// --data-sizes 64,1K --threads 1,2 --rounds 2 --histogram`).
