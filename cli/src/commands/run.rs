@@ -11,7 +11,8 @@ use crate::error::{
 use crate::judge::compare;
 use crate::machine::MachineClass;
 use crate::measure::bench::{self, Options};
-use crate::measure::settings::{Flags, Settings, parse_mix};
+use crate::measure::checks::parse_mix;
+use crate::measure::settings::{Flags, Settings};
 use crate::report;
 use crate::report::format::rfc3339_now;
 use crate::report::result::Metadata;

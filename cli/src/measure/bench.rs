@@ -10,9 +10,11 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::measure::checks::Mix;
+use crate::measure::mode::Mode;
 use crate::measure::progress;
-use crate::measure::runner::{self, CompOutcome, Mode, Outcome, Plan, ThreadWork};
-use crate::measure::settings::{Mix, Settings};
+use crate::measure::runner::{self, CompOutcome, Outcome, Plan, ThreadWork};
+use crate::measure::settings::Settings;
 use crate::report::format::fmt_rate;
 use crate::report::result::BenchResult;
 use crate::report::result::HistBin;

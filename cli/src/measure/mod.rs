@@ -7,8 +7,10 @@
 //! `error`); never `judge/` or `commands/`.
 
 pub mod bench;
+pub mod checks;
 pub mod coldstart;
 pub mod interrupt;
+pub mod mode;
 pub mod profiles;
 pub mod progress;
 pub mod runner;

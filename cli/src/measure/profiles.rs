@@ -118,7 +118,7 @@ impl Profile {
     /// op; an error names the key, e.g. "key `iterations` must be at least 1".
     /// `table` is the file as parsed TOML (to tell an empty list from a missing one).
     pub fn validate(&self, table: &toml::Table, all: &[OpDef]) -> std::result::Result<(), String> {
-        use crate::measure::settings::{
+        use crate::measure::checks::{
             check_iterations, check_percentiles, check_rate, check_rounds, check_seconds,
             check_threads,
         };
@@ -169,7 +169,7 @@ impl Profile {
             key("rate", check_rate(r))?;
         }
         if let Some(m) = &self.mix {
-            crate::measure::settings::parse_mix(m, all).map_err(|e| format!("key `mix`: {e}"))?;
+            crate::measure::checks::parse_mix(m, all).map_err(|e| format!("key `mix`: {e}"))?;
         }
         for o in &self.overrides {
             patterns("override.ops", &o.ops)?;

@@ -13,7 +13,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::measure::runner::Mode;
+use crate::measure::mode::Mode;
 use crate::report::format::fmt_bytes_rate;
 use crate::report::format::fmt_rate;
 use crate::report::format::fmt_size;

@@ -14,17 +14,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 
+use crate::measure::mode::Mode;
 use crate::stats::Recorder;
 use crate::suite::op::Worker;
-
-/// How long each thread measures.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Mode {
-    /// This many operations per thread.
-    Iterations(u64),
-    /// Until this much time has passed.
-    Duration(Duration),
-}
 
 /// Settings of one measurement.
 #[derive(Debug, Clone)]
