@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use crate::report::verdict::CompareFormat;
+
 /// Benchmark PKCS#11 modules: sign, verify, encrypt, decrypt, digest, MAC, random,
 /// key generation and object search, with percentiles, confidence intervals,
 /// side-by-side modules and a regression gate.
@@ -57,17 +59,6 @@ pub enum RunFormat {
     Csv,
     /// github-action-benchmark "customBiggerIsBetter" JSON.
     GhBench,
-}
-
-/// Output formats of `compare`.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CompareFormat {
-    /// Table.
-    Text,
-    /// hsm-bench-compare/1 JSON.
-    Json,
-    /// Markdown table (e.g. for a pull-request comment).
-    Markdown,
 }
 
 /// Output formats of `report`.

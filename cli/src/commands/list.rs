@@ -137,7 +137,7 @@ fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
             },
             None => (Default::default(), None),
         };
-        let caps = crate::suite::support::TokenCaps {
+        let caps = crate::token::caps::TokenCaps {
             mechanisms: &mechs,
             verify_batch: raw.has_verify_batch(),
         };

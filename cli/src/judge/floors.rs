@@ -25,7 +25,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CliError, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, Result};
-use crate::measure::profiles::SizeValue;
+use crate::report::format::SizeValue;
 use crate::report::format::fmt_size;
 use crate::report::result::BenchResult;
 use crate::report::result::Report;

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::{CliError, Result};
+use crate::report::format::SizeValue;
 use crate::suite::catalogue::catalogue;
 use crate::suite::catalogue::glob_match;
 use crate::suite::op::OpDef;
@@ -34,27 +35,6 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../../bench-profiles/breadth.toml"),
     ),
 ];
-
-/// A size in a profile: a number of bytes or a string like "4K".
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum SizeValue {
-    /// Bytes.
-    Bytes(u64),
-    /// Text such as "1K".
-    Text(String),
-}
-
-impl SizeValue {
-    /// The size in bytes.
-    pub fn bytes(&self) -> std::result::Result<u64, String> {
-        match self {
-            // The same rules as "64" given as text or to --data-sizes.
-            SizeValue::Bytes(b) => crate::report::format::parse_size(&b.to_string()),
-            SizeValue::Text(t) => crate::report::format::parse_size(t),
-        }
-    }
-}
 
 /// Per-op settings that differ from the profile's (e.g. few RSA key generations).
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]

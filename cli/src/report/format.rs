@@ -162,6 +162,27 @@ pub fn rfc3339(secs: i64, millis: u32) -> String {
     )
 }
 
+/// A size in a profile: a number of bytes or a string like "4K".
+#[derive(Debug, Clone, serde::Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum SizeValue {
+    /// Bytes.
+    Bytes(u64),
+    /// Text such as "1K".
+    Text(String),
+}
+
+impl SizeValue {
+    /// The size in bytes.
+    pub fn bytes(&self) -> std::result::Result<u64, String> {
+        match self {
+            // The same rules as "64" given as text or to --data-sizes.
+            SizeValue::Bytes(b) => parse_size(&b.to_string()),
+            SizeValue::Text(t) => parse_size(t),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,25 +7,14 @@
 //! `ulMinKeySize..ulMaxKeySize` (bits for RSA/EC, bytes for AES, §2.10 of the
 //! mechanisms spec).
 
-use std::collections::BTreeMap;
-
-use cryptoki_sys::{CK_MECHANISM_INFO, CK_MECHANISM_TYPE};
-
 use super::alg::CipherAlg;
 use super::alg::KeySpec;
 use super::alg::MacAlg;
 use super::op::DataSpec;
 use super::op::OpDef;
 use super::op::OpKind;
+use crate::token::caps::TokenCaps;
 use crate::token::ckr::ckm_name;
-
-/// What a token declares that decides which ops it can run.
-pub struct TokenCaps<'a> {
-    /// The token's mechanisms with their info.
-    pub mechanisms: &'a BTreeMap<CK_MECHANISM_TYPE, CK_MECHANISM_INFO>,
-    /// Whether the module offers the vendor batch-verify interface.
-    pub verify_batch: bool,
-}
 
 /// Why `op` cannot run on a token with `caps` at data size `size`, if it cannot.
 pub fn unsupported(caps: &TokenCaps<'_>, op: &OpDef, size: u64) -> Option<String> {
@@ -110,6 +99,7 @@ mod tests {
     use super::*;
     use crate::suite::catalogue::catalogue;
     use cryptoki_sys::*;
+    use std::collections::BTreeMap;
 
     fn info(min: CK_ULONG, max: CK_ULONG) -> CK_MECHANISM_INFO {
         CK_MECHANISM_INFO {

@@ -66,6 +66,13 @@ pub fn ckm_value(name: &str) -> Option<CK_MECHANISM_TYPE> {
         .map(|(_, v)| *v)
 }
 
+/// A cryptoki error as a usage error naming its `CKR_*` code.
+impl From<cryptoki::error::Error> for crate::error::CliError {
+    fn from(e: cryptoki::error::Error) -> Self {
+        crate::error::CliError::usage(cryptoki_error_name(&e))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 //! offers, and the names of CKR/CKM codes. The bottom folder: imports only the
 //! root files (`error`), never a folder above it.
 
+pub mod caps;
 pub mod ckr;
 pub mod locate;
 pub mod mechanism_names;

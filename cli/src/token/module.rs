@@ -721,9 +721,9 @@ impl Module {
         Ok(self.pool[..n].iter().map(|s| s.handle()).collect())
     }
 
-    /// What the token declares, for [`crate::suite::support::unsupported`].
-    pub fn caps(&self) -> crate::suite::support::TokenCaps<'_> {
-        crate::suite::support::TokenCaps {
+    /// What the token declares (for the support checks of `suite/support.rs`).
+    pub fn caps(&self) -> crate::token::caps::TokenCaps<'_> {
+        crate::token::caps::TokenCaps {
             mechanisms: &self.mechanisms,
             verify_batch: self.raw.has_verify_batch(),
         }
