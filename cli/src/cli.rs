@@ -346,8 +346,8 @@ pub struct TokenArgs {
 
 impl TokenArgs {
     /// As the module layer takes it.
-    pub fn choice(&self) -> crate::token::module::TokenChoice {
-        crate::token::module::TokenChoice {
+    pub fn choice(&self) -> crate::token::choice::TokenChoice {
+        crate::token::choice::TokenChoice {
             slot: self.slot,
             label: self.token_label.clone(),
             pin: self.pin.clone(),

@@ -18,8 +18,9 @@ use crate::suite::alg::Curve;
 use crate::suite::alg::KeySpec;
 use crate::suite::failure::Failure;
 use crate::suite::keys;
+use crate::token::choice::ModuleChoice;
 use crate::token::ckr::{ckr_name, cryptoki_error_name};
-use crate::token::module::{Module, ModuleChoice};
+use crate::token::module::Module;
 use crate::token::raw::{RawModule, Template};
 
 /// Run a `keys` subcommand.

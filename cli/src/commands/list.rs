@@ -11,8 +11,16 @@ use crate::error::{CliError, EXIT_OK, Result};
 use crate::report;
 use crate::suite::catalogue::catalogue;
 use crate::suite::op::OpDef;
+use crate::token::choice::ModuleChoice;
 use crate::token::ckr::{ckm_name, ckr_name, cryptoki_error_name};
-use crate::token::module::{self, ModuleChoice};
+use crate::token::info::LibraryInfo;
+use crate::token::info::TokenSummary;
+use crate::token::info::file_sha256;
+use crate::token::info::library_info;
+use crate::token::info::mechanisms;
+use crate::token::info::pin_flag_names;
+use crate::token::info::token_state;
+use crate::token::module;
 
 fn mech_flags(f: CK_FLAGS) -> String {
     const NAMES: &[(CK_FLAGS, &str)] = &[
@@ -48,7 +56,7 @@ struct ListedModule {
     name: String,
     path: String,
     sha256: String,
-    library: module::LibraryInfo,
+    library: LibraryInfo,
     slots: Vec<ListedSlot>,
 }
 
@@ -72,7 +80,7 @@ struct ListedSlot {
 #[derive(Debug, Serialize)]
 struct ListedToken {
     #[serde(flatten)]
-    summary: module::TokenSummary,
+    summary: TokenSummary,
     flags: CK_FLAGS,
     initialized: bool,
     login_required: bool,
@@ -96,9 +104,9 @@ fn listed_token(
     slot: CK_SLOT_ID,
     present: Option<bool>,
 ) -> (Option<ListedToken>, Option<String>) {
-    match module::token_state(raw, slot) {
+    match token_state(raw, slot) {
         Ok(t) => {
-            let mut pin: Vec<String> = module::pin_flag_names(t.flags)
+            let mut pin: Vec<String> = pin_flag_names(t.flags)
                 .into_iter()
                 .map(String::from)
                 .collect();
@@ -121,7 +129,7 @@ fn listed_token(
 
 fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
     let (ctx, raw, finalize) = module::load_context(c)?;
-    let library = module::library_info(&ctx)?;
+    let library = library_info(&ctx)?;
     let slots = ctx.get_all_slots().map_err(|e| {
         CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
     })?;
@@ -131,7 +139,7 @@ fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
         let (token, token_error) =
             listed_token(&raw, slot.id(), info.as_ref().map(|i| i.token_present()));
         let (mechs, mechanisms_error) = match token {
-            Some(_) => match module::mechanisms(&raw, slot) {
+            Some(_) => match mechanisms(&raw, slot) {
                 Ok(m) => (m, None),
                 Err(e) => (Default::default(), Some(e.message)),
             },
@@ -176,7 +184,7 @@ fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
     Ok(ListedModule {
         name: c.name.clone(),
         path: c.path.display().to_string(),
-        sha256: module::file_sha256(&c.path)?,
+        sha256: file_sha256(&c.path)?,
         library,
         slots: listed,
     })

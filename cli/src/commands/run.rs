@@ -30,8 +30,10 @@ use crate::suite::keys::KeyStore;
 use crate::suite::keyset::StoreMode;
 use crate::suite::op::OpDef;
 use crate::sysinfo;
+use crate::token::choice::ModuleChoice;
 use crate::token::ckr::cryptoki_error_name;
-use crate::token::module::{self, Module, ModuleChoice};
+use crate::token::module::Module;
+use crate::token::temp_token::prepare_environment;
 
 /// `hsm-bench run`.
 pub fn run(args: &RunArgs) -> Result<i32> {
@@ -143,7 +145,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .map(|c| c.token(&global_token))
         .collect::<Result<Vec<_>>>()?;
     // Environment first: before any module is loaded and before any thread starts.
-    let temps = module::prepare_environment(&choices, &tokens)?;
+    let temps = prepare_environment(&choices, &tokens)?;
     let timestamp = rfc3339_now();
     let timer = sysinfo::timer();
     let system = sysinfo::system();

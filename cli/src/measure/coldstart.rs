@@ -68,7 +68,7 @@ pub fn run(args: &ColdStartArgs) -> Result<i32> {
     let slots = ctx
         .get_slots_with_token()
         .map_err(|e| failed("C_GetSlotList", &e))?;
-    let slot = crate::token::module::slot_by_label(&raw, &slots, &args.token_label)
+    let slot = crate::token::info::slot_by_label(&raw, &slots, &args.token_label)
         .0
         .ok_or_else(|| {
             CliError::usage(format!(

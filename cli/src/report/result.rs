@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::sysinfo::{SystemInfo, TimerInfo};
-use crate::token::module::ModuleMeta;
+use crate::token::info::ModuleMeta;
 
 /// Schema id of result files.
 pub const SCHEMA: &str = "hsm-bench/1";

@@ -4,10 +4,15 @@
 //! root files (`error`), never a folder above it.
 
 pub mod caps;
+pub mod choice;
 pub mod ckr;
+pub mod info;
 pub mod locate;
+pub mod mech;
 pub mod mechanism_names;
 pub mod module;
 pub mod population;
 pub mod random;
 pub mod raw;
+pub mod temp_token;
+pub mod template;

@@ -4,378 +4,31 @@
 //! cryptoki does the set-up; the timed calls use [`RawModule`].
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
 use cryptoki::session::{Session, UserType};
 use cryptoki::slot::Slot;
 use cryptoki::types::AuthPin;
-use cryptoki_sys::{
-    CK_FLAGS, CK_MECHANISM_INFO, CK_MECHANISM_TYPE, CK_RV, CK_SESSION_HANDLE, CK_SLOT_ID,
-    CK_TOKEN_INFO, CK_VERSION, CKF_TOKEN_INITIALIZED, CKF_USER_PIN_COUNT_LOW,
-    CKF_USER_PIN_FINAL_TRY, CKF_USER_PIN_INITIALIZED, CKF_USER_PIN_LOCKED,
-};
-use serde::{Deserialize, Serialize};
+use cryptoki_sys::{CK_MECHANISM_INFO, CK_MECHANISM_TYPE, CK_SESSION_HANDLE, CK_SLOT_ID};
 
 use crate::error::{CliError, Result};
+use crate::token::choice::ModuleChoice;
+use crate::token::choice::TokenChoice;
 use crate::token::ckr::{ckr_name, cryptoki_error_is, cryptoki_error_name};
-use crate::token::locate;
+use crate::token::info::ModuleMeta;
+use crate::token::info::check_pin_flags;
+use crate::token::info::file_sha256;
+use crate::token::info::library_info;
+use crate::token::info::mechanisms;
+use crate::token::info::pin_warning;
+use crate::token::info::slot_by_label;
+use crate::token::info::token_state;
+use crate::token::info::token_summary;
 use crate::token::population::Population;
 use crate::token::population::ProbeCommand;
 use crate::token::raw::RawModule;
-
-/// Which module the user asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModuleKind {
-    /// Our own module, `libdalek_pkcs11.so`.
-    Dalek,
-    /// Our own module built without AWS-LC (`--no-default-features`).
-    DalekPureRust,
-    /// The system SoftHSM2.
-    Softhsm,
-    /// Any other module, by path.
-    Path,
-}
-
-/// A module chosen on the command line, resolved to a file.
-#[derive(Debug, Clone)]
-pub struct ModuleChoice {
-    /// What kind of module.
-    pub kind: ModuleKind,
-    /// Short display name (`dalek`, `softhsm`, or the file name).
-    pub name: String,
-    /// Path of the shared library.
-    pub path: PathBuf,
-    /// Settings given with this `--module` only.
-    pub options: ModuleOptions,
-}
-
-/// Settings of one module, given after its name or path:
-/// `--module PATH,token=LABEL,slot=N,pin-env=VAR,key-label=KEY`. They
-/// override `--token-label`, `--slot`, `--pin` and `--key-label` for that
-/// module, so tokens with different labels and PINs run side by side.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ModuleOptions {
-    /// `token=LABEL`.
-    pub token_label: Option<String>,
-    /// `slot=N`.
-    pub slot: Option<u64>,
-    /// `pin-env=VAR`: the user PIN is read from this environment variable.
-    pub pin_env: Option<String>,
-    /// `key-label=KEY`: benchmark this existing key on this module.
-    pub key_label: Option<String>,
-}
-
-/// The option keys a `--module` value may carry.
-const MODULE_OPTION_KEYS: &[&str] = &["token", "slot", "pin-env", "key-label"];
-
-/// Splits a `--module` value into the module and its options: the trailing
-/// `,key=value` items are options, everything before them the module (so a
-/// path may itself contain commas).
-pub fn split_module_spec(spec: &str) -> Result<(&str, ModuleOptions)> {
-    let mut options = ModuleOptions::default();
-    let mut module = spec;
-    while let Some((head, item)) = module.rsplit_once(',') {
-        let Some((key, value)) = item.split_once('=') else {
-            break;
-        };
-        let bad = |why: &str| {
-            CliError::usage(format!(
-                "--module {spec}: {why} (options: {})",
-                MODULE_OPTION_KEYS
-                    .iter()
-                    .map(|k| format!("{k}=..."))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        };
-        if !MODULE_OPTION_KEYS.contains(&key) {
-            return Err(bad(&format!("unknown option '{key}'")));
-        }
-        if value.is_empty() {
-            return Err(bad(&format!("option '{key}' has no value")));
-        }
-        let taken = match key {
-            "token" => options.token_label.replace(value.to_string()).is_some(),
-            "slot" => {
-                let n = value
-                    .parse()
-                    .map_err(|_| bad(&format!("slot '{value}' is not a number")))?;
-                options.slot.replace(n).is_some()
-            }
-            "pin-env" => options.pin_env.replace(value.to_string()).is_some(),
-            _ => options.key_label.replace(value.to_string()).is_some(),
-        };
-        if taken {
-            return Err(bad(&format!("option '{key}' given twice")));
-        }
-        module = head;
-    }
-    if options.slot.is_some() && options.token_label.is_some() {
-        return Err(CliError::usage(format!(
-            "--module {spec}: give slot= or token=, not both"
-        )));
-    }
-    if module.is_empty() {
-        return Err(CliError::usage(format!(
-            "--module {spec}: no module before the options"
-        )));
-    }
-    Ok((module, options))
-}
-
-impl ModuleChoice {
-    /// Resolve `dalek`, `softhsm` or a path, with its options.
-    pub fn resolve(spec: &str) -> Result<Self> {
-        let (spec, options) = split_module_spec(spec)?;
-        let (kind, path) = match spec {
-            "dalek" => (
-                ModuleKind::Dalek,
-                locate::find_dalek().map_err(CliError::usage)?,
-            ),
-            "dalek-pure-rust" => (
-                ModuleKind::DalekPureRust,
-                locate::find_dalek_pure().map_err(CliError::usage)?,
-            ),
-            "softhsm" => (
-                ModuleKind::Softhsm,
-                locate::find_softhsm().map_err(CliError::usage)?,
-            ),
-            p => {
-                let path = PathBuf::from(p);
-                if !path.is_file() {
-                    return Err(CliError::usage(format!("module not found: {p}")));
-                }
-                (ModuleKind::Path, path)
-            }
-        };
-        let name = match kind {
-            ModuleKind::Dalek => "dalek".to_string(),
-            ModuleKind::DalekPureRust => "dalek-pure-rust".to_string(),
-            ModuleKind::Softhsm => "softhsm".to_string(),
-            ModuleKind::Path => path
-                .file_stem()
-                .map(|s| s.to_string_lossy().trim_start_matches("lib").to_string())
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| p_display(&path)),
-        };
-        Ok(ModuleChoice {
-            kind,
-            name,
-            path,
-            options,
-        })
-    }
-
-    /// The token this module uses: its own options over the global flags.
-    /// `pin-env=VAR` must name a set variable.
-    pub fn token(&self, global: &TokenChoice) -> Result<TokenChoice> {
-        let o = &self.options;
-        let own_token = o.slot.is_some() || o.token_label.is_some();
-        let pin = match &o.pin_env {
-            Some(var) => Some(std::env::var(var).map_err(|_| {
-                CliError::usage(format!(
-                    "module {}: pin-env={var} names an environment variable that is not set",
-                    self.name
-                ))
-            })?),
-            None => global.pin.clone(),
-        };
-        Ok(TokenChoice {
-            slot: if own_token { o.slot } else { global.slot },
-            label: if own_token {
-                o.token_label.clone()
-            } else {
-                global.label.clone()
-            },
-            pin,
-            allow_final_pin_try: global.allow_final_pin_try,
-        })
-    }
-
-    /// Resolve a list of specs, giving duplicate names a `#2`, `#3`... suffix.
-    pub fn resolve_all(specs: &[String]) -> Result<Vec<Self>> {
-        let mut out: Vec<ModuleChoice> = Vec::new();
-        for s in specs {
-            let mut c = ModuleChoice::resolve(s)?;
-            if out.iter().any(|o| o.path == c.path) {
-                return Err(CliError::usage(format!(
-                    "module {} given twice (one process can load a module once)",
-                    c.path.display()
-                )));
-            }
-            let base = c.name.clone();
-            let mut n = 2;
-            while out.iter().any(|o| o.name == c.name) {
-                c.name = format!("{base}#{n}");
-                n += 1;
-            }
-            out.push(c);
-        }
-        Ok(out)
-    }
-}
-
-fn p_display(p: &Path) -> String {
-    p.display().to_string()
-}
-
-/// How the user selected a token.
-#[derive(Debug, Clone, Default)]
-pub struct TokenChoice {
-    /// `--slot`.
-    pub slot: Option<u64>,
-    /// `--token-label`.
-    pub label: Option<String>,
-    /// `--pin` / `HSM_BENCH_PIN` (never printed).
-    pub pin: Option<String>,
-    /// `--allow-final-pin-try`: log in even when the token says the next wrong
-    /// PIN locks it.
-    pub allow_final_pin_try: bool,
-}
-
-impl TokenChoice {
-    /// Whether the user named a token (then no temporary token is made).
-    pub fn given(&self) -> bool {
-        self.slot.is_some() || self.label.is_some()
-    }
-}
-
-/// A temporary token directory, deleted on drop.
-#[derive(Debug)]
-pub struct TempToken {
-    _dir: tempfile::TempDir,
-}
-
-/// Built-in SoftHSM2 configuration template (used when the repository has no
-/// `softhsm/softhsm2.conf.in`). `@TOKENDIR@` is replaced by the token directory.
-const SOFTHSM_CONF_TEMPLATE: &str = "\
-# Written by hsm-bench for a temporary token; deleted after the run.
-directories.tokendir = @TOKENDIR@
-objectstore.backend = file
-log.level = ERROR
-slots.removable = false
-";
-
-/// The SoftHSM2 configuration template: `softhsm/softhsm2.conf.in` of the
-/// repository if found, the built-in one otherwise.
-fn softhsm_template() -> String {
-    locate::find_upward("softhsm/softhsm2.conf.in")
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .unwrap_or_else(|| SOFTHSM_CONF_TEMPLATE.to_string())
-}
-
-/// Set an environment variable.
-///
-/// Only called from [`prepare_environment`], which runs on the main thread before
-/// any other thread exists and before any module is loaded.
-fn set_env(key: &str, value: &Path) {
-    // SAFETY: single-threaded at this point (see above), so no concurrent reader of
-    // the environment exists.
-    unsafe { std::env::set_var(key, value) };
-}
-
-fn remove_env(key: &str) {
-    // SAFETY: as for `set_env`: single-threaded, before any module is loaded.
-    unsafe { std::env::remove_var(key) };
-}
-
-/// Prepare the environment for temporary tokens, before any module is loaded or any
-/// thread is started. Returns one entry per choice: `Some` for modules that get a
-/// temporary token.
-pub fn prepare_environment(
-    choices: &[ModuleChoice],
-    tokens: &[TokenChoice],
-) -> Result<Vec<Option<TempToken>>> {
-    let mut out = Vec::with_capacity(choices.len());
-    // Both builds of our module read the same environment variable, so when
-    // both are benchmarked they share the first one's directory (each makes
-    // its own token in it).
-    let mut dalek_dir = false;
-    for (c, token) in choices.iter().zip(tokens) {
-        if token.given() || c.kind == ModuleKind::Path {
-            out.push(None);
-            continue;
-        }
-        let dir = tempfile::Builder::new()
-            .prefix("hsm-bench-token-")
-            .tempdir()
-            .map_err(|e| CliError::usage(format!("cannot create a temporary directory: {e}")))?;
-        match c.kind {
-            ModuleKind::Softhsm => {
-                let tokens = dir.path().join("tokens");
-                std::fs::create_dir_all(&tokens)?;
-                let conf = softhsm_template().replace("@TOKENDIR@", &tokens.to_string_lossy());
-                let conf_path = dir.path().join("softhsm2.conf");
-                std::fs::write(&conf_path, conf)?;
-                set_env("SOFTHSM2_CONF", &conf_path);
-            }
-            ModuleKind::Dalek | ModuleKind::DalekPureRust if dalek_dir => {}
-            ModuleKind::Dalek | ModuleKind::DalekPureRust => {
-                dalek_dir = true;
-                set_env("DALEK_PKCS11_TOKEN_DIR", dir.path());
-                set_env("DALEK_PKCS11_STORAGE", Path::new("sqlite"));
-                remove_env("DALEK_PKCS11_CONFIG");
-            }
-            ModuleKind::Path => unreachable!("handled above"),
-        }
-        out.push(Some(TempToken { _dir: dir }));
-    }
-    Ok(out)
-}
-
-/// `C_GetInfo` of a module.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct LibraryInfo {
-    /// libraryDescription.
-    pub description: String,
-    /// libraryVersion.
-    pub version: String,
-    /// cryptokiVersion.
-    pub cryptoki_version: String,
-    /// manufacturerID.
-    pub manufacturer: String,
-}
-
-/// `C_GetTokenInfo` of the token used.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct TokenSummary {
-    /// Token label.
-    pub label: String,
-    /// manufacturerID.
-    pub manufacturer: String,
-    /// model.
-    pub model: String,
-    /// serialNumber.
-    pub serial: String,
-    /// firmwareVersion.
-    pub firmware: String,
-    /// hardwareVersion.
-    pub hardware: String,
-    /// utcTime as the token sent it (cleaned text, never parsed), when not empty.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub utc_time: Option<String>,
-}
-
-/// Description of a loaded module for the report metadata.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ModuleMeta {
-    /// Display name used in results (`dalek`, `softhsm`, file name).
-    pub name: String,
-    /// Path of the shared library.
-    pub path: String,
-    /// SHA-256 of the library file, hex.
-    pub sha256: String,
-    /// C_GetInfo.
-    pub library: LibraryInfo,
-    /// Slot id used.
-    pub slot: u64,
-    /// Token info.
-    pub token: TokenSummary,
-    /// Whether hsm-bench created (and deleted) a temporary token.
-    pub temporary_token: bool,
-}
+use crate::token::temp_token::{TempToken, init_temporary_token, random_pin};
 
 /// A loaded, initialised module with a logged-in session.
 pub struct Module {
@@ -406,26 +59,6 @@ impl std::fmt::Debug for Module {
     }
 }
 
-/// A random PIN of 16 hex digits (temporary tokens only; never printed).
-fn random_pin() -> Result<String> {
-    let mut b = [0u8; 8];
-    getrandom::fill(&mut b).map_err(|e| CliError::usage(format!("no randomness: {e}")))?;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
-}
-
-/// SHA-256 of a file, hex.
-pub fn file_sha256(path: &Path) -> Result<String> {
-    use sha2::Digest;
-    let bytes = std::fs::read(path)
-        .map_err(|e| CliError::usage(format!("cannot read {}: {e}", path.display())))?;
-    let d = sha2::Sha256::digest(&bytes);
-    Ok(d.iter().map(|x| format!("{x:02x}")).collect())
-}
-
-fn version_string(v: cryptoki::types::Version) -> String {
-    format!("{}.{}", v.major(), v.minor())
-}
-
 /// Load and initialise a module without choosing a token (for `list`).
 pub fn load_context(choice: &ModuleChoice) -> Result<(Pkcs11, Arc<RawModule>, bool)> {
     let ctx = Pkcs11::new(&choice.path).map_err(|e| {
@@ -451,162 +84,6 @@ pub fn load_context(choice: &ModuleChoice) -> Result<(Pkcs11, Arc<RawModule>, bo
         }
     };
     Ok((ctx, Arc::new(raw), finalize))
-}
-
-/// Library info of an initialised context.
-pub fn library_info(ctx: &Pkcs11) -> Result<LibraryInfo> {
-    let info = ctx
-        .get_library_info()
-        .map_err(|e| CliError::usage(format!("C_GetInfo failed: {}", cryptoki_error_name(&e))))?;
-    Ok(LibraryInfo {
-        description: info.library_description().trim().to_string(),
-        version: version_string(info.library_version()),
-        cryptoki_version: version_string(info.cryptoki_version()),
-        manufacturer: info.manufacturer_id().trim().to_string(),
-    })
-}
-
-/// A fixed-size text field of `CK_TOKEN_INFO` as text: cut at the first NUL
-/// (tokens pad with NULs as well as with spaces), trimmed, decoded lossily.
-pub fn clean_text(field: &[u8]) -> String {
-    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
-    String::from_utf8_lossy(&field[..end]).trim().to_string()
-}
-
-fn raw_version(v: CK_VERSION) -> String {
-    format!("{}.{}", v.major, v.minor)
-}
-
-/// What hsm-bench uses of a token's `C_GetTokenInfo`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TokenState {
-    /// Cleaned text fields and versions.
-    pub summary: TokenSummary,
-    /// The token's `flags`.
-    pub flags: CK_FLAGS,
-}
-
-impl TokenState {
-    /// From the raw structure; nothing in it is rejected.
-    pub fn from_raw(t: &CK_TOKEN_INFO) -> Self {
-        let utc = clean_text(&t.utcTime);
-        TokenState {
-            summary: TokenSummary {
-                label: clean_text(&t.label),
-                manufacturer: clean_text(&t.manufacturerID),
-                model: clean_text(&t.model),
-                serial: clean_text(&t.serialNumber),
-                firmware: raw_version(t.firmwareVersion),
-                hardware: raw_version(t.hardwareVersion),
-                utc_time: (!utc.is_empty()).then_some(utc),
-            },
-            flags: t.flags,
-        }
-    }
-}
-
-/// `C_GetTokenInfo` of a slot through the raw function list (cryptoki's own call
-/// refuses tokens whose `utcTime` is not 16 digits).
-pub fn token_state(raw: &RawModule, slot: CK_SLOT_ID) -> std::result::Result<TokenState, CK_RV> {
-    raw.token_info(slot).map(|t| TokenState::from_raw(&t))
-}
-
-/// Token info summary of a slot.
-pub fn token_summary(raw: &RawModule, slot: CK_SLOT_ID) -> Result<TokenSummary> {
-    token_state(raw, slot)
-        .map(|t| t.summary)
-        .map_err(|rv| CliError::usage(format!("C_GetTokenInfo failed: {}", ckr_name(rv))))
-}
-
-/// Refuse a login the token's flags say cannot or should not happen; `Ok` when
-/// `C_Login` may be called. Messages name the token, not the module.
-pub fn check_pin_flags(
-    label: &str,
-    flags: CK_FLAGS,
-    pin: &str,
-    allow_final_pin_try: bool,
-) -> std::result::Result<(), String> {
-    if flags & CKF_TOKEN_INITIALIZED == 0 {
-        return Err(format!(
-            "token '{label}' is not initialised (initialise it and set a user PIN first)"
-        ));
-    }
-    if flags & CKF_USER_PIN_INITIALIZED == 0 {
-        return Err(format!(
-            "the user PIN of token '{label}' is not set (set it with C_InitPIN, e.g. \
-             pkcs11-tool --init-pin)"
-        ));
-    }
-    if flags & CKF_USER_PIN_LOCKED != 0 {
-        return Err(format!(
-            "the user PIN of token '{label}' is locked; not calling C_Login"
-        ));
-    }
-    if pin.is_empty() {
-        return Err(format!(
-            "empty PIN for token '{label}'; not calling C_Login"
-        ));
-    }
-    if flags & CKF_USER_PIN_FINAL_TRY != 0 && !allow_final_pin_try {
-        return Err(format!(
-            "token '{label}' has one PIN try left (CKF_USER_PIN_FINAL_TRY); a wrong PIN \
-             locks it. Not calling C_Login; pass --allow-final-pin-try to try anyway"
-        ));
-    }
-    Ok(())
-}
-
-/// The user-PIN warning flags a token shows, named, e.g.
-/// `CKF_USER_PIN_COUNT_LOW (few tries left)`.
-pub fn pin_flag_names(flags: CK_FLAGS) -> Vec<&'static str> {
-    const NAMES: [(CK_FLAGS, &str); 3] = [
-        (
-            CKF_USER_PIN_LOCKED,
-            "CKF_USER_PIN_LOCKED (the PIN is locked)",
-        ),
-        (
-            CKF_USER_PIN_FINAL_TRY,
-            "CKF_USER_PIN_FINAL_TRY (one try left)",
-        ),
-        (
-            CKF_USER_PIN_COUNT_LOW,
-            "CKF_USER_PIN_COUNT_LOW (few tries left)",
-        ),
-    ];
-    NAMES
-        .iter()
-        .filter(|(f, _)| flags & f != 0)
-        .map(|(_, n)| *n)
-        .collect()
-}
-
-/// What the PIN flags say after a failed login, e.g. `; the token now reports
-/// CKF_USER_PIN_COUNT_LOW (few tries left)`.
-pub fn pin_warning(flags: CK_FLAGS) -> String {
-    let named = pin_flag_names(flags);
-    if named.is_empty() {
-        String::new()
-    } else {
-        format!("; the token now reports {}", named.join(", "))
-    }
-}
-
-/// Mechanisms of a slot with their info.
-pub fn mechanisms(
-    raw: &RawModule,
-    slot: Slot,
-) -> Result<BTreeMap<CK_MECHANISM_TYPE, CK_MECHANISM_INFO>> {
-    let id = slot.id();
-    let list = raw
-        .mechanism_list(id)
-        .map_err(|rv| CliError::usage(format!("C_GetMechanismList failed: {}", ckr_name(rv))))?;
-    let mut out = BTreeMap::new();
-    for m in list {
-        if let Ok(info) = raw.mechanism_info(id, m) {
-            out.insert(m, info);
-        }
-    }
-    Ok(out)
 }
 
 impl Module {
@@ -771,21 +248,6 @@ fn login(raw: &RawModule, session: &Session, slot: CK_SLOT_ID, pin: &str) -> Res
     }
 }
 
-/// The first of `slots` whose token label (read raw, cleaned) is `want`; also
-/// the labels seen, for the error message.
-pub fn slot_by_label(raw: &RawModule, slots: &[Slot], want: &str) -> (Option<Slot>, Vec<String>) {
-    let mut labels = Vec::new();
-    for &s in slots {
-        if let Ok(t) = token_state(raw, s.id()) {
-            if t.summary.label == want {
-                return (Some(s), labels);
-            }
-            labels.push(t.summary.label);
-        }
-    }
-    (None, labels)
-}
-
 /// Pick the slot named by `--slot` or `--token-label`.
 fn select_slot(ctx: &Pkcs11, raw: &RawModule, token: &TokenChoice) -> Result<Slot> {
     let slots = ctx.get_slots_with_token().map_err(|e| {
@@ -811,59 +273,13 @@ fn select_slot(ctx: &Pkcs11, raw: &RawModule, token: &TokenChoice) -> Result<Slo
     })
 }
 
-/// Initialise the module's free token as a temporary token, set its user PIN, and
-/// return its slot (SoftHSM2 moves an initialised token to a new slot id).
-fn init_temporary_token(ctx: &Pkcs11, raw: &RawModule, pin: &str, so_pin: &str) -> Result<Slot> {
-    let fail = |what: &str, e: cryptoki::error::Error| {
-        CliError::usage(format!(
-            "temporary token: {what} failed: {}",
-            cryptoki_error_name(&e)
-        ))
-    };
-    let slots = ctx
-        .get_slots_with_token()
-        .map_err(|e| fail("C_GetSlotList", e))?;
-    let free = slots
-        .into_iter()
-        .find(|s| token_state(raw, s.id()).is_ok_and(|t| t.flags & CKF_TOKEN_INITIALIZED == 0))
-        .ok_or_else(|| {
-            CliError::usage("temporary token: the module shows no uninitialised token")
-        })?;
-    let mut suffix = [0u8; 4];
-    getrandom::fill(&mut suffix).map_err(|e| CliError::usage(e.to_string()))?;
-    let label = format!(
-        "hsm-bench-{}",
-        suffix
-            .iter()
-            .map(|x| format!("{x:02x}"))
-            .collect::<String>()
-    );
-    let so = AuthPin::from(so_pin.to_string());
-    ctx.init_token(free, &so, &label)
-        .map_err(|e| fail("C_InitToken", e))?;
-    let slots = ctx
-        .get_slots_with_token()
-        .map_err(|e| fail("C_GetSlotList", e))?;
-    let slot = slot_by_label(raw, &slots, &label)
-        .0
-        .ok_or_else(|| CliError::usage("temporary token: initialised token not found"))?;
-    let session = ctx
-        .open_rw_session(slot)
-        .map_err(|e| fail("C_OpenSession", e))?;
-    session
-        .login(UserType::So, Some(&so))
-        .map_err(|e| fail("SO login", e))?;
-    session
-        .init_pin(&AuthPin::from(pin.to_string()))
-        .map_err(|e| fail("C_InitPIN", e))?;
-    session.logout().map_err(|e| fail("C_Logout", e))?;
-    drop(session);
-    Ok(slot)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::token::choice::*;
+    use crate::token::info::*;
+    use crate::token::temp_token::*;
+    use cryptoki_sys::*;
+    use std::path::PathBuf;
 
     #[test]
     fn missing_path_module_is_a_usage_error() {
