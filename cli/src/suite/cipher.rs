@@ -318,11 +318,9 @@ impl Worker for EncryptWorker {
 
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let rv = self.raw.encrypt_init(self.s, &mut self.mech, self.key);
-        if rv != CKR_OK {
-            return rv;
-        }
-        let (rv, n) = self.raw.encrypt(self.s, &self.data, &mut self.out);
+        let (rv, n) =
+            self.raw
+                .encrypt_single(self.s, &mut self.mech, self.key, &self.data, &mut self.out);
         self.len = n;
         rv
     }
@@ -459,11 +457,9 @@ struct DecryptWorker {
 impl Worker for DecryptWorker {
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let rv = self.raw.decrypt_init(self.s, &mut self.mech, self.key);
-        if rv != CKR_OK {
-            return rv;
-        }
-        let (rv, n) = self.raw.decrypt(self.s, &self.ct, &mut self.out);
+        let (rv, n) =
+            self.raw
+                .decrypt_single(self.s, &mut self.mech, self.key, &self.ct, &mut self.out);
         self.len = n;
         rv
     }

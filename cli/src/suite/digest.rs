@@ -86,11 +86,9 @@ struct DigestWorker {
 impl Worker for DigestWorker {
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let rv = self.raw.digest_init(self.s, &mut self.mech);
-        if rv != CKR_OK {
-            return rv;
-        }
-        let (rv, n) = self.raw.digest(self.s, &self.data, &mut self.out);
+        let (rv, n) = self
+            .raw
+            .digest_single(self.s, &mut self.mech, &self.data, &mut self.out);
         self.len = n;
         rv
     }

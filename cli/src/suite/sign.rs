@@ -275,11 +275,9 @@ struct SignWorker {
 impl Worker for SignWorker {
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let rv = self.raw.sign_init(self.s, &mut self.mech, self.key);
-        if rv != CKR_OK {
-            return rv;
-        }
-        let (rv, n) = self.raw.sign(self.s, &self.data, &mut self.out);
+        let (rv, n) =
+            self.raw
+                .sign_single(self.s, &mut self.mech, self.key, &self.data, &mut self.out);
         self.len = n;
         rv
     }

@@ -318,6 +318,62 @@ impl RawModule {
         single_part(self.list.C_Digest, s, data, out)
     }
 
+    /// `C_SignInit` then, if it succeeded, `C_Sign` into `out` (one signature
+    /// or MAC); returns the return value and the output length.
+    #[inline]
+    pub fn sign_single(
+        &self,
+        s: CK_SESSION_HANDLE,
+        m: &mut Mech,
+        key: CK_OBJECT_HANDLE,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> (CK_RV, usize) {
+        let rv = key_init(self.list.C_SignInit, s, m, key);
+        then_single_part(rv, self.list.C_Sign, s, data, out)
+    }
+
+    /// `C_EncryptInit` then, if it succeeded, `C_Encrypt` into `out`.
+    #[inline]
+    pub fn encrypt_single(
+        &self,
+        s: CK_SESSION_HANDLE,
+        m: &mut Mech,
+        key: CK_OBJECT_HANDLE,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> (CK_RV, usize) {
+        let rv = key_init(self.list.C_EncryptInit, s, m, key);
+        then_single_part(rv, self.list.C_Encrypt, s, data, out)
+    }
+
+    /// `C_DecryptInit` then, if it succeeded, `C_Decrypt` into `out`.
+    #[inline]
+    pub fn decrypt_single(
+        &self,
+        s: CK_SESSION_HANDLE,
+        m: &mut Mech,
+        key: CK_OBJECT_HANDLE,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> (CK_RV, usize) {
+        let rv = key_init(self.list.C_DecryptInit, s, m, key);
+        then_single_part(rv, self.list.C_Decrypt, s, data, out)
+    }
+
+    /// `C_DigestInit` then, if it succeeded, `C_Digest` into `out`.
+    #[inline]
+    pub fn digest_single(
+        &self,
+        s: CK_SESSION_HANDLE,
+        m: &mut Mech,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> (CK_RV, usize) {
+        let rv = self.digest_init(s, m);
+        then_single_part(rv, self.list.C_Digest, s, data, out)
+    }
+
     /// `C_GenerateRandom` filling `out`.
     #[inline]
     pub fn generate_random(&self, s: CK_SESSION_HANDLE, out: &mut [u8]) -> CK_RV {
@@ -579,4 +635,20 @@ fn single_part(
         )
     };
     (rv, len as usize)
+}
+
+/// The single-part call after an `*Init` that returned `init`; an `*Init`
+/// that failed is the result (with no output).
+#[inline(always)]
+fn then_single_part(
+    init: CK_RV,
+    f: Option<SinglePartFn>,
+    s: CK_SESSION_HANDLE,
+    data: &[u8],
+    out: &mut [u8],
+) -> (CK_RV, usize) {
+    if init != CKR_OK {
+        return (init, 0);
+    }
+    single_part(f, s, data, out)
 }
