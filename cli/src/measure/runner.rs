@@ -409,6 +409,18 @@ mod tests {
     use crate::suite::failure::Failure;
     use cryptoki_sys::{CK_RV, CKR_OK, CKR_SIGNATURE_INVALID};
 
+    /// A plan with no warmup, rate, samples or limits.
+    fn plan(mode: Mode) -> Plan {
+        Plan {
+            mode,
+            warmup: 0,
+            rate: None,
+            keep_samples: false,
+            warmup_budget: None,
+            cap: None,
+        }
+    }
+
     /// A fake op that spins for a fixed time and fails every `fail_every` calls.
     struct Spin {
         ns: u64,
@@ -468,14 +480,7 @@ mod tests {
     #[test]
     fn errors_are_counted_by_name_and_not_recorded() {
         let mut w = vec![work(0, 4)];
-        let plan = Plan {
-            mode: Mode::Iterations(100),
-            warmup: 0,
-            rate: None,
-            keep_samples: false,
-            warmup_budget: None,
-            cap: None,
-        };
+        let plan = plan(Mode::Iterations(100));
         let o = run(&mut w, &plan, None);
         assert_eq!(o.comps[0].errors.get("CKR_SIGNATURE_INVALID"), Some(&25));
         assert_eq!(o.comps[0].rec.count(), 75);
@@ -484,14 +489,7 @@ mod tests {
     #[test]
     fn threads_each_run_their_iterations() {
         let mut w = vec![work(1_000, 0), work(1_000, 0)];
-        let plan = Plan {
-            mode: Mode::Iterations(50),
-            warmup: 0,
-            rate: None,
-            keep_samples: false,
-            warmup_budget: None,
-            cap: None,
-        };
+        let plan = plan(Mode::Iterations(50));
         let o = run(&mut w, &plan, None);
         assert_eq!(o.comps[0].rec.count(), 100);
     }
@@ -499,14 +497,7 @@ mod tests {
     #[test]
     fn duration_mode_stops_on_time() {
         let mut w = vec![work(10_000, 0)];
-        let plan = Plan {
-            mode: Mode::Duration(Duration::from_millis(100)),
-            warmup: 0,
-            rate: None,
-            keep_samples: false,
-            warmup_budget: None,
-            cap: None,
-        };
+        let plan = plan(Mode::Duration(Duration::from_millis(100)));
         let t = Instant::now();
         let o = run(&mut w, &plan, None);
         assert!(t.elapsed() < Duration::from_millis(500));
@@ -612,14 +603,7 @@ mod tests {
     #[test]
     fn a_broken_op_gives_up_early() {
         let mut w = vec![work(0, 1)];
-        let plan = Plan {
-            mode: Mode::Duration(Duration::from_secs(30)),
-            warmup: 0,
-            rate: None,
-            keep_samples: false,
-            warmup_budget: None,
-            cap: None,
-        };
+        let plan = plan(Mode::Duration(Duration::from_secs(30)));
         let t = Instant::now();
         let o = run(&mut w, &plan, None);
         assert!(t.elapsed() < Duration::from_secs(5));
@@ -652,14 +636,7 @@ mod tests {
             ],
             schedule: Some(Arc::new(mix_schedule(&[90, 10], 1000, 7))),
         }];
-        let plan = Plan {
-            mode: Mode::Iterations(300),
-            warmup: 0,
-            rate: None,
-            keep_samples: false,
-            warmup_budget: None,
-            cap: None,
-        };
+        let plan = plan(Mode::Iterations(300));
         let o = run(&mut w, &plan, None);
         let (a, b) = (o.comps[0].rec.count(), o.comps[1].rec.count());
         assert_eq!(a + b, 300);
