@@ -4,7 +4,8 @@
 //! the measurement loop over modules and ops (`bench.rs`), live progress,
 //! interrupts and cold-start probes. May import `report/` (the result model
 //! it fills in), `suite/`, `token/` and the root files (`stats`, `sysinfo`,
-//! `error`); never `judge/` or `commands/`.
+//! `error`); never `judge/`, `commands/`
+//! or `cli.rs`.
 
 pub mod bench;
 pub mod checks;

@@ -32,6 +32,7 @@ use super::op::Prep;
 use super::op::Worker;
 use super::op::test_data;
 use crate::token::random::random_bytes;
+use crate::token::raw::KeyCall;
 use crate::token::raw::{Mech, RawModule};
 
 impl AesMode {
@@ -318,9 +319,14 @@ impl Worker for EncryptWorker {
 
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let (rv, n) =
-            self.raw
-                .encrypt_single(self.s, &mut self.mech, self.key, &self.data, &mut self.out);
+        let (rv, n) = self.raw.key_single(
+            KeyCall::Encrypt,
+            self.s,
+            &mut self.mech,
+            self.key,
+            &self.data,
+            &mut self.out,
+        );
         self.len = n;
         rv
     }
@@ -457,9 +463,14 @@ struct DecryptWorker {
 impl Worker for DecryptWorker {
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let (rv, n) =
-            self.raw
-                .decrypt_single(self.s, &mut self.mech, self.key, &self.ct, &mut self.out);
+        let (rv, n) = self.raw.key_single(
+            KeyCall::Decrypt,
+            self.s,
+            &mut self.mech,
+            self.key,
+            &self.ct,
+            &mut self.out,
+        );
         self.len = n;
         rv
     }

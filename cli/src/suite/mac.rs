@@ -19,6 +19,7 @@ use super::op::Prep;
 use super::op::Worker;
 use super::op::test_data;
 use crate::token::ckr::ckr_name;
+use crate::token::raw::KeyCall;
 use crate::token::raw::{Mech, RawModule};
 
 impl MacAlg {
@@ -107,9 +108,14 @@ struct MacWorker {
 impl Worker for MacWorker {
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let (rv, n) =
-            self.raw
-                .sign_single(self.s, &mut self.mech, self.key, &self.data, &mut self.out);
+        let (rv, n) = self.raw.key_single(
+            KeyCall::Sign,
+            self.s,
+            &mut self.mech,
+            self.key,
+            &self.data,
+            &mut self.out,
+        );
         self.len = n;
         rv
     }

@@ -29,6 +29,7 @@ use super::op::Prep;
 use super::op::Worker;
 use super::op::test_data;
 use crate::token::ckr::ckr_name;
+use crate::token::raw::KeyCall;
 use crate::token::raw::{Mech, RawModule};
 
 impl SigAlg {
@@ -275,9 +276,14 @@ struct SignWorker {
 impl Worker for SignWorker {
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let (rv, n) =
-            self.raw
-                .sign_single(self.s, &mut self.mech, self.key, &self.data, &mut self.out);
+        let (rv, n) = self.raw.key_single(
+            KeyCall::Sign,
+            self.s,
+            &mut self.mech,
+            self.key,
+            &self.data,
+            &mut self.out,
+        );
         self.len = n;
         rv
     }

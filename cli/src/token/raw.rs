@@ -318,47 +318,27 @@ impl RawModule {
         single_part(self.list.C_Digest, s, data, out)
     }
 
-    /// `C_SignInit` then, if it succeeded, `C_Sign` into `out` (one signature
-    /// or MAC); returns the return value and the output length.
+    /// `C_SignInit`, `C_EncryptInit` or `C_DecryptInit` (as `call` says)
+    /// then, if it succeeded, the single-part call into `out` (one signature
+    /// or MAC, one ciphertext, one plaintext); returns the return value and
+    /// the output length. `call` is a constant at every call site, so the
+    /// choice is made at compile time.
     #[inline]
-    pub fn sign_single(
+    pub fn key_single(
         &self,
+        call: KeyCall,
         s: CK_SESSION_HANDLE,
         m: &mut Mech,
         key: CK_OBJECT_HANDLE,
         data: &[u8],
         out: &mut [u8],
     ) -> (CK_RV, usize) {
-        let rv = key_init(self.list.C_SignInit, s, m, key);
-        then_single_part(rv, self.list.C_Sign, s, data, out)
-    }
-
-    /// `C_EncryptInit` then, if it succeeded, `C_Encrypt` into `out`.
-    #[inline]
-    pub fn encrypt_single(
-        &self,
-        s: CK_SESSION_HANDLE,
-        m: &mut Mech,
-        key: CK_OBJECT_HANDLE,
-        data: &[u8],
-        out: &mut [u8],
-    ) -> (CK_RV, usize) {
-        let rv = key_init(self.list.C_EncryptInit, s, m, key);
-        then_single_part(rv, self.list.C_Encrypt, s, data, out)
-    }
-
-    /// `C_DecryptInit` then, if it succeeded, `C_Decrypt` into `out`.
-    #[inline]
-    pub fn decrypt_single(
-        &self,
-        s: CK_SESSION_HANDLE,
-        m: &mut Mech,
-        key: CK_OBJECT_HANDLE,
-        data: &[u8],
-        out: &mut [u8],
-    ) -> (CK_RV, usize) {
-        let rv = key_init(self.list.C_DecryptInit, s, m, key);
-        then_single_part(rv, self.list.C_Decrypt, s, data, out)
+        let (init, f) = match call {
+            KeyCall::Sign => (self.list.C_SignInit, self.list.C_Sign),
+            KeyCall::Encrypt => (self.list.C_EncryptInit, self.list.C_Encrypt),
+            KeyCall::Decrypt => (self.list.C_DecryptInit, self.list.C_Decrypt),
+        };
+        then_single_part(key_init(init, s, m, key), f, s, data, out)
     }
 
     /// `C_DigestInit` then, if it succeeded, `C_Digest` into `out`.
@@ -584,6 +564,17 @@ impl RawModule {
         // SAFETY: plain value only.
         unsafe { f(s) }
     }
+}
+
+/// The `*Init` + single-part pairs of [`RawModule::key_single`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyCall {
+    /// `C_SignInit` + `C_Sign`.
+    Sign,
+    /// `C_EncryptInit` + `C_Encrypt`.
+    Encrypt,
+    /// `C_DecryptInit` + `C_Decrypt`.
+    Decrypt,
 }
 
 /// The signature `C_SignInit`, `C_VerifyInit`, `C_EncryptInit` and
