@@ -45,7 +45,7 @@ pub enum Command {
     Keys(KeysCommand),
     /// Probe process of the cold-start ops (started by hsm-bench itself).
     #[command(hide = true)]
-    ColdStart(crate::measure::coldstart::ColdStartArgs),
+    ColdStart(ColdStartArgs),
 }
 
 /// Output formats of `run`.
@@ -72,6 +72,20 @@ pub enum ReportFormat {
     Csv,
     /// github-action-benchmark JSON.
     GhBench,
+}
+
+/// Arguments of the probe (set by hsm-bench itself).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ColdStartArgs {
+    /// Module library.
+    #[arg(long)]
+    pub module: PathBuf,
+    /// Label of the token.
+    #[arg(long)]
+    pub token_label: String,
+    /// Label of an object to find after logging in.
+    #[arg(long)]
+    pub label: String,
 }
 
 /// Arguments of `run`.

@@ -68,7 +68,7 @@ fn main() {
         Some(Command::Machine(a)) => commands::machine::machine(a),
         Some(Command::Ops) => commands::ops::ops(),
         Some(Command::Report(a)) => commands::report::report(a),
-        Some(Command::ColdStart(a)) => measure::coldstart::run(a),
+        Some(Command::ColdStart(a)) => commands::cold_start::run(a),
     };
     // Everything (modules, temporary tokens) has been dropped by now.
     let code = match result {

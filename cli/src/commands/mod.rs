@@ -1,12 +1,13 @@
-//! One file per subcommand (`run`, `compare`, `list`, `keys`, `report`,
-//! `check-floors`, `machine`, `ops`); each is a short function that wires the
-//! folders below: `measure/` (run the operations), `judge/` (compare, floors),
-//! `report/` (render), `suite/` and `token/` (what to run, on which module).
-//! `output.rs` writes their output. Only `main.rs` imports this folder; nothing
-//! here is imported by the folders below. Commands read their arguments from
-//! `cli.rs`.
+//! One file per subcommand (`run`, `compare`, `list`, `keys`, `report`, `check-
+//! floors`, `machine`, `ops`, and the hidden `cold-start` probe); each is a
+//! short function that wires the folders below: `measure/` (run the
+//! operations), `judge/` (compare, floors), `report/` (render), `suite/` and
+//! `token/` (what to run, on which module). `output.rs` writes their output.
+//! Commands read their arguments from `cli.rs`; only `main.rs` imports this
+//! folder, and nothing below imports it.
 
 pub mod check_floors;
+pub mod cold_start;
 pub mod compare;
 pub mod keys;
 pub mod list;

@@ -6,7 +6,6 @@
 //! `C_Initialize` time and the process's peak resident memory.
 
 use std::io::BufRead;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
@@ -14,23 +13,10 @@ use cryptoki::object::Attribute;
 use cryptoki::session::UserType;
 use cryptoki::types::AuthPin;
 
+use crate::cli::ColdStartArgs;
 use crate::error::{CliError, EXIT_OK, Result};
 use crate::suite::population::ProbeReport;
 use crate::token::ckr::cryptoki_error_name;
-
-/// Arguments of the probe (set by hsm-bench itself).
-#[derive(clap::Args, Debug, Clone)]
-pub struct ColdStartArgs {
-    /// Module library.
-    #[arg(long)]
-    pub module: PathBuf,
-    /// Label of the token.
-    #[arg(long)]
-    pub token_label: String,
-    /// Label of an object to find after logging in.
-    #[arg(long)]
-    pub label: String,
-}
 
 fn failed(what: &str, e: &cryptoki::error::Error) -> CliError {
     CliError::usage(format!(
