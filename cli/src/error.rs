@@ -83,11 +83,5 @@ impl From<std::io::Error> for CliError {
     }
 }
 
-impl From<cryptoki::error::Error> for CliError {
-    fn from(e: cryptoki::error::Error) -> Self {
-        CliError::usage(crate::ckr::cryptoki_error_name(&e))
-    }
-}
-
 /// Result alias used throughout the CLI.
 pub type Result<T, E = CliError> = std::result::Result<T, E>;

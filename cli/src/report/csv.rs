@@ -1,6 +1,6 @@
 //! CSV output: one row per result, the JSON result fields as columns.
 
-use super::BenchResult;
+use crate::report::result::BenchResult;
 
 /// Column names, in order.
 pub const COLUMNS: &[&str] = &[
@@ -36,7 +36,7 @@ pub const COLUMNS: &[&str] = &[
     // Appended after the first release's columns, so consumers that index
     // columns by position keep working.
     "bytes_per_sec",
-    // The result's notes (see `crate::notes::RunNotes`); warnings joined by " | ".
+    // The result's notes (see `crate::report::notes::RunNotes`); warnings joined by " | ".
     "warmup_errors",
     "warmup_first_error",
     "cut_short",
@@ -109,8 +109,8 @@ mod tests {
 
     #[test]
     fn header_appends_bytes_per_sec_after_the_original_columns() {
-        let r = crate::compare::tests::sized(1000.0, 1024);
-        let mut sign = crate::compare::tests::result("m", "p256-sign", 500.0, 0.01);
+        let r = crate::report::fixtures::sized(1000.0, 1024);
+        let mut sign = crate::report::fixtures::result("m", "p256-sign", 500.0, 0.01);
         sign.set_throughput(false);
         let text = to_string(&[r, sign]);
         let mut rd = csv::Reader::from_reader(text.as_bytes());
@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn notes_have_their_own_columns() {
-        let mut r = crate::compare::tests::result("m", "p256-sign", 500.0, 0.01);
+        let mut r = crate::report::fixtures::result("m", "p256-sign", 500.0, 0.01);
         r.notes.warmup_errors = 3;
         r.notes.warmup_first_error = Some("CKR_DEVICE_ERROR".into());
         r.notes.cut_short = true;

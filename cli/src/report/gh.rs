@@ -4,7 +4,10 @@
 
 use serde::Serialize;
 
-use super::{Report, Status, fmt_size, fmt_us};
+use crate::report::format::fmt_size;
+use crate::report::format::fmt_us;
+use crate::report::result::Report;
+use crate::report::result::Status;
 
 #[derive(Serialize)]
 struct Entry {

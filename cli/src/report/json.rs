@@ -2,8 +2,9 @@
 
 use std::path::Path;
 
-use super::{Report, SCHEMA};
 use crate::error::{CliError, Result};
+use crate::report::result::Report;
+use crate::report::result::SCHEMA;
 
 /// Serialise a report, pretty-printed.
 pub fn to_string(r: &Report) -> String {
@@ -40,8 +41,10 @@ pub fn parse(text: &str) -> Result<Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::tests::{report, result, sized};
-    use crate::report::Status;
+    use crate::report::fixtures::report;
+    use crate::report::fixtures::result;
+    use crate::report::fixtures::sized;
+    use crate::report::result::Status;
 
     /// Schema violations of every result of `v` (against `$defs/result`).
     fn violations(v: &serde_json::Value) -> Vec<String> {

@@ -3,7 +3,13 @@
 
 use std::fmt::Write;
 
-use super::{BenchResult, Report, Status, fmt_bytes_rate, fmt_rate, fmt_size, fmt_us};
+use crate::report::format::fmt_bytes_rate;
+use crate::report::format::fmt_rate;
+use crate::report::format::fmt_size;
+use crate::report::format::fmt_us;
+use crate::report::result::BenchResult;
+use crate::report::result::Report;
+use crate::report::result::Status;
 use crate::stats::percentile_label;
 
 /// Lay out a table: the first `left` columns left-aligned, the rest right-aligned.
@@ -307,7 +313,7 @@ pub fn render(r: &Report) -> String {
         }
     }
 
-    out.push_str(&crate::notes::text(&r.results));
+    out.push_str(&notes_text(&r.results));
 
     for x in r.results.iter().filter(|x| x.histogram.is_some()) {
         let bins = x.histogram.as_ref().expect("filtered");
@@ -349,6 +355,27 @@ pub fn histogram(bins: impl Iterator<Item = (f64, u64)>, width: usize) -> String
     out
 }
 
+/// `warning:` lines for the text report (empty when no result has warnings).
+fn notes_text(results: &[BenchResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        for w in &r.notes.warnings {
+            let _ = writeln!(
+                out,
+                "warning: {} {} {}t [{}]: {w}",
+                r.op,
+                fmt_size(r.data_size),
+                r.threads,
+                r.module
+            );
+        }
+    }
+    if !out.is_empty() {
+        out.insert(0, '\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,7 +398,9 @@ mod tests {
 
     #[test]
     fn throughput_column_shows_units_and_dash_without_data() {
-        use crate::compare::tests::{report, result, sized};
+        use crate::report::fixtures::report;
+        use crate::report::fixtures::result;
+        use crate::report::fixtures::sized;
         let sha = sized(1000.0, 1 << 20);
         let sign = result("m", "p256-sign", 500.0, 0.01);
         let text = render(&report(vec![sha.clone(), sign.clone()]));

@@ -6,8 +6,18 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::CompareFormat;
 use crate::report::text::table;
+
+/// Output formats of `compare`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareFormat {
+    /// Table.
+    Text,
+    /// hsm-bench-compare/1 JSON.
+    Json,
+    /// Markdown table (e.g. for a pull-request comment).
+    Markdown,
+}
 
 /// A judgement that renders as a verdict page.
 pub trait VerdictPage: Serialize {

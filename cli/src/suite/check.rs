@@ -12,10 +12,14 @@ use std::time::{Duration, Instant};
 
 use cryptoki_sys::*;
 
-use super::keys::KeyHandles;
-use super::{AesMode, CipherAlg, Failure, MacAlg, Prep};
-use crate::ckr::ckr_name;
-use crate::raw::{Mech, RawModule};
+use super::alg::AesMode;
+use super::alg::CipherAlg;
+use super::alg::MacAlg;
+use super::failure::Failure;
+use super::keyset::KeyHandles;
+use super::op::Prep;
+use crate::token::ckr::ckr_name;
+use crate::token::raw::{Mech, RawModule};
 
 /// Results always checked at the start of a worker (warmup included).
 pub const SAMPLE_FIRST: u64 = 8;

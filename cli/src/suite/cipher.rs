@@ -18,12 +18,22 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::KeySpec;
-use super::{
-    AES_KEY_BYTES, AesMode, CipherAlg, DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck,
-    random_bytes, test_data,
-};
-use crate::raw::{Mech, RawModule};
+use super::alg::AES_KEY_BYTES;
+use super::alg::AesMode;
+use super::alg::CipherAlg;
+use super::alg::KeySpec;
+use super::check;
+use super::failure::Failure;
+use super::failure::ck;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use super::op::test_data;
+use crate::token::random::random_bytes;
+use crate::token::raw::KeyCall;
+use crate::token::raw::{Mech, RawModule};
 
 impl AesMode {
     /// The id part (`aes128-<part>-encrypt`).
@@ -309,11 +319,14 @@ impl Worker for EncryptWorker {
 
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let rv = self.raw.encrypt_init(self.s, &mut self.mech, self.key);
-        if rv != CKR_OK {
-            return rv;
-        }
-        let (rv, n) = self.raw.encrypt(self.s, &self.data, &mut self.out);
+        let (rv, n) = self.raw.key_single(
+            KeyCall::Encrypt,
+            self.s,
+            &mut self.mech,
+            self.key,
+            &self.data,
+            &mut self.out,
+        );
         self.len = n;
         rv
     }
@@ -450,11 +463,14 @@ struct DecryptWorker {
 impl Worker for DecryptWorker {
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let rv = self.raw.decrypt_init(self.s, &mut self.mech, self.key);
-        if rv != CKR_OK {
-            return rv;
-        }
-        let (rv, n) = self.raw.decrypt(self.s, &self.ct, &mut self.out);
+        let (rv, n) = self.raw.key_single(
+            KeyCall::Decrypt,
+            self.s,
+            &mut self.mech,
+            self.key,
+            &self.ct,
+            &mut self.out,
+        );
         self.len = n;
         rv
     }

@@ -17,19 +17,21 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::{self, KeyHandles, KeySpec};
-use super::{Curve, DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck};
-use crate::ckr::ckr_name;
-use crate::raw::{Mech, RawModule, Template};
-
-/// A key agreement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DeriveAlg {
-    /// ECDH on a Weierstrass curve.
-    Ecdh(Curve),
-    /// X25519.
-    X25519,
-}
+use super::alg::Curve;
+use super::alg::DeriveAlg;
+use super::alg::KeySpec;
+use super::check;
+use super::failure::Failure;
+use super::failure::ck;
+use super::keys;
+use super::keyset::KeyHandles;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use crate::token::ckr::ckr_name;
+use crate::token::raw::{Mech, RawModule, Template};
 
 impl DeriveAlg {
     fn stem(&self) -> &'static str {

@@ -6,8 +6,16 @@ use std::sync::Arc;
 use cryptoki_sys::*;
 use sha2::Digest;
 
-use super::{DataSpec, Failure, HashAlg, OpDef, OpKind, Prep, Worker, ck, test_data};
-use crate::raw::{Mech, RawModule};
+use super::alg::HashAlg;
+use super::failure::Failure;
+use super::failure::ck;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use super::op::test_data;
+use crate::token::raw::{Mech, RawModule};
 
 impl HashAlg {
     /// The op id (`sha256`), also the hash's name in other ids.
@@ -78,11 +86,9 @@ struct DigestWorker {
 impl Worker for DigestWorker {
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let rv = self.raw.digest_init(self.s, &mut self.mech);
-        if rv != CKR_OK {
-            return rv;
-        }
-        let (rv, n) = self.raw.digest(self.s, &self.data, &mut self.out);
+        let (rv, n) = self
+            .raw
+            .digest_single(self.s, &mut self.mech, &self.data, &mut self.out);
         self.len = n;
         rv
     }

@@ -26,29 +26,24 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::{KeyHandles, KeySpec};
-use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck, test_data};
-use crate::ckr::{ckm_name, ckr_name};
-use crate::raw::{Mech, RawModule};
+use super::alg::GenericFn;
+use super::alg::KeySpec;
+use super::check;
+use super::failure::Failure;
+use super::failure::ck;
+use super::keyset::KeyHandles;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use super::op::test_data;
+use crate::token::ckr::{ckm_name, ckr_name};
+use crate::token::raw::{Mech, RawModule};
 
 /// Output buffer of a generic op beyond the input size: room for signatures
 /// of large keys and post-quantum schemes, and for padding and tags.
 const OUT_MARGIN: usize = 16 * 1024;
-
-/// The function a generic op times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GenericFn {
-    /// `C_Sign` (signatures and MACs).
-    Sign,
-    /// `C_Verify`.
-    Verify,
-    /// `C_Encrypt`.
-    Encrypt,
-    /// `C_Decrypt`.
-    Decrypt,
-    /// `C_Digest` (no key).
-    Digest,
-}
 
 impl GenericFn {
     /// Every function, in the order ops are listed.
@@ -141,7 +136,7 @@ pub fn parse_mechanism(s: &str) -> Result<CK_MECHANISM_TYPE, String> {
         format!("CKM_{upper}")
     };
     // Vendor mechanisms have no standard name and are given by number.
-    crate::ckr::ckm_value(&want).ok_or_else(|| {
+    crate::token::ckr::ckm_value(&want).ok_or_else(|| {
         format!("unknown mechanism '{s}' (a CKM_ name, or a number such as 0x80000001)")
     })
 }

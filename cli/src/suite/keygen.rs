@@ -5,12 +5,21 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::{
-    KeySpec, aes_template, may_refuse_session_objects, pair_templates_on, pair_variants,
-    token_key_prefix,
-};
-use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck};
-use crate::raw::{Mech, RawModule, Template};
+use super::alg::Curve;
+use super::alg::KeySpec;
+use super::failure::Failure;
+use super::failure::ck;
+use super::keys::aes_template;
+use super::keys::pair_templates_on;
+use super::keys::pair_variants;
+use super::keyset::may_refuse_session_objects;
+use super::keyset::token_key_prefix;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use crate::token::raw::{Mech, RawModule, Template};
 
 /// A key generation op.
 pub fn keygen_op(k: KeySpec) -> OpDef {
@@ -34,7 +43,7 @@ pub fn keygen_op(k: KeySpec) -> OpDef {
 /// Key generation ops of the catalogue.
 pub fn ops() -> Vec<OpDef> {
     [
-        KeySpec::Ec(super::Curve::P256),
+        KeySpec::Ec(Curve::P256),
         KeySpec::Ed25519,
         KeySpec::Rsa(2048),
         KeySpec::Aes(32),
@@ -105,7 +114,7 @@ pub fn worker(spec: KeySpec, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
             let w = store_worker(spec, p, &token_label, true).map_err(|e| {
                 Failure::Check(format!(
                     "the module refused a session key ({}) and a token key ({})",
-                    crate::ckr::ckr_name(rv),
+                    crate::token::ckr::ckr_name(rv),
                     e.name()
                 ))
             })?;
@@ -113,7 +122,7 @@ pub fn worker(spec: KeySpec, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
                 "note: the module refused a {} session key ({}); {}-keygen makes token \
                  objects labelled {token_label}, each destroyed after its call",
                 spec.name(),
-                crate::ckr::ckr_name(rv),
+                crate::token::ckr::ckr_name(rv),
                 spec.name()
             );
             Ok(w)

@@ -6,25 +6,23 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::{Curve, Failure, ck, random_bytes};
-use crate::raw::{Mech, RawModule, Template};
-
-/// DER of the printable string "edwards25519" (accepted by SoftHSM2).
-pub const ED25519_PRINTABLE: &[u8] = b"\x13\x0cedwards25519";
-/// DER of the printable string "curve25519" (X25519 parameters some modules take).
-pub const X25519_PRINTABLE: &[u8] = b"\x13\x0acurve25519";
-/// DER of the OID 1.3.101.110 (id-X25519).
-pub const X25519_OID: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x6e];
-/// DER of the OID 1.3.101.112 (id-Ed25519).
-pub const ED25519_OID: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x70];
-/// DER of the OID of P-256 (1.2.840.10045.3.1.7).
-pub const P256_OID: &[u8] = &[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
-/// DER of the OID of P-384 (1.3.132.0.34).
-pub const P384_OID: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22];
-/// DER of the OID of P-521 (1.3.132.0.35).
-pub const P521_OID: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23];
-/// DER of the OID of secp256k1 (1.3.132.0.10).
-pub const SECP256K1_OID: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x0a];
+use super::alg::KeySpec;
+use super::failure::Failure;
+use super::failure::ck;
+use super::keyset::KeyHandles;
+use super::keyset::StoreMode;
+use super::keyset::may_refuse_session_objects;
+use super::keyset::token_key_prefix;
+use crate::suite::alg::ED25519_OID;
+use crate::suite::alg::ED25519_PRINTABLE;
+use crate::suite::alg::P256_OID;
+use crate::suite::alg::P384_OID;
+use crate::suite::alg::P521_OID;
+use crate::suite::alg::SECP256K1_OID;
+use crate::suite::alg::X25519_OID;
+use crate::suite::alg::X25519_PRINTABLE;
+use crate::token::random::random_bytes;
+use crate::token::raw::{Mech, RawModule, Template};
 
 /// The name of the curve whose `CKA_EC_PARAMS` are `params` (its hex for
 /// curves hsm-bench does not know).
@@ -44,33 +42,6 @@ pub fn curve_name(params: &[u8]) -> String {
         .find(|(p, _)| *p == params)
         .map(|(_, n)| n.to_string())
         .unwrap_or_else(|| params.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// A key an operation needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum KeySpec {
-    /// Ed25519 key pair.
-    Ed25519,
-    /// EC key pair on a Weierstrass curve (ECDSA, ECDH).
-    Ec(Curve),
-    /// RSA key pair of n bits (public exponent 65537).
-    Rsa(u32),
-    /// AES key of n bytes (see [`secret_key`] for how it is made).
-    Aes(u32),
-    /// Generic secret (HMAC) key of n bytes (see [`secret_key`] for how it is made).
-    GenericSecret(u32),
-    /// Triple-DES key (24 bytes, `CKM_DES3_KEY_GEN`).
-    Des3,
-    /// EC key pair for ECDH (`CKA_DERIVE`) on a curve.
-    EcDerive(Curve),
-    /// X25519 key pair (`CKK_EC_MONTGOMERY`) for ECDH.
-    X25519,
-    /// AES key of n bytes that wraps and unwraps other keys.
-    WrapAes(u32),
-    /// RSA key pair of n bits that wraps (public) and unwraps (private) keys.
-    WrapRsa(u32),
-    /// The key named by `--key-label`.
-    Existing,
 }
 
 impl KeySpec {
@@ -109,91 +80,6 @@ impl KeySpec {
     /// Whether this is the key of a key-wrap op.
     pub fn wraps(&self) -> bool {
         matches!(self, KeySpec::WrapAes(_) | KeySpec::WrapRsa(_))
-    }
-}
-
-/// Handles of a key (pair).
-#[derive(Debug, Clone, Default)]
-pub struct KeyHandles {
-    /// Public key.
-    pub public: Option<CK_OBJECT_HANDLE>,
-    /// Private key.
-    pub private: Option<CK_OBJECT_HANDLE>,
-    /// Secret key.
-    pub secret: Option<CK_OBJECT_HANDLE>,
-    /// Whether the set-up created these objects (then it destroys them).
-    pub generated: bool,
-    /// The secret key's value, when hsm-bench made it with a known value (so
-    /// that MACs can be checked in-process).
-    pub value: Option<Vec<u8>>,
-    /// Whether the set-up made them as token objects (`CKA_TOKEN=true`).
-    pub token: bool,
-    /// Their label, when the set-up made them.
-    pub label: Option<String>,
-    /// A role-separated wrapping key ([`super::role_separated`]), made
-    /// because the token refused the usual one with this code.
-    pub role_separated: Option<CK_RV>,
-}
-
-/// Where hsm-bench makes the keys (and objects) of a run: `--key-store`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum StoreMode {
-    /// Session objects; token objects when the token refuses session
-    /// objects (saying so). The default.
-    #[default]
-    Auto,
-    /// Session objects only.
-    Session,
-    /// Token objects labelled with [`token_key_prefix`], destroyed at the
-    /// end unless kept.
-    Token,
-}
-
-impl StoreMode {
-    /// Whether to try session objects first.
-    pub fn session_first(&self) -> bool {
-        *self != StoreMode::Token
-    }
-
-    /// Whether a refused session object may be made a token object instead.
-    pub fn falls_back(&self) -> bool {
-        *self == StoreMode::Auto
-    }
-}
-
-/// Whether `rv`, returned for a session object, may mean that the token
-/// refuses session objects (tpm2-pkcs11 answers `CKR_ATTRIBUTE_VALUE_INVALID`
-/// for `CKA_TOKEN=false`), rather than that it cannot do the operation at all.
-pub fn may_refuse_session_objects(rv: CK_RV) -> bool {
-    !matches!(
-        rv,
-        CKR_OK
-            | CKR_MECHANISM_INVALID
-            | CKR_PIN_EXPIRED
-            | CKR_USER_NOT_LOGGED_IN
-            | CKR_KEY_SIZE_RANGE
-            | CKR_FUNCTION_NOT_SUPPORTED
-    )
-}
-
-impl KeyHandles {
-    fn need(h: Option<CK_OBJECT_HANDLE>, what: &str) -> Result<CK_OBJECT_HANDLE, Failure> {
-        h.ok_or_else(|| Failure::Check(format!("no {what}")))
-    }
-
-    /// The public key, or a failure naming it.
-    pub fn public_key(&self) -> Result<CK_OBJECT_HANDLE, Failure> {
-        Self::need(self.public, "public key")
-    }
-
-    /// The private key, or a failure naming it.
-    pub fn private_key(&self) -> Result<CK_OBJECT_HANDLE, Failure> {
-        Self::need(self.private, "private key")
-    }
-
-    /// The secret key, or a failure naming it.
-    pub fn secret_key(&self) -> Result<CK_OBJECT_HANDLE, Failure> {
-        Self::need(self.secret, "secret key")
     }
 }
 
@@ -409,8 +295,8 @@ fn secret_key(
             // Both ways refused: say how each was.
             return Err(Failure::Unsupported(format!(
                 "C_GenerateKey: {}, C_CreateObject: {}",
-                crate::ckr::ckr_name(generated_rv),
-                crate::ckr::ckr_name(rv)
+                crate::token::ckr::ckr_name(generated_rv),
+                crate::token::ckr::ckr_name(rv)
             )));
         }
         return Ok(made(h, None));
@@ -433,20 +319,6 @@ fn secret_key(
     let (rv, h) = generate(&mut m, true);
     ck(rv)?;
     Ok(made(h, None))
-}
-
-/// Prefix of the labels of keys made as token objects when a module refuses
-/// session objects: `hsm-bench-tmp-<pid>-<start time in ms>-`, unique per run, so
-/// that keys left behind by a killed run can be found and deleted.
-pub fn token_key_prefix() -> &'static str {
-    static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PREFIX.get_or_init(|| {
-        let ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or_default();
-        format!("hsm-bench-tmp-{}-{ms}-", std::process::id())
-    })
 }
 
 /// Generate copy `copy` of the key for `spec` in session `s` (untimed
@@ -483,7 +355,7 @@ pub fn generate(
                 "note: the module refused the usual {} key ({}); using a role-separated \
                  wrapping key: {}",
                 spec.name(),
-                crate::ckr::ckr_name(refused),
+                crate::token::ckr::ckr_name(refused),
                 super::role_separated::DESCRIPTION,
             );
             Ok(KeyHandles {
@@ -523,7 +395,7 @@ fn generate_stored(
                 "note: the module refused a {} session key ({}); using token objects \
                  labelled {}, destroyed at the end of the run",
                 spec.name(),
-                crate::ckr::ckr_name(rv),
+                crate::token::ckr::ckr_name(rv),
                 k.label.as_deref().unwrap_or_default(),
             );
             Ok(k)
@@ -731,196 +603,4 @@ impl Drop for KeyStore {
             eprintln!("kept token key '{label}' (--keep-keys; reuse it with --key-label)");
         }
     }
-}
-
-/// What `--key-label` found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Detected {
-    /// Ed25519 pair (or half of it).
-    Ed25519,
-    /// EC key on a curve hsm-bench benchmarks.
-    Ec(Curve),
-    /// Triple-DES key.
-    Des3,
-    /// X25519 key pair (`CKK_EC_MONTGOMERY`).
-    X25519,
-    /// RSA key of n bits.
-    Rsa(u32),
-    /// AES key of n bytes (see [`secret_key`] for how it is made).
-    Aes(u32),
-    /// HMAC-capable secret key: a generic secret (any HMAC), or a key typed
-    /// for one hash (`CKK_SHA256_HMAC`, …) that only that HMAC may use.
-    Hmac(Option<CK_MECHANISM_TYPE>),
-}
-
-/// An existing key with its usage flags.
-#[derive(Debug, Clone)]
-pub struct ExistingKey {
-    /// Key type.
-    pub kind: Detected,
-    /// Handles.
-    pub handles: KeyHandles,
-    /// CKA_SIGN of the private/secret key.
-    pub can_sign: bool,
-    /// CKA_VERIFY of the public/secret key.
-    pub can_verify: bool,
-    /// CKA_ENCRYPT.
-    pub can_encrypt: bool,
-    /// CKA_DECRYPT.
-    pub can_decrypt: bool,
-    /// CKA_DERIVE of the private key.
-    pub can_derive: bool,
-    /// CKA_VALUE_LEN of the secret key in bytes, when the token gives it.
-    pub value_len: Option<u32>,
-    /// CKA_ALLOWED_MECHANISMS of the key objects (PKCS#11 3.0 §4.7), when any
-    /// of them sets a non-empty list: only these mechanisms may be used.
-    pub allowed: Option<Vec<CK_MECHANISM_TYPE>>,
-}
-
-impl ExistingKey {
-    /// Whether the key may be used with `m` (CKA_ALLOWED_MECHANISMS).
-    pub fn allows(&self, m: CK_MECHANISM_TYPE) -> bool {
-        self.allowed.as_ref().is_none_or(|a| a.contains(&m))
-    }
-}
-
-/// CKA_ALLOWED_MECHANISMS of `h`: `None` when the token does not give it or
-/// gives an empty list (both mean "no restriction", PKCS#11 3.0 §4.7).
-fn allowed_mechanisms(
-    raw: &RawModule,
-    s: CK_SESSION_HANDLE,
-    h: CK_OBJECT_HANDLE,
-) -> Option<Vec<CK_MECHANISM_TYPE>> {
-    let v = raw.attribute(s, h, CKA_ALLOWED_MECHANISMS).ok()?;
-    let list: Vec<CK_MECHANISM_TYPE> = v
-        .chunks_exact(std::mem::size_of::<CK_MECHANISM_TYPE>())
-        .map(|c| {
-            let mut b = [0u8; std::mem::size_of::<CK_MECHANISM_TYPE>()];
-            b.copy_from_slice(c);
-            CK_MECHANISM_TYPE::from_ne_bytes(b)
-        })
-        .collect();
-    (!list.is_empty()).then_some(list)
-}
-
-/// A CK_ULONG attribute of `h`, if the token gives it.
-pub fn attr_ulong(
-    raw: &RawModule,
-    s: CK_SESSION_HANDLE,
-    h: CK_OBJECT_HANDLE,
-    t: CK_ATTRIBUTE_TYPE,
-) -> Option<CK_ULONG> {
-    let v = raw.attribute(s, h, t).ok()?;
-    let b: [u8; std::mem::size_of::<CK_ULONG>()] = v.as_slice().try_into().ok()?;
-    Some(CK_ULONG::from_ne_bytes(b))
-}
-
-/// A CK_BBOOL attribute of `h` (false when the token does not give it).
-pub fn attr_bool(
-    raw: &RawModule,
-    s: CK_SESSION_HANDLE,
-    h: CK_OBJECT_HANDLE,
-    t: CK_ATTRIBUTE_TYPE,
-) -> bool {
-    raw.attribute(s, h, t)
-        .map(|v| v.first() == Some(&CK_TRUE))
-        .unwrap_or(false)
-}
-
-/// Detect the type and flags of the key objects `handles` (all with one label).
-pub fn detect(
-    raw: &RawModule,
-    s: CK_SESSION_HANDLE,
-    handles: &[CK_OBJECT_HANDLE],
-) -> Result<ExistingKey, String> {
-    let mut kh = KeyHandles::default();
-    let mut kind = None;
-    let (mut sign, mut verify, mut enc, mut dec) = (false, false, false, false);
-    let mut derive = false;
-    let mut allowed: Option<Vec<CK_MECHANISM_TYPE>> = None;
-    let mut value_len = None;
-    for &h in handles {
-        let Some(class) = attr_ulong(raw, s, h, CKA_CLASS) else {
-            continue;
-        };
-        let Some(kt) = attr_ulong(raw, s, h, CKA_KEY_TYPE) else {
-            continue;
-        };
-        match class {
-            CKO_PUBLIC_KEY => kh.public = Some(h),
-            CKO_PRIVATE_KEY => kh.private = Some(h),
-            CKO_SECRET_KEY => {
-                kh.secret = Some(h);
-                value_len = attr_ulong(raw, s, h, CKA_VALUE_LEN)
-                    .or_else(|| {
-                        raw.attribute(s, h, CKA_VALUE)
-                            .ok()
-                            .map(|v| v.len() as CK_ULONG)
-                    })
-                    .map(|n| n as u32);
-            }
-            _ => continue,
-        }
-        sign |= attr_bool(raw, s, h, CKA_SIGN);
-        verify |= attr_bool(raw, s, h, CKA_VERIFY);
-        enc |= attr_bool(raw, s, h, CKA_ENCRYPT);
-        dec |= attr_bool(raw, s, h, CKA_DECRYPT);
-        derive |= class == CKO_PRIVATE_KEY && attr_bool(raw, s, h, CKA_DERIVE);
-        if let Some(list) = allowed_mechanisms(raw, s, h) {
-            // Objects of one label that restrict differently: only what
-            // every restricting object allows is certain to work.
-            allowed = Some(match allowed {
-                None => list,
-                Some(prev) => prev.into_iter().filter(|m| list.contains(m)).collect(),
-            });
-        }
-        let k = match kt {
-            CKK_EC_EDWARDS => Some(Detected::Ed25519),
-            CKK_EC => match raw.attribute(s, h, CKA_EC_PARAMS) {
-                Ok(p) => match Curve::from_params(&p) {
-                    Some(c) => Some(Detected::Ec(c)),
-                    None => {
-                        return Err(format!(
-                            "EC key on a curve hsm-bench does not benchmark ({}; it knows P-256, P-384, P-521 and secp256k1)",
-                            curve_name(&p)
-                        ));
-                    }
-                },
-                Err(_) => None,
-            },
-            CKK_RSA => attr_ulong(raw, s, h, CKA_MODULUS_BITS)
-                .or_else(|| {
-                    raw.attribute(s, h, CKA_MODULUS)
-                        .ok()
-                        .map(|m| (m.len() * 8) as CK_ULONG)
-                })
-                .map(|b| Detected::Rsa(b as u32)),
-            CKK_AES => attr_ulong(raw, s, h, CKA_VALUE_LEN).map(|n| Detected::Aes(n as u32)),
-            CKK_DES3 => Some(Detected::Des3),
-            CKK_EC_MONTGOMERY => Some(Detected::X25519),
-            CKK_GENERIC_SECRET => Some(Detected::Hmac(None)),
-            CKK_SHA256_HMAC => Some(Detected::Hmac(Some(CKM_SHA256_HMAC))),
-            CKK_SHA512_HMAC => Some(Detected::Hmac(Some(CKM_SHA512_HMAC))),
-            other => {
-                return Err(format!(
-                    "key type 0x{other:x} is not benchmarked by hsm-bench"
-                ));
-            }
-        };
-        if kind.is_none() {
-            kind = k;
-        }
-    }
-    let kind = kind.ok_or("no key object with that label")?;
-    Ok(ExistingKey {
-        kind,
-        handles: kh,
-        can_sign: sign,
-        can_verify: verify,
-        can_encrypt: enc,
-        can_decrypt: dec,
-        can_derive: derive,
-        value_len,
-        allowed,
-    })
 }

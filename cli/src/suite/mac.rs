@@ -7,10 +7,20 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::KeySpec;
-use super::{DataSpec, Failure, MacAlg, OpDef, OpKind, Prep, Worker, check, ck, test_data};
-use crate::ckr::ckr_name;
-use crate::raw::{Mech, RawModule};
+use super::alg::KeySpec;
+use super::alg::MacAlg;
+use super::check;
+use super::failure::Failure;
+use super::failure::ck;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use super::op::test_data;
+use crate::token::ckr::ckr_name;
+use crate::token::raw::KeyCall;
+use crate::token::raw::{Mech, RawModule};
 
 impl MacAlg {
     /// The mechanism.
@@ -98,11 +108,14 @@ struct MacWorker {
 impl Worker for MacWorker {
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let rv = self.raw.sign_init(self.s, &mut self.mech, self.key);
-        if rv != CKR_OK {
-            return rv;
-        }
-        let (rv, n) = self.raw.sign(self.s, &self.data, &mut self.out);
+        let (rv, n) = self.raw.key_single(
+            KeyCall::Sign,
+            self.s,
+            &mut self.mech,
+            self.key,
+            &self.data,
+            &mut self.out,
+        );
         self.len = n;
         rv
     }

@@ -5,9 +5,17 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::{may_refuse_session_objects, token_key_prefix};
-use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck, random_bytes};
-use crate::raw::{RawModule, Template};
+use super::failure::Failure;
+use super::failure::ck;
+use super::keyset::may_refuse_session_objects;
+use super::keyset::token_key_prefix;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use crate::token::random::random_bytes;
+use crate::token::raw::{RawModule, Template};
 
 /// A find op among `n` objects (`find-object` for one object).
 pub fn find_op(n: usize) -> OpDef {
@@ -166,14 +174,14 @@ pub fn find_worker(n: usize, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
             eprintln!(
                 "note: the module refused a session object ({}); find-object makes token \
                  objects labelled {}, destroyed at the end of the op",
-                crate::ckr::ckr_name(refused),
+                crate::token::ckr::ckr_name(refused),
                 stem(true)
             );
         } else {
             return Err(Failure::Check(format!(
                 "the module refused a session object ({}) and a token object ({})",
-                crate::ckr::ckr_name(refused),
-                crate::ckr::ckr_name(rv)
+                crate::token::ckr::ckr_name(refused),
+                crate::token::ckr::ckr_name(rv)
             )));
         }
     }

@@ -32,32 +32,23 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::KeySpec;
+use super::alg::Curve;
+use super::alg::KeySpec;
+use super::alg::PopOp;
+use super::failure::Failure;
+use super::failure::ck;
 use super::objects::FindOne;
-use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, ck, random_bytes};
-use crate::raw::{RawModule, Template};
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::PopPrep;
+use super::op::Prep;
+use super::op::Worker;
+use crate::token::population::{ProbeCommand, token_key};
+use crate::token::raw::{RawModule, Template};
 
 /// Token-object counts of the catalogue's scaling ops.
 pub const SIZES: [usize; 3] = [10, 1000, 10000];
-
-/// What a scaling op times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PopOp {
-    /// Find one object by `CKA_LABEL`.
-    FindLabel,
-    /// Find one object by `CKA_CLASS` and `CKA_ID`.
-    FindId,
-    /// Create one token object.
-    Create,
-    /// Destroy one token object.
-    Destroy,
-    /// Generate a token key pair.
-    KeyPair(KeySpec),
-    /// `C_Initialize` in a new process.
-    ColdStart,
-    /// `C_Initialize` and the first `C_OpenSession` in a new process.
-    ColdOpen,
-}
 
 impl PopOp {
     fn id(self) -> String {
@@ -112,7 +103,7 @@ pub fn ops() -> Vec<OpDef> {
         PopOp::FindId,
         PopOp::Create,
         PopOp::Destroy,
-        PopOp::KeyPair(KeySpec::Ec(super::Curve::P256)),
+        PopOp::KeyPair(KeySpec::Ec(Curve::P256)),
         PopOp::KeyPair(KeySpec::Ed25519),
         PopOp::ColdStart,
         PopOp::ColdOpen,
@@ -121,106 +112,6 @@ pub fn ops() -> Vec<OpDef> {
         .iter()
         .flat_map(|&n| kinds.iter().map(move |&k| pop_op(k, n)))
         .collect()
-}
-
-/// A private AES-256 token key with a random value.
-fn token_key(label: &str, id: &[u8]) -> Template {
-    Template::new()
-        .ulong(CKA_CLASS, CKO_SECRET_KEY)
-        .ulong(CKA_KEY_TYPE, CKK_AES)
-        .bool(CKA_TOKEN, true)
-        .bool(CKA_PRIVATE, true)
-        .bool(CKA_SENSITIVE, true)
-        .bool(CKA_ENCRYPT, true)
-        .bool(CKA_DECRYPT, true)
-        .bytes(CKA_LABEL, label.as_bytes())
-        .bytes(CKA_ID, id)
-        .bytes(CKA_VALUE, &random_bytes::<32>())
-}
-
-/// The population objects of one module's token.
-#[derive(Default)]
-pub struct Population {
-    tag: String,
-    handles: Vec<CK_OBJECT_HANDLE>,
-}
-
-impl Population {
-    fn label(&self, i: usize) -> String {
-        format!("hsm-bench-pop-{}-{i}", self.tag)
-    }
-
-    fn id(&self, i: usize) -> Vec<u8> {
-        let mut id = self.tag.as_bytes().to_vec();
-        id.extend_from_slice(&(i as u32).to_be_bytes());
-        id
-    }
-
-    /// Number of population objects on the token.
-    pub fn count(&self) -> usize {
-        self.handles.len()
-    }
-
-    /// Creates or destroys population objects until there are exactly `n`.
-    pub fn ensure(
-        &mut self,
-        raw: &RawModule,
-        session: CK_SESSION_HANDLE,
-        n: usize,
-    ) -> Result<(), Failure> {
-        if self.tag.is_empty() {
-            self.tag = random_bytes::<4>()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-        }
-        while self.handles.len() > n {
-            let h = self.handles.pop().expect("non-empty");
-            ck(raw.destroy_object(session, h))?;
-        }
-        while self.handles.len() < n {
-            let i = self.handles.len();
-            let (rv, h) = raw.create_object(session, &mut token_key(&self.label(i), &self.id(i)));
-            ck(rv)?;
-            self.handles.push(h);
-        }
-        Ok(())
-    }
-
-    /// Destroys every population object (named tokens, at the end).
-    pub fn clear(&mut self, raw: &RawModule, session: CK_SESSION_HANDLE) {
-        for h in self.handles.drain(..) {
-            let _ = raw.destroy_object(session, h);
-        }
-    }
-
-    /// Label and id of the object the find ops look for (the middle one).
-    fn target(&self) -> Option<(usize, CK_OBJECT_HANDLE)> {
-        let i = self.handles.len() / 2;
-        self.handles.get(i).map(|&h| (i, h))
-    }
-}
-
-/// What a scaling worker needs besides [`Prep`].
-#[derive(Clone, Copy)]
-pub struct PopPrep<'a> {
-    /// The module's population (already at the op's size).
-    pub population: &'a Population,
-    /// How to start a cold-start probe of this module.
-    pub probe: &'a ProbeCommand,
-}
-
-/// The command line of a cold-start probe: this executable's hidden
-/// `cold-start` subcommand on the module's library and token.
-#[derive(Debug, Clone)]
-pub struct ProbeCommand {
-    /// The module library.
-    pub module: std::path::PathBuf,
-    /// Label of the token (slot ids may change between processes:
-    /// SoftHSM2 renumbers a slot once its token is initialised).
-    pub token_label: String,
-    /// User PIN (written to the probe's standard input, never to its arguments).
-    pub pin: String,
 }
 
 /// Makes and destroys token keys: `Create` times the creation, `Destroy`
@@ -410,14 +301,14 @@ pub fn worker(op: PopOp, p: &Prep<'_>, pp: &PopPrep<'_>) -> Result<Box<dyn Worke
         PopOp::Create | PopOp::Destroy => Box::new(CreateDestroyWorker {
             raw: p.raw.clone(),
             s: p.session,
-            label: format!("hsm-bench-scratch-{}-{}", pop.tag, p.thread),
+            label: format!("hsm-bench-scratch-{}-{}", pop.tag(), p.thread),
             timed_destroy: op == PopOp::Destroy,
             made: 0,
             counter: (p.thread as u32) << 24,
             setup_rv: CKR_OK,
         }),
         PopOp::KeyPair(spec) => {
-            let label = format!("hsm-bench-pair-{}-{}", pop.tag, p.thread);
+            let label = format!("hsm-bench-pair-{}-{}", pop.tag(), p.thread);
             return super::keygen::pair_worker(spec, p, &label, true);
         }
         PopOp::ColdStart | PopOp::ColdOpen => {
@@ -454,16 +345,5 @@ mod tests {
             })
             .collect();
         assert!(sizes.windows(2).all(|w| w[0] <= w[1]), "sizes ascend");
-    }
-
-    #[test]
-    fn labels_and_ids_are_distinct() {
-        let pop = Population {
-            tag: "abcd1234".into(),
-            handles: vec![],
-        };
-        assert_ne!(pop.label(1), pop.label(10));
-        assert_ne!(pop.id(1), pop.id(256));
-        assert!(pop.target().is_none());
     }
 }

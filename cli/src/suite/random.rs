@@ -5,8 +5,16 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::{DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck};
-use crate::raw::RawModule;
+use super::check;
+use super::failure::Failure;
+use super::failure::ck;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use super::op::test_data;
+use crate::token::raw::RawModule;
 
 /// Random and overhead ops of the catalogue.
 pub fn ops() -> Vec<OpDef> {
@@ -103,7 +111,7 @@ pub fn seed_refusal(rv: CK_RV) -> Option<String> {
         CKR_RANDOM_SEED_NOT_SUPPORTED | CKR_FUNCTION_NOT_SUPPORTED | CKR_RANDOM_NO_RNG => {
             Some(format!(
                 "the token refuses C_SeedRandom ({})",
-                crate::ckr::ckr_name(rv)
+                crate::token::ckr::ckr_name(rv)
             ))
         }
         _ => None,
@@ -156,7 +164,7 @@ impl Worker for SeedWorker {
 /// refuses seeding makes the op unsupported; seeding twice with one seed
 /// must not make C_GenerateRandom repeat itself.
 pub fn seed_worker(n: usize, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
-    let mut seed = super::test_data(n.max(8), 5);
+    let mut seed = test_data(n.max(8), 5);
     let mut outs = [vec![0u8; 32], vec![0u8; 32]];
     for out in &mut outs {
         let rv = p.raw.seed_random(p.session, &mut seed);

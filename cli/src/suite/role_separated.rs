@@ -17,9 +17,11 @@
 
 use cryptoki_sys::*;
 
-use super::Failure;
-use super::keys::{KeyHandles, KeySpec};
-use crate::raw::{Mech, RawModule, Template};
+use super::alg::KeySpec;
+use super::failure::Failure;
+use super::failure::ck;
+use super::keyset::KeyHandles;
+use crate::token::raw::{Mech, RawModule, Template};
 
 /// How the keys here are made, for notes and the run's `keys` line.
 pub const DESCRIPTION: &str =
@@ -105,7 +107,7 @@ pub fn make(
         KeySpec::WrapAes(n) => {
             let (mut m, mut t) = aes_template(n, label.as_bytes(), token);
             let (rv, h) = raw.generate_key(s, &mut m, &mut t);
-            super::ck(rv)?;
+            ck(rv)?;
             Ok(KeyHandles {
                 secret: Some(h),
                 ..made
@@ -114,7 +116,7 @@ pub fn make(
         KeySpec::WrapRsa(bits) => {
             let (mut m, mut public, mut private) = rsa_templates(bits, label.as_bytes(), token);
             let (rv, hp, hs) = raw.generate_key_pair(s, &mut m, &mut public, &mut private);
-            super::ck(rv)?;
+            ck(rv)?;
             Ok(KeyHandles {
                 public: Some(hp),
                 private: Some(hs),

@@ -15,12 +15,22 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::KeySpec;
-use super::{
-    Curve, DataSpec, Failure, HashAlg, OpDef, OpKind, Prep, SigAlg, Worker, check, ck, test_data,
-};
-use crate::ckr::ckr_name;
-use crate::raw::{Mech, RawModule};
+use super::alg::Curve;
+use super::alg::HashAlg;
+use super::alg::KeySpec;
+use super::alg::SigAlg;
+use super::check;
+use super::failure::Failure;
+use super::failure::ck;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use super::op::test_data;
+use crate::token::ckr::ckr_name;
+use crate::token::raw::KeyCall;
+use crate::token::raw::{Mech, RawModule};
 
 impl SigAlg {
     /// Op-id stem, e.g. `p256`, `rsa2048`, `rsa2048-pss`.
@@ -266,11 +276,14 @@ struct SignWorker {
 impl Worker for SignWorker {
     #[inline]
     fn call(&mut self) -> CK_RV {
-        let rv = self.raw.sign_init(self.s, &mut self.mech, self.key);
-        if rv != CKR_OK {
-            return rv;
-        }
-        let (rv, n) = self.raw.sign(self.s, &self.data, &mut self.out);
+        let (rv, n) = self.raw.key_single(
+            KeyCall::Sign,
+            self.s,
+            &mut self.mech,
+            self.key,
+            &self.data,
+            &mut self.out,
+        );
         self.len = n;
         rv
     }

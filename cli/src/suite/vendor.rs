@@ -6,10 +6,18 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::KeySpec;
+use super::alg::KeySpec;
+use super::alg::SigAlg;
+use super::failure::Failure;
+use super::failure::ck;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use super::op::test_data;
 use super::sign::sign_once;
-use super::{DataSpec, Failure, OpDef, OpKind, Prep, SigAlg, Worker, ck, test_data};
-use crate::raw::RawModule;
+use crate::token::raw::RawModule;
 
 /// Signatures per batch call.
 pub const BATCH: usize = 64;

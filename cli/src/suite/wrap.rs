@@ -25,27 +25,25 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::keys::KeySpec;
-use super::{
-    AesMode, CipherAlg, DataSpec, Failure, OpDef, OpKind, Prep, Worker, check, ck, random_bytes,
-    test_data,
-};
-use crate::ckr::ckr_name;
-use crate::raw::{Mech, RawModule, Template};
+use super::alg::AesMode;
+use super::alg::CipherAlg;
+use super::alg::KeySpec;
+use super::alg::WrapAlg;
+use super::check;
+use super::failure::Failure;
+use super::failure::ck;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use super::op::Prep;
+use super::op::Worker;
+use super::op::test_data;
+use crate::token::ckr::ckr_name;
+use crate::token::random::random_bytes;
+use crate::token::raw::{Mech, RawModule, Template};
 
 /// Length of the key that is wrapped (AES-256).
 const TARGET_LEN: usize = 32;
-
-/// A wrapping mechanism with its wrapping key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum WrapAlg {
-    /// AES key wrap (RFC 3394) under an AES key of n bytes.
-    AesKw(u32),
-    /// AES key wrap with padding (RFC 5649) under an AES key of n bytes.
-    AesKwp(u32),
-    /// RSA-OAEP (SHA-256, MGF1-SHA256) under an RSA key pair of n bits.
-    RsaOaep(u32),
-}
 
 impl WrapAlg {
     fn stem(&self) -> String {

@@ -10,34 +10,20 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
-
 use crate::error::{EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION};
 use crate::machine::MachineClass;
+use crate::report::comparison::Class;
+use crate::report::comparison::Comparison;
+use crate::report::comparison::Entry;
+use crate::report::format::fmt_rate;
+use crate::report::format::fmt_size;
+use crate::report::format::fmt_us;
+use crate::report::result::BenchResult;
+use crate::report::result::Ratio;
+use crate::report::result::Report;
+use crate::report::result::Status;
+use crate::report::result::ratios;
 use crate::report::verdict::VerdictPage;
-use crate::report::{BenchResult, Ratio, Report, Status, fmt_rate, fmt_size, fmt_us, ratios};
-
-/// Classification of one difference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Class {
-    /// Better by more than the threshold and the noise.
-    Improved,
-    /// Worse by more than the threshold and the noise (or newly failing).
-    Regressed,
-    /// Within the threshold or the noise.
-    Unchanged,
-}
-
-impl Class {
-    fn mark(&self) -> &'static str {
-        match self {
-            Class::Improved => "improved",
-            Class::Regressed => "REGRESSED",
-            Class::Unchanged => "unchanged",
-        }
-    }
-}
 
 /// Classify a change where higher is better: `delta_pct` against the threshold and
 /// the noise (both in percent).
@@ -62,74 +48,6 @@ pub fn classify(delta_pct: f64, noise_pct: f64, threshold_pct: f64) -> Class {
     } else {
         Class::Unchanged
     }
-}
-
-/// One compared figure.
-#[derive(Debug, Clone, Serialize)]
-pub struct Entry {
-    /// Module (in ratio mode: the numerator module).
-    pub module: String,
-    /// Op id.
-    pub op: String,
-    /// Data size.
-    pub data_size: u64,
-    /// Threads.
-    pub threads: u32,
-    /// Current figure (ops/s, or ratio).
-    pub current: Option<f64>,
-    /// Baseline figure.
-    pub baseline: Option<f64>,
-    /// Change of the figure, percent (positive is better).
-    pub delta_pct: Option<f64>,
-    /// Noise of the difference, percent (95% CIs of both sides combined).
-    pub noise_pct: f64,
-    /// Current p95, µs (ops/s mode).
-    pub p95_current_us: Option<f64>,
-    /// Baseline p95, µs.
-    pub p95_baseline_us: Option<f64>,
-    /// Change of p95, percent (positive is slower).
-    pub p95_delta_pct: Option<f64>,
-    /// Class of the p95 change (informational; the verdict uses the figure).
-    pub p95_class: Option<Class>,
-    /// Current throughput, bytes/s (ops/s mode, ops with a data size).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bytes_per_sec_current: Option<f64>,
-    /// Baseline throughput, bytes/s.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bytes_per_sec_baseline: Option<f64>,
-    /// Current ÷ baseline throughput (when both are known).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bytes_per_sec_ratio: Option<f64>,
-    /// Verdict.
-    pub class: Class,
-    /// Explanation when statuses differ.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// A full comparison.
-#[derive(Debug, Clone, Serialize)]
-pub struct Comparison {
-    /// `hsm-bench-compare/1`.
-    pub schema: &'static str,
-    /// What was compared: "ops_per_sec" or "ratio to <module>".
-    pub figure: String,
-    /// Threshold, percent.
-    pub threshold_pct: f64,
-    /// Current run timestamp.
-    pub current: String,
-    /// Baseline run timestamp.
-    pub baseline: String,
-    /// Compared entries.
-    pub entries: Vec<Entry>,
-    /// Results only in the baseline.
-    pub missing: Vec<String>,
-    /// Results only in the current run.
-    pub added: Vec<String>,
-    /// Matched results measured differently (make the comparison inconclusive).
-    pub mismatches: Vec<String>,
-    /// Metadata differences worth knowing (CPU, module build...), not fatal.
-    pub warnings: Vec<String>,
 }
 
 fn label(m: &str, op: &str, size: u64, thr: u32) -> String {
@@ -572,104 +490,7 @@ impl VerdictPage for Comparison {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::report::{Metadata, ToolInfo};
-    use crate::sysinfo::{SystemInfo, TimerInfo};
-
-    pub(crate) fn result(module: &str, op: &str, ops: f64, rel_ci: f64) -> BenchResult {
-        let mean = 1e6 / ops;
-        BenchResult {
-            op: op.into(),
-            module: module.into(),
-            mechanism: "CKM_EDDSA".into(),
-            data_size: 32,
-            threads: 1,
-            iterations: 1000,
-            errors: 0,
-            status: Status::Ok,
-            ops_per_sec: Some(ops),
-            bytes_per_sec: None,
-            mean_us: Some(mean),
-            ci95_us: Some(mean * rel_ci),
-            stddev_us: Some(mean * rel_ci * 10.0),
-            min_us: Some(mean * 0.9),
-            p50_us: Some(mean),
-            p90_us: Some(mean * 1.1),
-            p95_us: Some(mean * 1.2),
-            p99_us: Some(mean * 1.5),
-            p999_us: Some(mean * 2.0),
-            max_us: Some(mean * 3.0),
-            outliers_low: Some(0),
-            outliers_high: Some(0),
-            duration_s: 1.0,
-            rounds: 1,
-            mode: "closed".into(),
-            rate_target: None,
-            mix: None,
-            key: "generated".into(),
-            error_codes: Default::default(),
-            reason: None,
-            percentiles: Default::default(),
-            histogram: None,
-            samples_ns: None,
-            round_ops_per_sec: None,
-            peak_rss_kib: None,
-            notes: Default::default(),
-        }
-    }
-
-    /// A `sha256` result on `size` bytes, with its throughput.
-    pub(crate) fn sized(ops: f64, size: u64) -> BenchResult {
-        let mut r = result("m", "sha256", ops, 0.01);
-        r.data_size = size;
-        r.set_throughput(true);
-        r
-    }
-
-    pub(crate) fn report(results: Vec<BenchResult>) -> Report {
-        Report {
-            schema: crate::report::SCHEMA.into(),
-            metadata: Metadata {
-                timestamp: "2025-01-01T00:00:00.000Z".into(),
-                hsm_bench: ToolInfo::current(),
-                command_line: vec!["hsm-bench".into()],
-                profile: None,
-                modules: vec![],
-                iterations: Some(1000),
-                duration_s: None,
-                warmup: 10,
-                threads: vec![1],
-                data_sizes: None,
-                rounds: 1,
-                rate: None,
-                mix: None,
-                percentiles: vec![50.0, 99.0],
-                keys: "shared".into(),
-                reference: None,
-                max_op_time_s: None,
-                interrupted: false,
-                system: SystemInfo {
-                    os: "Linux".into(),
-                    os_version: "x".into(),
-                    kernel: "6".into(),
-                    arch: "x86_64".into(),
-                    cpu_model: "cpu".into(),
-                    cpu_cores_logical: 2,
-                    cpu_cores_physical: Some(2),
-                    memory_total_mb: 1024,
-                    cpu_governor: None,
-                    machine_class: None,
-                },
-                timer: TimerInfo {
-                    clock: "x".into(),
-                    resolution_ns: 20.0,
-                    overhead_ns: 20.0,
-                    clocksource: None,
-                },
-            },
-            results,
-            ratios: None,
-        }
-    }
+    use crate::report::fixtures::{report, result, sized};
 
     #[test]
     fn classification_uses_threshold_and_noise() {
@@ -752,7 +573,7 @@ pub(crate) mod tests {
         a.round_ops_per_sec = Some(vec![1800.0, 2000.0, 2200.0]);
         let mut b = result("softhsm", "sha256", 1000.0, 0.001);
         b.round_ops_per_sec = Some(vec![900.0, 1000.0, 1100.0]);
-        let r = crate::report::ratios(&[a.clone(), b.clone()], "softhsm");
+        let r = crate::report::result::ratios(&[a.clone(), b.clone()], "softhsm");
         assert!((r[0].ratio - 2.0).abs() < 1e-9);
         assert!(r[0].noise < 0.01, "{}", r[0].noise);
         assert!(a.rel_noise() > 0.1);

@@ -13,8 +13,12 @@
 
 use std::time::{Duration, Instant};
 
-use crate::report::{BenchResult, fmt_bytes_rate, fmt_rate, fmt_size, fmt_us};
-use crate::runner::Mode;
+use crate::measure::mode::Mode;
+use crate::report::format::fmt_bytes_rate;
+use crate::report::format::fmt_rate;
+use crate::report::format::fmt_size;
+use crate::report::format::fmt_us;
+use crate::report::result::BenchResult;
 
 /// Planned measuring time of a job in seconds: the configured duration for each of
 /// `modules` in duration mode (rounds split it), unknown (`None`) in iteration mode.
@@ -188,7 +192,8 @@ impl Suite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::tests::{result, sized};
+    use crate::report::fixtures::result;
+    use crate::report::fixtures::sized;
 
     #[test]
     fn eta_scales_plans_by_observed_overhead() {

@@ -9,41 +9,32 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::{CliError, Result};
-use crate::locate;
-use crate::suite::{OpDef, catalogue, glob_match};
+use crate::report::format::SizeValue;
+use crate::suite::catalogue::catalogue;
+use crate::suite::catalogue::glob_match;
+use crate::suite::op::OpDef;
+use crate::token::locate;
 
 /// Profiles compiled into the binary, so `hsm-bench` works anywhere.
 pub const EMBEDDED: &[(&str, &str)] = &[
-    ("quick", include_str!("../../bench-profiles/quick.toml")),
-    ("full", include_str!("../../bench-profiles/full.toml")),
-    ("ci", include_str!("../../bench-profiles/ci.toml")),
-    ("sizes", include_str!("../../bench-profiles/sizes.toml")),
-    ("threads", include_str!("../../bench-profiles/threads.toml")),
-    ("mix", include_str!("../../bench-profiles/mix.toml")),
-    ("scaling", include_str!("../../bench-profiles/scaling.toml")),
-    ("breadth", include_str!("../../bench-profiles/breadth.toml")),
+    ("quick", include_str!("../../../bench-profiles/quick.toml")),
+    ("full", include_str!("../../../bench-profiles/full.toml")),
+    ("ci", include_str!("../../../bench-profiles/ci.toml")),
+    ("sizes", include_str!("../../../bench-profiles/sizes.toml")),
+    (
+        "threads",
+        include_str!("../../../bench-profiles/threads.toml"),
+    ),
+    ("mix", include_str!("../../../bench-profiles/mix.toml")),
+    (
+        "scaling",
+        include_str!("../../../bench-profiles/scaling.toml"),
+    ),
+    (
+        "breadth",
+        include_str!("../../../bench-profiles/breadth.toml"),
+    ),
 ];
-
-/// A size in a profile: a number of bytes or a string like "4K".
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum SizeValue {
-    /// Bytes.
-    Bytes(u64),
-    /// Text such as "1K".
-    Text(String),
-}
-
-impl SizeValue {
-    /// The size in bytes.
-    pub fn bytes(&self) -> std::result::Result<u64, String> {
-        match self {
-            // The same rules as "64" given as text or to --data-sizes.
-            SizeValue::Bytes(b) => crate::report::parse_size(&b.to_string()),
-            SizeValue::Text(t) => crate::report::parse_size(t),
-        }
-    }
-}
 
 /// Per-op settings that differ from the profile's (e.g. few RSA key generations).
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
@@ -107,7 +98,7 @@ impl Profile {
     /// op; an error names the key, e.g. "key `iterations` must be at least 1".
     /// `table` is the file as parsed TOML (to tell an empty list from a missing one).
     pub fn validate(&self, table: &toml::Table, all: &[OpDef]) -> std::result::Result<(), String> {
-        use crate::settings::{
+        use crate::measure::checks::{
             check_iterations, check_percentiles, check_rate, check_rounds, check_seconds,
             check_threads,
         };
@@ -158,7 +149,7 @@ impl Profile {
             key("rate", check_rate(r))?;
         }
         if let Some(m) = &self.mix {
-            crate::settings::parse_mix(m, all).map_err(|e| format!("key `mix`: {e}"))?;
+            crate::measure::checks::parse_mix(m, all).map_err(|e| format!("key `mix`: {e}"))?;
         }
         for o in &self.overrides {
             patterns("override.ops", &o.ops)?;
@@ -233,7 +224,10 @@ fn display(p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::{CipherAlg, OpKind, catalogue, select};
+    use crate::suite::alg::CipherAlg;
+    use crate::suite::catalogue::catalogue;
+    use crate::suite::catalogue::select;
+    use crate::suite::op::OpKind;
 
     /// The embedded profile `name`, parsed.
     fn embedded(name: &str) -> Profile {
@@ -273,8 +267,9 @@ mod tests {
         assert!(!ids.contains(&"rsa4096-sign") && !ids.contains(&"rsa3072-sign"));
         assert!(ids.contains(&"ed25519-sign"));
         let full = Profile::parse(EMBEDDED[1].1).unwrap();
-        let is_scaling =
-            |o: &&crate::suite::OpDef| matches!(o.kind, crate::suite::OpKind::Population(..));
+        let is_scaling = |o: &&crate::suite::op::OpDef| {
+            matches!(o.kind, crate::suite::op::OpKind::Population(..))
+        };
         let full_ids: Vec<String> = select(&all, &full.ops)
             .unwrap()
             .iter()
@@ -294,7 +289,9 @@ mod tests {
 
     #[test]
     fn breadth_runs_every_breadth_op_and_nothing_else() {
-        use crate::suite::{Curve, HashAlg, SigAlg};
+        use crate::suite::alg::Curve;
+        use crate::suite::alg::HashAlg;
+        use crate::suite::alg::SigAlg;
         let all = catalogue();
         let breadth = embedded("breadth");
         let picked: Vec<&str> = select(&all, &breadth.ops)

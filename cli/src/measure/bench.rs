@@ -10,16 +10,23 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::module::Module;
-use crate::progress;
-use crate::report::fmt_rate;
-use crate::report::{BenchResult, HistBin, Status};
-use crate::runner::{self, CompOutcome, Mode, Outcome, Plan, ThreadWork};
-use crate::settings::{Mix, Settings};
+use crate::measure::checks::Mix;
+use crate::measure::mode::Mode;
+use crate::measure::progress;
+use crate::measure::runner::{self, CompOutcome, Outcome, Plan, ThreadWork};
+use crate::measure::settings::Settings;
+use crate::report::format::fmt_rate;
+use crate::report::result::BenchResult;
+use crate::report::result::HistBin;
+use crate::report::result::Status;
 use crate::stats::percentile_label;
+use crate::suite::catalogue::build_worker;
+use crate::suite::failure::Failure;
 use crate::suite::keys::KeyStore;
-use crate::suite::{Failure, OpDef, Prep, build_worker};
-use crate::support::default_size;
+use crate::suite::op::OpDef;
+use crate::suite::op::Prep;
+use crate::suite::support::default_size;
+use crate::token::module::Module;
 
 /// Output options that affect what is recorded.
 #[derive(Debug, Clone, Default)]
@@ -110,9 +117,9 @@ pub fn jobs(ops: &[OpDef], mix: Option<(Vec<OpDef>, Mix)>, s: &Settings) -> Vec<
     v
 }
 
-/// Why `op` cannot run on `m` at `size`, if it cannot (see [`crate::support`]).
+/// Why `op` cannot run on `m` at `size`, if it cannot (see [`crate::suite::support`]).
 fn unsupported(m: &Module, op: &OpDef, size: u64) -> Option<String> {
-    crate::support::unsupported(&m.caps(), op, size)
+    crate::suite::support::unsupported(&m.caps(), op, size)
 }
 
 /// A result that was not measured.
@@ -231,7 +238,7 @@ fn prepare(
     let sizes: std::collections::BTreeSet<usize> = ops
         .iter()
         .filter_map(|op| match op.kind {
-            crate::suite::OpKind::Population(_, n) => Some(n),
+            crate::suite::op::OpKind::Population(_, n) => Some(n),
             _ => None,
         })
         .collect();
@@ -248,11 +255,14 @@ fn prepare(
                 m.name, from
             );
         }
-        m.population
-            .ensure(&m.raw, setup, n)
-            .map_err(|f| fail(format!("populating the token failed: {}", f.name())))?;
+        m.population.ensure(&m.raw, setup, n).map_err(|rv| {
+            fail(format!(
+                "populating the token failed: {}",
+                crate::token::ckr::ckr_name(rv)
+            ))
+        })?;
     }
-    let population = crate::suite::population::PopPrep {
+    let population = crate::suite::op::PopPrep {
         population: &m.population,
         probe: &m.probe,
     };
@@ -307,7 +317,7 @@ fn prepare(
     Ok(works)
 }
 
-/// The notes ([`crate::suite::Worker::notes`]) of a module's workers for a
+/// The notes ([`crate::suite::op::Worker::notes`]) of a module's workers for a
 /// job, per component: every thread's, each once.
 fn worker_notes(works: &Option<Vec<ThreadWork>>) -> Vec<Vec<String>> {
     let mut per_comp: Vec<Vec<String>> = Vec::new();
@@ -555,7 +565,7 @@ pub fn run(
     );
     for job in jobs {
         // Ctrl-C: keep the finished jobs, drop the one under way.
-        if crate::interrupt::requested() {
+        if crate::measure::interrupt::requested() {
             break;
         }
         suite.start_job();
@@ -639,7 +649,7 @@ pub fn run(
                     )
                 });
                 let o = runner::run(w, &plan, bar.as_ref());
-                if crate::interrupt::requested() {
+                if crate::measure::interrupt::requested() {
                     if let Some(b) = bar {
                         b.finish_and_clear();
                     }
@@ -730,13 +740,14 @@ mod tests {
 
     #[test]
     fn jobs_sweep_sizes_only_for_data_ops_and_threads_inside() {
-        let all = crate::suite::catalogue();
-        let ops: Vec<OpDef> = crate::suite::select(&all, &["sha256".into(), "p256-sign".into()])
-            .unwrap()
-            .into_iter()
-            .cloned()
-            .collect();
-        let s = Settings::resolve(&crate::settings::Flags {
+        let all = crate::suite::catalogue::catalogue();
+        let ops: Vec<OpDef> =
+            crate::suite::catalogue::select(&all, &["sha256".into(), "p256-sign".into()])
+                .unwrap()
+                .into_iter()
+                .cloned()
+                .collect();
+        let s = Settings::resolve(&crate::measure::settings::Flags {
             ops: vec!["sha256".into()],
             data_sizes: Some("64,1K".into()),
             threads: vec![1, 2],

@@ -14,17 +14,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 
+use crate::measure::mode::Mode;
 use crate::stats::Recorder;
-use crate::suite::Worker;
-
-/// How long each thread measures.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Mode {
-    /// This many operations per thread.
-    Iterations(u64),
-    /// Until this much time has passed.
-    Duration(Duration),
-}
+use crate::suite::op::Worker;
 
 /// Settings of one measurement.
 #[derive(Debug, Clone)]
@@ -205,7 +197,7 @@ fn run_thread(
     let stop = |t: Instant, end: Option<Instant>| end.is_some_and(|e| t >= e);
     for i in 0..plan.warmup {
         let now = Instant::now();
-        if stop(now, warm_end) || stop(now, plan.cap) || crate::interrupt::requested() {
+        if stop(now, warm_end) || stop(now, plan.cap) || crate::measure::interrupt::requested() {
             break;
         }
         let c = pick(i);
@@ -259,7 +251,7 @@ fn run_thread(
     let (mut ok, mut end, mut cut_short) = (0u64, None, false);
     let mut i = 0u64;
     while i < limit {
-        if stop(Instant::now(), plan.cap) || crate::interrupt::requested() {
+        if stop(Instant::now(), plan.cap) || crate::measure::interrupt::requested() {
             cut_short = true;
             break;
         }
@@ -368,7 +360,7 @@ pub fn run(work: &mut [ThreadWork], plan: &Plan, bar: Option<&ProgressBar>) -> O
 
 /// Progress ticker: reads the per-thread counters ten times a second, outside every
 /// timed region; shows `warmup` until the measurement starts, then the operations
-/// completed over the time measured so far (see [`crate::progress::live`]).
+/// completed over the time measured so far (see [`crate::measure::progress::live`]).
 fn tick(
     bar: &ProgressBar,
     counters: &[Counter],
@@ -383,7 +375,7 @@ fn tick(
             Mode::Iterations(_) => bar.set_position(total),
             Mode::Duration(_) => bar.set_position(elapsed.unwrap_or_default().as_millis() as u64),
         }
-        bar.set_message(crate::progress::live(elapsed, total));
+        bar.set_message(crate::measure::progress::live(elapsed, total));
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -414,8 +406,20 @@ pub fn mix_schedule(weights: &[u32], len: usize, seed: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::Failure;
+    use crate::suite::failure::Failure;
     use cryptoki_sys::{CK_RV, CKR_OK, CKR_SIGNATURE_INVALID};
+
+    /// A plan with no warmup, rate, samples or limits.
+    fn plan(mode: Mode) -> Plan {
+        Plan {
+            mode,
+            warmup: 0,
+            rate: None,
+            keep_samples: false,
+            warmup_budget: None,
+            cap: None,
+        }
+    }
 
     /// A fake op that spins for a fixed time and fails every `fail_every` calls.
     struct Spin {
@@ -438,7 +442,7 @@ mod tests {
             }
         }
         fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
-            crate::suite::ck(rv)
+            crate::suite::failure::ck(rv)
         }
     }
 
@@ -476,14 +480,7 @@ mod tests {
     #[test]
     fn errors_are_counted_by_name_and_not_recorded() {
         let mut w = vec![work(0, 4)];
-        let plan = Plan {
-            mode: Mode::Iterations(100),
-            warmup: 0,
-            rate: None,
-            keep_samples: false,
-            warmup_budget: None,
-            cap: None,
-        };
+        let plan = plan(Mode::Iterations(100));
         let o = run(&mut w, &plan, None);
         assert_eq!(o.comps[0].errors.get("CKR_SIGNATURE_INVALID"), Some(&25));
         assert_eq!(o.comps[0].rec.count(), 75);
@@ -492,14 +489,7 @@ mod tests {
     #[test]
     fn threads_each_run_their_iterations() {
         let mut w = vec![work(1_000, 0), work(1_000, 0)];
-        let plan = Plan {
-            mode: Mode::Iterations(50),
-            warmup: 0,
-            rate: None,
-            keep_samples: false,
-            warmup_budget: None,
-            cap: None,
-        };
+        let plan = plan(Mode::Iterations(50));
         let o = run(&mut w, &plan, None);
         assert_eq!(o.comps[0].rec.count(), 100);
     }
@@ -507,14 +497,7 @@ mod tests {
     #[test]
     fn duration_mode_stops_on_time() {
         let mut w = vec![work(10_000, 0)];
-        let plan = Plan {
-            mode: Mode::Duration(Duration::from_millis(100)),
-            warmup: 0,
-            rate: None,
-            keep_samples: false,
-            warmup_budget: None,
-            cap: None,
-        };
+        let plan = plan(Mode::Duration(Duration::from_millis(100)));
         let t = Instant::now();
         let o = run(&mut w, &plan, None);
         assert!(t.elapsed() < Duration::from_millis(500));
@@ -620,14 +603,7 @@ mod tests {
     #[test]
     fn a_broken_op_gives_up_early() {
         let mut w = vec![work(0, 1)];
-        let plan = Plan {
-            mode: Mode::Duration(Duration::from_secs(30)),
-            warmup: 0,
-            rate: None,
-            keep_samples: false,
-            warmup_budget: None,
-            cap: None,
-        };
+        let plan = plan(Mode::Duration(Duration::from_secs(30)));
         let t = Instant::now();
         let o = run(&mut w, &plan, None);
         assert!(t.elapsed() < Duration::from_secs(5));
@@ -660,14 +636,7 @@ mod tests {
             ],
             schedule: Some(Arc::new(mix_schedule(&[90, 10], 1000, 7))),
         }];
-        let plan = Plan {
-            mode: Mode::Iterations(300),
-            warmup: 0,
-            rate: None,
-            keep_samples: false,
-            warmup_budget: None,
-            cap: None,
-        };
+        let plan = plan(Mode::Iterations(300));
         let o = run(&mut w, &plan, None);
         let (a, b) = (o.comps[0].rec.count(), o.comps[1].rec.count());
         assert_eq!(a + b, 300);

@@ -7,21 +7,14 @@
 //! `ulMinKeySize..ulMaxKeySize` (bits for RSA/EC, bytes for AES, §2.10 of the
 //! mechanisms spec).
 
-use std::collections::BTreeMap;
-
-use cryptoki_sys::{CK_MECHANISM_INFO, CK_MECHANISM_TYPE};
-
-use crate::ckr::ckm_name;
-use crate::suite::keys::KeySpec;
-use crate::suite::{CipherAlg, DataSpec, MacAlg, OpDef, OpKind};
-
-/// What a token declares that decides which ops it can run.
-pub struct TokenCaps<'a> {
-    /// The token's mechanisms with their info.
-    pub mechanisms: &'a BTreeMap<CK_MECHANISM_TYPE, CK_MECHANISM_INFO>,
-    /// Whether the module offers the vendor batch-verify interface.
-    pub verify_batch: bool,
-}
+use super::alg::CipherAlg;
+use super::alg::KeySpec;
+use super::alg::MacAlg;
+use super::op::DataSpec;
+use super::op::OpDef;
+use super::op::OpKind;
+use crate::token::caps::TokenCaps;
+use crate::token::ckr::ckm_name;
 
 /// Why `op` cannot run on a token with `caps` at data size `size`, if it cannot.
 pub fn unsupported(caps: &TokenCaps<'_>, op: &OpDef, size: u64) -> Option<String> {
@@ -104,8 +97,9 @@ pub fn default_size(op: &OpDef) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::catalogue;
+    use crate::suite::catalogue::catalogue;
     use cryptoki_sys::*;
+    use std::collections::BTreeMap;
 
     fn info(min: CK_ULONG, max: CK_ULONG) -> CK_MECHANISM_INFO {
         CK_MECHANISM_INFO {

@@ -17,7 +17,7 @@ pub fn install() {
             eprintln!(
                 "hsm-bench: interrupted twice: exiting now (temporary tokens and token keys may \
                  remain; remove keys with `hsm-bench keys delete --prefix {}`)",
-                crate::suite::keys::token_key_prefix()
+                crate::suite::keyset::token_key_prefix()
             );
             std::process::exit(crate::error::EXIT_INTERRUPTED);
         }

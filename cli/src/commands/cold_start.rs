@@ -6,7 +6,6 @@
 //! `C_Initialize` time and the process's peak resident memory.
 
 use std::io::BufRead;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
@@ -14,23 +13,10 @@ use cryptoki::object::Attribute;
 use cryptoki::session::UserType;
 use cryptoki::types::AuthPin;
 
-use crate::ckr::cryptoki_error_name;
+use crate::cli::ColdStartArgs;
 use crate::error::{CliError, EXIT_OK, Result};
 use crate::suite::population::ProbeReport;
-
-/// Arguments of the probe (set by hsm-bench itself).
-#[derive(clap::Args, Debug, Clone)]
-pub struct ColdStartArgs {
-    /// Module library.
-    #[arg(long)]
-    pub module: PathBuf,
-    /// Label of the token.
-    #[arg(long)]
-    pub token_label: String,
-    /// Label of an object to find after logging in.
-    #[arg(long)]
-    pub label: String,
-}
+use crate::token::ckr::cryptoki_error_name;
 
 fn failed(what: &str, e: &cryptoki::error::Error) -> CliError {
     CliError::usage(format!(
@@ -63,12 +49,12 @@ pub fn run(args: &ColdStartArgs) -> Result<i32> {
     let initialize_ns = t0.elapsed().as_nanos() as u64;
     // The same raw, cleaned label match as the benchmark's own slot selection
     // (the dynamic loader hands out the instance cryptoki loaded).
-    let raw = crate::raw::RawModule::load(&args.module)
+    let raw = crate::token::raw::RawModule::load(&args.module)
         .map_err(|e| CliError::usage(format!("cold start: loading the module: {e}")))?;
     let slots = ctx
         .get_slots_with_token()
         .map_err(|e| failed("C_GetSlotList", &e))?;
-    let slot = crate::module::slot_by_label(&raw, &slots, &args.token_label)
+    let slot = crate::token::info::slot_by_label(&raw, &slots, &args.token_label)
         .0
         .ok_or_else(|| {
             CliError::usage(format!(

@@ -3,11 +3,7 @@
 //! rate that the module could not keep up with. Kept in every result (JSON,
 //! flattened into the result object) and shown as `warning:` lines in text.
 
-use std::fmt::Write;
-
 use serde::{Deserialize, Serialize};
-
-use crate::report::{BenchResult, fmt_size};
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
@@ -39,25 +35,4 @@ pub struct RunNotes {
     /// Human-readable warnings, one line each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-}
-
-/// `warning:` lines for the text report (empty when no result has warnings).
-pub fn text(results: &[BenchResult]) -> String {
-    let mut out = String::new();
-    for r in results {
-        for w in &r.notes.warnings {
-            let _ = writeln!(
-                out,
-                "warning: {} {} {}t [{}]: {w}",
-                r.op,
-                fmt_size(r.data_size),
-                r.threads,
-                r.module
-            );
-        }
-    }
-    if !out.is_empty() {
-        out.insert(0, '\n');
-    }
-    out
 }

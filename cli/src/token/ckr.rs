@@ -50,7 +50,7 @@ fn camel_to_upper_snake(s: &str) -> String {
 pub fn ckm_name(m: CK_MECHANISM_TYPE) -> String {
     match MechanismType::try_from(m) {
         Ok(t) if t.to_string().starts_with("CKM_") => t.to_string(),
-        _ => crate::mechanism_names::MECHANISMS
+        _ => crate::token::mechanism_names::MECHANISMS
             .iter()
             .find(|(_, v)| *v == m)
             .map(|(n, _)| n.to_string())
@@ -60,10 +60,17 @@ pub fn ckm_name(m: CK_MECHANISM_TYPE) -> String {
 
 /// The value of the mechanism named `name` (`CKM_AES_XTS`, exact case).
 pub fn ckm_value(name: &str) -> Option<CK_MECHANISM_TYPE> {
-    crate::mechanism_names::MECHANISMS
+    crate::token::mechanism_names::MECHANISMS
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, v)| *v)
+}
+
+/// A cryptoki error as a usage error naming its `CKR_*` code.
+impl From<cryptoki::error::Error> for crate::error::CliError {
+    fn from(e: cryptoki::error::Error) -> Self {
+        crate::error::CliError::usage(cryptoki_error_name(&e))
+    }
 }
 
 #[cfg(test)]

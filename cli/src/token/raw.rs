@@ -5,14 +5,18 @@
 //! of one operation, so the timed paths go through the module's own
 //! `CK_FUNCTION_LIST` (from `C_GetFunctionList`), wrapped here in small safe
 //! methods. Everything that needs `unsafe` for raw PKCS#11 access lives in this
-//! file: parameters are owned by [`Mech`] and [`Template`], whose pointers stay
-//! valid for as long as the value lives.
+//! file and its two neighbours: parameters are owned by [`Mech`] (`mech.rs`) and
+//! [`Template`] (`template.rs`), whose pointers stay valid for as long as the
+//! value lives.
 
 use std::ffi::c_void;
 use std::path::Path;
 use std::ptr;
 
 use cryptoki_sys::*;
+
+pub use super::mech::Mech;
+pub use super::template::Template;
 
 /// A loaded module's function list (2.40 layout), plus the library handle that
 /// keeps the function pointers valid.
@@ -92,7 +96,7 @@ impl RawModule {
             if rv != CKR_OK || list_ptr.is_null() {
                 return Err(format!(
                     "C_GetFunctionList failed: {}",
-                    crate::ckr::ckr_name(rv)
+                    crate::token::ckr::ckr_name(rv)
                 ));
             }
             // SAFETY: on CKR_OK the module returned a pointer to its (static) function
@@ -241,42 +245,19 @@ impl RawModule {
     /// `C_SignInit`.
     #[inline]
     pub fn sign_init(&self, s: CK_SESSION_HANDLE, m: &mut Mech, key: CK_OBJECT_HANDLE) -> CK_RV {
-        let Some(f) = self.list.C_SignInit else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
-        };
-        // SAFETY: `m.raw` and its parameter pointer are valid (see `Mech`).
-        unsafe { f(s, &mut m.raw, key) }
+        key_init(self.list.C_SignInit, s, m, key)
     }
 
     /// `C_Sign` into `out`; returns the return value and the output length.
     #[inline]
     pub fn sign(&self, s: CK_SESSION_HANDLE, data: &[u8], out: &mut [u8]) -> (CK_RV, usize) {
-        let Some(f) = self.list.C_Sign else {
-            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
-        };
-        let mut len = out.len() as CK_ULONG;
-        // SAFETY: data and out are valid for their lengths; the module reads `data` only
-        // and writes at most `len` bytes to `out`.
-        let rv = unsafe {
-            f(
-                s,
-                data.as_ptr() as *mut u8,
-                data.len() as CK_ULONG,
-                out.as_mut_ptr(),
-                &mut len,
-            )
-        };
-        (rv, len as usize)
+        single_part(self.list.C_Sign, s, data, out)
     }
 
     /// `C_VerifyInit`.
     #[inline]
     pub fn verify_init(&self, s: CK_SESSION_HANDLE, m: &mut Mech, key: CK_OBJECT_HANDLE) -> CK_RV {
-        let Some(f) = self.list.C_VerifyInit else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
-        };
-        // SAFETY: `m.raw` and its parameter pointer are valid (see `Mech`).
-        unsafe { f(s, &mut m.raw, key) }
+        key_init(self.list.C_VerifyInit, s, m, key)
     }
 
     /// `C_Verify`.
@@ -300,61 +281,25 @@ impl RawModule {
     /// `C_EncryptInit`.
     #[inline]
     pub fn encrypt_init(&self, s: CK_SESSION_HANDLE, m: &mut Mech, key: CK_OBJECT_HANDLE) -> CK_RV {
-        let Some(f) = self.list.C_EncryptInit else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
-        };
-        // SAFETY: `m.raw` and its parameter pointer are valid (see `Mech`).
-        unsafe { f(s, &mut m.raw, key) }
+        key_init(self.list.C_EncryptInit, s, m, key)
     }
 
     /// `C_Encrypt` into `out`.
     #[inline]
     pub fn encrypt(&self, s: CK_SESSION_HANDLE, data: &[u8], out: &mut [u8]) -> (CK_RV, usize) {
-        let Some(f) = self.list.C_Encrypt else {
-            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
-        };
-        let mut len = out.len() as CK_ULONG;
-        // SAFETY: data is read only; at most `len` bytes are written to `out`.
-        let rv = unsafe {
-            f(
-                s,
-                data.as_ptr() as *mut u8,
-                data.len() as CK_ULONG,
-                out.as_mut_ptr(),
-                &mut len,
-            )
-        };
-        (rv, len as usize)
+        single_part(self.list.C_Encrypt, s, data, out)
     }
 
     /// `C_DecryptInit`.
     #[inline]
     pub fn decrypt_init(&self, s: CK_SESSION_HANDLE, m: &mut Mech, key: CK_OBJECT_HANDLE) -> CK_RV {
-        let Some(f) = self.list.C_DecryptInit else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
-        };
-        // SAFETY: `m.raw` and its parameter pointer are valid (see `Mech`).
-        unsafe { f(s, &mut m.raw, key) }
+        key_init(self.list.C_DecryptInit, s, m, key)
     }
 
     /// `C_Decrypt` into `out`.
     #[inline]
     pub fn decrypt(&self, s: CK_SESSION_HANDLE, data: &[u8], out: &mut [u8]) -> (CK_RV, usize) {
-        let Some(f) = self.list.C_Decrypt else {
-            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
-        };
-        let mut len = out.len() as CK_ULONG;
-        // SAFETY: data is read only; at most `len` bytes are written to `out`.
-        let rv = unsafe {
-            f(
-                s,
-                data.as_ptr() as *mut u8,
-                data.len() as CK_ULONG,
-                out.as_mut_ptr(),
-                &mut len,
-            )
-        };
-        (rv, len as usize)
+        single_part(self.list.C_Decrypt, s, data, out)
     }
 
     /// `C_DigestInit`.
@@ -370,21 +315,43 @@ impl RawModule {
     /// `C_Digest` into `out`.
     #[inline]
     pub fn digest(&self, s: CK_SESSION_HANDLE, data: &[u8], out: &mut [u8]) -> (CK_RV, usize) {
-        let Some(f) = self.list.C_Digest else {
-            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
+        single_part(self.list.C_Digest, s, data, out)
+    }
+
+    /// `C_SignInit`, `C_EncryptInit` or `C_DecryptInit` (as `call` says)
+    /// then, if it succeeded, the single-part call into `out` (one signature
+    /// or MAC, one ciphertext, one plaintext); returns the return value and
+    /// the output length. `call` is a constant at every call site, so the
+    /// choice is made at compile time.
+    #[inline]
+    pub fn key_single(
+        &self,
+        call: KeyCall,
+        s: CK_SESSION_HANDLE,
+        m: &mut Mech,
+        key: CK_OBJECT_HANDLE,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> (CK_RV, usize) {
+        let (init, f) = match call {
+            KeyCall::Sign => (self.list.C_SignInit, self.list.C_Sign),
+            KeyCall::Encrypt => (self.list.C_EncryptInit, self.list.C_Encrypt),
+            KeyCall::Decrypt => (self.list.C_DecryptInit, self.list.C_Decrypt),
         };
-        let mut len = out.len() as CK_ULONG;
-        // SAFETY: data is read only; at most `len` bytes are written to `out`.
-        let rv = unsafe {
-            f(
-                s,
-                data.as_ptr() as *mut u8,
-                data.len() as CK_ULONG,
-                out.as_mut_ptr(),
-                &mut len,
-            )
-        };
-        (rv, len as usize)
+        then_single_part(key_init(init, s, m, key), f, s, data, out)
+    }
+
+    /// `C_DigestInit` then, if it succeeded, `C_Digest` into `out`.
+    #[inline]
+    pub fn digest_single(
+        &self,
+        s: CK_SESSION_HANDLE,
+        m: &mut Mech,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> (CK_RV, usize) {
+        let rv = self.digest_init(s, m);
+        then_single_part(rv, self.list.C_Digest, s, data, out)
     }
 
     /// `C_GenerateRandom` filling `out`.
@@ -599,308 +566,80 @@ impl RawModule {
     }
 }
 
-/// Owned mechanism parameters; boxed so that pointers into them stay put when the
-/// owning [`Mech`] moves.
-enum Param {
-    None,
-    Gcm(Box<GcmParam>),
-    Pss(Box<CK_RSA_PKCS_PSS_PARAMS>),
-    Oaep(Box<CK_RSA_PKCS_OAEP_PARAMS>),
-    Iv(Box<[u8; 16]>),
-    Ctr(Box<CK_AES_CTR_PARAMS>),
-    Bytes(Box<[u8]>),
-    Ecdh(Box<EcdhParam>),
+/// The `*Init` + single-part pairs of [`RawModule::key_single`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyCall {
+    /// `C_SignInit` + `C_Sign`.
+    Sign,
+    /// `C_EncryptInit` + `C_Encrypt`.
+    Encrypt,
+    /// `C_DecryptInit` + `C_Decrypt`.
+    Decrypt,
 }
 
-struct EcdhParam {
-    params: CK_ECDH1_DERIVE_PARAMS,
-    public: Box<[u8]>,
+/// The signature `C_SignInit`, `C_VerifyInit`, `C_EncryptInit` and
+/// `C_DecryptInit` share.
+type KeyInitFn =
+    unsafe extern "C" fn(CK_SESSION_HANDLE, *mut CK_MECHANISM, CK_OBJECT_HANDLE) -> CK_RV;
+
+/// The signature `C_Sign`, `C_Encrypt`, `C_Decrypt` and `C_Digest` share.
+type SinglePartFn =
+    unsafe extern "C" fn(CK_SESSION_HANDLE, *mut u8, CK_ULONG, *mut u8, *mut CK_ULONG) -> CK_RV;
+
+/// An `*Init` call with a mechanism and a key.
+#[inline(always)]
+fn key_init(
+    f: Option<KeyInitFn>,
+    s: CK_SESSION_HANDLE,
+    m: &mut Mech,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    let Some(f) = f else {
+        return CKR_FUNCTION_NOT_SUPPORTED;
+    };
+    // SAFETY: `m.raw` and its parameter pointer are valid (see `Mech`).
+    unsafe { f(s, &mut m.raw, key) }
 }
 
-struct GcmParam {
-    params: CK_GCM_PARAMS,
-    iv: [u8; 12],
+/// A single-part call from `data` into `out`; returns the return value and
+/// the output length.
+#[inline(always)]
+fn single_part(
+    f: Option<SinglePartFn>,
+    s: CK_SESSION_HANDLE,
+    data: &[u8],
+    out: &mut [u8],
+) -> (CK_RV, usize) {
+    let Some(f) = f else {
+        return (CKR_FUNCTION_NOT_SUPPORTED, 0);
+    };
+    let mut len = out.len() as CK_ULONG;
+    // SAFETY: data and out are valid for their lengths; the module reads `data` only
+    // and writes at most `len` bytes to `out`.
+    let rv = unsafe {
+        f(
+            s,
+            data.as_ptr() as *mut u8,
+            data.len() as CK_ULONG,
+            out.as_mut_ptr(),
+            &mut len,
+        )
+    };
+    (rv, len as usize)
 }
 
-/// A `CK_MECHANISM` together with the parameter structure it points to.
-///
-/// Invariant: `raw.pParameter` is null or points into `param`, which is heap
-/// allocated and owned by this value; it is refreshed after every change.
-pub struct Mech {
-    raw: CK_MECHANISM,
-    param: Param,
-}
-
-// SAFETY: the raw pointers in `raw` (and in a GCM parameter) point only to heap data
-// owned by this value, never shared; moving the value to another thread moves that
-// ownership with it.
-unsafe impl Send for Mech {}
-
-impl Mech {
-    /// A mechanism without parameter.
-    pub fn plain(m: CK_MECHANISM_TYPE) -> Self {
-        Mech {
-            raw: CK_MECHANISM {
-                mechanism: m,
-                pParameter: ptr::null_mut(),
-                ulParameterLen: 0,
-            },
-            param: Param::None,
-        }
+/// The single-part call after an `*Init` that returned `init`; an `*Init`
+/// that failed is the result (with no output).
+#[inline(always)]
+fn then_single_part(
+    init: CK_RV,
+    f: Option<SinglePartFn>,
+    s: CK_SESSION_HANDLE,
+    data: &[u8],
+    out: &mut [u8],
+) -> (CK_RV, usize) {
+    if init != CKR_OK {
+        return (init, 0);
     }
-
-    /// Mechanism `m` whose parameter is the caller's bytes as they are
-    /// (`--mech-param-hex` of the generic op); none when `param` is empty.
-    pub fn with_bytes(m: CK_MECHANISM_TYPE, param: &[u8]) -> Self {
-        let mut mech = Mech {
-            raw: CK_MECHANISM {
-                mechanism: m,
-                pParameter: ptr::null_mut(),
-                ulParameterLen: param.len() as CK_ULONG,
-            },
-            param: Param::Bytes(param.into()),
-        };
-        mech.refresh();
-        mech
-    }
-
-    /// `CKM_ECDH1_DERIVE` (also X25519, whose keys are Montgomery keys) with
-    /// no KDF and no shared data, against the peer's public value `public`.
-    pub fn ecdh(public: &[u8]) -> Self {
-        let mut m = Mech {
-            raw: CK_MECHANISM {
-                mechanism: CKM_ECDH1_DERIVE,
-                pParameter: ptr::null_mut(),
-                ulParameterLen: std::mem::size_of::<CK_ECDH1_DERIVE_PARAMS>() as CK_ULONG,
-            },
-            param: Param::Ecdh(Box::new(EcdhParam {
-                params: CK_ECDH1_DERIVE_PARAMS {
-                    kdf: CKD_NULL,
-                    ulSharedDataLen: 0,
-                    pSharedData: ptr::null_mut(),
-                    ulPublicDataLen: public.len() as CK_ULONG,
-                    pPublicData: ptr::null_mut(),
-                },
-                public: public.into(),
-            })),
-        };
-        m.refresh();
-        m
-    }
-
-    /// AES-GCM with a 96-bit IV, no AAD and a 128-bit tag.
-    pub fn aes_gcm(iv: [u8; 12]) -> Self {
-        let mut m = Mech {
-            raw: CK_MECHANISM {
-                mechanism: CKM_AES_GCM,
-                pParameter: ptr::null_mut(),
-                ulParameterLen: std::mem::size_of::<CK_GCM_PARAMS>() as CK_ULONG,
-            },
-            param: Param::Gcm(Box::new(GcmParam {
-                params: CK_GCM_PARAMS {
-                    pIv: ptr::null_mut(),
-                    ulIvLen: 12,
-                    ulIvBits: 96,
-                    pAAD: ptr::null_mut(),
-                    ulAADLen: 0,
-                    ulTagBits: 128,
-                },
-                iv,
-            })),
-        };
-        m.refresh();
-        m
-    }
-
-    /// The IV of an AES-GCM or AES-CBC mechanism.
-    #[cfg(test)]
-    pub fn iv(&self) -> Option<&[u8]> {
-        match &self.param {
-            Param::Gcm(g) => Some(&g.iv),
-            Param::Iv(b) => Some(&b[..]),
-            Param::Ctr(c) => Some(&c.cb[..]),
-            Param::Bytes(b) => Some(&b[..]),
-            _ => None,
-        }
-    }
-
-    /// A mechanism whose parameter is a 16-byte IV (`CKM_AES_CBC`,
-    /// `CKM_AES_CBC_PAD`).
-    pub fn with_iv16(mech: CK_MECHANISM_TYPE, iv: [u8; 16]) -> Self {
-        let mut m = Mech {
-            raw: CK_MECHANISM {
-                mechanism: mech,
-                pParameter: ptr::null_mut(),
-                ulParameterLen: 16,
-            },
-            param: Param::Iv(Box::new(iv)),
-        };
-        m.refresh();
-        m
-    }
-
-    /// AES-CTR with the initial counter block `block`, whose last
-    /// `counter_bits` bits are the counter.
-    pub fn aes_ctr(block: [u8; 16], counter_bits: CK_ULONG) -> Self {
-        let mut m = Mech {
-            raw: CK_MECHANISM {
-                mechanism: CKM_AES_CTR,
-                pParameter: ptr::null_mut(),
-                ulParameterLen: std::mem::size_of::<CK_AES_CTR_PARAMS>() as CK_ULONG,
-            },
-            param: Param::Ctr(Box::new(CK_AES_CTR_PARAMS {
-                ulCounterBits: counter_bits,
-                cb: block,
-            })),
-        };
-        m.refresh();
-        m
-    }
-
-    /// Replace the IV (GCM: 12 bytes; CBC, CBC-PAD: 16 bytes; CTR: the
-    /// 16-byte counter block; a byte parameter of the IV's length, e.g. the
-    /// 8-byte IV of DES3-CBC) outside the timed region. An IV of another
-    /// length, or a mechanism without IV, is left alone.
-    pub fn set_iv(&mut self, iv: &[u8]) {
-        match &mut self.param {
-            Param::Gcm(g) => {
-                if let Ok(v) = iv.try_into() {
-                    g.iv = v;
-                }
-            }
-            Param::Iv(b) => {
-                if let Ok(v) = iv.try_into() {
-                    **b = v;
-                }
-            }
-            Param::Ctr(c) => {
-                if let Ok(v) = iv.try_into() {
-                    c.cb = v;
-                }
-            }
-            Param::Bytes(b) if b.len() == iv.len() => b.copy_from_slice(iv),
-            _ => {}
-        }
-        self.refresh();
-    }
-
-    /// RSA-PSS (`mech` is e.g. CKM_SHA256_RSA_PKCS_PSS) with the given hash, MGF and salt.
-    pub fn rsa_pss(
-        mech: CK_MECHANISM_TYPE,
-        hash: CK_MECHANISM_TYPE,
-        mgf: CK_ULONG,
-        salt: CK_ULONG,
-    ) -> Self {
-        let mut m = Mech {
-            raw: CK_MECHANISM {
-                mechanism: mech,
-                pParameter: ptr::null_mut(),
-                ulParameterLen: std::mem::size_of::<CK_RSA_PKCS_PSS_PARAMS>() as CK_ULONG,
-            },
-            param: Param::Pss(Box::new(CK_RSA_PKCS_PSS_PARAMS {
-                hashAlg: hash,
-                mgf,
-                sLen: salt,
-            })),
-        };
-        m.refresh();
-        m
-    }
-
-    /// RSA-OAEP with the given hash and MGF, no label.
-    pub fn rsa_oaep(hash: CK_MECHANISM_TYPE, mgf: CK_ULONG) -> Self {
-        let mut m = Mech {
-            raw: CK_MECHANISM {
-                mechanism: CKM_RSA_PKCS_OAEP,
-                pParameter: ptr::null_mut(),
-                ulParameterLen: std::mem::size_of::<CK_RSA_PKCS_OAEP_PARAMS>() as CK_ULONG,
-            },
-            param: Param::Oaep(Box::new(CK_RSA_PKCS_OAEP_PARAMS {
-                hashAlg: hash,
-                mgf,
-                source: CKZ_DATA_SPECIFIED,
-                pSourceData: ptr::null_mut(),
-                ulSourceDataLen: 0,
-            })),
-        };
-        m.refresh();
-        m
-    }
-
-    /// Re-derive the parameter pointers from the owned boxes.
-    fn refresh(&mut self) {
-        self.raw.pParameter = match &mut self.param {
-            Param::None => ptr::null_mut(),
-            Param::Gcm(g) => {
-                g.params.pIv = g.iv.as_mut_ptr();
-                &mut g.params as *mut CK_GCM_PARAMS as *mut c_void
-            }
-            Param::Pss(p) => &mut **p as *mut CK_RSA_PKCS_PSS_PARAMS as *mut c_void,
-            Param::Oaep(p) => &mut **p as *mut CK_RSA_PKCS_OAEP_PARAMS as *mut c_void,
-            Param::Iv(b) => b.as_mut_ptr() as *mut c_void,
-            Param::Ctr(c) => &mut **c as *mut CK_AES_CTR_PARAMS as *mut c_void,
-            Param::Ecdh(e) => {
-                e.params.pPublicData = e.public.as_mut_ptr();
-                &mut e.params as *mut CK_ECDH1_DERIVE_PARAMS as *mut c_void
-            }
-            Param::Bytes(b) if b.is_empty() => ptr::null_mut(),
-            Param::Bytes(b) => b.as_mut_ptr() as *mut c_void,
-        };
-    }
-}
-
-/// An attribute template owning its values.
-///
-/// Invariant: every `pValue` points into a boxed slice in `values`, which is never
-/// changed after it was added.
-#[derive(Default)]
-pub struct Template {
-    attrs: Vec<CK_ATTRIBUTE>,
-    values: Vec<Box<[u8]>>,
-}
-
-// SAFETY: the attribute pointers point only to heap data owned by this value and
-// never shared.
-unsafe impl Send for Template {}
-
-impl Template {
-    /// An empty template.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Add an attribute with a byte value.
-    pub fn bytes(mut self, t: CK_ATTRIBUTE_TYPE, v: &[u8]) -> Self {
-        let mut b: Box<[u8]> = v.into();
-        let p = if b.is_empty() {
-            ptr::null_mut()
-        } else {
-            b.as_mut_ptr() as *mut c_void
-        };
-        self.attrs.push(CK_ATTRIBUTE {
-            type_: t,
-            pValue: p,
-            ulValueLen: v.len() as CK_ULONG,
-        });
-        self.values.push(b);
-        self
-    }
-
-    /// Add a CK_BBOOL attribute.
-    pub fn bool(self, t: CK_ATTRIBUTE_TYPE, v: bool) -> Self {
-        self.bytes(t, &[if v { CK_TRUE } else { CK_FALSE }])
-    }
-
-    /// Add a CK_ULONG attribute.
-    pub fn ulong(self, t: CK_ATTRIBUTE_TYPE, v: CK_ULONG) -> Self {
-        self.bytes(t, &v.to_ne_bytes())
-    }
-
-    fn as_mut_ptr(&mut self) -> *mut CK_ATTRIBUTE {
-        self.attrs.as_mut_ptr()
-    }
-
-    fn len(&self) -> CK_ULONG {
-        self.attrs.len() as CK_ULONG
-    }
+    single_part(f, s, data, out)
 }

@@ -9,14 +9,19 @@ use cryptoki::object::{Attribute, ObjectClass};
 use cryptoki_sys::*;
 use serde::Serialize;
 
-use crate::ckr::{ckr_name, cryptoki_error_name};
-use crate::commands::out;
+use crate::cli::{
+    KeysCommand, KeysCreateArgs, KeysDeleteArgs, KeysListArgs, KeysTokenArgs, ListFormat,
+};
+use crate::commands::output::out;
 use crate::error::{CliError, EXIT_OK, Result};
-use crate::module::{Module, ModuleChoice};
-use crate::raw::{RawModule, Template};
-use crate::suite::keys::{self, KeySpec};
-use crate::suite::{Curve, Failure};
-use crate::{KeysCommand, KeysCreateArgs, KeysDeleteArgs, KeysListArgs, KeysTokenArgs, ListFormat};
+use crate::suite::alg::Curve;
+use crate::suite::alg::KeySpec;
+use crate::suite::failure::Failure;
+use crate::suite::keys;
+use crate::token::choice::ModuleChoice;
+use crate::token::ckr::{ckr_name, cryptoki_error_name};
+use crate::token::module::Module;
+use crate::token::raw::{RawModule, Template};
 
 /// Run a `keys` subcommand.
 pub fn run(cmd: &KeysCommand) -> Result<i32> {
@@ -140,7 +145,7 @@ fn create(a: &KeysCreateArgs) -> Result<i32> {
         .collect();
     // One random CKA_ID for the objects of the key, so that tools that pair
     // a public and a private key by CKA_ID (pkcs11-tool, OpenSSL) find both.
-    let id = crate::suite::random_bytes::<8>();
+    let id = crate::token::random::random_bytes::<8>();
     let refused = objects
         .iter()
         .map(|&h| {
@@ -183,13 +188,13 @@ fn describe(
     h: CK_OBJECT_HANDLE,
     label: String,
 ) -> ListedKey {
-    let class = match keys::attr_ulong(raw, s, h, CKA_CLASS) {
+    let class = match crate::suite::existing::attr_ulong(raw, s, h, CKA_CLASS) {
         Some(CKO_PUBLIC_KEY) => "public",
         Some(CKO_PRIVATE_KEY) => "private",
         Some(CKO_SECRET_KEY) => "secret",
         _ => "other",
     };
-    let kt = keys::attr_ulong(raw, s, h, CKA_KEY_TYPE);
+    let kt = crate::suite::existing::attr_ulong(raw, s, h, CKA_KEY_TYPE);
     let key_type = match kt {
         Some(CKK_RSA) => "RSA".to_string(),
         Some(CKK_EC) => "EC".to_string(),
@@ -204,7 +209,7 @@ fn describe(
         None => "?".to_string(),
     };
     let size = match kt {
-        Some(CKK_RSA) => keys::attr_ulong(raw, s, h, CKA_MODULUS_BITS)
+        Some(CKK_RSA) => crate::suite::existing::attr_ulong(raw, s, h, CKA_MODULUS_BITS)
             .or_else(|| {
                 raw.attribute(s, h, CKA_MODULUS)
                     .ok()
@@ -217,7 +222,7 @@ fn describe(
             .map(|p| keys::curve_name(&p))
             .unwrap_or_default(),
         // A DES3 key has one length, which tokens need not give.
-        Some(t) => keys::attr_ulong(raw, s, h, CKA_VALUE_LEN)
+        Some(t) => crate::suite::existing::attr_ulong(raw, s, h, CKA_VALUE_LEN)
             .or((t == CKK_DES3).then_some(24))
             .map(|n| format!("{n} bytes"))
             .unwrap_or_default(),
@@ -233,7 +238,7 @@ fn describe(
         (CKA_DERIVE, "derive"),
     ]
     .into_iter()
-    .filter(|(t, _)| keys::attr_bool(raw, s, h, *t))
+    .filter(|(t, _)| crate::suite::existing::attr_bool(raw, s, h, *t))
     .map(|(_, n)| n)
     .collect();
     let id = raw

@@ -25,9 +25,13 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CliError, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, Result};
-use crate::profiles::SizeValue;
+use crate::report::format::SizeValue;
+use crate::report::format::fmt_size;
+use crate::report::result::BenchResult;
+use crate::report::result::Report;
+use crate::report::result::Status;
+use crate::report::result::ratios;
 use crate::report::verdict::VerdictPage;
-use crate::report::{BenchResult, Report, Status, fmt_size, ratios};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -378,7 +382,8 @@ impl VerdictPage for FloorCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::tests::{report, result};
+    use crate::report::fixtures::report;
+    use crate::report::fixtures::result;
 
     const FILE: &str = r#"
         description = "test floors"
@@ -490,14 +495,14 @@ mod tests {
     #[test]
     fn committed_floors_are_measured_by_ci_and_hold_on_every_baseline() {
         let f = Floors::parse(
-            include_str!("../../baselines/floors.toml"),
+            include_str!("../../../baselines/floors.toml"),
             "baselines/floors.toml",
         )
         .unwrap();
         assert_eq!(f.reference, "softhsm");
-        let (_, ci) = crate::profiles::load("ci").unwrap();
-        let all = crate::suite::catalogue();
-        let ci_ops = crate::suite::select(&all, &ci.ops).unwrap();
+        let (_, ci) = crate::measure::profiles::load("ci").unwrap();
+        let all = crate::suite::catalogue::catalogue();
+        let ci_ops = crate::suite::catalogue::select(&all, &ci.ops).unwrap();
         for floor in &f.floors {
             assert!(
                 ci_ops.iter().any(|o| o.id == floor.op),

@@ -1,0 +1,317 @@
+//! `hsm-bench list`: slots, tokens and mechanisms of modules.
+
+use std::fmt::Write as _;
+
+use cryptoki_sys::*;
+use serde::Serialize;
+
+use crate::cli::{ListArgs, ListFormat};
+use crate::commands::output::out;
+use crate::error::{CliError, EXIT_OK, Result};
+use crate::report;
+use crate::suite::catalogue::catalogue;
+use crate::suite::op::OpDef;
+use crate::token::choice::ModuleChoice;
+use crate::token::ckr::{ckm_name, ckr_name, cryptoki_error_name};
+use crate::token::info::LibraryInfo;
+use crate::token::info::TokenSummary;
+use crate::token::info::file_sha256;
+use crate::token::info::library_info;
+use crate::token::info::mechanisms;
+use crate::token::info::pin_flag_names;
+use crate::token::info::token_state;
+use crate::token::module;
+
+fn mech_flags(f: CK_FLAGS) -> String {
+    const NAMES: &[(CK_FLAGS, &str)] = &[
+        (CKF_HW, "hw"),
+        (CKF_ENCRYPT, "encrypt"),
+        (CKF_DECRYPT, "decrypt"),
+        (CKF_DIGEST, "digest"),
+        (CKF_SIGN, "sign"),
+        (CKF_SIGN_RECOVER, "sign-recover"),
+        (CKF_VERIFY, "verify"),
+        (CKF_VERIFY_RECOVER, "verify-recover"),
+        (CKF_GENERATE, "generate"),
+        (CKF_GENERATE_KEY_PAIR, "generate-key-pair"),
+        (CKF_WRAP, "wrap"),
+        (CKF_UNWRAP, "unwrap"),
+        (CKF_DERIVE, "derive"),
+        (CKF_EC_F_P, "ec-fp"),
+        (CKF_EC_NAMEDCURVE, "ec-named-curve"),
+        (CKF_EC_UNCOMPRESS, "ec-uncompressed"),
+        (CKF_EC_COMPRESS, "ec-compressed"),
+    ];
+    NAMES
+        .iter()
+        .filter(|(b, _)| f & b != 0)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One module as `list` shows it.
+#[derive(Debug, Serialize)]
+struct ListedModule {
+    name: String,
+    path: String,
+    sha256: String,
+    library: LibraryInfo,
+    slots: Vec<ListedSlot>,
+}
+
+/// One slot as `list` shows it. `token` is absent when the slot has no token
+/// or its `C_GetTokenInfo` failed (`token_error`).
+#[derive(Debug, Serialize)]
+struct ListedSlot {
+    id: u64,
+    description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token: Option<ListedToken>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token_error: Option<String>,
+    mechanisms: Vec<ListedMechanism>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mechanisms_error: Option<String>,
+    ops_supported: usize,
+    ops_unsupported: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct ListedToken {
+    #[serde(flatten)]
+    summary: TokenSummary,
+    flags: CK_FLAGS,
+    initialized: bool,
+    login_required: bool,
+    /// "user PIN not set" and the named user-PIN warning flags.
+    pin_warnings: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct ListedMechanism {
+    name: String,
+    min_key_size: CK_ULONG,
+    max_key_size: CK_ULONG,
+    flags: String,
+}
+
+/// Token info read raw and never rejected: a token whose info a stricter
+/// reader refuses is still listed, and a failing C_GetTokenInfo is kept, not
+/// turned into "no token".
+fn listed_token(
+    raw: &crate::token::raw::RawModule,
+    slot: CK_SLOT_ID,
+    present: Option<bool>,
+) -> (Option<ListedToken>, Option<String>) {
+    match token_state(raw, slot) {
+        Ok(t) => {
+            let mut pin: Vec<String> = pin_flag_names(t.flags)
+                .into_iter()
+                .map(String::from)
+                .collect();
+            if t.flags & CKF_TOKEN_INITIALIZED != 0 && t.flags & CKF_USER_PIN_INITIALIZED == 0 {
+                pin.insert(0, "user PIN not set".into());
+            }
+            let token = ListedToken {
+                summary: t.summary,
+                flags: t.flags,
+                initialized: t.flags & CKF_TOKEN_INITIALIZED != 0,
+                login_required: t.flags & CKF_LOGIN_REQUIRED != 0,
+                pin_warnings: pin,
+            };
+            (Some(token), None)
+        }
+        Err(rv) if rv == CKR_TOKEN_NOT_PRESENT || present == Some(false) => (None, None),
+        Err(rv) => (None, Some(ckr_name(rv))),
+    }
+}
+
+fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
+    let (ctx, raw, finalize) = module::load_context(c)?;
+    let library = library_info(&ctx)?;
+    let slots = ctx.get_all_slots().map_err(|e| {
+        CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
+    })?;
+    let mut listed = Vec::with_capacity(slots.len());
+    for slot in slots {
+        let info = ctx.get_slot_info(slot).ok();
+        let (token, token_error) =
+            listed_token(&raw, slot.id(), info.as_ref().map(|i| i.token_present()));
+        let (mechs, mechanisms_error) = match token {
+            Some(_) => match mechanisms(&raw, slot) {
+                Ok(m) => (m, None),
+                Err(e) => (Default::default(), Some(e.message)),
+            },
+            None => (Default::default(), None),
+        };
+        let caps = crate::token::caps::TokenCaps {
+            mechanisms: &mechs,
+            verify_batch: raw.has_verify_batch(),
+        };
+        let ops_unsupported: Vec<String> = all
+            .iter()
+            .filter(|o| {
+                crate::suite::support::unsupported(&caps, o, crate::suite::support::default_size(o))
+                    .is_some()
+            })
+            .map(|o| o.id.clone())
+            .collect();
+        listed.push(ListedSlot {
+            id: slot.id(),
+            description: info
+                .map(|i| i.slot_description().trim().to_string())
+                .unwrap_or_default(),
+            token,
+            token_error,
+            mechanisms: mechs
+                .iter()
+                .map(|(m, i)| ListedMechanism {
+                    name: ckm_name(*m),
+                    min_key_size: i.ulMinKeySize,
+                    max_key_size: i.ulMaxKeySize,
+                    flags: mech_flags(i.flags),
+                })
+                .collect(),
+            mechanisms_error,
+            ops_supported: all.len() - ops_unsupported.len(),
+            ops_unsupported,
+        });
+    }
+    if finalize {
+        let _ = ctx.finalize();
+    }
+    Ok(ListedModule {
+        name: c.name.clone(),
+        path: c.path.display().to_string(),
+        sha256: file_sha256(&c.path)?,
+        library,
+        slots: listed,
+    })
+}
+
+fn print_listed_token(o: &mut String, t: &ListedToken) {
+    let ts = &t.summary;
+    let _ = writeln!(
+        o,
+        "    token '{}': {} {}, serial {}, firmware {}, {}{}{}{}",
+        ts.label,
+        ts.manufacturer,
+        ts.model,
+        ts.serial,
+        ts.firmware,
+        if t.initialized {
+            "initialised"
+        } else {
+            "not initialised"
+        },
+        if t.login_required {
+            ", login required"
+        } else {
+            ""
+        },
+        ts.utc_time
+            .as_ref()
+            .map(|u| format!(", clock {u}"))
+            .unwrap_or_default(),
+        t.pin_warnings
+            .iter()
+            .map(|p| format!(", {p}"))
+            .collect::<String>()
+    );
+}
+
+fn print_listed(o: &mut String, m: &ListedModule, total_ops: usize) {
+    let _ = writeln!(o, "module {}: {}", m.name, m.path);
+    let lib = &m.library;
+    let _ = writeln!(
+        o,
+        "  library: {} {} (cryptoki {}), manufacturer {}, sha256 {}",
+        lib.description, lib.version, lib.cryptoki_version, lib.manufacturer, m.sha256
+    );
+    if m.slots.is_empty() {
+        let _ = writeln!(o, "  no slots");
+    }
+    for s in &m.slots {
+        let _ = writeln!(o, "  slot {}: {}", s.id, s.description);
+        let Some(t) = &s.token else {
+            match &s.token_error {
+                Some(e) => {
+                    let _ = writeln!(o, "    token: C_GetTokenInfo failed: {e}");
+                }
+                None => {
+                    let _ = writeln!(o, "    no token");
+                }
+            }
+            continue;
+        };
+        print_listed_token(o, t);
+        if let Some(e) = &s.mechanisms_error {
+            let _ = writeln!(o, "    mechanisms: {e}");
+            continue;
+        }
+        let _ = writeln!(o, "    mechanisms ({}):", s.mechanisms.len());
+        let rows: Vec<Vec<String>> = s
+            .mechanisms
+            .iter()
+            .map(|i| {
+                vec![
+                    format!("      {}", i.name),
+                    if i.max_key_size > 0 {
+                        format!("{}..{}", i.min_key_size, i.max_key_size)
+                    } else {
+                        "-".into()
+                    },
+                    i.flags.clone(),
+                ]
+            })
+            .collect();
+        let headers = vec![
+            "      mechanism".to_string(),
+            "key sizes".into(),
+            "flags".into(),
+        ];
+        o.push_str(&report::text::table(&headers, &rows, 1));
+        let _ = writeln!(
+            o,
+            "    hsm-bench ops: {} of {} supported{}",
+            s.ops_supported,
+            total_ops,
+            if s.ops_unsupported.is_empty() {
+                String::new()
+            } else {
+                format!("; unsupported: {}", s.ops_unsupported.join(", "))
+            }
+        );
+    }
+}
+
+/// `hsm-bench list`: slots, tokens, mechanisms (with flags and key sizes) and which
+/// hsm-bench ops each token supports. Uses the module's normal configuration.
+pub fn list(args: &ListArgs) -> Result<i32> {
+    let specs = if args.modules.is_empty() {
+        vec!["dalek".to_string()]
+    } else {
+        args.modules.clone()
+    };
+    let choices = ModuleChoice::resolve_all(&specs)?;
+    let all = catalogue();
+    let mut listed = Vec::with_capacity(choices.len());
+    for c in &choices {
+        let m = listed_module(c, &all)?;
+        if args.format == ListFormat::Text {
+            let mut text = String::new();
+            print_listed(&mut text, &m, all.len());
+            out(&text)?;
+        }
+        listed.push(m);
+    }
+    if args.format == ListFormat::Json {
+        let doc = serde_json::json!({ "modules": listed });
+        out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).expect("plain structs serialise")
+        ))?;
+    }
+    Ok(EXIT_OK)
+}

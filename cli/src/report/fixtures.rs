@@ -1,0 +1,100 @@
+//! Results and reports for the unit tests of every folder (test builds only).
+
+use super::result::{BenchResult, Metadata, Report, Status, ToolInfo};
+use crate::sysinfo::{SystemInfo, TimerInfo};
+
+pub fn result(module: &str, op: &str, ops: f64, rel_ci: f64) -> BenchResult {
+    let mean = 1e6 / ops;
+    BenchResult {
+        op: op.into(),
+        module: module.into(),
+        mechanism: "CKM_EDDSA".into(),
+        data_size: 32,
+        threads: 1,
+        iterations: 1000,
+        errors: 0,
+        status: Status::Ok,
+        ops_per_sec: Some(ops),
+        bytes_per_sec: None,
+        mean_us: Some(mean),
+        ci95_us: Some(mean * rel_ci),
+        stddev_us: Some(mean * rel_ci * 10.0),
+        min_us: Some(mean * 0.9),
+        p50_us: Some(mean),
+        p90_us: Some(mean * 1.1),
+        p95_us: Some(mean * 1.2),
+        p99_us: Some(mean * 1.5),
+        p999_us: Some(mean * 2.0),
+        max_us: Some(mean * 3.0),
+        outliers_low: Some(0),
+        outliers_high: Some(0),
+        duration_s: 1.0,
+        rounds: 1,
+        mode: "closed".into(),
+        rate_target: None,
+        mix: None,
+        key: "generated".into(),
+        error_codes: Default::default(),
+        reason: None,
+        percentiles: Default::default(),
+        histogram: None,
+        samples_ns: None,
+        round_ops_per_sec: None,
+        peak_rss_kib: None,
+        notes: Default::default(),
+    }
+}
+
+/// A `sha256` result on `size` bytes, with its throughput.
+pub fn sized(ops: f64, size: u64) -> BenchResult {
+    let mut r = result("m", "sha256", ops, 0.01);
+    r.data_size = size;
+    r.set_throughput(true);
+    r
+}
+
+pub fn report(results: Vec<BenchResult>) -> Report {
+    Report {
+        schema: crate::report::result::SCHEMA.into(),
+        metadata: Metadata {
+            timestamp: "2025-01-01T00:00:00.000Z".into(),
+            hsm_bench: ToolInfo::current(),
+            command_line: vec!["hsm-bench".into()],
+            profile: None,
+            modules: vec![],
+            iterations: Some(1000),
+            duration_s: None,
+            warmup: 10,
+            threads: vec![1],
+            data_sizes: None,
+            rounds: 1,
+            rate: None,
+            mix: None,
+            percentiles: vec![50.0, 99.0],
+            keys: "shared".into(),
+            reference: None,
+            max_op_time_s: None,
+            interrupted: false,
+            system: SystemInfo {
+                os: "Linux".into(),
+                os_version: "x".into(),
+                kernel: "6".into(),
+                arch: "x86_64".into(),
+                cpu_model: "cpu".into(),
+                cpu_cores_logical: 2,
+                cpu_cores_physical: Some(2),
+                memory_total_mb: 1024,
+                cpu_governor: None,
+                machine_class: None,
+            },
+            timer: TimerInfo {
+                clock: "x".into(),
+                resolution_ns: 20.0,
+                overhead_ns: 20.0,
+                clocksource: None,
+            },
+        },
+        results,
+        ratios: None,
+    }
+}

@@ -1,0 +1,253 @@
+//! The algorithms and keys operations are built from: signature, cipher,
+//! hash, MAC, key-agreement and wrapping algorithms, the generic functions,
+//! the scaling ops and the key an op needs. Plain enums; the family file of
+//! each implements its own methods (`derive.rs` for [`DeriveAlg`], …).
+
+/// DER of the printable string "edwards25519" (accepted by SoftHSM2).
+pub const ED25519_PRINTABLE: &[u8] = b"\x13\x0cedwards25519";
+
+/// DER of the printable string "curve25519" (X25519 parameters some modules take).
+pub const X25519_PRINTABLE: &[u8] = b"\x13\x0acurve25519";
+
+/// DER of the OID 1.3.101.110 (id-X25519).
+pub const X25519_OID: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x6e];
+
+/// DER of the OID 1.3.101.112 (id-Ed25519).
+pub const ED25519_OID: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x70];
+
+/// DER of the OID of P-256 (1.2.840.10045.3.1.7).
+pub const P256_OID: &[u8] = &[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
+
+/// DER of the OID of P-384 (1.3.132.0.34).
+pub const P384_OID: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22];
+
+/// DER of the OID of P-521 (1.3.132.0.35).
+pub const P521_OID: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23];
+
+/// DER of the OID of secp256k1 (1.3.132.0.10).
+pub const SECP256K1_OID: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x0a];
+
+/// Signature algorithms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SigAlg {
+    /// Ed25519 (CKM_EDDSA).
+    Ed25519,
+    /// ECDSA over a prehashed digest (CKM_ECDSA) on a curve.
+    Ecdsa(Curve),
+    /// ECDSA with the hash in the mechanism (`CKM_ECDSA_SHA256`, …) over a
+    /// message, on a curve.
+    EcdsaHash(Curve, HashAlg),
+    /// RSA PKCS#1 v1.5 with SHA-256 (CKM_SHA256_RSA_PKCS).
+    RsaPkcs(u32),
+    /// RSA-PSS with SHA-256, MGF1-SHA256, 32-byte salt.
+    RsaPss(u32),
+}
+
+/// The Weierstrass curves of the ECDSA (and ECDH) ops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Curve {
+    /// NIST P-256 (secp256r1).
+    P256,
+    /// NIST P-384.
+    P384,
+    /// NIST P-521.
+    P521,
+    /// secp256k1 (SEC 2).
+    Secp256k1,
+}
+
+impl Curve {
+    /// Every curve, in catalogue order.
+    pub const ALL: [Curve; 4] = [Curve::P256, Curve::P384, Curve::P521, Curve::Secp256k1];
+
+    /// The id part (`p256`, `secp256k1`).
+    pub fn id(&self) -> &'static str {
+        match self {
+            Curve::P256 => "p256",
+            Curve::P384 => "p384",
+            Curve::P521 => "p521",
+            Curve::Secp256k1 => "secp256k1",
+        }
+    }
+
+    /// The name in titles (`P-256`).
+    pub fn title(&self) -> &'static str {
+        match self {
+            Curve::P256 => "P-256",
+            Curve::P384 => "P-384",
+            Curve::P521 => "P-521",
+            Curve::Secp256k1 => "secp256k1",
+        }
+    }
+
+    /// Size of the curve's order in bits (the key size of `C_GetMechanismInfo`).
+    pub fn bits(&self) -> u32 {
+        match self {
+            Curve::P256 | Curve::Secp256k1 => 256,
+            Curve::P384 => 384,
+            Curve::P521 => 521,
+        }
+    }
+
+    /// DER of the curve's OID (`CKA_EC_PARAMS`).
+    pub fn oid(&self) -> &'static [u8] {
+        match self {
+            Curve::P256 => P256_OID,
+            Curve::P384 => P384_OID,
+            Curve::P521 => P521_OID,
+            Curve::Secp256k1 => SECP256K1_OID,
+        }
+    }
+
+    /// The curve of `CKA_EC_PARAMS` `params`, if it is one of these.
+    pub fn from_params(params: &[u8]) -> Option<Curve> {
+        Curve::ALL.into_iter().find(|c| c.oid() == params)
+    }
+}
+
+/// AES modes of operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AesMode {
+    /// CKM_AES_ECB (no padding).
+    Ecb,
+    /// CKM_AES_CBC (no padding).
+    Cbc,
+    /// CKM_AES_CBC_PAD (PKCS#7 padding).
+    CbcPad,
+    /// CKM_AES_CTR, a 32-bit counter.
+    Ctr,
+    /// CKM_AES_GCM, 96-bit IV, no AAD, 128-bit tag.
+    Gcm,
+}
+
+impl AesMode {
+    /// Every mode, in catalogue order.
+    pub const ALL: [AesMode; 5] = [
+        AesMode::Ecb,
+        AesMode::Cbc,
+        AesMode::CbcPad,
+        AesMode::Ctr,
+        AesMode::Gcm,
+    ];
+}
+
+/// AES key sizes of the catalogue, in bytes.
+pub const AES_KEY_BYTES: [u32; 3] = [16, 24, 32];
+
+/// Ciphers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CipherAlg {
+    /// AES with an n-byte key in a mode.
+    Aes(AesMode, u32),
+    /// Triple-DES in ECB or CBC mode (no padding), a 24-byte key.
+    Des3(AesMode),
+    /// RSA-OAEP with SHA-1 and MGF1-SHA1.
+    RsaOaepSha1(u32),
+    /// RSA-OAEP with SHA-256 and MGF1-SHA256.
+    RsaOaepSha256(u32),
+}
+
+/// Hash functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HashAlg {
+    /// SHA-1 (legacy).
+    Sha1,
+    /// SHA-256.
+    Sha256,
+    /// SHA-384.
+    Sha384,
+    /// SHA-512.
+    Sha512,
+}
+
+/// MACs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MacAlg {
+    /// HMAC-SHA256.
+    HmacSha256,
+    /// HMAC-SHA512.
+    HmacSha512,
+    /// AES-CMAC.
+    AesCmac,
+}
+
+/// What a scaling op times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PopOp {
+    /// Find one object by `CKA_LABEL`.
+    FindLabel,
+    /// Find one object by `CKA_CLASS` and `CKA_ID`.
+    FindId,
+    /// Create one token object.
+    Create,
+    /// Destroy one token object.
+    Destroy,
+    /// Generate a token key pair.
+    KeyPair(KeySpec),
+    /// `C_Initialize` in a new process.
+    ColdStart,
+    /// `C_Initialize` and the first `C_OpenSession` in a new process.
+    ColdOpen,
+}
+
+/// A key agreement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeriveAlg {
+    /// ECDH on a Weierstrass curve.
+    Ecdh(Curve),
+    /// X25519.
+    X25519,
+}
+
+/// A wrapping mechanism with its wrapping key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WrapAlg {
+    /// AES key wrap (RFC 3394) under an AES key of n bytes.
+    AesKw(u32),
+    /// AES key wrap with padding (RFC 5649) under an AES key of n bytes.
+    AesKwp(u32),
+    /// RSA-OAEP (SHA-256, MGF1-SHA256) under an RSA key pair of n bits.
+    RsaOaep(u32),
+}
+
+/// The function a generic op times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GenericFn {
+    /// `C_Sign` (signatures and MACs).
+    Sign,
+    /// `C_Verify`.
+    Verify,
+    /// `C_Encrypt`.
+    Encrypt,
+    /// `C_Decrypt`.
+    Decrypt,
+    /// `C_Digest` (no key).
+    Digest,
+}
+
+/// A key an operation needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeySpec {
+    /// Ed25519 key pair.
+    Ed25519,
+    /// EC key pair on a Weierstrass curve (ECDSA, ECDH).
+    Ec(Curve),
+    /// RSA key pair of n bits (public exponent 65537).
+    Rsa(u32),
+    /// AES key of n bytes (see [`secret_key`] for how it is made).
+    Aes(u32),
+    /// Generic secret (HMAC) key of n bytes (see [`secret_key`] for how it is made).
+    GenericSecret(u32),
+    /// Triple-DES key (24 bytes, `CKM_DES3_KEY_GEN`).
+    Des3,
+    /// EC key pair for ECDH (`CKA_DERIVE`) on a curve.
+    EcDerive(Curve),
+    /// X25519 key pair (`CKK_EC_MONTGOMERY`) for ECDH.
+    X25519,
+    /// AES key of n bytes that wraps and unwraps other keys.
+    WrapAes(u32),
+    /// RSA key pair of n bits that wraps (public) and unwraps (private) keys.
+    WrapRsa(u32),
+    /// The key named by `--key-label`.
+    Existing,
+}

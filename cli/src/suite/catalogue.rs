@@ -1,0 +1,323 @@
+//! The operation catalogue: every benchmarkable operation in report order,
+//! selection by glob, the ops an existing key allows, and building the
+//! per-thread [`Worker`] of an op (dispatch to the family files).
+
+use super::alg::*;
+use super::failure::Failure;
+use super::op::{OpDef, OpKind, Prep, Worker};
+use super::{
+    cipher, derive, digest, generic, keygen, mac, objects, population, random, sign, vendor, wrap,
+};
+
+/// Every operation hsm-bench knows, in report order.
+pub fn catalogue() -> Vec<OpDef> {
+    let mut v = Vec::new();
+    v.extend(sign::ops());
+    v.extend(vendor::ops());
+    v.extend(cipher::ops());
+    v.extend(derive::ops());
+    v.extend(wrap::ops());
+    v.extend(digest::ops());
+    v.extend(mac::ops());
+    v.extend(random::ops());
+    v.extend(keygen::ops());
+    v.extend(objects::ops());
+    v.extend(population::ops());
+    v
+}
+
+/// Shell-style glob match supporting `*` and `?`.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// Select ops by comma-separated glob patterns, in catalogue order. A pattern that
+/// matches nothing is an error.
+pub fn select<'a>(all: &'a [OpDef], patterns: &[String]) -> Result<Vec<&'a OpDef>, String> {
+    for p in patterns {
+        if !all.iter().any(|o| glob_match(p, &o.id)) {
+            return Err(format!(
+                "no operation matches '{p}' (see `hsm-bench ops` for the list)"
+            ));
+        }
+    }
+    Ok(all
+        .iter()
+        .filter(|o| patterns.iter().any(|p| glob_match(p, &o.id)))
+        .collect())
+}
+
+/// Build the worker of `op` for one thread.
+pub fn build_worker(op: &OpDef, prep: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
+    match op.kind {
+        OpKind::Sign(a) => sign::sign_worker(a, prep),
+        OpKind::Verify(a) => sign::verify_worker(a, prep),
+        OpKind::Encrypt(c) => cipher::encrypt_worker(c, prep),
+        OpKind::Decrypt(c) => cipher::decrypt_worker(c, prep),
+        OpKind::Digest(h) => digest::worker(h, prep),
+        OpKind::Mac(m) => mac::worker(m, prep),
+        OpKind::Random(n) => random::random_worker(n, prep),
+        OpKind::SeedRandom(n) => random::seed_worker(n, prep),
+        OpKind::SessionInfo => random::session_info_worker(prep),
+        OpKind::KeyGen(k) => keygen::worker(k, prep),
+        OpKind::FindObject(n) => objects::find_worker(n, prep),
+        OpKind::VerifyBatch(n) => vendor::verify_batch_worker(n, prep),
+        OpKind::Generic(..) => generic::op_worker(op, prep),
+        OpKind::Derive(a) => derive::worker(a, prep),
+        OpKind::Wrap(a) => wrap::wrap_worker(a, prep),
+        OpKind::Unwrap(a) => wrap::unwrap_worker(a, prep),
+        OpKind::Population(op, _) => match &prep.population {
+            Some(pp) => population::worker(op, prep, pp),
+            None => Err(Failure::Check("no token population prepared".into())),
+        },
+    }
+}
+
+/// The ops an existing key allows (`--key-label`): those of its type and
+/// size whose usage flags (CKA_SIGN, CKA_VERIFY, CKA_ENCRYPT, CKA_DECRYPT) are
+/// set and whose mechanism its CKA_ALLOWED_MECHANISMS permits (PKCS#11 3.0
+/// §4.7); a key typed for one HMAC (`CKK_SHA256_HMAC`) runs only that HMAC.
+/// Ids are the catalogue's, with the key's size (an AES-128 key runs
+/// `aes128-gcm-encrypt`), so `--ops` selects among them as it does among the
+/// catalogue.
+pub fn ops_for_existing(k: &crate::suite::existing::ExistingKey) -> Vec<OpDef> {
+    use super::existing::Detected;
+    let ex = KeySpec::Existing;
+    let h = &k.handles;
+    let (sign, verify) = (
+        h.private.is_some() && k.can_sign,
+        h.public.is_some() && h.private.is_some() && k.can_verify,
+    );
+    // ECDH needs the private key (CKA_DERIVE) and the public one (to check
+    // the agreement from the peer's side).
+    let agree = k.can_derive && h.private.is_some() && h.public.is_some();
+    let derive_existing = |a: crate::suite::alg::DeriveAlg| {
+        let mut o = derive::derive_op(a);
+        o.key = Some(ex);
+        o.also_needs.clear();
+        o
+    };
+    let mut v = Vec::new();
+    let sigs = |v: &mut Vec<OpDef>, a: SigAlg| {
+        if sign {
+            v.push(sign::sign_op(a, ex));
+        }
+        if verify {
+            v.push(sign::verify_op(a, ex));
+        }
+    };
+    let ecdsa_hashed = |v: &mut Vec<OpDef>, c: Curve| {
+        for hash in [HashAlg::Sha256, HashAlg::Sha384] {
+            sigs(v, SigAlg::EcdsaHash(c, hash));
+        }
+    };
+    match &k.kind {
+        Detected::Ed25519 => sigs(&mut v, SigAlg::Ed25519),
+        Detected::Ec(c) => {
+            sigs(&mut v, SigAlg::Ecdsa(*c));
+            ecdsa_hashed(&mut v, *c);
+            if agree {
+                v.push(derive_existing(crate::suite::alg::DeriveAlg::Ecdh(*c)));
+            }
+        }
+        Detected::X25519 => {
+            if agree {
+                v.push(derive_existing(crate::suite::alg::DeriveAlg::X25519));
+            }
+        }
+        Detected::Rsa(b) => {
+            sigs(&mut v, SigAlg::RsaPkcs(*b));
+            sigs(&mut v, SigAlg::RsaPss(*b));
+            if h.public.is_some() && k.can_encrypt {
+                for c in [CipherAlg::RsaOaepSha1(*b), CipherAlg::RsaOaepSha256(*b)] {
+                    v.push(cipher::encrypt_op(c, ex));
+                    if h.private.is_some() && k.can_decrypt {
+                        v.push(cipher::decrypt_op(c, ex));
+                    }
+                }
+            }
+        }
+        Detected::Aes(n) => {
+            if h.secret.is_some() && k.can_encrypt {
+                for mode in AesMode::ALL {
+                    let c = CipherAlg::Aes(mode, *n);
+                    v.push(cipher::encrypt_op(c, ex));
+                    if k.can_decrypt {
+                        v.push(cipher::decrypt_op(c, ex));
+                    }
+                }
+            }
+            if h.secret.is_some() && k.can_sign {
+                let bits = n * 8;
+                let mut o = mac::mac_op(
+                    MacAlg::AesCmac,
+                    &format!("aes{bits}-cmac"),
+                    &format!("AES-{bits}-CMAC"),
+                    ex,
+                );
+                o.key_bits = Some(u64::from(bits));
+                v.push(o);
+            }
+        }
+        Detected::Des3 => {
+            if h.secret.is_some() && k.can_encrypt {
+                for mode in [AesMode::Ecb, AesMode::Cbc] {
+                    let c = CipherAlg::Des3(mode);
+                    v.push(cipher::encrypt_op(c, ex));
+                    if k.can_decrypt {
+                        v.push(cipher::decrypt_op(c, ex));
+                    }
+                }
+            }
+        }
+        Detected::Hmac(only) => {
+            if h.secret.is_some() && k.can_sign {
+                for (m, id, title) in [
+                    (MacAlg::HmacSha256, "hmac-sha256", "HMAC-SHA256"),
+                    (MacAlg::HmacSha512, "hmac-sha512", "HMAC-SHA512"),
+                ] {
+                    if only.is_none_or(|o| o == m.mechanism()) {
+                        let mut o = mac::mac_op(m, id, title, ex);
+                        // The token's minimum HMAC key size is checked in bytes.
+                        o.key_bits = k.value_len.map(|n| u64::from(n) * 8);
+                        v.push(o);
+                    }
+                }
+            }
+        }
+    }
+    v.retain(|o| k.allows(o.mechanism));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("ed25519-*", "ed25519-sign"));
+        assert!(glob_match("sha*", "sha512"));
+        assert!(glob_match("*", "anything"));
+        assert!(glob_match("p?56-sign", "p256-sign"));
+        assert!(!glob_match("sha*", "hmac-sha256"));
+        assert!(glob_match("*sha256*", "hmac-sha256"));
+        assert!(!glob_match("rsa2048-sign", "rsa2048-sign-x"));
+    }
+
+    #[test]
+    fn catalogue_has_the_contract_ids_once() {
+        let all = catalogue();
+        let ids: Vec<&str> = all.iter().map(|o| o.id.as_str()).collect();
+        for id in [
+            "ed25519-sign",
+            "ed25519-verify",
+            "p256-sign",
+            "p256-verify",
+            "p384-sign",
+            "p384-verify",
+            "rsa2048-sign",
+            "rsa3072-sign",
+            "rsa4096-sign",
+            "rsa2048-verify",
+            "rsa2048-pss-sign",
+            "rsa2048-oaep-sha1-encrypt",
+            "rsa2048-oaep-sha256-encrypt",
+            "rsa2048-oaep-sha256-decrypt",
+            "aes256-gcm-encrypt",
+            "aes256-gcm-decrypt",
+            "aes256-cbc-encrypt",
+            "sha256",
+            "sha384",
+            "sha512",
+            "hmac-sha256",
+            "hmac-sha512",
+            "aes256-cmac",
+            "random32",
+            "p256-keygen",
+            "ed25519-keygen",
+            "rsa2048-keygen",
+            "aes256-keygen",
+            "find-object",
+            "sha1",
+            "aes128-ctr-encrypt",
+            "aes192-cbc-pad-decrypt",
+            "p384-ecdsa-sha256-verify",
+            "rsa3072-pss-sign",
+            "rsa4096-pss-verify",
+            "rsa4096-oaep-sha256-decrypt",
+            "rsa3072-oaep-sha1-decrypt",
+        ] {
+            assert_eq!(ids.iter().filter(|x| **x == id).count(), 1, "{id}");
+        }
+        let mut sorted = ids.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len(), "ids are unique");
+    }
+
+    #[test]
+    fn selection_keeps_catalogue_order_and_rejects_unknown() {
+        let all = catalogue();
+        let sel = select(&all, &["sha*".into(), "ed25519-*".into()]).unwrap();
+        let ids: Vec<&str> = sel.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "ed25519-sign",
+                "ed25519-verify",
+                "ed25519-verify-batch",
+                "sha256",
+                "sha384",
+                "sha512",
+                "sha1",
+                "ed25519-keygen"
+            ]
+        );
+        assert!(select(&all, &["nope-*".into()]).is_err());
+    }
+
+    #[test]
+    fn data_ops_are_the_documented_ones() {
+        let all = catalogue();
+        let data_ops: Vec<&str> = all
+            .iter()
+            .filter(|o| o.takes_data())
+            .map(|o| o.id.as_str())
+            .collect();
+        for id in [
+            "aes256-gcm-encrypt",
+            "aes256-cbc-encrypt",
+            "sha256",
+            "hmac-sha256",
+            "aes256-cmac",
+            "ed25519-sign",
+        ] {
+            assert!(data_ops.contains(&id), "{id}");
+        }
+        assert!(!data_ops.contains(&"p256-sign"));
+        assert!(!data_ops.contains(&"random32"));
+    }
+}

@@ -1,0 +1,427 @@
+//! Loading a PKCS#11 module: choosing it, preparing a temporary token, picking the
+//! slot, logging in, and a pool of sessions (one per benchmark thread).
+//!
+//! cryptoki does the set-up; the timed calls use [`RawModule`].
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
+use cryptoki::session::{Session, UserType};
+use cryptoki::slot::Slot;
+use cryptoki::types::AuthPin;
+use cryptoki_sys::{CK_MECHANISM_INFO, CK_MECHANISM_TYPE, CK_SESSION_HANDLE, CK_SLOT_ID};
+
+use crate::error::{CliError, Result};
+use crate::token::choice::ModuleChoice;
+use crate::token::choice::TokenChoice;
+use crate::token::ckr::{ckr_name, cryptoki_error_is, cryptoki_error_name};
+use crate::token::info::ModuleMeta;
+use crate::token::info::check_pin_flags;
+use crate::token::info::file_sha256;
+use crate::token::info::library_info;
+use crate::token::info::mechanisms;
+use crate::token::info::pin_warning;
+use crate::token::info::slot_by_label;
+use crate::token::info::token_state;
+use crate::token::info::token_summary;
+use crate::token::population::Population;
+use crate::token::population::ProbeCommand;
+use crate::token::raw::RawModule;
+use crate::token::temp_token::{TempToken, init_temporary_token, random_pin};
+
+/// A loaded, initialised module with a logged-in session.
+pub struct Module {
+    /// Display name.
+    pub name: String,
+    /// Metadata for the report.
+    pub meta: ModuleMeta,
+    /// Raw function list for the timed calls.
+    pub raw: Arc<RawModule>,
+    /// The slot in use.
+    pub slot: Slot,
+    /// Mechanisms the token lists, with their info.
+    pub mechanisms: BTreeMap<CK_MECHANISM_TYPE, CK_MECHANISM_INFO>,
+    /// Token objects made by the scaling ops (`token-*-N`, `cold-start-N`).
+    pub population: Population,
+    /// How a cold-start probe reaches this module's token.
+    pub probe: ProbeCommand,
+    ctx: Pkcs11,
+    setup: Option<Session>,
+    pool: Vec<Session>,
+    finalize: bool,
+    _temp: Option<TempToken>,
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Module").field("name", &self.name).finish()
+    }
+}
+
+/// Load and initialise a module without choosing a token (for `list`).
+pub fn load_context(choice: &ModuleChoice) -> Result<(Pkcs11, Arc<RawModule>, bool)> {
+    let ctx = Pkcs11::new(&choice.path).map_err(|e| {
+        CliError::usage(format!(
+            "cannot load module {}: {}",
+            choice.path.display(),
+            cryptoki_error_name(&e)
+        ))
+    })?;
+    let raw = RawModule::load(&choice.path).map_err(|e| {
+        CliError::usage(format!("cannot load module {}: {e}", choice.path.display()))
+    })?;
+    let finalize = match ctx.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK)) {
+        Ok(()) => true,
+        // Another loaded module shares this library instance (e.g. a wrapper module).
+        Err(e) if cryptoki_error_is(&e, cryptoki_sys::CKR_CRYPTOKI_ALREADY_INITIALIZED) => false,
+        Err(e) => {
+            return Err(CliError::usage(format!(
+                "C_Initialize of {} failed: {}",
+                choice.path.display(),
+                cryptoki_error_name(&e)
+            )));
+        }
+    };
+    Ok((ctx, Arc::new(raw), finalize))
+}
+
+impl Module {
+    /// Load `choice`, select (or create) its token and log in.
+    pub fn open(
+        choice: &ModuleChoice,
+        temp: Option<TempToken>,
+        token: &TokenChoice,
+    ) -> Result<Self> {
+        let sha256 = file_sha256(&choice.path)?;
+        let (ctx, raw, finalize) = load_context(choice)?;
+        let library = library_info(&ctx)?;
+        let temporary = temp.is_some();
+        let who = format!("module {} ({})", choice.name, choice.path.display());
+
+        let (slot, pin) = if temporary {
+            let pin = random_pin()?;
+            let so_pin = random_pin()?;
+            let slot =
+                init_temporary_token(&ctx, &raw, &pin, &so_pin).map_err(|e| e.context(&who))?;
+            (slot, pin)
+        } else {
+            if !token.given() {
+                return Err(CliError::usage(format!(
+                    "module {} needs --slot or --token-label (and --pin): hsm-bench only \
+                     creates temporary tokens on `dalek`, `dalek-pure-rust` and `softhsm`",
+                    choice.path.display()
+                )));
+            }
+            let slot = select_slot(&ctx, &raw, token).map_err(|e| e.context(&who))?;
+            let pin = token.pin.clone().ok_or_else(|| {
+                CliError::usage(format!(
+                    "--pin (or HSM_BENCH_PIN) is required to log in to the token of {}",
+                    choice.name
+                ))
+            })?;
+            (slot, pin)
+        };
+
+        let state = token_state(&raw, slot.id()).map_err(|rv| {
+            CliError::usage(format!("{who}: C_GetTokenInfo failed: {}", ckr_name(rv)))
+        })?;
+        check_pin_flags(
+            &state.summary.label,
+            state.flags,
+            &pin,
+            token.allow_final_pin_try,
+        )
+        .map_err(|m| CliError::usage(format!("{who}: {m}")))?;
+        let setup = ctx.open_rw_session(slot).map_err(|e| {
+            CliError::usage(format!(
+                "{who}: C_OpenSession failed: {}",
+                cryptoki_error_name(&e)
+            ))
+        })?;
+        login(&raw, &setup, slot.id(), &pin).map_err(|e| e.context(&who))?;
+        let token_info = token_summary(&raw, slot.id())?;
+        let token_info_label = token_info.label.clone();
+        let mechanisms = mechanisms(&raw, slot)?;
+        let meta = ModuleMeta {
+            name: choice.name.clone(),
+            path: choice.path.display().to_string(),
+            sha256,
+            library,
+            slot: slot.id(),
+            token: token_info,
+            temporary_token: temporary,
+        };
+        Ok(Module {
+            name: choice.name.clone(),
+            meta,
+            raw,
+            slot,
+            mechanisms,
+            ctx,
+            setup: Some(setup),
+            pool: Vec::new(),
+            finalize,
+            _temp: temp,
+            population: Population::default(),
+            probe: ProbeCommand {
+                module: choice.path.clone(),
+                token_label: token_info_label,
+                pin,
+            },
+        })
+    }
+
+    /// The logged-in set-up session (keys are created here as session objects; it
+    /// stays open for the whole run so they remain usable from every session).
+    pub fn setup_session(&self) -> &Session {
+        self.setup.as_ref().expect("set-up session open until drop")
+    }
+
+    /// Raw handles of `n` sessions, one per benchmark thread, opened afresh for
+    /// every job: an op that fails mid-operation (a module that answers
+    /// `C_Encrypt` with an error and leaves the operation active, as
+    /// tpm2-pkcs11 does with OAEP) would otherwise leave the session in
+    /// `CKR_OPERATION_ACTIVE` for every later op of that thread.
+    pub fn sessions(&mut self, n: usize) -> Result<Vec<CK_SESSION_HANDLE>> {
+        self.pool.clear();
+        while self.pool.len() < n {
+            let s = self.ctx.open_rw_session(self.slot).map_err(|e| {
+                CliError::usage(format!(
+                    "C_OpenSession ({} sessions) failed: {}",
+                    self.pool.len() + 1,
+                    cryptoki_error_name(&e)
+                ))
+            })?;
+            self.pool.push(s);
+        }
+        Ok(self.pool[..n].iter().map(|s| s.handle()).collect())
+    }
+
+    /// What the token declares (for the support checks of `suite/support.rs`).
+    pub fn caps(&self) -> crate::token::caps::TokenCaps<'_> {
+        crate::token::caps::TokenCaps {
+            mechanisms: &self.mechanisms,
+            verify_batch: self.raw.has_verify_batch(),
+        }
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        self.pool.clear();
+        // A temporary token goes away with its directory; a named token
+        // gets its population objects destroyed.
+        if !self.meta.temporary_token
+            && let Some(setup) = &self.setup
+        {
+            self.population.clear(&self.raw, setup.handle());
+        }
+        self.setup.take();
+        if self.finalize {
+            let _ = self.ctx.clone().finalize();
+        }
+        // The temporary token directory is removed when `_temp` drops, after this.
+    }
+}
+
+/// `C_Login` as the user (the PIN flags were checked before); a wrong PIN says
+/// what the token's flags show afterwards.
+fn login(raw: &RawModule, session: &Session, slot: CK_SLOT_ID, pin: &str) -> Result<()> {
+    let pin = AuthPin::from(pin.to_string());
+    match session.login(UserType::User, Some(&pin)) {
+        Ok(()) => Ok(()),
+        Err(e) if cryptoki_error_is(&e, cryptoki_sys::CKR_USER_ALREADY_LOGGED_IN) => Ok(()),
+        Err(e) => {
+            let after = if cryptoki_error_is(&e, cryptoki_sys::CKR_PIN_INCORRECT) {
+                token_state(raw, slot)
+                    .map(|t| pin_warning(t.flags))
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            };
+            Err(CliError::usage(format!(
+                "login failed: {}{after}",
+                cryptoki_error_name(&e)
+            )))
+        }
+    }
+}
+
+/// Pick the slot named by `--slot` or `--token-label`.
+fn select_slot(ctx: &Pkcs11, raw: &RawModule, token: &TokenChoice) -> Result<Slot> {
+    let slots = ctx.get_slots_with_token().map_err(|e| {
+        CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
+    })?;
+    if let Some(id) = token.slot {
+        return slots
+            .into_iter()
+            .find(|s| s.id() == id)
+            .ok_or_else(|| CliError::usage(format!("no token in slot {id}")));
+    }
+    let want = token.label.as_deref().unwrap_or_default();
+    let (found, labels) = slot_by_label(raw, &slots, want);
+    found.ok_or_else(|| {
+        CliError::usage(format!(
+            "no token labelled '{want}' (tokens: {})",
+            if labels.is_empty() {
+                "none".to_string()
+            } else {
+                labels.join(", ")
+            }
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::token::choice::*;
+    use crate::token::info::*;
+    use crate::token::temp_token::*;
+    use cryptoki_sys::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn missing_path_module_is_a_usage_error() {
+        let e = ModuleChoice::resolve("/no/such/module.so").unwrap_err();
+        assert_eq!(e.code, crate::error::EXIT_USAGE);
+        assert!(e.message.contains("module not found"), "{}", e.message);
+    }
+
+    #[test]
+    fn module_options_follow_the_module_and_paths_may_hold_commas() {
+        let (m, o) = split_module_spec("/opt/hsm/lib,v2/libx.so,token=A,pin-env=PIN_A").unwrap();
+        assert_eq!(m, "/opt/hsm/lib,v2/libx.so");
+        assert_eq!(o.token_label.as_deref(), Some("A"));
+        assert_eq!(o.pin_env.as_deref(), Some("PIN_A"));
+        let (m, o) = split_module_spec("softhsm,slot=7,key-label=k1").unwrap();
+        assert_eq!(
+            (m, o.slot, o.key_label.as_deref()),
+            ("softhsm", Some(7), Some("k1"))
+        );
+        let (m, o) = split_module_spec("dalek").unwrap();
+        assert_eq!((m, o), ("dalek", ModuleOptions::default()));
+        for bad in [
+            "x.so,colour=red",
+            "x.so,slot=-1",
+            "x.so,token=a,token=b",
+            "x.so,slot=1,token=a",
+            ",token=a",
+            "x.so,key-label=",
+        ] {
+            assert!(split_module_spec(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_modules_own_token_overrides_the_global_one() {
+        let global = TokenChoice {
+            slot: Some(3),
+            label: None,
+            pin: Some("global".into()),
+            allow_final_pin_try: true,
+        };
+        let own = |spec: &str| ModuleChoice {
+            kind: ModuleKind::Path,
+            name: "m".into(),
+            path: PathBuf::from("/m.so"),
+            options: split_module_spec(spec).unwrap().1,
+        };
+        let t = own("m.so,token=T").token(&global).unwrap();
+        assert_eq!((t.slot, t.label.as_deref()), (None, Some("T")));
+        assert_eq!(t.pin.as_deref(), Some("global"));
+        assert!(t.allow_final_pin_try);
+        let t = own("m.so").token(&global).unwrap();
+        assert_eq!((t.slot, t.label), (Some(3), None));
+        // SAFETY (set_var): a test-only variable no other test reads.
+        unsafe { std::env::set_var("HSM_BENCH_UNIT_PIN_VAR", "from-env") };
+        let t = own("m.so,pin-env=HSM_BENCH_UNIT_PIN_VAR")
+            .token(&global)
+            .unwrap();
+        assert_eq!(t.pin.as_deref(), Some("from-env"));
+        assert!(
+            own("m.so,pin-env=HSM_BENCH_UNIT_UNSET_VAR")
+                .token(&global)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn token_choice_given() {
+        assert!(!TokenChoice::default().given());
+        let t = TokenChoice {
+            label: Some("x".into()),
+            ..Default::default()
+        };
+        assert!(t.given());
+    }
+
+    #[test]
+    fn token_text_is_cut_at_nul_trimmed_and_lossy() {
+        assert_eq!(clean_text(b"token   "), "token");
+        assert_eq!(clean_text(b"token\0\0\0\0"), "token");
+        assert_eq!(clean_text(b"tok\0junk after nul"), "tok");
+        assert_eq!(clean_text(b"t\xffk  "), "t\u{fffd}k");
+        assert_eq!(clean_text(b"\0\0"), "");
+        assert_eq!(clean_text(b"                "), "");
+    }
+
+    fn raw_info(label: &[u8], utc: &[u8], flags: CK_FLAGS) -> CK_TOKEN_INFO {
+        // SAFETY: CK_TOKEN_INFO is a C struct of arrays and integers; all-zero is valid.
+        let mut t: CK_TOKEN_INFO = unsafe { std::mem::zeroed() };
+        t.label = [b' '; 32];
+        t.label[..label.len()].copy_from_slice(label);
+        t.utcTime = [0; 16];
+        t.utcTime[..utc.len()].copy_from_slice(utc);
+        t.flags = flags;
+        t.firmwareVersion = CK_VERSION { major: 2, minor: 7 };
+        t
+    }
+
+    #[test]
+    fn token_state_keeps_utc_time_as_text() {
+        let t = TokenState::from_raw(&raw_info(b"ocki\0\0", b"13:06:00", 0x1000));
+        assert_eq!(t.summary.label, "ocki");
+        assert_eq!(t.summary.utc_time.as_deref(), Some("13:06:00"));
+        assert_eq!(t.summary.firmware, "2.7");
+        assert_eq!(t.flags, 0x1000);
+        let t = TokenState::from_raw(&raw_info(b"soft", b"", 0));
+        assert_eq!(t.summary.utc_time, None);
+        let json = serde_json::to_value(&t.summary).unwrap();
+        assert!(json.get("utc_time").is_none(), "{json}");
+    }
+
+    #[test]
+    fn pin_flags_are_checked_before_login() {
+        let ok = CKF_TOKEN_INITIALIZED | CKF_USER_PIN_INITIALIZED;
+        let check = |flags, pin, allow| check_pin_flags("t", flags, pin, allow);
+        assert_eq!(check(ok, "1234", false), Ok(()));
+        assert_eq!(check(ok | CKF_USER_PIN_COUNT_LOW, "1234", false), Ok(()));
+        let err = |flags, pin, allow| check(flags, pin, allow).unwrap_err();
+        assert!(err(0, "1234", false).contains("not initialised"));
+        assert!(
+            err(CKF_TOKEN_INITIALIZED, "1234", false).contains("user PIN of token 't' is not set")
+        );
+        assert!(err(ok | CKF_USER_PIN_LOCKED, "1234", true).contains("is locked"));
+        assert!(err(ok, "", false).contains("empty PIN"));
+        let last = err(ok | CKF_USER_PIN_FINAL_TRY, "1234", false);
+        assert!(last.contains("--allow-final-pin-try"), "{last}");
+        assert_eq!(check(ok | CKF_USER_PIN_FINAL_TRY, "1234", true), Ok(()));
+    }
+
+    #[test]
+    fn a_wrong_pin_names_the_flags_the_token_shows_afterwards() {
+        assert_eq!(pin_warning(CKF_TOKEN_INITIALIZED), "");
+        let w = pin_warning(CKF_USER_PIN_COUNT_LOW | CKF_USER_PIN_FINAL_TRY);
+        assert!(w.contains("CKF_USER_PIN_FINAL_TRY") && w.contains("CKF_USER_PIN_COUNT_LOW"));
+    }
+
+    #[test]
+    fn pins_are_random_hex() {
+        let a = random_pin().unwrap();
+        let b = random_pin().unwrap();
+        assert_eq!(a.len(), 16);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+}
