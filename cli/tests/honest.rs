@@ -62,17 +62,18 @@ fn warmup_errors_are_counted_and_an_op_failing_them_all_is_not_measured() {
 #[test]
 fn a_slow_op_is_cut_short_by_max_op_time_with_a_partial_result() {
     let t = SoftToken::new("slow-cap");
-    // 200 ms per C_Sign: the default warmup (10) alone would take 2 s.
+    // 200 ms per C_Sign: the warmup (50 calls) alone would take 10 s.
     let started = Instant::now();
     let (o, out, _dir) = shim_json(
         &t,
         &[("P11_DELAY_SHIM_DELAY", "C_Sign=200ms")],
-        "--ops p256-sign --duration 0.3 --rounds 3 --max-op-time 1",
+        "--ops p256-sign --duration 0.3 --rounds 3 --warmup 50 --max-op-time 1",
     );
     let took = started.elapsed();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    // Preparing signs once or twice too; warmup and rounds stay within the cap.
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    // Preparing signs once or twice too; warmup and rounds stay within the
+    // cap (about 1.5 s; the bound leaves room for a busy machine).
+    assert!(took < Duration::from_secs(6), "took {took:?}");
     let v = json(&out);
     assert_valid(&v);
     assert_eq!(v["metadata"]["max_op_time_s"], 1.0);
@@ -162,7 +163,6 @@ fn a_bad_output_path_is_refused_before_any_module_is_loaded() {
         (tmp.path().to_path_buf(), "is a directory"),
         (not_dir.join("r.json"), "is not a directory"),
     ] {
-        let started = Instant::now();
         let o = run(softhsm_run(tmp.path())
             .args(["--ops", "sha256", "--iterations", "5", "--format", "json"])
             .arg("-o")
@@ -176,7 +176,6 @@ fn a_bad_output_path_is_refused_before_any_module_is_loaded() {
                 && err.contains(why),
             "{err}"
         );
-        assert!(started.elapsed() < Duration::from_secs(2));
         assert!(token_dirs(tmp.path()).is_empty(), "a token was made");
     }
     // Through the shim, which logs C_Login: the module is never even logged into.
@@ -298,7 +297,7 @@ fn ctrl_c_writes_the_finished_results_removes_the_token_and_exits_130() {
             "--ops",
             "sha256,sha384,sha512",
         ])
-        .args(["--duration", "2", "--warmup", "1", "--format", "json", "-o"])
+        .args(["--duration", "4", "--warmup", "1", "--format", "json", "-o"])
         .arg(&out)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -319,7 +318,8 @@ fn ctrl_c_writes_the_finished_results_removes_the_token_and_exits_130() {
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
     let started = Instant::now();
     let status = wait_for(&mut child, Duration::from_secs(10));
-    assert!(started.elapsed() < Duration::from_secs(1), "stops promptly");
+    // The two ops left would take 8 s more.
+    assert!(started.elapsed() < Duration::from_secs(4), "stops promptly");
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     assert_eq!(status.code(), Some(130), "{rest}");
@@ -393,11 +393,17 @@ fn a_rate_far_above_what_the_token_can_do_is_reported_as_missed() {
         has_row(&text, &["warning: sha256", "target rate missed"]),
         "{text}"
     );
-    // 100 ops/s is well within reach.
+    // 100 ops/s is within reach, but whether a busy machine keeps it in
+    // 0.3 s is a matter of load (the 95 % rule is unit-tested on figures in
+    // measure/bench.rs): here only what holds on any machine. The open loop
+    // never starts calls faster than the target, and the report says
+    // "missed" exactly when the result does.
     let (r, text) = rate("100");
-    assert!(r.get("rate_missed").is_none(), "{r}");
-    assert!(r["rate_achieved"].as_f64().unwrap() > 90.0, "{r}");
-    assert!(!text.contains("target rate missed"), "{text}");
+    let achieved = r["rate_achieved"].as_f64().unwrap();
+    assert!(achieved > 0.0 && achieved <= 100.0 * 1.05, "{r}");
+    let missed = r.get("rate_missed") == Some(&serde_json::Value::Bool(true));
+    assert_eq!(missed, achieved < 95.0, "{r}");
+    assert_eq!(text.contains("target rate missed"), missed, "{text}");
 }
 
 #[test]

@@ -374,6 +374,26 @@ struct Ctx<'a> {
     opts: &'a Options,
 }
 
+/// The rate an open-loop run achieved (`started` operations, successful or
+/// not, over `secs` of wall time) and, when it fell below 95 % of `target`,
+/// the warning that says so.
+fn rate_kept(started: u64, secs: f64, target: f64) -> (f64, Option<String>) {
+    let achieved = if secs > 0.0 {
+        started as f64 / secs
+    } else {
+        0.0
+    };
+    let missed = (achieved < 0.95 * target).then(|| {
+        format!(
+            "target rate missed: achieved {} of {} ops/s ({:.1} %)",
+            fmt_rate(achieved),
+            fmt_rate(target),
+            100.0 * achieved / target
+        )
+    });
+    (achieved, missed)
+}
+
 fn measured(id: String, mechanism: String, comp: &CompOutcome, c: &Ctx<'_>) -> BenchResult {
     let Ctx {
         module,
@@ -409,20 +429,11 @@ fn measured(id: String, mechanism: String, comp: &CompOutcome, c: &Ctx<'_>) -> B
     // Open loop: say when the module could not keep up with the target rate
     // (operations started per second, successful or not, against the target).
     if let (Some(target), false) = (s.rate, r.op.starts_with("mix/")) {
-        let achieved = if secs > 0.0 {
-            (n + errors) as f64 / secs
-        } else {
-            0.0
-        };
+        let (achieved, missed) = rate_kept(n + errors, secs, target);
         r.notes.rate_achieved = Some(achieved);
-        if achieved < 0.95 * target {
+        if let Some(warning) = missed {
             r.notes.rate_missed = true;
-            r.notes.warnings.push(format!(
-                "target rate missed: achieved {} of {} ops/s ({:.1} %)",
-                fmt_rate(achieved),
-                fmt_rate(target),
-                100.0 * achieved / target
-            ));
+            r.notes.warnings.push(warning);
         }
     }
     r.notes.warmup_errors = comp.warmup_errors;
@@ -722,6 +733,25 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rate_below_95_percent_of_the_target_is_missed() {
+        // 30 operations in 0.3 s at 100 ops/s: kept, no warning.
+        let (achieved, missed) = rate_kept(30, 0.3, 100.0);
+        assert!((achieved - 100.0).abs() < 1e-9);
+        assert!(missed.is_none());
+        // 96 % and exactly 95 % are kept; 94 % is missed, and said so.
+        assert!(rate_kept(96, 1.0, 100.0).1.is_none());
+        assert!(rate_kept(95, 1.0, 100.0).1.is_none());
+        let (achieved, missed) = rate_kept(94, 1.0, 100.0);
+        assert_eq!(achieved, 94.0);
+        let w = missed.unwrap();
+        assert!(w.starts_with("target rate missed: achieved"), "{w}");
+        assert!(w.contains("(94.0 %)"), "{w}");
+        // Nothing measured: nothing achieved.
+        assert_eq!(rate_kept(0, 0.0, 10.0).0, 0.0);
+        assert!(rate_kept(0, 0.0, 10.0).1.is_some());
+    }
 
     #[test]
     fn rounds_split_iterations_exactly() {

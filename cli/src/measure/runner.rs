@@ -500,25 +500,34 @@ mod tests {
         let plan = plan(Mode::Duration(Duration::from_millis(100)));
         let t = Instant::now();
         let o = run(&mut w, &plan, None);
-        assert!(t.elapsed() < Duration::from_millis(500));
+        // Unbounded if duration mode did not stop; generous for a busy machine.
+        assert!(t.elapsed() < Duration::from_secs(5));
         assert!(o.wall >= Duration::from_millis(100));
         assert!(o.comps[0].rec.count() > 10);
     }
 
     #[test]
     fn open_loop_rate_is_respected() {
+        // 100 calls of 1 µs offered at 500/s: all are made, and the last
+        // starts no earlier than 99 intervals after the first, however idle
+        // or busy the machine (load can only make the run longer).
         let mut w = vec![work(1_000, 0)];
         let plan = Plan {
-            mode: Mode::Duration(Duration::from_millis(200)),
+            mode: Mode::Iterations(100),
             warmup: 0,
             rate: Some(500.0),
             keep_samples: false,
             warmup_budget: None,
             cap: None,
         };
+        let started = std::time::Instant::now();
         let o = run(&mut w, &plan, None);
-        let n = o.comps[0].rec.count();
-        assert!((90..=101).contains(&n), "500/s for 0.2 s gave {n} ops");
+        let took = started.elapsed();
+        assert_eq!(o.comps[0].rec.count(), 100);
+        assert!(
+            took >= Duration::from_micros(99 * 2_000),
+            "100 calls at 500/s took only {took:?}"
+        );
     }
 
     #[test]
@@ -582,11 +591,8 @@ mod tests {
         };
         let t = Instant::now();
         let o = run(&mut [work(20_000_000, 0)], &plan, None);
-        assert!(
-            t.elapsed() < Duration::from_millis(400),
-            "{:?}",
-            t.elapsed()
-        );
+        // 21 s without the cap; generous for a busy machine.
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         assert!(o.cut_short);
         let c = &o.comps[0];
         assert!(c.warmup_calls <= 4, "warmup bounded: {}", c.warmup_calls);
