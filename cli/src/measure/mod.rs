@@ -12,5 +12,6 @@ pub mod interrupt;
 pub mod mode;
 pub mod profiles;
 pub mod progress;
+pub mod rate;
 pub mod runner;
 pub mod settings;
