@@ -356,6 +356,12 @@ mod tests {
                     .rv(),
                 CKR_ARGUMENTS_BAD
             );
+            // A PIN or label pointer is required even for length 0.
+            assert_eq!(
+                bytes_non_null(std::ptr::null(), 0).unwrap_err().rv(),
+                CKR_ARGUMENTS_BAD
+            );
+            assert_eq!(bytes_non_null([1u8].as_ptr(), 0).unwrap(), &[] as &[u8]);
         }
     }
 
@@ -463,6 +469,21 @@ mod tests {
         assert!(small.is_err() && session.ops.lock().digest.is_some());
         let bad = terminating(&session, OpKind::Digest, || Err(err(CKR_DATA_LEN_RANGE)));
         assert!(bad.is_err() && session.ops.lock().digest.is_none());
+        // `ending` keeps the operation for every code it is told to keep.
+        let mut ended = false;
+        let kept = ending(
+            &[CKR_BUFFER_TOO_SMALL, CKR_OPERATION_NOT_INITIALIZED],
+            || ended = true,
+            || Err(err(CKR_OPERATION_NOT_INITIALIZED)),
+        );
+        assert!(kept.is_err() && !ended);
+        let r = ending(
+            &[CKR_BUFFER_TOO_SMALL],
+            || ended = true,
+            || panic!("mid-pair"),
+        );
+        assert_eq!(r.unwrap_err().rv(), CKR_GENERAL_ERROR);
+        assert!(ended, "a panic did not end the operation");
     }
 
     #[test]
