@@ -1,9 +1,8 @@
 //! Decryption (base spec §5.9).
 
-use super::mechanism;
-use super::util::{bytes, finish_output, guard_hot, out_buffer, terminating};
+use super::calls::{data_in_out, init_with_key, out_only};
+use super::util::guard_hot;
 use crate::api::crypto::{self, OpKind};
-use crate::api::module;
 use crate::mechanisms::Direction;
 use cryptoki_sys::*;
 
@@ -17,11 +16,10 @@ pub unsafe extern "C" fn C_DecryptInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            // SAFETY: forwarded caller guarantee.
-            let mech = unsafe { mechanism::read(pMechanism)? };
-            crypto::cipher_init(s, Direction::Decrypt, &mech, hKey)
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe {
+        init_with_key(hSession, pMechanism, hKey, |s, mech, key| {
+            crypto::cipher_init(s, Direction::Decrypt, mech, key)
         })
     })
 }
@@ -38,19 +36,17 @@ pub unsafe extern "C" fn C_Decrypt(
     pData: *mut CK_BYTE,
     pulDataLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Decrypt, || {
-                // SAFETY: forwarded caller guarantees.
-                let (data, (buf, len)) = unsafe {
-                    (
-                        bytes(pEncryptedData, ulEncryptedDataLen)?,
-                        out_buffer(pData, pulDataLen)?,
-                    )
-                };
-                finish_output(crypto::cipher(s, Direction::Decrypt, data, buf), len)
-            })
-        })
+    // SAFETY: forwarded caller guarantees.
+    guard_hot(|| unsafe {
+        data_in_out(
+            hSession,
+            OpKind::Decrypt,
+            pEncryptedData,
+            ulEncryptedDataLen,
+            pData,
+            pulDataLen,
+            |s, data, buf| crypto::cipher(s, Direction::Decrypt, data, buf),
+        )
     })
 }
 
@@ -66,19 +62,17 @@ pub unsafe extern "C" fn C_DecryptUpdate(
     pPart: *mut CK_BYTE,
     pulPartLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Decrypt, || {
-                // SAFETY: forwarded caller guarantees.
-                let (data, (buf, len)) = unsafe {
-                    (
-                        bytes(pEncryptedPart, ulEncryptedPartLen)?,
-                        out_buffer(pPart, pulPartLen)?,
-                    )
-                };
-                finish_output(crypto::cipher_update(s, Direction::Decrypt, data, buf), len)
-            })
-        })
+    // SAFETY: forwarded caller guarantees.
+    guard_hot(|| unsafe {
+        data_in_out(
+            hSession,
+            OpKind::Decrypt,
+            pEncryptedPart,
+            ulEncryptedPartLen,
+            pPart,
+            pulPartLen,
+            |s, data, buf| crypto::cipher_update(s, Direction::Decrypt, data, buf),
+        )
     })
 }
 
@@ -92,13 +86,14 @@ pub unsafe extern "C" fn C_DecryptFinal(
     pLastPart: *mut CK_BYTE,
     pulLastPartLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Decrypt, || {
-                // SAFETY: forwarded caller guarantee.
-                let (buf, len) = unsafe { out_buffer(pLastPart, pulLastPartLen)? };
-                finish_output(crypto::cipher_final(s, Direction::Decrypt, buf), len)
-            })
-        })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe {
+        out_only(
+            hSession,
+            OpKind::Decrypt,
+            pLastPart,
+            pulLastPartLen,
+            |s, buf| crypto::cipher_final(s, Direction::Decrypt, buf),
+        )
     })
 }

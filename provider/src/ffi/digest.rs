@@ -1,7 +1,7 @@
 //! Message digesting (base spec §5.12).
 
-use super::mechanism;
-use super::util::{bytes, finish_output, guard_hot, out_buffer, terminating};
+use super::calls::{data_in, data_in_out, init, out_only};
+use super::util::guard_hot;
 use crate::api::crypto::{self, OpKind};
 use crate::api::module;
 use cryptoki_sys::*;
@@ -15,13 +15,8 @@ pub unsafe extern "C" fn C_DigestInit(
     hSession: CK_SESSION_HANDLE,
     pMechanism: *mut CK_MECHANISM,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            // SAFETY: forwarded caller guarantee.
-            let mech = unsafe { mechanism::read(pMechanism)? };
-            crypto::digest_init(s, &mech)
-        })
-    })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe { init(hSession, pMechanism, crypto::digest_init) })
 }
 
 /// `C_Digest`.
@@ -36,15 +31,17 @@ pub unsafe extern "C" fn C_Digest(
     pDigest: *mut CK_BYTE,
     pulDigestLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Digest, || {
-                // SAFETY: forwarded caller guarantees.
-                let (data, (buf, len)) =
-                    unsafe { (bytes(pData, ulDataLen)?, out_buffer(pDigest, pulDigestLen)?) };
-                finish_output(crypto::digest(s, data, buf), len)
-            })
-        })
+    // SAFETY: forwarded caller guarantees.
+    guard_hot(|| unsafe {
+        data_in_out(
+            hSession,
+            OpKind::Digest,
+            pData,
+            ulDataLen,
+            pDigest,
+            pulDigestLen,
+            crypto::digest,
+        )
     })
 }
 
@@ -58,14 +55,15 @@ pub unsafe extern "C" fn C_DigestUpdate(
     pPart: *mut CK_BYTE,
     ulPartLen: CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Digest, || {
-                // SAFETY: forwarded caller guarantee.
-                let data = unsafe { bytes(pPart, ulPartLen)? };
-                crypto::digest_update(s, data)
-            })
-        })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe {
+        data_in(
+            hSession,
+            OpKind::Digest,
+            pPart,
+            ulPartLen,
+            crypto::digest_update,
+        )
     })
 }
 
@@ -88,13 +86,14 @@ pub unsafe extern "C" fn C_DigestFinal(
     pDigest: *mut CK_BYTE,
     pulDigestLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Digest, || {
-                // SAFETY: forwarded caller guarantee.
-                let (buf, len) = unsafe { out_buffer(pDigest, pulDigestLen)? };
-                finish_output(crypto::digest_final(s, buf), len)
-            })
-        })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe {
+        out_only(
+            hSession,
+            OpKind::Digest,
+            pDigest,
+            pulDigestLen,
+            crypto::digest_final,
+        )
     })
 }

@@ -3,10 +3,10 @@
 //! operations of the pair, except `CKR_OPERATION_NOT_INITIALIZED` (the
 //! pair was not active: the operation that was is left alone).
 
-use super::util::{bytes, finish_output, guard_hot, out_buffer};
+use super::calls::{Ending, data_in_out};
+use super::util::{ending, guard_hot};
 use crate::api::crypto::{self, OpKind};
 use crate::api::dual::{self, Pair};
-use crate::api::module;
 use crate::api::session::Session;
 use crate::error::Result;
 use cryptoki_sys::*;
@@ -28,16 +28,17 @@ macro_rules! dual_function {
             pOutput: *mut CK_BYTE,
             pulOutputLen: *mut CK_ULONG,
         ) -> CK_RV {
-            guard_hot(|| {
-                module::with_session(hSession, |s| {
-                    ending_both(s, [OpKind::$first, OpKind::$second], || {
-                        // SAFETY: forwarded caller guarantees.
-                        let (data, (buf, len)) = unsafe {
-                            (bytes(pInput, ulInputLen)?, out_buffer(pOutput, pulOutputLen)?)
-                        };
-                        finish_output(dual::update(s, Pair::$pair, data, buf), len)
-                    })
-                })
+            // SAFETY: forwarded caller guarantees.
+            guard_hot(|| unsafe {
+                data_in_out(
+                    hSession,
+                    Both([OpKind::$first, OpKind::$second]),
+                    pInput,
+                    ulInputLen,
+                    pOutput,
+                    pulOutputLen,
+                    |s, data, buf| dual::update(s, Pair::$pair, data, buf),
+                )
             })
         }
     )*};
@@ -54,22 +55,19 @@ dual_function! {
     C_DecryptVerifyUpdate => DecryptVerify, [Decrypt, Verify];
 }
 
-/// Runs `body` (catching a panic); an error other than
-/// `CKR_BUFFER_TOO_SMALL` or `CKR_OPERATION_NOT_INITIALIZED` ends both
-/// operations of the pair.
-fn ending_both(
-    session: &Session,
-    kinds: [OpKind; 2],
-    body: impl FnOnce() -> Result<()>,
-) -> Result<()> {
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body))
-        .unwrap_or_else(|_| Err(crate::error::err(CKR_GENERAL_ERROR)));
-    if let Err(e) = &r
-        && !matches!(e.rv(), CKR_BUFFER_TOO_SMALL | CKR_OPERATION_NOT_INITIALIZED)
-    {
-        for kind in kinds {
-            crypto::end(session, kind);
-        }
+/// The two operations of a pair: a failure other than
+/// `CKR_BUFFER_TOO_SMALL` or `CKR_OPERATION_NOT_INITIALIZED` ends both (a
+/// panic too, then `CKR_GENERAL_ERROR`).
+struct Both([OpKind; 2]);
+
+impl Ending for Both {
+    fn run(self, session: &Session, body: impl FnOnce() -> Result<()>) -> Result<()> {
+        let keeps = [CKR_BUFFER_TOO_SMALL, CKR_OPERATION_NOT_INITIALIZED];
+        let end = || {
+            for kind in self.0 {
+                crypto::end(session, kind);
+            }
+        };
+        ending(&keeps, end, body)
     }
-    r
 }

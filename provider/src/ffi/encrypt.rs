@@ -1,9 +1,8 @@
 //! Encryption (base spec §5.8).
 
-use super::mechanism;
-use super::util::{bytes, finish_output, guard_hot, out_buffer, terminating};
+use super::calls::{data_in_out, init_with_key, out_only};
+use super::util::guard_hot;
 use crate::api::crypto::{self, OpKind};
-use crate::api::module;
 use crate::mechanisms::Direction;
 use cryptoki_sys::*;
 
@@ -17,11 +16,10 @@ pub unsafe extern "C" fn C_EncryptInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            // SAFETY: forwarded caller guarantee.
-            let mech = unsafe { mechanism::read(pMechanism)? };
-            crypto::cipher_init(s, Direction::Encrypt, &mech, hKey)
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe {
+        init_with_key(hSession, pMechanism, hKey, |s, mech, key| {
+            crypto::cipher_init(s, Direction::Encrypt, mech, key)
         })
     })
 }
@@ -38,19 +36,17 @@ pub unsafe extern "C" fn C_Encrypt(
     pEncryptedData: *mut CK_BYTE,
     pulEncryptedDataLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Encrypt, || {
-                // SAFETY: forwarded caller guarantees.
-                let (data, (buf, len)) = unsafe {
-                    (
-                        bytes(pData, ulDataLen)?,
-                        out_buffer(pEncryptedData, pulEncryptedDataLen)?,
-                    )
-                };
-                finish_output(crypto::cipher(s, Direction::Encrypt, data, buf), len)
-            })
-        })
+    // SAFETY: forwarded caller guarantees.
+    guard_hot(|| unsafe {
+        data_in_out(
+            hSession,
+            OpKind::Encrypt,
+            pData,
+            ulDataLen,
+            pEncryptedData,
+            pulEncryptedDataLen,
+            |s, data, buf| crypto::cipher(s, Direction::Encrypt, data, buf),
+        )
     })
 }
 
@@ -66,19 +62,17 @@ pub unsafe extern "C" fn C_EncryptUpdate(
     pEncryptedPart: *mut CK_BYTE,
     pulEncryptedPartLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Encrypt, || {
-                // SAFETY: forwarded caller guarantees.
-                let (data, (buf, len)) = unsafe {
-                    (
-                        bytes(pPart, ulPartLen)?,
-                        out_buffer(pEncryptedPart, pulEncryptedPartLen)?,
-                    )
-                };
-                finish_output(crypto::cipher_update(s, Direction::Encrypt, data, buf), len)
-            })
-        })
+    // SAFETY: forwarded caller guarantees.
+    guard_hot(|| unsafe {
+        data_in_out(
+            hSession,
+            OpKind::Encrypt,
+            pPart,
+            ulPartLen,
+            pEncryptedPart,
+            pulEncryptedPartLen,
+            |s, data, buf| crypto::cipher_update(s, Direction::Encrypt, data, buf),
+        )
     })
 }
 
@@ -92,14 +86,14 @@ pub unsafe extern "C" fn C_EncryptFinal(
     pLastEncryptedPart: *mut CK_BYTE,
     pulLastEncryptedPartLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Encrypt, || {
-                // SAFETY: forwarded caller guarantee.
-                let (buf, len) =
-                    unsafe { out_buffer(pLastEncryptedPart, pulLastEncryptedPartLen)? };
-                finish_output(crypto::cipher_final(s, Direction::Encrypt, buf), len)
-            })
-        })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe {
+        out_only(
+            hSession,
+            OpKind::Encrypt,
+            pLastEncryptedPart,
+            pulLastEncryptedPartLen,
+            |s, buf| crypto::cipher_final(s, Direction::Encrypt, buf),
+        )
     })
 }

@@ -1,5 +1,6 @@
 //! Key management (base spec §5.15).
 
+use super::calls::new_key;
 use super::mechanism;
 use super::util::{bytes, finish_output, guard, guard_deep, out, out_buffer, template};
 use crate::api::{crypto, module};
@@ -61,17 +62,9 @@ pub unsafe extern "C" fn C_GenerateKey(
 ) -> CK_RV {
     guard_deep(|| {
         module::with_session(hSession, |s| {
-            // Arguments before the mechanism (see C_GenerateKeyPair).
+            let generate = |mech: &_, t: &[_]| crypto::generate_key(s, mech, t);
             // SAFETY: forwarded caller guarantees.
-            let (t, out, mech) = unsafe {
-                (
-                    template(pTemplate, ulCount)?,
-                    out(phKey)?,
-                    mechanism::read(pMechanism)?,
-                )
-            };
-            *out = crypto::generate_key(s, &mech, &t)?;
-            Ok(())
+            unsafe { new_key(pMechanism, pTemplate, ulCount, phKey, generate) }
         })
     })
 }
@@ -121,18 +114,12 @@ pub unsafe extern "C" fn C_UnwrapKey(
 ) -> CK_RV {
     guard_deep(|| {
         module::with_session(hSession, |s| {
-            // Arguments before the mechanism (see C_GenerateKeyPair).
+            // SAFETY: forwarded caller guarantee.
+            let wrapped = unsafe { bytes(pWrappedKey, ulWrappedKeyLen)? };
+            let unwrap =
+                |mech: &_, t: &[_]| crypto::unwrap_key(s, mech, hUnwrappingKey, wrapped, t);
             // SAFETY: forwarded caller guarantees.
-            let (wrapped, t, out, mech) = unsafe {
-                (
-                    bytes(pWrappedKey, ulWrappedKeyLen)?,
-                    template(pTemplate, ulAttributeCount)?,
-                    out(phKey)?,
-                    mechanism::read(pMechanism)?,
-                )
-            };
-            *out = crypto::unwrap_key(s, &mech, hUnwrappingKey, wrapped, &t)?;
-            Ok(())
+            unsafe { new_key(pMechanism, pTemplate, ulAttributeCount, phKey, unwrap) }
         })
     })
 }
@@ -185,17 +172,9 @@ pub unsafe extern "C" fn C_DeriveKey(
                 }
                 return Ok(());
             }
-            // Arguments before the mechanism (see C_GenerateKeyPair).
+            let derive = |mech: &_, t: &[_]| crypto::derive_key(s, mech, hBaseKey, t);
             // SAFETY: forwarded caller guarantees.
-            let (t, out, mech) = unsafe {
-                (
-                    template(pTemplate, ulAttributeCount)?,
-                    out(phKey)?,
-                    mechanism::read(pMechanism)?,
-                )
-            };
-            *out = crypto::derive_key(s, &mech, hBaseKey, &t)?;
-            Ok(())
+            unsafe { new_key(pMechanism, pTemplate, ulAttributeCount, phKey, derive) }
         })
     })
 }

@@ -4,8 +4,8 @@
 //! HMAC mechanisms and `CKM_EDDSA`; each kind single-part or multi-part
 //! (`*MessageBegin` / `*MessageNext`).
 
-use super::mechanism;
-use super::util::{bytes, finish_output, guard_hot, out_buffer};
+use super::calls::{in_out, init_read, init_with_key, output};
+use super::util::{bytes, ending, guard_hot};
 use crate::api::message::{self, GcmMessage};
 use crate::api::module;
 use crate::api::session::Session;
@@ -13,7 +13,6 @@ use crate::error::{Result, err};
 use crate::mechanisms::{self, Direction, Mechanism, Param};
 use cryptoki_sys::*;
 use std::ffi::c_void;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Reads the mechanism of a message `*Init`: `CKM_AES_GCM`, anything else
 /// is `CKR_MECHANISM_INVALID`. Its parameters come with each message; at
@@ -82,14 +81,16 @@ unsafe fn read_params<'a>(ptr: *mut c_void, len: CK_ULONG) -> Result<GcmMessage<
     })
 }
 
-fn init(h: CK_SESSION_HANDLE, d: Direction, p: *mut CK_MECHANISM, key: CK_OBJECT_HANDLE) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(h, |s| {
-            // SAFETY: forwarded caller guarantee.
-            let mech = unsafe { read_mechanism(p)? };
-            message::init(s, d, &mech, key)
-        })
-    })
+/// # Safety
+/// As the exported `C_Message*Init` functions.
+unsafe fn init(
+    h: CK_SESSION_HANDLE,
+    d: Direction,
+    p: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe { init_read(h, read_mechanism, p, |s, m| message::init(s, d, m, key)) })
 }
 
 /// # Safety
@@ -110,16 +111,14 @@ unsafe fn one_message(
     guard_hot(|| {
         module::with_session(h, |s| {
             // SAFETY: forwarded caller guarantees.
-            let (aad, input, (buf, len)) = unsafe {
-                (
-                    bytes(pAssociatedData, ulAssociatedDataLen)?,
-                    bytes(pIn, ulInLen)?,
-                    out_buffer(pOut, pulOutLen)?,
-                )
+            let aad = unsafe { bytes(pAssociatedData, ulAssociatedDataLen)? };
+            let message = |input: &[u8], buf: Option<&mut [u8]>| {
+                // SAFETY: forwarded caller guarantee.
+                let params = unsafe { read_params(pParameter, ulParameterLen)? };
+                message::message(s, d, params, aad, input, buf)
             };
-            // SAFETY: forwarded caller guarantee.
-            let params = unsafe { read_params(pParameter, ulParameterLen)? };
-            finish_output(message::message(s, d, params, aad, input, buf), len)
+            // SAFETY: forwarded caller guarantees.
+            unsafe { in_out(pIn, ulInLen, pOut, pulOutLen, message) }
         })
     })
 }
@@ -134,7 +133,8 @@ pub unsafe extern "C" fn C_MessageEncryptInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    init(hSession, Direction::Encrypt, pMechanism, hKey)
+    // SAFETY: forwarded caller guarantee.
+    unsafe { init(hSession, Direction::Encrypt, pMechanism, hKey) }
 }
 
 /// `C_EncryptMessage` (§5.19): one whole message; IV and tag through the
@@ -191,7 +191,8 @@ pub unsafe extern "C" fn C_MessageDecryptInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    init(hSession, Direction::Decrypt, pMechanism, hKey)
+    // SAFETY: forwarded caller guarantee.
+    unsafe { init(hSession, Direction::Decrypt, pMechanism, hKey) }
 }
 
 /// `C_DecryptMessage` (§5.20): one whole message, tag read from `pTag`;
@@ -264,13 +265,7 @@ unsafe fn message_begin(
 /// `CKR_GENERAL_ERROR`, included) ends the message in progress, never the
 /// message operation (§5.19 / §5.20).
 fn ending_message(s: &Session, d: Direction, body: impl FnOnce() -> Result<()>) -> Result<()> {
-    let r = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| Err(err(CKR_GENERAL_ERROR)));
-    if let Err(e) = &r
-        && e.rv() != CKR_BUFFER_TOO_SMALL
-    {
-        message::end_message(s, d);
-    }
-    r
+    ending(&[CKR_BUFFER_TOO_SMALL], || message::end_message(s, d), body)
 }
 
 /// # Safety
@@ -295,17 +290,18 @@ unsafe fn message_next(
                     CKF_END_OF_MESSAGE => true,
                     _ => return Err(err(CKR_ARGUMENTS_BAD)),
                 };
-                // SAFETY: forwarded caller guarantees.
-                let (input, (buf, len)) =
-                    unsafe { (bytes(pIn, ulInLen)?, out_buffer(pOut, pulOutLen)?) };
-                // Optional before the last part (nothing in it is used then).
-                let params = if pParameter.is_null() && ulParameterLen == 0 {
-                    None
-                } else {
-                    // SAFETY: forwarded caller guarantee.
-                    Some(unsafe { read_params(pParameter, ulParameterLen)? })
+                let next = |input: &[u8], buf: Option<&mut [u8]>| {
+                    // Optional before the last part (nothing in it is used then).
+                    let params = if pParameter.is_null() && ulParameterLen == 0 {
+                        None
+                    } else {
+                        // SAFETY: forwarded caller guarantee.
+                        Some(unsafe { read_params(pParameter, ulParameterLen)? })
+                    };
+                    message::next(s, d, params, input, last, buf)
                 };
-                finish_output(message::next(s, d, params, input, last, buf), len)
+                // SAFETY: forwarded caller guarantees.
+                unsafe { in_out(pIn, ulInLen, pOut, pulOutLen, next) }
             })
         })
     })
@@ -443,19 +439,49 @@ fn no_message_param(p: *mut c_void, len: CK_ULONG) -> Result<()> {
     }
 }
 
-fn sign_init(
+/// `C_SignMessageBegin` / `C_VerifyMessageBegin`.
+fn sign_begin(h: CK_SESSION_HANDLE, sign: bool, p: *mut c_void, len: CK_ULONG) -> CK_RV {
+    guard_hot(|| {
+        module::with_session(h, |s| {
+            no_message_param(p, len)?;
+            message::sign_begin(s, sign)
+        })
+    })
+}
+
+/// A part of a multi-part message sign or verify: the session, the part,
+/// the (absent) parameter, then `f(session, part)`.
+///
+/// # Safety
+/// As the exported `C_{Sign,Verify}MessageNext` functions.
+unsafe fn sign_part(
+    h: CK_SESSION_HANDLE,
+    p: *mut c_void,
+    len: CK_ULONG,
+    pDataPart: *mut CK_BYTE,
+    ulDataPartLen: CK_ULONG,
+    f: impl FnOnce(&Session, &[u8]) -> Result<()>,
+) -> CK_RV {
+    guard_hot(|| {
+        module::with_session(h, |s| {
+            // SAFETY: forwarded caller guarantee.
+            let data = unsafe { bytes(pDataPart, ulDataPartLen)? };
+            no_message_param(p, len)?;
+            f(s, data)
+        })
+    })
+}
+
+/// # Safety
+/// As the exported `C_Message{Sign,Verify}Init` functions.
+unsafe fn sign_init(
     h: CK_SESSION_HANDLE,
     sign: bool,
     p: *mut CK_MECHANISM,
     key: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(h, |s| {
-            // SAFETY: forwarded caller guarantee.
-            let mech = unsafe { mechanism::read(p)? };
-            message::sign_init(s, sign, &mech, key)
-        })
-    })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe { init_with_key(h, p, key, |s, m, k| message::sign_init(s, sign, m, k)) })
 }
 
 /// `C_MessageSignInit` (§5.21).
@@ -468,7 +494,8 @@ pub unsafe extern "C" fn C_MessageSignInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    sign_init(hSession, true, pMechanism, hKey)
+    // SAFETY: forwarded caller guarantee.
+    unsafe { sign_init(hSession, true, pMechanism, hKey) }
 }
 
 /// `C_SignMessage` (§5.21): one whole message; `pParameter` must be NULL.
@@ -487,15 +514,12 @@ pub unsafe extern "C" fn C_SignMessage(
 ) -> CK_RV {
     guard_hot(|| {
         module::with_session(hSession, |s| {
-            // SAFETY: forwarded caller guarantees.
-            let (data, (buf, len)) = unsafe {
-                (
-                    bytes(pData, ulDataLen)?,
-                    out_buffer(pSignature, pulSignatureLen)?,
-                )
+            let sign = |data: &[u8], buf: Option<&mut [u8]>| {
+                no_message_param(pParameter, ulParameterLen)?;
+                message::sign_message(s, data, buf)
             };
-            no_message_param(pParameter, ulParameterLen)?;
-            finish_output(message::sign_message(s, data, buf), len)
+            // SAFETY: forwarded caller guarantees.
+            unsafe { in_out(pData, ulDataLen, pSignature, pulSignatureLen, sign) }
         })
     })
 }
@@ -519,7 +543,8 @@ pub unsafe extern "C" fn C_MessageVerifyInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    sign_init(hSession, false, pMechanism, hKey)
+    // SAFETY: forwarded caller guarantee.
+    unsafe { sign_init(hSession, false, pMechanism, hKey) }
 }
 
 /// `C_VerifyMessage` (§5.22): one whole message; `pParameter` must be NULL.
@@ -567,12 +592,7 @@ pub unsafe extern "C" fn C_SignMessageBegin(
     pParameter: *mut c_void,
     ulParameterLen: CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            no_message_param(pParameter, ulParameterLen)?;
-            message::sign_begin(s, true)
-        })
-    })
+    sign_begin(hSession, true, pParameter, ulParameterLen)
 }
 
 /// `C_SignMessageNext` (§5.21): a part; with `pulSignatureLen` non-null the
@@ -590,19 +610,25 @@ pub unsafe extern "C" fn C_SignMessageNext(
     pSignature: *mut CK_BYTE,
     pulSignatureLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            // SAFETY: forwarded caller guarantee.
-            let data = unsafe { bytes(pDataPart, ulDataPartLen)? };
-            no_message_param(pParameter, ulParameterLen)?;
-            if pulSignatureLen.is_null() {
-                return message::sign_next(s, data, false, None).map(|_| ());
-            }
-            // SAFETY: forwarded caller guarantee; length pointer non-null.
-            let (buf, len) = unsafe { out_buffer(pSignature, pulSignatureLen)? };
-            finish_output(message::sign_next(s, data, true, buf), len)
-        })
-    })
+    let next = |s: &Session, data: &[u8]| {
+        if pulSignatureLen.is_null() {
+            return message::sign_next(s, data, false, None).map(|_| ());
+        }
+        let last = |buf: Option<&mut [u8]>| message::sign_next(s, data, true, buf);
+        // SAFETY: forwarded caller guarantee; length pointer non-null.
+        unsafe { output(pSignature, pulSignatureLen, last) }
+    };
+    // SAFETY: forwarded caller guarantees.
+    unsafe {
+        sign_part(
+            hSession,
+            pParameter,
+            ulParameterLen,
+            pDataPart,
+            ulDataPartLen,
+            next,
+        )
+    }
 }
 
 /// `C_VerifyMessageBegin` (§5.22): starts a multi-part message;
@@ -616,12 +642,7 @@ pub unsafe extern "C" fn C_VerifyMessageBegin(
     pParameter: *mut c_void,
     ulParameterLen: CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            no_message_param(pParameter, ulParameterLen)?;
-            message::sign_begin(s, false)
-        })
-    })
+    sign_begin(hSession, false, pParameter, ulParameterLen)
 }
 
 /// `C_VerifyMessageNext` (§5.22): a part; with `pSignature` non-null the
@@ -639,18 +660,24 @@ pub unsafe extern "C" fn C_VerifyMessageNext(
     pSignature: *mut CK_BYTE,
     ulSignatureLen: CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            // SAFETY: forwarded caller guarantees.
-            let data = unsafe { bytes(pDataPart, ulDataPartLen)? };
-            no_message_param(pParameter, ulParameterLen)?;
-            let signature = if pSignature.is_null() {
-                None
-            } else {
-                // SAFETY: non-null; caller guarantees validity for its length.
-                Some(unsafe { bytes(pSignature, ulSignatureLen)? })
-            };
-            message::verify_next(s, data, signature)
-        })
-    })
+    let next = |s: &Session, data: &[u8]| {
+        let signature = if pSignature.is_null() {
+            None
+        } else {
+            // SAFETY: non-null; caller guarantees validity for its length.
+            Some(unsafe { bytes(pSignature, ulSignatureLen)? })
+        };
+        message::verify_next(s, data, signature)
+    };
+    // SAFETY: forwarded caller guarantees.
+    unsafe {
+        sign_part(
+            hSession,
+            pParameter,
+            ulParameterLen,
+            pDataPart,
+            ulDataPartLen,
+            next,
+        )
+    }
 }

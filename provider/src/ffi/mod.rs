@@ -7,6 +7,7 @@
 #![allow(non_snake_case)]
 
 mod alloc;
+pub mod calls;
 pub mod decrypt;
 pub mod digest;
 pub mod dual;

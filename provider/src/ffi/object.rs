@@ -1,5 +1,6 @@
 //! Object management (base spec §5.7).
 
+use super::calls::new_object;
 use super::util::{attribute_array, guard, guard_hot, nested_array, out, template};
 use crate::api::objects::AttrOut;
 use crate::api::{module, objects};
@@ -21,9 +22,7 @@ pub unsafe extern "C" fn C_CreateObject(
     guard(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantees.
-            let (t, out) = unsafe { (template(pTemplate, ulCount)?, out(phObject)?) };
-            *out = objects::create(s, &t)?;
-            Ok(())
+            unsafe { new_object(pTemplate, ulCount, phObject, |t| objects::create(s, t)) }
         })
     })
 }
@@ -42,10 +41,9 @@ pub unsafe extern "C" fn C_CopyObject(
 ) -> CK_RV {
     guard(|| {
         module::with_session(hSession, |s| {
+            let copy = |t: &[_]| objects::copy(s, hObject, t);
             // SAFETY: forwarded caller guarantees.
-            let (t, out) = unsafe { (template(pTemplate, ulCount)?, out(phNewObject)?) };
-            *out = objects::copy(s, hObject, &t)?;
-            Ok(())
+            unsafe { new_object(pTemplate, ulCount, phNewObject, copy) }
         })
     })
 }

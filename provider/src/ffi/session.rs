@@ -1,8 +1,8 @@
 //! Session management (base spec §5.6).
 
-use super::util::{bytes, finish_output, guard, out, out_buffer};
+use super::calls::output;
+use super::util::{bytes, bytes_non_null, guard, out};
 use crate::api::{crypto, module, opstate};
-use crate::error::err;
 use cryptoki_sys::*;
 use std::ffi::c_void;
 
@@ -83,11 +83,8 @@ pub unsafe extern "C" fn C_Login(
 ) -> CK_RV {
     guard(|| {
         module::with_session(hSession, |s| {
-            if pPin.is_null() {
-                return Err(err(CKR_ARGUMENTS_BAD));
-            }
             // SAFETY: caller guarantees the PIN bytes.
-            let pin = unsafe { bytes(pPin, ulPinLen)? };
+            let pin = unsafe { bytes_non_null(pPin, ulPinLen)? };
             if userType == CKU_CONTEXT_SPECIFIC {
                 return crypto::context_login(s, pin);
             }
@@ -187,9 +184,9 @@ pub unsafe extern "C" fn C_GetOperationState(
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
+            let get = |buf: Option<&mut [u8]>| opstate::get(m.saved_states(), &s, buf);
             // SAFETY: forwarded caller guarantee.
-            let (buf, len) = unsafe { out_buffer(pOperationState, pulOperationStateLen)? };
-            finish_output(opstate::get(m.saved_states(), &s, buf), len)
+            unsafe { output(pOperationState, pulOperationStateLen, get) }
         })
     })
 }

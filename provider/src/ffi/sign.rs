@@ -1,7 +1,7 @@
 //! Signing and MACing (base spec §5.13) and verifying (§5.14).
 
-use super::mechanism;
-use super::util::{bytes, finish_output, guard_hot, out_buffer, terminating};
+use super::calls::{data_in, data_in_out, init_with_key, out_only};
+use super::util::{bytes, guard_hot, terminating};
 use crate::api::crypto::{self, OpKind};
 use crate::api::module;
 use cryptoki_sys::*;
@@ -16,13 +16,8 @@ pub unsafe extern "C" fn C_SignInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            // SAFETY: forwarded caller guarantee.
-            let mech = unsafe { mechanism::read(pMechanism)? };
-            crypto::sign_init(s, &mech, hKey)
-        })
-    })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe { init_with_key(hSession, pMechanism, hKey, crypto::sign_init) })
 }
 
 /// `C_Sign`.
@@ -37,19 +32,17 @@ pub unsafe extern "C" fn C_Sign(
     pSignature: *mut CK_BYTE,
     pulSignatureLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Sign, || {
-                // SAFETY: forwarded caller guarantees.
-                let (data, (buf, len)) = unsafe {
-                    (
-                        bytes(pData, ulDataLen)?,
-                        out_buffer(pSignature, pulSignatureLen)?,
-                    )
-                };
-                finish_output(crypto::sign(s, data, buf), len)
-            })
-        })
+    // SAFETY: forwarded caller guarantees.
+    guard_hot(|| unsafe {
+        data_in_out(
+            hSession,
+            OpKind::Sign,
+            pData,
+            ulDataLen,
+            pSignature,
+            pulSignatureLen,
+            crypto::sign,
+        )
     })
 }
 
@@ -63,14 +56,15 @@ pub unsafe extern "C" fn C_SignUpdate(
     pPart: *mut CK_BYTE,
     ulPartLen: CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Sign, || {
-                // SAFETY: forwarded caller guarantee.
-                let data = unsafe { bytes(pPart, ulPartLen)? };
-                crypto::sign_update(s, data)
-            })
-        })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe {
+        data_in(
+            hSession,
+            OpKind::Sign,
+            pPart,
+            ulPartLen,
+            crypto::sign_update,
+        )
     })
 }
 
@@ -84,14 +78,15 @@ pub unsafe extern "C" fn C_SignFinal(
     pSignature: *mut CK_BYTE,
     pulSignatureLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Sign, || {
-                // SAFETY: forwarded caller guarantee.
-                let (buf, len) = unsafe { out_buffer(pSignature, pulSignatureLen)? };
-                finish_output(crypto::sign_final(s, buf), len)
-            })
-        })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe {
+        out_only(
+            hSession,
+            OpKind::Sign,
+            pSignature,
+            pulSignatureLen,
+            crypto::sign_final,
+        )
     })
 }
 
@@ -105,13 +100,8 @@ pub unsafe extern "C" fn C_VerifyInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            // SAFETY: forwarded caller guarantee.
-            let mech = unsafe { mechanism::read(pMechanism)? };
-            crypto::verify_init(s, &mech, hKey)
-        })
-    })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe { init_with_key(hSession, pMechanism, hKey, crypto::verify_init) })
 }
 
 /// `C_Verify`.
@@ -148,14 +138,15 @@ pub unsafe extern "C" fn C_VerifyUpdate(
     pPart: *mut CK_BYTE,
     ulPartLen: CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Verify, || {
-                // SAFETY: forwarded caller guarantee.
-                let data = unsafe { bytes(pPart, ulPartLen)? };
-                crypto::verify_update(s, data)
-            })
-        })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe {
+        data_in(
+            hSession,
+            OpKind::Verify,
+            pPart,
+            ulPartLen,
+            crypto::verify_update,
+        )
     })
 }
 
@@ -169,14 +160,15 @@ pub unsafe extern "C" fn C_VerifyFinal(
     pSignature: *mut CK_BYTE,
     ulSignatureLen: CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::Verify, || {
-                // SAFETY: forwarded caller guarantee.
-                let sig = unsafe { bytes(pSignature, ulSignatureLen)? };
-                crypto::verify_final(s, sig)
-            })
-        })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe {
+        data_in(
+            hSession,
+            OpKind::Verify,
+            pSignature,
+            ulSignatureLen,
+            crypto::verify_final,
+        )
     })
 }
 
@@ -190,13 +182,8 @@ pub unsafe extern "C" fn C_SignRecoverInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            // SAFETY: forwarded caller guarantee.
-            let mech = unsafe { mechanism::read(pMechanism)? };
-            crypto::sign_recover_init(s, &mech, hKey)
-        })
-    })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe { init_with_key(hSession, pMechanism, hKey, crypto::sign_recover_init) })
 }
 
 /// `C_SignRecover` (§5.13).
@@ -211,19 +198,17 @@ pub unsafe extern "C" fn C_SignRecover(
     pSignature: *mut CK_BYTE,
     pulSignatureLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::SignRecover, || {
-                // SAFETY: forwarded caller guarantees.
-                let (data, (buf, len)) = unsafe {
-                    (
-                        bytes(pData, ulDataLen)?,
-                        out_buffer(pSignature, pulSignatureLen)?,
-                    )
-                };
-                finish_output(crypto::sign_recover(s, data, buf), len)
-            })
-        })
+    // SAFETY: forwarded caller guarantees.
+    guard_hot(|| unsafe {
+        data_in_out(
+            hSession,
+            OpKind::SignRecover,
+            pData,
+            ulDataLen,
+            pSignature,
+            pulSignatureLen,
+            crypto::sign_recover,
+        )
     })
 }
 
@@ -237,13 +222,8 @@ pub unsafe extern "C" fn C_VerifyRecoverInit(
     pMechanism: *mut CK_MECHANISM,
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            // SAFETY: forwarded caller guarantee.
-            let mech = unsafe { mechanism::read(pMechanism)? };
-            crypto::verify_recover_init(s, &mech, hKey)
-        })
-    })
+    // SAFETY: forwarded caller guarantee.
+    guard_hot(|| unsafe { init_with_key(hSession, pMechanism, hKey, crypto::verify_recover_init) })
 }
 
 /// `C_VerifyRecover` (§5.14).
@@ -258,18 +238,16 @@ pub unsafe extern "C" fn C_VerifyRecover(
     pData: *mut CK_BYTE,
     pulDataLen: *mut CK_ULONG,
 ) -> CK_RV {
-    guard_hot(|| {
-        module::with_session(hSession, |s| {
-            terminating(s, OpKind::VerifyRecover, || {
-                // SAFETY: forwarded caller guarantees.
-                let (signature, (buf, len)) = unsafe {
-                    (
-                        bytes(pSignature, ulSignatureLen)?,
-                        out_buffer(pData, pulDataLen)?,
-                    )
-                };
-                finish_output(crypto::verify_recover(s, signature, buf), len)
-            })
-        })
+    // SAFETY: forwarded caller guarantees.
+    guard_hot(|| unsafe {
+        data_in_out(
+            hSession,
+            OpKind::VerifyRecover,
+            pSignature,
+            ulSignatureLen,
+            pData,
+            pulDataLen,
+            crypto::verify_recover,
+        )
     })
 }

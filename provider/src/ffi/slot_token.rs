@@ -1,7 +1,7 @@
 //! Slot and token management (base spec §5.5).
 
 use super::general::MANUFACTURER;
-use super::util::{bytes, guard, out, out_list, pad, unpad};
+use super::util::{bytes_non_null, guard, out, out_list, pad, unpad};
 use crate::api::module;
 use crate::api::token::{MAX_PIN_FAILURES, MAX_PIN_LEN, MIN_PIN_LEN};
 use crate::error::err;
@@ -191,11 +191,9 @@ pub unsafe extern "C" fn C_InitToken(
 ) -> CK_RV {
     guard(|| {
         module::with(|m| {
-            if pPin.is_null() || pLabel.is_null() {
-                return Err(err(CKR_ARGUMENTS_BAD));
-            }
             // SAFETY: caller guarantees the PIN and the 32-byte label.
-            let (pin, label) = unsafe { (bytes(pPin, ulPinLen)?, bytes(pLabel, 32)?) };
+            let (pin, label) =
+                unsafe { (bytes_non_null(pPin, ulPinLen)?, bytes_non_null(pLabel, 32)?) };
             m.init_token(slotID, pin, &unpad(label))
         })
     })
@@ -213,11 +211,8 @@ pub unsafe extern "C" fn C_InitPIN(
 ) -> CK_RV {
     guard(|| {
         module::with_session(hSession, |s| {
-            if pPin.is_null() {
-                return Err(err(CKR_ARGUMENTS_BAD));
-            }
             // SAFETY: caller guarantees the PIN bytes.
-            let pin = unsafe { bytes(pPin, ulPinLen)? };
+            let pin = unsafe { bytes_non_null(pPin, ulPinLen)? };
             s.require_rw()?;
             s.token.init_pin(pin)
         })
@@ -238,11 +233,13 @@ pub unsafe extern "C" fn C_SetPIN(
 ) -> CK_RV {
     guard(|| {
         module::with_session(hSession, |s| {
-            if pOldPin.is_null() || pNewPin.is_null() {
-                return Err(err(CKR_ARGUMENTS_BAD));
-            }
             // SAFETY: caller guarantees the PIN bytes.
-            let (old, new) = unsafe { (bytes(pOldPin, ulOldLen)?, bytes(pNewPin, ulNewLen)?) };
+            let (old, new) = unsafe {
+                (
+                    bytes_non_null(pOldPin, ulOldLen)?,
+                    bytes_non_null(pNewPin, ulNewLen)?,
+                )
+            };
             s.require_rw()?;
             s.token.set_pin(old, new)
         })

@@ -116,6 +116,19 @@ pub unsafe fn bytes<'a>(ptr: *const u8, len: CK_ULONG) -> Result<&'a [u8]> {
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
+/// An input byte string that must be there even when empty (a PIN, a
+/// label): `NULL` is `CKR_ARGUMENTS_BAD` whatever the length.
+///
+/// # Safety
+/// As [`bytes`].
+pub unsafe fn bytes_non_null<'a>(ptr: *const u8, len: CK_ULONG) -> Result<&'a [u8]> {
+    if ptr.is_null() {
+        return Err(err(CKR_ARGUMENTS_BAD));
+    }
+    // SAFETY: forwarded caller guarantee.
+    unsafe { bytes(ptr, len) }
+}
+
 /// A mutable reference to an output value (`CKR_ARGUMENTS_BAD` if null).
 ///
 /// # Safety
@@ -170,11 +183,22 @@ pub fn terminating(
     kind: OpKind,
     body: impl FnOnce() -> Result<()>,
 ) -> Result<()> {
+    ending(&[CKR_BUFFER_TOO_SMALL], || crypto::end(session, kind), body)
+}
+
+/// Runs `body`, a panic becoming `CKR_GENERAL_ERROR`; a failure whose code
+/// is not in `keeps` runs `end` (what the failure ends: [`terminating`],
+/// the dual-function pair, a message in progress).
+pub fn ending(
+    keeps: &[CK_RV],
+    end: impl FnOnce(),
+    body: impl FnOnce() -> Result<()>,
+) -> Result<()> {
     let r = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| Err(err(CKR_GENERAL_ERROR)));
     if let Err(e) = &r
-        && e.rv() != CKR_BUFFER_TOO_SMALL
+        && !keeps.contains(&e.rv())
     {
-        crypto::end(session, kind);
+        end();
     }
     r
 }
@@ -332,6 +356,12 @@ mod tests {
                     .rv(),
                 CKR_ARGUMENTS_BAD
             );
+            // A PIN or label pointer is required even for length 0.
+            assert_eq!(
+                bytes_non_null(std::ptr::null(), 0).unwrap_err().rv(),
+                CKR_ARGUMENTS_BAD
+            );
+            assert_eq!(bytes_non_null([1u8].as_ptr(), 0).unwrap(), &[] as &[u8]);
         }
     }
 
@@ -439,6 +469,21 @@ mod tests {
         assert!(small.is_err() && session.ops.lock().digest.is_some());
         let bad = terminating(&session, OpKind::Digest, || Err(err(CKR_DATA_LEN_RANGE)));
         assert!(bad.is_err() && session.ops.lock().digest.is_none());
+        // `ending` keeps the operation for every code it is told to keep.
+        let mut ended = false;
+        let kept = ending(
+            &[CKR_BUFFER_TOO_SMALL, CKR_OPERATION_NOT_INITIALIZED],
+            || ended = true,
+            || Err(err(CKR_OPERATION_NOT_INITIALIZED)),
+        );
+        assert!(kept.is_err() && !ended);
+        let r = ending(
+            &[CKR_BUFFER_TOO_SMALL],
+            || ended = true,
+            || panic!("mid-pair"),
+        );
+        assert_eq!(r.unwrap_err().rv(), CKR_GENERAL_ERROR);
+        assert!(ended, "a panic did not end the operation");
     }
 
     #[test]

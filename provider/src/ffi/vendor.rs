@@ -29,7 +29,6 @@
 use super::util::{bytes, guard_hot};
 use crate::api::{crypto, module};
 use crate::error::err;
-use crate::mechanisms::Mechanism;
 use cryptoki_sys::*;
 
 /// Signature of `C_DalekVerifyEd25519Batch`.
@@ -86,7 +85,8 @@ unsafe fn array<'a, T>(ptr: *const T, count: usize) -> crate::error::Result<&'a 
     Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
 }
 
-/// Batch verification of Ed25519 signatures (see the module docs).
+/// Batch verification of Ed25519 signatures (see the module docs): the
+/// call below with `CKM_EDDSA` and no parameter (pure Ed25519).
 ///
 /// # Safety
 /// Every array valid for `ulCount` elements; `ppData[i]` valid for
@@ -99,12 +99,17 @@ pub unsafe extern "C" fn C_DalekVerifyEd25519Batch(
     pulDataLen: *const CK_ULONG,
     ppSignature: *const *const CK_BYTE,
 ) -> CK_RV {
-    // SAFETY: forwarded under the same contract; a null mechanism is
-    // pure CKM_EDDSA.
+    let plain = CK_MECHANISM {
+        mechanism: CKM_EDDSA,
+        pParameter: std::ptr::null_mut(),
+        ulParameterLen: 0,
+    };
+    // SAFETY: forwarded under the same contract; `plain` is a valid
+    // CK_MECHANISM without a parameter.
     unsafe {
-        batch(
+        C_DalekVerifyEd25519BatchMechanism(
             hSession,
-            std::ptr::null(),
+            &plain,
             ulCount,
             phKeys,
             ppData,
@@ -133,41 +138,10 @@ pub unsafe extern "C" fn C_DalekVerifyEd25519BatchMechanism(
     if pMechanism.is_null() {
         return CKR_ARGUMENTS_BAD;
     }
-    // SAFETY: the caller's contract.
-    unsafe {
-        batch(
-            hSession,
-            pMechanism,
-            ulCount,
-            phKeys,
-            ppData,
-            pulDataLen,
-            ppSignature,
-        )
-    }
-}
-
-/// Both entry points; a null `mechanism` is plain `CKM_EDDSA`.
-///
-/// # Safety
-/// As [`C_DalekVerifyEd25519BatchMechanism`], `mechanism` may be null.
-unsafe fn batch(
-    hSession: CK_SESSION_HANDLE,
-    mechanism: *const CK_MECHANISM,
-    ulCount: CK_ULONG,
-    phKeys: *const CK_OBJECT_HANDLE,
-    ppData: *const *const CK_BYTE,
-    pulDataLen: *const CK_ULONG,
-    ppSignature: *const *const CK_BYTE,
-) -> CK_RV {
     guard_hot(|| {
         module::with_session(hSession, |s| {
-            let mech = if mechanism.is_null() {
-                Mechanism::plain(CKM_EDDSA)
-            } else {
-                // SAFETY: the caller guarantees a valid CK_MECHANISM.
-                unsafe { super::mechanism::read(mechanism)? }
-            };
+            // SAFETY: the caller guarantees a valid CK_MECHANISM.
+            let mech = unsafe { super::mechanism::read(pMechanism)? };
             let count = usize::try_from(ulCount).map_err(|_| err(CKR_ARGUMENTS_BAD))?;
             if count == 0 || count > crypto::MAX_BATCH {
                 return Err(err(CKR_ARGUMENTS_BAD));
