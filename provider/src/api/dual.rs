@@ -34,7 +34,7 @@ pub enum Pair {
 /// the size-query conventions of §5.2.
 pub fn update(session: &Session, pair: Pair, data: &[u8], out: Option<&mut [u8]>) -> Result<usize> {
     let mut guard = session.ops.lock();
-    let ops = &mut *guard;
+    let ops: &mut crate::api::operations::Operations = &mut guard;
     let second_active = match pair {
         Pair::DigestEncrypt | Pair::DecryptDigest => ops.digest.is_some(),
         Pair::SignEncrypt => ops.sign.is_some(),

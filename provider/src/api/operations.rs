@@ -122,12 +122,43 @@ impl Operations {
             &mut self.message_verify
         }
     }
+}
 
-    /// Ends every operation (logout, token re-initialisation).
+/// A session's [`Operations`] in a heap block of their own, which
+/// [`SessionOps::cancel_all`] replaces rather than clears.
+///
+/// Moving an operation into its slot copies the whole size of the slot's
+/// type from the stack, the bytes its variant leaves unused included: stale
+/// stack contents, which can hold a key parsed earlier in the same call. A
+/// slot set back to `None` keeps those bytes. Replacing the block at logout
+/// hands the old one to the allocator, which zeroes it as it frees it
+/// (`ffi::alloc`), so no such copy outlives the login (docs/SECURITY.md,
+/// "Memory hygiene").
+#[derive(Default)]
+pub struct SessionOps(Box<Operations>);
+
+impl SessionOps {
+    /// Ends every operation (logout, token re-initialisation, a restored
+    /// state): a fresh block; the old one goes back zeroed.
     pub fn cancel_all(&mut self) {
-        let inits = self.inits;
-        *self = Operations::default();
-        self.inits = inits;
+        let inits = self.0.inits;
+        self.0 = Box::new(Operations {
+            inits,
+            ..Operations::default()
+        });
+    }
+}
+
+impl std::ops::Deref for SessionOps {
+    type Target = Operations;
+    fn deref(&self) -> &Operations {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for SessionOps {
+    fn deref_mut(&mut self) -> &mut Operations {
+        &mut self.0
     }
 }
 
@@ -174,5 +205,28 @@ impl MessageSign {
             (None, None) => Param::None,
         };
         Mechanism { ty: self.ty, param }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cancel_all` gives the operations a new block (the old one is
+    /// freed, so zeroed by the module's allocator) and keeps the count of
+    /// initialisations, so a context login still finds the latest.
+    #[test]
+    fn cancel_all_replaces_the_block_and_keeps_the_init_count() {
+        let mut ops = SessionOps::default();
+        ops.next_init();
+        ops.digest = Some(Active::new(
+            crate::mechanisms::digest::DigestOp::new(cryptoki_sys::CKM_SHA256).unwrap(),
+        ));
+        let before: *const Operations = &*ops;
+        ops.cancel_all();
+        let after: *const Operations = &*ops;
+        assert_ne!(before, after, "the slots were cleared in place");
+        assert!(ops.digest.is_none());
+        assert_eq!(ops.next_init(), 2);
     }
 }

@@ -102,7 +102,14 @@ impl SavedStates {
     /// `C_SetOperationState` could not use them before the next login
     /// anyway. The blocks go back zeroed (`ffi::alloc`).
     pub fn forget_private(&mut self, slot: CK_SLOT_ID) {
-        self.states.retain(|_, s| s.slot != slot || !s.private);
+        // Not `retain`: an entry dropped in place leaves the bytes its
+        // operation's type did not use (stale stack contents copied in with
+        // it) in the table's block. A new table, and the old block freed.
+        let old = std::mem::take(&mut self.states);
+        self.states = old
+            .into_iter()
+            .filter(|(_, s)| s.slot != slot || !s.private)
+            .collect();
         let states = &self.states;
         self.order.retain(|id| states.contains_key(id));
     }
@@ -156,7 +163,8 @@ pub fn get(
     session: &Session,
     out: Option<&mut [u8]>,
 ) -> Result<usize> {
-    let ops = session.ops.lock();
+    let guard = session.ops.lock();
+    let ops: &Operations = &guard;
     let Operations {
         digest,
         sign,
@@ -192,7 +200,7 @@ pub fn get(
         sign,
         verify,
     };
-    drop(ops);
+    drop(guard);
     let Some(out) = out else {
         return Ok(STATE_LEN);
     };

@@ -2,7 +2,7 @@
 //! (at most one of each kind, §5.2 / §6.6 "Sessions"; the operation types
 //! are in `operations`).
 
-use super::operations::Operations;
+use super::operations::SessionOps;
 use super::token::Token;
 use cryptoki_sys::*;
 use parking_lot::Mutex;
@@ -17,7 +17,7 @@ pub struct Session {
     /// `CKF_RW_SESSION`.
     pub rw: bool,
     /// Active operations; each session has its own lock.
-    pub ops: Mutex<Operations>,
+    pub ops: Mutex<SessionOps>,
     /// False once `C_CloseSession` (or close-all, finalize) has begun: a
     /// call still running on the session may not leave anything behind.
     pub open: std::sync::atomic::AtomicBool,

@@ -449,7 +449,7 @@ mod tests {
             handle: 1,
             token: std::sync::Arc::new(token),
             rw: true,
-            ops: parking_lot::Mutex::new(Operations::default()),
+            ops: parking_lot::Mutex::new(Default::default()),
             open: true.into(),
         };
         let start =

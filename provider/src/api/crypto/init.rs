@@ -29,7 +29,7 @@ use std::sync::Arc;
 /// store, as in `C_FindObjectsInit`).
 pub fn context_login(session: &Session, pin: &[u8]) -> Result<()> {
     let mut ops = session.ops.lock();
-    let ops = &mut *ops;
+    let ops: &mut Operations = &mut ops;
     let last = [
         ops.sign.as_mut().map(|a| &mut a.awaits_login),
         ops.decrypt.as_mut().map(|a| &mut a.awaits_login),
