@@ -174,7 +174,7 @@ pub fn get(
         sign_recover,
         verify_recover,
         ..
-    } = &*ops;
+    } = ops;
     if encrypt.is_some() || decrypt.is_some() || sign_recover.is_some() || verify_recover.is_some()
     {
         return Err(err(CKR_STATE_UNSAVEABLE));

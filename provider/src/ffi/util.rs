@@ -434,7 +434,7 @@ mod tests {
 
     #[test]
     fn a_panic_ends_the_operation() {
-        use crate::api::operations::{Active, Operations};
+        use crate::api::operations::Active;
         use crate::api::session::Session;
         use crate::api::token::{HandleAllocator, Token};
         use crate::mechanisms::digest::DigestOp;
