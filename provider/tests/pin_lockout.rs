@@ -26,8 +26,12 @@ fn guess_at_once(p: &Pkcs11, slot: Slot, user: UserType, threads: usize) -> (usi
         let workers: Vec<_> = (0..threads)
             .map(|i| {
                 sc.spawn(move || {
-                    let s = p.open_rw_session(slot).unwrap();
+                    // Every thread reaches the barrier, so that one failing
+                    // to open its session fails the test instead of leaving
+                    // the others waiting for it for ever.
+                    let s = p.open_rw_session(slot);
                     start.wait();
+                    let s = s.unwrap();
                     let r = s.login(user, Some(&pin(&format!("wrong-{i:02}"))));
                     rv_of(r.expect_err("a wrong PIN never logs in"))
                 })
