@@ -382,6 +382,39 @@ impl EcPrivate {
     }
 }
 
+/// The curves whose `CKM_ECDH1_DERIVE` goes through aws-lc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcdhCurve {
+    /// NIST P-256.
+    P256,
+    /// NIST P-384.
+    P384,
+    /// NIST P-521.
+    P521,
+}
+
+/// ECDH (SP 800-56A §5.7.1.2, the primitive of `CKM_ECDH1_DERIVE`):
+/// the x-coordinate of `scalar` × `peer`, field-size bytes. `scalar` is
+/// the private key's big-endian fixed-size scalar, `peer` an uncompressed
+/// SEC1 point already checked to lie on the curve. aws-lc checks the
+/// point again and clears its copy of the scalar when it frees the key.
+pub fn ecdh_shared_x(curve: EcdhCurve, scalar: &[u8], peer: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
+    use aws_lc_rs::agreement::{self, ECDH_P256, ECDH_P384, ECDH_P521, PrivateKey};
+    let alg = match curve {
+        EcdhCurve::P256 => &ECDH_P256,
+        EcdhCurve::P384 => &ECDH_P384,
+        EcdhCurve::P521 => &ECDH_P521,
+    };
+    let private =
+        PrivateKey::from_private_key(alg, scalar).map_err(|_| err(CKR_FUNCTION_FAILED))?;
+    agreement::agree(
+        &private,
+        agreement::UnparsedPublicKey::new(alg, peer),
+        err(CKR_MECHANISM_PARAM_INVALID),
+        |x| Ok(Zeroizing::new(x.to_vec())),
+    )
+}
+
 /// A P-256 / P-384 / P-521 public key parsed by aws-lc.
 pub struct EcPublic {
     key: ParsedPublicKey,
