@@ -92,9 +92,11 @@ fn keys_are_made_once_listed_reused_and_deleted() {
     for r in results(&v) {
         assert_eq!(r["status"], "ok", "{r}");
     }
-    // A key-agreement pair runs ECDH only; a 3DES key its two modes.
+    // A key-agreement pair runs ECDH only (P-521's too: a 66-byte secret);
+    // a 3DES key its two modes.
     for (ty, label, want) in [
         ("p256-ecdh", "bench-ecdh", vec!["p256-ecdh-derive"]),
+        ("p521-ecdh", "bench-ecdh521", vec!["p521-ecdh-derive"]),
         (
             "des3",
             "bench-des3",

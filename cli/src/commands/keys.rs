@@ -50,6 +50,7 @@ const TYPES: &[(&str, KeySpec)] = &[
     ("des3", KeySpec::Des3),
     ("p256-ecdh", KeySpec::EcDerive(Curve::P256)),
     ("p384-ecdh", KeySpec::EcDerive(Curve::P384)),
+    ("p521-ecdh", KeySpec::EcDerive(Curve::P521)),
     ("x25519", KeySpec::X25519),
 ];
 
@@ -371,5 +372,30 @@ mod tests {
         assert_eq!(key_spec("hmac-sha512").unwrap(), KeySpec::GenericSecret(64));
         assert_eq!(key_spec("aes128").unwrap(), KeySpec::Aes(16));
         assert!(key_spec("rsa1024").is_err());
+    }
+
+    /// Every `*-ecdh-derive` op of the catalogue has its key-agreement type
+    /// here, named as the op's key (`p521-ecdh` for `p521-ecdh-derive`).
+    #[test]
+    fn every_ecdh_op_has_a_key_type() {
+        let all = crate::suite::catalogue::catalogue();
+        let ecdh: Vec<_> = all
+            .iter()
+            .filter(|o| o.id.ends_with("-ecdh-derive"))
+            .collect();
+        assert_eq!(ecdh.len(), 4);
+        for o in ecdh {
+            let spec = o.key.expect("an ECDH op has a key");
+            let name = TYPES
+                .iter()
+                .find(|(_, s)| *s == spec)
+                .map(|(n, _)| *n)
+                .unwrap_or_else(|| panic!("no key type for {}", o.id));
+            assert_eq!(key_spec(name).unwrap(), spec);
+        }
+        assert_eq!(
+            key_spec("p521-ecdh").unwrap(),
+            KeySpec::EcDerive(Curve::P521)
+        );
     }
 }

@@ -489,6 +489,28 @@ mod tests {
         assert_eq!(check(&only_ref, &f).exit_code(), EXIT_INCONCLUSIVE);
     }
 
+    /// An op no floor names is not gated: whatever its ratio or status (a
+    /// new op, measured before anyone has set its floor), the verdict is the
+    /// floors' alone.
+    #[test]
+    fn ops_without_a_floor_are_not_gated() {
+        let f = Floors::parse(FILE, "f").unwrap();
+        for status in [Status::Ok, Status::Error, Status::Unsupported] {
+            let mut rep = run(5000.0);
+            let mut ours = result("dalek", "p521-ecdh-derive", 1.0, 0.01);
+            ours.status = status;
+            rep.results.push(ours);
+            rep.results
+                .push(result("softhsm", "p521-ecdh-derive", 1000.0, 0.01));
+            rep.results.push(result("dalek", "p521-keygen", 1.0, 0.01));
+            let c = check(&rep, &f);
+            assert_eq!(c.checks.len(), 2, "{status:?}");
+            assert!(c.unchecked.is_empty(), "{:?}", c.unchecked);
+            assert!(c.checks.iter().all(|x| x.op != "p521-ecdh-derive"));
+            assert_eq!(c.exit_code(), EXIT_OK, "{status:?}");
+        }
+    }
+
     /// The committed floors name ops the `ci` profile measures (else the gate
     /// could never check them), and every committed baseline keeps them: a floor
     /// above a ratio recorded on some machine class would fail CI there.

@@ -266,6 +266,13 @@ mod tests {
             .collect();
         assert!(!ids.contains(&"rsa4096-sign") && !ids.contains(&"rsa3072-sign"));
         assert!(ids.contains(&"ed25519-sign"));
+        // One key generation per family; P-384/P-521 are for `full`.
+        let keygens: Vec<&str> = ids
+            .iter()
+            .copied()
+            .filter(|id| id.ends_with("-keygen"))
+            .collect();
+        assert_eq!(keygens, ["p256-keygen", "ed25519-keygen", "aes256-keygen"]);
         let full = Profile::parse(EMBEDDED[1].1).unwrap();
         let is_scaling = |o: &&crate::suite::op::OpDef| {
             matches!(o.kind, crate::suite::op::OpKind::Population(..))
@@ -322,8 +329,13 @@ mod tests {
             .collect();
         assert_eq!(picked, want);
         // AES 30, 3DES 4, ECDSA with hashing 16, raw ECDSA on P-521 and
-        // secp256k1 4, ECDH 3, wrap 6, SHA-1, C_SeedRandom, PSS 4, OAEP 8.
-        assert_eq!(picked.len(), 30 + 4 + 16 + 4 + 3 + 6 + 1 + 1 + 4 + 8);
+        // secp256k1 4, ECDH 4 (P-256, P-384, P-521, X25519), wrap 6, SHA-1,
+        // C_SeedRandom, PSS 4, OAEP 8.
+        assert_eq!(picked.len(), 30 + 4 + 16 + 4 + 4 + 6 + 1 + 1 + 4 + 8);
+        assert!(picked.contains(&"p521-ecdh-derive"));
+        // Key generation is not breadth (its mechanisms are exercised by the
+        // keys the ops make); `full` has p384-keygen and p521-keygen.
+        assert!(!picked.iter().any(|id| id.ends_with("-keygen")));
         assert!(breadth.duration.unwrap() <= 0.5, "brief");
     }
 

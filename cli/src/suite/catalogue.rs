@@ -256,7 +256,13 @@ mod tests {
             "hmac-sha512",
             "aes256-cmac",
             "random32",
+            "p256-ecdh-derive",
+            "p384-ecdh-derive",
+            "p521-ecdh-derive",
+            "x25519-ecdh-derive",
             "p256-keygen",
+            "p384-keygen",
+            "p521-keygen",
             "ed25519-keygen",
             "rsa2048-keygen",
             "aes256-keygen",
@@ -276,6 +282,81 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), ids.len(), "ids are unique");
+    }
+
+    /// Key generation in report order: the EC curves together, P-384 and
+    /// P-521 right after P-256; ECDH on every NIST curve, before X25519.
+    #[test]
+    fn keygen_and_ecdh_come_in_curve_order() {
+        let all = catalogue();
+        let ids = |pattern: &str| -> Vec<String> {
+            select(&all, &[pattern.into()])
+                .unwrap()
+                .iter()
+                .map(|o| o.id.clone())
+                .collect()
+        };
+        assert_eq!(
+            ids("*-keygen"),
+            [
+                "p256-keygen",
+                "p384-keygen",
+                "p521-keygen",
+                "ed25519-keygen",
+                "rsa2048-keygen",
+                "aes256-keygen"
+            ]
+        );
+        assert_eq!(
+            ids("*-ecdh-derive"),
+            [
+                "p256-ecdh-derive",
+                "p384-ecdh-derive",
+                "p521-ecdh-derive",
+                "x25519-ecdh-derive"
+            ]
+        );
+    }
+
+    /// An existing EC pair with `CKA_DERIVE` (and both halves) runs ECDH on
+    /// its curve, P-521 included, under the catalogue's id; without
+    /// `CKA_DERIVE` it does not.
+    #[test]
+    fn an_existing_ec_pair_that_derives_runs_ecdh_on_its_curve() {
+        use crate::suite::existing::{Detected, ExistingKey};
+        use crate::suite::keyset::KeyHandles;
+        let all = catalogue();
+        for c in [Curve::P256, Curve::P384, Curve::P521] {
+            let mut k = ExistingKey {
+                kind: Detected::Ec(c),
+                handles: KeyHandles {
+                    public: Some(1),
+                    private: Some(2),
+                    ..Default::default()
+                },
+                can_sign: false,
+                can_verify: false,
+                can_encrypt: false,
+                can_decrypt: false,
+                can_derive: true,
+                value_len: None,
+                allowed: None,
+            };
+            let want = format!("{}-ecdh-derive", c.id());
+            let ops = ops_for_existing(&k);
+            let ids: Vec<&str> = ops.iter().map(|o| o.id.as_str()).collect();
+            assert_eq!(ids, [want.as_str()]);
+            let o = &ops[0];
+            let cat = all.iter().find(|x| x.id == want).expect("in the catalogue");
+            assert_eq!(
+                (&o.kind, o.mechanism, o.key_bits),
+                (&cat.kind, cat.mechanism, cat.key_bits)
+            );
+            assert_eq!(o.key, Some(KeySpec::Existing));
+            assert!(o.also_needs.is_empty());
+            k.can_derive = false;
+            assert!(ops_for_existing(&k).is_empty());
+        }
     }
 
     #[test]

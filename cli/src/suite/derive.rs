@@ -1,16 +1,19 @@
 //! Key agreement: ECDH (`CKM_ECDH1_DERIVE`, no KDF, PKCS#11 3.0 mechanisms
-//! §2.3.14) on P-256 and P-384, and X25519 (the same mechanism with Montgomery
-//! keys, §2.3.9). The timed region is one `C_DeriveKey` of a 32/48-byte
-//! generic secret from the op's private key and a peer's public value; the
-//! derived key is destroyed after the timer stops.
+//! §2.3.14) on P-256, P-384 and P-521, and X25519 (the same mechanism with
+//! Montgomery keys, §2.3.9). The timed region is one `C_DeriveKey` of a
+//! generic secret as long as the field (32, 48, 66 bytes; X25519 32: see
+//! [`DeriveAlg::secret_len`]) from the op's private key and a peer's public
+//! value; the derived key is destroyed after the timer stops.
 //!
 //! Checks: while preparing, a second key pair (the peer) is generated and the
 //! secret is derived from both sides (ours × peer, peer × ours): the two
-//! values (`CKA_VALUE`, derived extractable and not sensitive) must be equal
-//! and of the field's length. Every derived key has its length checked, and a
-//! sample of them (see [`check::Sampler`]) its value against that agreed one.
-//! The peer's public value is passed raw (as the mechanisms spec has it);
-//! modules that want the DER `OCTET STRING` of `CKA_EC_POINT` get that form
+//! values (`CKA_VALUE`, derived extractable and not sensitive) must be of the
+//! field's length and equal. A sample of the timed derivations (see
+//! [`check::Sampler`]) is read back and compared with that agreed value
+//! (length, then value).
+//! The peer's public value is passed raw (as the mechanisms spec has it; the
+//! uncompressed point, 133 bytes on P-521); modules that want the DER `OCTET
+//! STRING` of `CKA_EC_POINT` (long-form length on P-521) get that form
 //! instead.
 
 use std::sync::Arc;
@@ -56,7 +59,10 @@ impl DeriveAlg {
         }
     }
 
-    /// Length of the shared secret (the x-coordinate) in bytes.
+    /// Length of the shared secret in bytes: the x-coordinate, as long as
+    /// the field (PKCS#11 3.0 mechanisms, ECDH with `CKD_NULL`; SEC 1 §3.3.1,
+    /// the field element converted by §2.3.5: P-521's 521 bits take 66
+    /// bytes), or X25519's 32.
     pub fn secret_len(&self) -> usize {
         match self {
             DeriveAlg::Ecdh(c) => (c.bits() as usize).div_ceil(8),
@@ -88,6 +94,7 @@ pub fn ops() -> Vec<OpDef> {
     [
         DeriveAlg::Ecdh(Curve::P256),
         DeriveAlg::Ecdh(Curve::P384),
+        DeriveAlg::Ecdh(Curve::P521),
         DeriveAlg::X25519,
     ]
     .into_iter()
@@ -294,8 +301,37 @@ mod tests {
         let ids: Vec<String> = ops().into_iter().map(|o| o.id).collect();
         assert_eq!(
             ids,
-            ["p256-ecdh-derive", "p384-ecdh-derive", "x25519-ecdh-derive"]
+            [
+                "p256-ecdh-derive",
+                "p384-ecdh-derive",
+                "p521-ecdh-derive",
+                "x25519-ecdh-derive"
+            ]
         );
+        assert_eq!(DeriveAlg::Ecdh(Curve::P256).secret_len(), 32);
         assert_eq!(DeriveAlg::Ecdh(Curve::P384).secret_len(), 48);
+        assert_eq!(DeriveAlg::Ecdh(Curve::P521).secret_len(), 66);
+        assert_eq!(DeriveAlg::X25519.secret_len(), 32);
+        for o in ops() {
+            assert_eq!(o.mechanism, CKM_ECDH1_DERIVE, "{}", o.id);
+            let pair_gen = if o.id.starts_with('p') {
+                CKM_EC_KEY_PAIR_GEN
+            } else {
+                CKM_EC_MONTGOMERY_KEY_PAIR_GEN
+            };
+            assert_eq!(o.also_needs, [pair_gen], "{}", o.id);
+        }
+    }
+
+    /// P-521's op uses a P-521 key-agreement pair and states its 521-bit
+    /// size (checked against the token's `CKM_ECDH1_DERIVE` key-size range).
+    #[test]
+    fn the_p521_op_uses_a_p521_derive_pair() {
+        let p521 = derive_op(DeriveAlg::Ecdh(Curve::P521));
+        assert_eq!(
+            (p521.key, p521.key_bits),
+            (Some(KeySpec::EcDerive(Curve::P521)), Some(521))
+        );
+        assert_eq!(p521.title, "ECDH P-521 key agreement (C_DeriveKey)");
     }
 }

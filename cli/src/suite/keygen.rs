@@ -40,10 +40,14 @@ pub fn keygen_op(k: KeySpec) -> OpDef {
     }
 }
 
-/// Key generation ops of the catalogue.
+/// Key generation ops of the catalogue: EC key pairs on P-256, P-384 and
+/// P-521 (`CKM_EC_KEY_PAIR_GEN`, PKCS#11 3.0 mechanisms, "Elliptic curve key
+/// pair generation"), Ed25519, RSA-2048 and AES-256.
 pub fn ops() -> Vec<OpDef> {
     [
         KeySpec::Ec(Curve::P256),
+        KeySpec::Ec(Curve::P384),
+        KeySpec::Ec(Curve::P521),
         KeySpec::Ed25519,
         KeySpec::Rsa(2048),
         KeySpec::Aes(32),
@@ -185,4 +189,31 @@ pub fn pair_worker(
         }
     }
     Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ec_keygen_comes_on_three_curves_after_p256() {
+        let ops = ops();
+        let ids: Vec<&str> = ops.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "p256-keygen",
+                "p384-keygen",
+                "p521-keygen",
+                "ed25519-keygen",
+                "rsa2048-keygen",
+                "aes256-keygen"
+            ]
+        );
+        for (o, bits) in ops.iter().zip([256, 384, 521]) {
+            assert_eq!(o.mechanism, CKM_EC_KEY_PAIR_GEN, "{}", o.id);
+            assert_eq!(o.key_bits, Some(bits), "{}", o.id);
+        }
+        assert_eq!(ops[2].title, "P521 key generation");
+    }
 }

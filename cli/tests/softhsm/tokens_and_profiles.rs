@@ -154,7 +154,7 @@ fn breadth_ops_are_measured_or_unsupported_never_failed() {
     let rs = results(&v);
     assert_eq!(
         rs.len(),
-        77,
+        78,
         "AES modes, sizes, directions; 3DES; ECDSA; ECDH; wrap; SHA-1; seed; RSA"
     );
     let mut ok = Vec::new();
@@ -183,8 +183,8 @@ fn breadth_ops_are_measured_or_unsupported_never_failed() {
         }
     }
     // SoftHSM2 has AES ECB, CBC, CBC-PAD and GCM at every key size, 3DES,
-    // raw ECDSA on P-521 and secp256k1, ECDH on P-256, AES key wrap, SHA-1,
-    // C_SeedRandom, RSA-PSS and RSA-OAEP with SHA-1.
+    // raw ECDSA on P-521 and secp256k1, ECDH on P-256 and P-521, AES key
+    // wrap, SHA-1, C_SeedRandom, RSA-PSS and RSA-OAEP with SHA-1.
     for id in [
         "aes128-ecb-encrypt",
         "aes192-cbc-pad-decrypt",
@@ -197,6 +197,7 @@ fn breadth_ops_are_measured_or_unsupported_never_failed() {
         "p521-verify",
         "secp256k1-sign",
         "p256-ecdh-derive",
+        "p521-ecdh-derive",
         "aes256-key-unwrap",
         "aes256-key-wrap-pad",
     ] {
