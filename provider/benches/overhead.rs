@@ -10,6 +10,10 @@ use cryptoki_sys::*;
 use dalek_pkcs11::ffi::C_GetFunctionList;
 use std::hint::black_box;
 use std::ptr::null_mut;
+use std::time::Duration;
+
+#[path = "overhead/new_keys.rs"]
+mod new_keys;
 
 fn call(rv: CK_RV, what: &str) {
     assert_eq!(rv, CKR_OK, "{what}");
@@ -54,7 +58,7 @@ impl Token {
         let dir = tempfile::tempdir().unwrap();
         // SAFETY: single-threaded set-up before any module call.
         unsafe {
-            std::env::set_var("DALEK_PKCS11_STORAGE", "memory");
+            std::env::set_var("DALEK_PKCS11_STORAGE", "sqlite");
             std::env::set_var("DALEK_PKCS11_TOKEN_DIR", dir.path());
         }
         let mut list: *mut CK_FUNCTION_LIST = null_mut();
@@ -243,7 +247,26 @@ fn compare<A, B>(
     g.finish();
 }
 
+/// Like [`compare`] for operations that make a key: the crate, then the
+/// module making a session object, then a token object (each closure times
+/// `iters` calls and returns the time they took).
+fn compare_timed(
+    c: &mut Criterion,
+    name: &str,
+    mut direct: impl FnMut(u64) -> Duration,
+    mut session: impl FnMut(u64) -> Duration,
+    mut token: impl FnMut(u64) -> Duration,
+) {
+    let mut g = c.benchmark_group(name);
+    g.sample_size(30);
+    g.bench_function(DIRECT, |b| b.iter_custom(&mut direct));
+    g.bench_function(THROUGH, |b| b.iter_custom(&mut session));
+    g.bench_function(TOKEN_OBJECT, |b| b.iter_custom(&mut token));
+    g.finish();
+}
+
 const THROUGH: &str = "through the C API";
+const TOKEN_OBJECT: &str = "through the C API, token object";
 const DIRECT: &str = "crate directly";
 
 fn ed25519(c: &mut Criterion, t: &Token) {
@@ -566,6 +589,7 @@ fn all(c: &mut Criterion) {
     p256(c, &t);
     rsa2048(c, &t);
     symmetric(c, &t);
+    new_keys::bench(c, &t);
 }
 
 criterion_group!(benches, all);

@@ -1,5 +1,6 @@
 //! The second crypto back end (cargo feature `aws-lc`): RSA and ECDSA
-//! P-256/P-384 through aws-lc-rs (AWS-LC: constant-time RSA).
+//! P-256/P-384/P-521, ECDH and X25519 through aws-lc-rs (AWS-LC:
+//! constant-time RSA).
 //!
 //! The mechanism files keep validating parameters and lengths exactly as in
 //! the default build; they hand the already-checked value to this file when
@@ -22,11 +23,15 @@
 //!   of the left-padded value, the same integer the ECDSA primitive uses;
 //!   on P-521 the prehash integer as a 64-byte SHA-512 value when it fits,
 //!   else the RustCrypto path). Signatures are randomized (not RFC 6979).
+//! - `CKM_ECDH1_DERIVE` on P-256, P-384, P-521 and X25519 (the shared
+//!   value; the KDFs stay in the mechanism files), and the public point of
+//!   a newly generated key on those curves.
 //!
-//! Keys are parsed once, when the object's `KeyMaterial` is built, and
-//! cached with it.
+//! Keys are parsed once, when the object's `KeyMaterial` is built (for key
+//! agreement: on first use), and cached with it.
 
 use crate::error::{Result, err};
+use aws_lc_rs::agreement;
 use aws_lc_rs::digest::{self, Digest};
 use aws_lc_rs::encoding::AsDer;
 use aws_lc_rs::rsa::{
@@ -356,6 +361,8 @@ pub struct EcPrivate {
     key: EcdsaKeyPair,
     field_len: usize,
     hash: SigHash,
+    /// The same key for `CKM_ECDH1_DERIVE`.
+    pub agreement: AgreementKey,
 }
 
 impl EcPrivate {
@@ -367,6 +374,7 @@ impl EcPrivate {
             key,
             field_len,
             hash,
+            agreement: AgreementKey::new(EcdhCurve::of_field_len(field_len)?),
         })
     }
 
@@ -391,28 +399,103 @@ pub enum EcdhCurve {
     P384,
     /// NIST P-521.
     P521,
+    /// Curve25519 (X25519, RFC 7748).
+    X25519,
 }
 
-/// ECDH (SP 800-56A §5.7.1.2, the primitive of `CKM_ECDH1_DERIVE`):
-/// the x-coordinate of `scalar` × `peer`, field-size bytes. `scalar` is
-/// the private key's big-endian fixed-size scalar, `peer` an uncompressed
-/// SEC1 point already checked to lie on the curve. aws-lc checks the
-/// point again and clears its copy of the scalar when it frees the key.
-pub fn ecdh_shared_x(curve: EcdhCurve, scalar: &[u8], peer: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
-    use aws_lc_rs::agreement::{self, ECDH_P256, ECDH_P384, ECDH_P521, PrivateKey};
-    let alg = match curve {
-        EcdhCurve::P256 => &ECDH_P256,
-        EcdhCurve::P384 => &ECDH_P384,
-        EcdhCurve::P521 => &ECDH_P521,
+impl EcdhCurve {
+    /// The Weierstrass curve of a field size in bytes.
+    fn of_field_len(field_len: usize) -> Option<EcdhCurve> {
+        Some(match field_len {
+            32 => EcdhCurve::P256,
+            48 => EcdhCurve::P384,
+            66 => EcdhCurve::P521,
+            _ => return None,
+        })
+    }
+
+    fn algorithm(self) -> &'static agreement::Algorithm {
+        match self {
+            EcdhCurve::P256 => &agreement::ECDH_P256,
+            EcdhCurve::P384 => &agreement::ECDH_P384,
+            EcdhCurve::P521 => &agreement::ECDH_P521,
+            EcdhCurve::X25519 => &agreement::X25519,
+        }
+    }
+}
+
+/// A private key as aws-lc's key agreement takes it, parsed on the key's
+/// first agreement and then kept with the object's key material (parsing
+/// computes the public point and checks it, a fixed-base multiplication or
+/// two: a quarter of a P-256 derive when done per call). Keys never used
+/// for a derive never pay for it. aws-lc clears its copy of the scalar when
+/// the key material is dropped.
+pub struct AgreementKey {
+    curve: EcdhCurve,
+    key: OnceLock<agreement::PrivateKey>,
+}
+
+impl AgreementKey {
+    /// A key of `curve`, parsed on first use.
+    pub fn new(curve: EcdhCurve) -> AgreementKey {
+        AgreementKey {
+            curve,
+            key: OnceLock::new(),
+        }
+    }
+
+    /// ECDH (SP 800-56A §5.7.1.2, the primitive of `CKM_ECDH1_DERIVE`) or
+    /// X25519 (RFC 7748 §6.1): the shared x-coordinate (u-coordinate), as
+    /// long as the field. `scalar` gives the private key's big-endian
+    /// fixed-size scalar (X25519: its 32 bytes) the first time; `peer` is an
+    /// uncompressed SEC1 point (X25519: 32 bytes). aws-lc checks that the
+    /// point lies on the curve and, for X25519, refuses an all-zero result
+    /// (a peer point of small order): both are `CKR_MECHANISM_PARAM_INVALID`.
+    pub fn agree(
+        &self,
+        scalar: impl FnOnce() -> Zeroizing<Vec<u8>>,
+        peer: &[u8],
+    ) -> Result<Zeroizing<Vec<u8>>> {
+        let alg = self.curve.algorithm();
+        let private = match self.key.get() {
+            Some(k) => k,
+            None => {
+                let parsed = agreement::PrivateKey::from_private_key(alg, &scalar())
+                    .map_err(|_| err(CKR_FUNCTION_FAILED))?;
+                // A racing thread may have set it first: either is the same key.
+                let _ = self.key.set(parsed);
+                self.key.get().ok_or(err(CKR_GENERAL_ERROR))?
+            }
+        };
+        agreement::agree(
+            private,
+            agreement::UnparsedPublicKey::new(alg, peer),
+            err(CKR_MECHANISM_PARAM_INVALID),
+            |x| Ok(Zeroizing::new(x.to_vec())),
+        )
+    }
+}
+
+/// A new key pair on `curve` (PKCS #11 `CKM_EC_KEY_PAIR_GEN` /
+/// `CKM_EC_MONTGOMERY_KEY_PAIR_GEN`), generated by aws-lc from its
+/// per-thread CTR-DRBG (seeded from the operating system, reseeded after a
+/// fork or a VM snapshot): the private key as its big-endian fixed-size
+/// scalar (X25519: its 32 bytes) and the uncompressed public point (X25519:
+/// the u-coordinate). One fixed-base multiplication; parsing a scalar drawn
+/// elsewhere costs two (aws-lc checks the key it builds).
+pub fn generate(curve: EcdhCurve) -> Result<(Zeroizing<Vec<u8>>, Vec<u8>)> {
+    use aws_lc_rs::encoding::{AsBigEndian, Curve25519SeedBin, EcPrivateKeyBin};
+    let failed = |_| err(CKR_FUNCTION_FAILED);
+    let key = agreement::PrivateKey::generate(curve.algorithm()).map_err(failed)?;
+    let scalar = if curve == EcdhCurve::X25519 {
+        let bin: Curve25519SeedBin<'static> = key.as_be_bytes().map_err(failed)?;
+        Zeroizing::new(bin.as_ref().to_vec())
+    } else {
+        let bin: EcPrivateKeyBin<'static> = key.as_be_bytes().map_err(failed)?;
+        Zeroizing::new(bin.as_ref().to_vec())
     };
-    let private =
-        PrivateKey::from_private_key(alg, scalar).map_err(|_| err(CKR_FUNCTION_FAILED))?;
-    agreement::agree(
-        &private,
-        agreement::UnparsedPublicKey::new(alg, peer),
-        err(CKR_MECHANISM_PARAM_INVALID),
-        |x| Ok(Zeroizing::new(x.to_vec())),
-    )
+    let public = key.compute_public_key().map_err(failed)?;
+    Ok((scalar, public.as_ref().to_vec()))
 }
 
 /// A P-256 / P-384 / P-521 public key parsed by aws-lc.

@@ -27,8 +27,12 @@ pub enum KeyMaterial {
     Ed25519Private(ed25519_dalek::SigningKey),
     /// Ed25519 public key.
     Ed25519Public(ed25519_dalek::VerifyingKey),
-    /// X25519 private key (`CKK_EC_MONTGOMERY`; zeroized on drop).
-    X25519Private(x25519_dalek::StaticSecret),
+    /// X25519 private key (`CKK_EC_MONTGOMERY`; zeroized on drop; with
+    /// `aws-lc`, the same key as aws-lc parses it on its first derive).
+    X25519Private(
+        x25519_dalek::StaticSecret,
+        #[cfg(feature = "aws-lc")] awslc::AgreementKey,
+    ),
     /// X25519 public key.
     X25519Public(x25519_dalek::PublicKey),
     /// EC (Weierstrass) private key (and, with `aws-lc`, for P-256 / P-384 /

@@ -59,7 +59,7 @@ pub fn strength(key: &KeyMaterial) -> u32 {
     match key {
         KeyMaterial::Ed25519Private(_)
         | KeyMaterial::Ed25519Public(_)
-        | KeyMaterial::X25519Private(_)
+        | KeyMaterial::X25519Private(..)
         | KeyMaterial::X25519Public(_) => 128,
         KeyMaterial::EcPrivate(k, ..) => curve_strength(k.curve()),
         KeyMaterial::EcPublic(k, ..) => curve_strength(k.curve()),

@@ -13,6 +13,7 @@
 use super::kdf::x963::shared_secret;
 use super::material::{GeneratedPair, KeyMaterial};
 use super::params::{Mechanism, ecdh1_params};
+#[cfg(not(feature = "aws-lc"))]
 use super::random::os_fill as random_bytes;
 use super::rfc8410::{self, parse_point};
 use crate::attributes::Attributes;
@@ -63,9 +64,17 @@ fn secret(value: &[u8]) -> Option<StaticSecret> {
 
 /// Parses a private key (`CKA_VALUE`).
 pub fn load_private(value: &[u8]) -> Result<KeyMaterial> {
-    secret(value)
-        .map(KeyMaterial::X25519Private)
-        .ok_or(err(CKR_KEY_HANDLE_INVALID))
+    let secret = secret(value).ok_or(err(CKR_KEY_HANDLE_INVALID))?;
+    #[cfg(feature = "aws-lc")]
+    {
+        use crate::mechanisms::awslc::{AgreementKey, EcdhCurve};
+        Ok(KeyMaterial::X25519Private(
+            secret,
+            AgreementKey::new(EcdhCurve::X25519),
+        ))
+    }
+    #[cfg(not(feature = "aws-lc"))]
+    Ok(KeyMaterial::X25519Private(secret))
 }
 
 /// Parses a public key (`CKA_EC_POINT`).
@@ -112,16 +121,34 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
 /// Generates a key pair for the `CKA_EC_PARAMS` of the public template.
 pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
     let params = check_params(public_template.bytes(CKA_EC_PARAMS))?;
-    let mut value = Zeroizing::new([0u8; KEY_LEN]);
-    random_bytes(value.as_mut())?;
-    let point = PublicKey::from(&StaticSecret::from(*value)).to_bytes();
+    let (value, point) = new_key()?;
     Ok(rfc8410::generated_pair(
         rfc8410::X25519,
         CKK_EC_MONTGOMERY,
         params,
-        value.as_ref(),
+        &value,
         &point,
     ))
+}
+
+/// A new private key and its public u-coordinate: in the default build from
+/// aws-lc (its DRBG and fixed-base table), else 32 bytes of getrandom(2)
+/// through x25519-dalek.
+fn new_key() -> Result<(Zeroizing<Vec<u8>>, [u8; KEY_LEN])> {
+    #[cfg(feature = "aws-lc")]
+    {
+        use crate::mechanisms::awslc::{EcdhCurve, generate};
+        let (value, point) = generate(EcdhCurve::X25519)?;
+        let point = point.try_into().map_err(|_| err(CKR_FUNCTION_FAILED))?;
+        Ok((value, point))
+    }
+    #[cfg(not(feature = "aws-lc"))]
+    {
+        let mut value = Zeroizing::new([0u8; KEY_LEN]);
+        random_bytes(value.as_mut())?;
+        let point = PublicKey::from(&StaticSecret::from(*value)).to_bytes();
+        Ok((Zeroizing::new(value.to_vec()), point))
+    }
 }
 
 /// `CKM_ECDH1_DERIVE` with an X25519 private key: `Z` = X25519(k, u)
@@ -139,15 +166,33 @@ pub fn derive(
     len: Option<usize>,
 ) -> Result<Zeroizing<Vec<u8>>> {
     let (kdf, shared, public) = ecdh1_params(mech)?;
-    let KeyMaterial::X25519Private(secret) = base else {
+    let peer = parse_point(public).map_err(|_| err(CKR_MECHANISM_PARAM_INVALID))?;
+    let z = shared_u(base, &peer)?;
+    shared_secret(kdf, &z, shared, len)
+}
+
+/// X25519(k, u) of the key `base` and the peer's `u`, refused when all zero
+/// (`CKR_MECHANISM_PARAM_INVALID`): in the default build through aws-lc
+/// (its key parsed on the first derive and kept with the key material),
+/// else through x25519-dalek.
+fn shared_u(base: &KeyMaterial, peer: &[u8; KEY_LEN]) -> Result<Zeroizing<Vec<u8>>> {
+    #[cfg(feature = "aws-lc")]
+    if let KeyMaterial::X25519Private(secret, aws) = base {
+        return aws.agree(|| Zeroizing::new(secret.as_bytes().to_vec()), peer);
+    }
+    let KeyMaterial::X25519Private(secret, ..) = base else {
         return Err(err(CKR_KEY_TYPE_INCONSISTENT));
     };
-    let peer = PublicKey::from(parse_point(public).map_err(|_| err(CKR_MECHANISM_PARAM_INVALID))?);
-    let z = secret.diffie_hellman(&peer);
+    shared_u_dalek(secret, peer)
+}
+
+/// [`shared_u`] through x25519-dalek.
+fn shared_u_dalek(secret: &StaticSecret, peer: &[u8; KEY_LEN]) -> Result<Zeroizing<Vec<u8>>> {
+    let z = secret.diffie_hellman(&PublicKey::from(*peer));
     if !z.was_contributory() {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
-    shared_secret(kdf, z.as_bytes(), shared, len)
+    Ok(Zeroizing::new(z.as_bytes().to_vec()))
 }
 
 #[cfg(test)]
@@ -208,6 +253,36 @@ mod tests {
         let mut want = [0u8; 32];
         h.finish(&mut want);
         assert_eq!(*kdf, want);
+    }
+
+    /// The default build's aws-lc path gives x25519-dalek's value for
+    /// random keys and peers (the u-coordinate's top bit, which RFC 7748 §5
+    /// masks, set or clear), on a key's first derive and the next one.
+    #[test]
+    fn every_path_agrees_on_the_shared_secret() {
+        for i in 0..16 {
+            let (mut k, mut u) = ([0u8; KEY_LEN], [0u8; KEY_LEN]);
+            crate::mechanisms::random::os_fill(&mut k).unwrap();
+            crate::mechanisms::random::os_fill(&mut u).unwrap();
+            if i % 2 == 1 {
+                u[31] |= 0x80;
+            }
+            let material = load_private(&k).unwrap();
+            let want = shared_u_dalek(&secret(&k).unwrap(), &u).unwrap();
+            for _ in 0..2 {
+                assert_eq!(*shared_u(&material, &u).unwrap(), *want);
+            }
+        }
+    }
+
+    /// A new key's public value is X25519(k, 9) (computed by x25519-dalek
+    /// here, by aws-lc in the default build's key generation).
+    #[test]
+    fn new_keys_are_consistent_pairs() {
+        let (value, point) = new_key().unwrap();
+        let k = secret(&value).unwrap();
+        assert_eq!(PublicKey::from(&k).to_bytes(), point);
+        assert_ne!(new_key().unwrap().1, point);
     }
 
     #[test]
