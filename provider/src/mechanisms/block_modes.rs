@@ -15,12 +15,65 @@ use crate::error::{Error, Result, err};
 use cryptoki_sys::*;
 use zeroize::{Zeroize, Zeroizing};
 
-/// A block cipher's raw permutation, one block at a time.
+/// A block cipher's raw permutation, and the ECB and CBC passes over whole
+/// blocks built on it. The passes default to one block at a time; a back
+/// end that runs a whole pass in one call overrides them.
 pub trait BlockEngine<const N: usize> {
     /// Encrypts one block in place.
-    fn encrypt_block(&self, block: &mut [u8; N]);
+    fn encrypt_block(&self, block: &mut [u8; N]) -> Result<()>;
     /// Decrypts one block in place.
-    fn decrypt_block(&self, block: &mut [u8; N]);
+    fn decrypt_block(&self, block: &mut [u8; N]) -> Result<()>;
+
+    /// ECB encryption of `blocks` in place.
+    fn ecb_encrypt(&self, blocks: &mut [[u8; N]]) -> Result<()> {
+        blocks.iter_mut().try_for_each(|b| self.encrypt_block(b))
+    }
+
+    /// ECB decryption of `blocks` in place.
+    fn ecb_decrypt(&self, blocks: &mut [[u8; N]]) -> Result<()> {
+        blocks.iter_mut().try_for_each(|b| self.decrypt_block(b))
+    }
+
+    /// CBC encryption of `blocks` in place, chained from `iv`, which is
+    /// left at the last ciphertext block.
+    fn cbc_encrypt(&self, iv: &mut [u8; N], blocks: &mut [[u8; N]]) -> Result<()> {
+        cbc_encrypt_each(self, iv, blocks)
+    }
+
+    /// CBC decryption of `blocks` in place, chained from `iv`, which is
+    /// left at the last ciphertext block.
+    fn cbc_decrypt(&self, iv: &mut [u8; N], blocks: &mut [[u8; N]]) -> Result<()> {
+        cbc_decrypt_each(self, iv, blocks)
+    }
+}
+
+/// CBC encryption (SP 800-38A §6.2) one block at a time.
+pub fn cbc_encrypt_each<const N: usize, E: BlockEngine<N> + ?Sized>(
+    engine: &E,
+    iv: &mut [u8; N],
+    blocks: &mut [[u8; N]],
+) -> Result<()> {
+    for b in blocks {
+        b.iter_mut().zip(iv.iter()).for_each(|(x, v)| *x ^= v);
+        engine.encrypt_block(b)?;
+        *iv = *b;
+    }
+    Ok(())
+}
+
+/// CBC decryption (SP 800-38A §6.2) one block at a time.
+pub fn cbc_decrypt_each<const N: usize, E: BlockEngine<N> + ?Sized>(
+    engine: &E,
+    iv: &mut [u8; N],
+    blocks: &mut [[u8; N]],
+) -> Result<()> {
+    for b in blocks {
+        let next = *b;
+        engine.decrypt_block(b)?;
+        b.iter_mut().zip(iv.iter()).for_each(|(x, v)| *x ^= v);
+        *iv = next;
+    }
+    Ok(())
 }
 
 /// How blocks are chained.
@@ -111,7 +164,7 @@ impl<const N: usize> BlockModes<N> {
         rest.extend_from_slice(&self.buffer[from_buffer..]);
         rest.extend_from_slice(&data[n - from_buffer..]);
         self.buffer = rest;
-        run(engine, self.direction, &mut self.chaining, out);
+        run(engine, self.direction, &mut self.chaining, out)?;
         Ok(n)
     }
 
@@ -143,7 +196,7 @@ impl<const N: usize> BlockModes<N> {
                 block[..n].copy_from_slice(&self.buffer);
                 block[n..].fill((N - n) as u8);
                 self.buffer.clear();
-                run(engine, self.direction, &mut self.chaining, &mut block[..]);
+                run(engine, self.direction, &mut self.chaining, &mut block[..])?;
                 out.get_mut(..N)
                     .ok_or(err(CKR_BUFFER_TOO_SMALL))?
                     .copy_from_slice(&block[..]);
@@ -155,7 +208,7 @@ impl<const N: usize> BlockModes<N> {
                 }
                 block.copy_from_slice(&self.buffer);
                 self.buffer.clear();
-                run(engine, self.direction, &mut self.chaining, &mut block[..]);
+                run(engine, self.direction, &mut self.chaining, &mut block[..])?;
                 let len = unpad(&block)?;
                 out.get_mut(..len)
                     .ok_or(err(CKR_BUFFER_TOO_SMALL))?
@@ -187,30 +240,13 @@ fn run<const N: usize, E: BlockEngine<N>>(
     direction: Direction,
     chaining: &mut Chaining<N>,
     buf: &mut [u8],
-) {
+) -> Result<()> {
     let (blocks, _) = buf.as_chunks_mut::<N>();
     match (chaining, direction) {
-        (Chaining::Ecb, Direction::Encrypt) => {
-            blocks.iter_mut().for_each(|b| engine.encrypt_block(b))
-        }
-        (Chaining::Ecb, Direction::Decrypt) => {
-            blocks.iter_mut().for_each(|b| engine.decrypt_block(b))
-        }
-        (Chaining::Cbc { iv, .. }, Direction::Encrypt) => {
-            for b in blocks {
-                b.iter_mut().zip(iv.iter()).for_each(|(x, v)| *x ^= v);
-                engine.encrypt_block(b);
-                *iv = *b;
-            }
-        }
-        (Chaining::Cbc { iv, .. }, Direction::Decrypt) => {
-            for b in blocks {
-                let next = *b;
-                engine.decrypt_block(b);
-                b.iter_mut().zip(iv.iter()).for_each(|(x, v)| *x ^= v);
-                *iv = next;
-            }
-        }
+        (Chaining::Ecb, Direction::Encrypt) => engine.ecb_encrypt(blocks),
+        (Chaining::Ecb, Direction::Decrypt) => engine.ecb_decrypt(blocks),
+        (Chaining::Cbc { iv, .. }, Direction::Encrypt) => engine.cbc_encrypt(iv, blocks),
+        (Chaining::Cbc { iv, .. }, Direction::Decrypt) => engine.cbc_decrypt(iv, blocks),
     }
 }
 
@@ -246,13 +282,15 @@ mod tests {
     /// the cipher.
     struct Toy;
     impl BlockEngine<4> for Toy {
-        fn encrypt_block(&self, b: &mut [u8; 4]) {
+        fn encrypt_block(&self, b: &mut [u8; 4]) -> Result<()> {
             b.iter_mut().for_each(|x| *x ^= 0x5a);
             b.rotate_left(1);
+            Ok(())
         }
-        fn decrypt_block(&self, b: &mut [u8; 4]) {
+        fn decrypt_block(&self, b: &mut [u8; 4]) -> Result<()> {
             b.rotate_right(1);
             b.iter_mut().for_each(|x| *x ^= 0x5a);
+            Ok(())
         }
     }
 

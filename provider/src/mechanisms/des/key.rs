@@ -1,6 +1,7 @@
 //! DES and Triple DES keys (mechanisms spec 3.0 §2.29 "Double and
 //! Triple-length DES"; single DES from the historical mechanisms spec
-//! §2.4), with the des crate: `CKK_DES` (8 bytes, legacy and broken: a
+//! §2.4), with the des crate, or AWS-LC in the default build (cargo
+//! feature `aws-lc`, `awslc.rs`): `CKK_DES` (8 bytes, legacy and broken: a
 //! 56-bit key), `CKK_DES2` (16 bytes, two-key EDE) and `CKK_DES3` (24
 //! bytes, three-key EDE).
 //!
@@ -15,10 +16,13 @@
 //! This file holds the key ([`DesKey`]: value and key schedule) and the
 //! checks of key values; the key material (`material`) holds it.
 
+#[cfg(feature = "aws-lc")]
+use super::awslc::AwsLcDes;
 use crate::error::{Result, err};
-use crate::mechanisms::block_modes::BlockEngine;
+use crate::mechanisms::block_modes::{BlockEngine, cbc_decrypt_each, cbc_encrypt_each};
 use crate::mechanisms::random;
 use cryptoki_sys::*;
+use des::cipher::consts::U8;
 use des::cipher::{Array, BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
 use des::{Des, TdesEde2, TdesEde3};
 use zeroize::{Zeroize, Zeroizing};
@@ -26,11 +30,16 @@ use zeroize::{Zeroize, Zeroizing};
 /// The DES block size in bytes.
 pub const BLOCK: usize = 8;
 
-/// An expanded DES key schedule (zeroized on drop by the des crate).
+/// An expanded DES key schedule (zeroized on drop by the des crate, or by
+/// aws-lc-rs).
 enum Schedule {
     Des(Des),
     Ede2(TdesEde2),
     Ede3(TdesEde3),
+    /// AWS-LC's schedules (cargo feature `aws-lc`), for every value it
+    /// takes (`awslc.rs`).
+    #[cfg(feature = "aws-lc")]
+    AwsLc(Box<AwsLcDes>),
 }
 
 /// A DES, double- or triple-length DES key with its key schedule.
@@ -40,12 +49,16 @@ pub struct DesKey {
     schedule: Schedule,
 }
 
+/// Runs `$e` with `$c` bound to the RustCrypto cipher of `$key`'s schedule;
+/// for an AWS-LC schedule, runs `$aws` with `$a` bound to it instead.
 macro_rules! with_cipher {
-    ($key:expr, $c:ident => $e:expr) => {
+    ($key:expr, $c:ident => $e:expr, $a:ident => $aws:expr) => {
         match &$key.schedule {
             Schedule::Des($c) => $e,
             Schedule::Ede2($c) => $e,
             Schedule::Ede3($c) => $e,
+            #[cfg(feature = "aws-lc")]
+            Schedule::AwsLc($a) => $aws,
         }
     };
 }
@@ -60,21 +73,65 @@ impl DesKey {
     pub fn bytes(&self) -> &[u8] {
         &self.value
     }
+
+    /// True when the key runs in AWS-LC (always false in the pure-Rust
+    /// build).
+    pub fn in_aws_lc(&self) -> bool {
+        with_cipher!(self, _c => false, _a => true)
+    }
+}
+
+/// One block through a RustCrypto cipher, in place.
+fn rust_block<C: BlockCipherEncrypt<BlockSize = U8> + BlockCipherDecrypt>(
+    c: &C,
+    block: &mut [u8; BLOCK],
+    encrypt: bool,
+) {
+    let mut b = Array::from(*block);
+    if encrypt {
+        c.encrypt_block(&mut b);
+    } else {
+        c.decrypt_block(&mut b);
+    }
+    block.copy_from_slice(&b);
+    b.zeroize();
 }
 
 impl BlockEngine<BLOCK> for DesKey {
-    fn encrypt_block(&self, block: &mut [u8; BLOCK]) {
-        let mut b = Array::from(*block);
-        with_cipher!(self, c => c.encrypt_block(&mut b));
-        block.copy_from_slice(&b);
-        b.zeroize();
+    fn encrypt_block(&self, block: &mut [u8; BLOCK]) -> Result<()> {
+        with_cipher!(self, c => {
+            rust_block(c, block, true);
+            Ok(())
+        }, a => a.ecb_encrypt(std::slice::from_mut(block)))
     }
 
-    fn decrypt_block(&self, block: &mut [u8; BLOCK]) {
-        let mut b = Array::from(*block);
-        with_cipher!(self, c => c.decrypt_block(&mut b));
-        block.copy_from_slice(&b);
-        b.zeroize();
+    fn decrypt_block(&self, block: &mut [u8; BLOCK]) -> Result<()> {
+        with_cipher!(self, c => {
+            rust_block(c, block, false);
+            Ok(())
+        }, a => a.ecb_decrypt(std::slice::from_mut(block)))
+    }
+
+    fn ecb_encrypt(&self, blocks: &mut [[u8; BLOCK]]) -> Result<()> {
+        with_cipher!(self, c => {
+            blocks.iter_mut().for_each(|b| rust_block(c, b, true));
+            Ok(())
+        }, a => a.ecb_encrypt(blocks))
+    }
+
+    fn ecb_decrypt(&self, blocks: &mut [[u8; BLOCK]]) -> Result<()> {
+        with_cipher!(self, c => {
+            blocks.iter_mut().for_each(|b| rust_block(c, b, false));
+            Ok(())
+        }, a => a.ecb_decrypt(blocks))
+    }
+
+    fn cbc_encrypt(&self, iv: &mut [u8; BLOCK], blocks: &mut [[u8; BLOCK]]) -> Result<()> {
+        with_cipher!(self, _c => cbc_encrypt_each(self, iv, blocks), a => a.cbc_encrypt(iv, blocks))
+    }
+
+    fn cbc_decrypt(&self, iv: &mut [u8; BLOCK], blocks: &mut [[u8; BLOCK]]) -> Result<()> {
+        with_cipher!(self, _c => cbc_decrypt_each(self, iv, blocks), a => a.cbc_decrypt(iv, blocks))
     }
 }
 
@@ -142,8 +199,27 @@ pub fn generate(key_type: CK_KEY_TYPE) -> Result<Zeroizing<Vec<u8>>> {
 }
 
 impl DesKey {
-    /// Parses a DES key value of `key_type` and expands its key schedule.
+    /// Parses a DES key value of `key_type` and expands its key schedule:
+    /// AWS-LC's when the build has it and it takes the value, else the des
+    /// crate's (the same permutation; the value's checks are
+    /// [`check_value`]'s in both builds).
     pub fn new(key_type: CK_KEY_TYPE, value: &[u8]) -> Result<DesKey> {
+        if key_len(key_type) != Some(value.len()) {
+            return Err(err(CKR_KEY_SIZE_RANGE));
+        }
+        #[cfg(feature = "aws-lc")]
+        if let Some(k) = AwsLcDes::new(value) {
+            return Ok(DesKey {
+                key_type,
+                value: Zeroizing::new(value.to_vec()),
+                schedule: Schedule::AwsLc(k),
+            });
+        }
+        Self::with_rust_crypto(key_type, value)
+    }
+
+    /// The key with the des crate's schedule, whatever the build.
+    pub(super) fn with_rust_crypto(key_type: CK_KEY_TYPE, value: &[u8]) -> Result<DesKey> {
         let bad = |_| err(CKR_KEY_SIZE_RANGE);
         let schedule = match (key_type, value.len()) {
             (CKK_DES, 8) => Schedule::Des(Des::new_from_slice(value).map_err(bad)?),
@@ -233,9 +309,9 @@ mod tests {
             panic!()
         };
         let mut b = *b"Now is t";
-        k.encrypt_block(&mut b);
+        k.encrypt_block(&mut b).unwrap();
         assert_eq!(b.to_vec(), unhex("3fa40e8a984d4815"));
-        k.decrypt_block(&mut b);
+        k.decrypt_block(&mut b).unwrap();
         assert_eq!(&b, b"Now is t");
         let KeyMaterial::Des(k) = load(
             CKK_DES3,
@@ -245,7 +321,7 @@ mod tests {
             panic!()
         };
         let mut b = *b"The qufc";
-        k.encrypt_block(&mut b);
+        k.encrypt_block(&mut b).unwrap();
         assert_eq!(b.to_vec(), unhex("a826fd8ce53b855f"));
         assert!(load(CKK_DES3, &[1; 16]).is_err());
     }

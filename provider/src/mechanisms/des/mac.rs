@@ -57,14 +57,17 @@ impl DesMac {
         };
         let des = des_key(&key, TDES)?;
         let out_len = general_len(mech, full, general)?;
-        let cmac = cmac.then(|| {
+        let cmac = if cmac {
             let mut l = [0u8; BLOCK];
-            des.encrypt_block(&mut l);
+            let done = des.encrypt_block(&mut l);
             let k1 = dbl(&l);
             let k2 = dbl(&k1);
             l.zeroize();
-            [k1, k2]
-        });
+            done?;
+            Some([k1, k2])
+        } else {
+            None
+        };
         Ok(DesMac {
             key,
             cmac,
@@ -82,10 +85,12 @@ impl DesMac {
     fn absorb(&mut self, block: &[u8; BLOCK]) -> Result<()> {
         let mut state = self.state;
         state.iter_mut().zip(block).for_each(|(s, b)| *s ^= b);
-        self.des()?.encrypt_block(&mut state);
-        self.state = state;
+        let done = self.des()?.encrypt_block(&mut state);
+        if done.is_ok() {
+            self.state = state;
+        }
         state.zeroize();
-        Ok(())
+        done
     }
 }
 
