@@ -15,14 +15,19 @@
 //! for the thread's next other call, which wipes it before it runs.
 
 /// Bytes of stack wiped below a frame. Measured below an exported
-/// function's frame over the integration tests (test and release builds
-/// alike), most calls use at most 23 KiB; the deepest are `C_SignInit` and
-/// `C_DeriveKey` (41–43 KiB) and `C_CreateObject` (36 KiB). A host thread
-/// needs this much stack free below its call into the module.
+/// function's frame by `tests/stack_hygiene.rs` (test and release builds
+/// alike, with the wipes turned off): most calls use at most 14 KiB; the
+/// deepest a normal wipe covers are a first ECDH derive with a secp256k1
+/// key (42 KiB, the key parsed in pure Rust) and with a P-256 key (40 KiB,
+/// most of it in the [`wiping_deep`] parse of its key-agreement form). A
+/// host thread needs this much stack free below its call into the module.
 pub const WIPE_LEN: usize = 48 * 1024;
 
-/// Bytes of stack wiped below the functions that make keys
-/// (`ffi::util::guard_deep`): key-pair generation reaches 125 KiB.
+/// Bytes of stack wiped below the functions that make secret keys or
+/// unwrapped keys (`ffi::util::guard_deep`) and below the code that runs in
+/// [`wiping_deep`] (key-pair generation but aws-lc's EC and X25519, the
+/// parse of a key's key-agreement form): secp256k1 key generation reaches
+/// 70 KiB, a P-521 key's parse into aws-lc's key-agreement form 131 KiB.
 pub const DEEP_WIPE_LEN: usize = 192 * 1024;
 
 /// Overwrites [`WIPE_LEN`] bytes of stack below the caller's frame: the
@@ -54,5 +59,14 @@ pub fn below<R>(f: impl FnOnce() -> R) -> R {
 pub fn wiping<R>(f: impl FnOnce() -> R) -> R {
     let r = below(f);
     wipe_stack();
+    r
+}
+
+/// [`wiping`] over [`DEEP_WIPE_LEN`] bytes, for code that reaches deeper
+/// than a normal wipe covers when the call that runs it wipes only that.
+#[inline(never)]
+pub fn wiping_deep<R>(f: impl FnOnce() -> R) -> R {
+    let r = below(f);
+    wipe_stack_deep();
     r
 }

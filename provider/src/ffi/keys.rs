@@ -22,7 +22,7 @@ pub unsafe extern "C" fn C_GenerateKeyPair(
     phPublicKey: *mut CK_OBJECT_HANDLE,
     phPrivateKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard_deep(|| {
+    guard(|| {
         module::with_session(hSession, |s| {
             if phPublicKey.is_null() || phPrivateKey.is_null() {
                 return Err(err(CKR_ARGUMENTS_BAD));
@@ -137,7 +137,7 @@ pub unsafe extern "C" fn C_DeriveKey(
     ulAttributeCount: CK_ULONG,
     phKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard_deep(|| {
+    guard(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             if unsafe { mechanism::is_sp800_108(pMechanism) } {

@@ -47,9 +47,14 @@ pub fn guard(body: impl FnOnce() -> Result<()>) -> CK_RV {
     guarded(body, Some(crate::hygiene::wipe_stack))
 }
 
-/// [`guard`] for the functions that make keys (`C_GenerateKeyPair`,
-/// `C_UnwrapKey`, `C_DeriveKey`): RSA and DSA generation reach deeper than
-/// other calls, and all of it is wiped.
+/// [`guard`] for the functions that make secret keys, domain parameters or
+/// unwrapped keys (`C_GenerateKey`, `C_UnwrapKey`), which may reach deeper
+/// than other calls (`hygiene::DEEP_WIPE_LEN`): all of it is wiped.
+/// `C_GenerateKeyPair` and `C_DeriveKey` take the normal [`guard`]: their
+/// deep steps (RSA, DSA, Ed25519 and pure-Rust EC generation, parsing a
+/// key's key-agreement form) wipe behind themselves
+/// (`hygiene::wiping_deep`), and aws-lc's EC and X25519 generation stay
+/// shallow.
 #[inline]
 pub fn guard_deep(body: impl FnOnce() -> Result<()>) -> CK_RV {
     guarded(body, Some(crate::hygiene::wipe_stack_deep))

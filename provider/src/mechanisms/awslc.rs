@@ -460,8 +460,13 @@ impl AgreementKey {
         let private = match self.key.get() {
             Some(k) => k,
             None => {
-                let parsed = agreement::PrivateKey::from_private_key(alg, &scalar())
-                    .map_err(|_| err(CKR_FUNCTION_FAILED))?;
+                // The parse reaches deep (P-521: 131 KiB of stack, holding
+                // the scalar): wiped here, so C_DeriveKey needs no deeper
+                // wipe than other calls.
+                let parsed = crate::hygiene::wiping_deep(|| {
+                    agreement::PrivateKey::from_private_key(alg, &scalar())
+                })
+                .map_err(|_| err(CKR_FUNCTION_FAILED))?;
                 // A racing thread may have set it first: either is the same key.
                 let _ = self.key.set(parsed);
                 self.key.get().ok_or(err(CKR_GENERAL_ERROR))?

@@ -143,12 +143,12 @@ fn new_key() -> Result<(Zeroizing<Vec<u8>>, [u8; KEY_LEN])> {
         Ok((value, point))
     }
     #[cfg(not(feature = "aws-lc"))]
-    {
+    crate::hygiene::wiping_deep(|| {
         let mut value = Zeroizing::new([0u8; KEY_LEN]);
         random_bytes(value.as_mut())?;
         let point = PublicKey::from(&StaticSecret::from(*value)).to_bytes();
         Ok((Zeroizing::new(value.to_vec()), point))
-    }
+    })
 }
 
 /// `CKM_ECDH1_DERIVE` with an X25519 private key: `Z` = X25519(k, u)

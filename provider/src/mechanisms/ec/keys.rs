@@ -147,18 +147,22 @@ fn new_key(curve: curves::Curve) -> Result<(Zeroizing<Vec<u8>>, Vec<u8>)> {
             return awslc::generate(aws);
         }
     }
-    loop {
-        let mut scalar = Zeroizing::new(vec![0u8; curve.field_len()]);
-        random_bytes(&mut scalar)?;
-        // Bits above the order's length (P-521: 7 of 528) are cleared, so
-        // a draw is rejected with the same small odds on every curve.
-        scalar[0] &= 0xff >> (8 * curve.field_len() - curve.bits());
-        // A value outside [1, n) is astronomically rare; draw again.
-        if let Ok(key) = EcPrivateKey::from_scalar(curve, &scalar) {
-            let point = key.public().uncompressed();
-            return Ok((scalar, point));
+    // The RustCrypto arithmetic reaches deep (secp256k1: 70 KiB of stack):
+    // wiped here, the call itself wiping only the normal depth.
+    crate::hygiene::wiping_deep(|| {
+        loop {
+            let mut scalar = Zeroizing::new(vec![0u8; curve.field_len()]);
+            random_bytes(&mut scalar)?;
+            // Bits above the order's length (P-521: 7 of 528) are cleared,
+            // so a draw is rejected with the same small odds on every curve.
+            scalar[0] &= 0xff >> (8 * curve.field_len() - curve.bits());
+            // A value outside [1, n) is astronomically rare; draw again.
+            if let Ok(key) = EcPrivateKey::from_scalar(curve, &scalar) {
+                let point = key.public().uncompressed();
+                return Ok((scalar, point));
+            }
         }
-    }
+    })
 }
 
 /// PKCS#8 DER of a private key, for `C_WrapKey`.
