@@ -25,7 +25,7 @@ pub const WIPE_LEN: usize = 48 * 1024;
 
 /// Bytes of stack wiped below the functions that make secret keys or
 /// unwrapped keys (`ffi::util::guard_deep`) and below the code that runs in
-/// [`wiping_deep`] (key-pair generation but aws-lc's EC and X25519, the
+/// [`wiping_deep`] (key-pair generation but Ed25519 and aws-lc's EC and X25519, the
 /// parse of a key's key-agreement form): secp256k1 key generation reaches
 /// 70 KiB, a P-521 key's parse into aws-lc's key-agreement form 131 KiB.
 pub const DEEP_WIPE_LEN: usize = 192 * 1024;

@@ -51,10 +51,10 @@ pub fn guard(body: impl FnOnce() -> Result<()>) -> CK_RV {
 /// unwrapped keys (`C_GenerateKey`, `C_UnwrapKey`), which may reach deeper
 /// than other calls (`hygiene::DEEP_WIPE_LEN`): all of it is wiped.
 /// `C_GenerateKeyPair` and `C_DeriveKey` take the normal [`guard`]: their
-/// deep steps (RSA, DSA, Ed25519 and pure-Rust EC generation, parsing a
+/// deep steps (RSA, DSA and pure-Rust EC and X25519 generation, parsing a
 /// key's key-agreement form) wipe behind themselves
-/// (`hygiene::wiping_deep`), and aws-lc's EC and X25519 generation stay
-/// shallow.
+/// (`hygiene::wiping_deep`); Ed25519 and aws-lc's EC and X25519 generation
+/// stay shallow.
 #[inline]
 pub fn guard_deep(body: impl FnOnce() -> Result<()>) -> CK_RV {
     guarded(body, Some(crate::hygiene::wipe_stack_deep))

@@ -140,11 +140,11 @@ pub fn generate_key_pair(
     }
     // C_GenerateKeyPair wipes the normal depth (`hygiene::WIPE_LEN`); the
     // generators that reach deeper wipe behind themselves: here, and the
-    // pure-Rust EC and X25519 paths in their files (aws-lc's EC and X25519
-    // generation use a few KiB, tests/stack_hygiene.rs).
+    // pure-Rust EC and X25519 paths in their files (Ed25519 and aws-lc's EC
+    // and X25519 generation use a few KiB, tests/stack_hygiene.rs).
     use crate::hygiene::wiping_deep;
     match mech.ty {
-        CKM_EC_EDWARDS_KEY_PAIR_GEN => wiping_deep(|| eddsa::generate(public_template)),
+        CKM_EC_EDWARDS_KEY_PAIR_GEN => eddsa::generate(public_template),
         CKM_EC_MONTGOMERY_KEY_PAIR_GEN => x25519::generate(public_template),
         CKM_EC_KEY_PAIR_GEN => ec::generate(public_template),
         CKM_RSA_PKCS_KEY_PAIR_GEN => wiping_deep(|| rsa::generate(public_template)),

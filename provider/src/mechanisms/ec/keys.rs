@@ -130,7 +130,7 @@ pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
 /// A new private key on `curve` (its fixed-size scalar) and its
 /// uncompressed public point. In the default build P-256, P-384 and P-521
 /// keys come from aws-lc (its DRBG and fixed-base tables: a P-256 key pair
-/// 3.2× faster than through the RustCrypto field arithmetic,
+/// 5.4× faster than through the RustCrypto field arithmetic,
 /// docs/benchmarking.md); other curves, and every curve in the pure-Rust
 /// build, take a scalar from getrandom(2).
 fn new_key(curve: curves::Curve) -> Result<(Zeroizing<Vec<u8>>, Vec<u8>)> {
