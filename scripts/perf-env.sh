@@ -6,7 +6,12 @@
 #   HSM_BENCH             hsm-bench binary (target/release/hsm-bench)
 #   PERF_GATE_BASELINES   baselines directory (baselines)
 #   PERF_GATE_FLOORS      portable floors (baselines/floors.toml)
-#   PERF_GATE_PROFILE     profile measured (ci)
+#   PERF_GATE_PROFILE     profile measured on every build (ci)
+#   PERF_GATE_BREADTH_PROFILE  profile measured on the default build alone
+#                         (breadth; empty: none), judged by its own baseline
+#                         (<class>/breadth-default.json) and floors
+#   PERF_GATE_BREADTH_FLOORS   floors of that profile
+#                         (baselines/floors-breadth.toml)
 #   PERF_GATE_BUILDS      builds of our module: "default pure-rust" when the
 #                         pure-Rust module is built (target/pure-rust or
 #                         HSM_BENCH_DALEK_PURE_MODULE), else "default"
@@ -19,6 +24,8 @@ bench="${HSM_BENCH:-target/release/hsm-bench}"
 baselines="${PERF_GATE_BASELINES:-baselines}"
 floors="${PERF_GATE_FLOORS:-baselines/floors.toml}"
 profile="${PERF_GATE_PROFILE:-ci}"
+breadth_profile="${PERF_GATE_BREADTH_PROFILE-breadth}"
+breadth_floors="${PERF_GATE_BREADTH_FLOORS:-baselines/floors-breadth.toml}"
 if [ -n "${PERF_GATE_BUILDS:-}" ]; then
   builds="$PERF_GATE_BUILDS"
 elif [ -n "${HSM_BENCH_DALEK_PURE_MODULE:-}" ] || [ -f target/pure-rust/release/libdalek_pkcs11.so ]; then
@@ -36,11 +43,31 @@ module_of() {
   esac
 }
 
-# Measures the gate's profile on one build of our module and SoftHSM2 side by
-# side, ratios to SoftHSM2 recorded: measure BUILD OUTPUT [run arguments].
+# The gates, one per line: NAME PROFILE FLOORS BUILD. A gate's result is
+# <NAME>-<BUILD>.json (the ci gate's: <BUILD>.json in a results directory),
+# its baseline <class>/<NAME>-<BUILD>.json. The ci profile is measured on
+# every build; the breadth profile (every mechanism the peers share) on the
+# default build, the one whose speed docs/benchmarking.md promises op by op.
+gates() {
+  local build
+  for build in $builds; do
+    echo "ci $profile $floors $build"
+  done
+  if [ -n "$breadth_profile" ] && [[ " $builds " == *" default "* ]]; then
+    echo "breadth $breadth_profile $breadth_floors default"
+  fi
+}
+
+# The file name of a gate's result in a results directory.
+result_name() {
+  if [ "$1" = ci ]; then echo "$2.json"; else echo "$1-$2.json"; fi
+}
+
+# Measures a profile on one build of our module and SoftHSM2 side by side,
+# ratios to SoftHSM2 recorded: measure PROFILE BUILD OUTPUT [run arguments].
 measure() {
-  local build="$1" out="$2" module
-  shift 2
+  local profile="$1" build="$2" out="$3" module
+  shift 3
   module="$(module_of "$build")"
   "$bench" run --module "$module" --module softhsm --profile "$profile" \
     --reference softhsm --format json --output "$out" --quiet "$@"

@@ -264,11 +264,12 @@ fn scaling_ops_populate_the_token_and_probe_a_cold_start() {
 }
 
 /// `scripts/perf-gate` and `scripts/refresh-baselines` as CI runs them, on a
-/// temporary baselines directory and a small profile, with our module wrapped
-/// in the delay shim: on a machine class with no baseline the portable floors
-/// alone judge the run (and the gate says how to record a baseline); once one
-/// is recorded the comparison judges it too; a slowed `C_Sign` fails either
-/// way, and a baseline claiming another machine class is refused.
+/// temporary baselines directory and two small profiles (the ci gate's and
+/// the breadth gate's), with our module wrapped in the delay shim: on a
+/// machine class with no baseline the portable floors alone judge each gate
+/// (and the gate says how to record a baseline); once one is recorded the
+/// comparison judges it too; a slowed `C_Sign` fails either way, and a
+/// baseline claiming another machine class is refused.
 #[test]
 fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
     let Some(m) = dalek() else { return };
@@ -289,6 +290,18 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
          [[floor]]\nop = \"sha256\"\nmin_ratio = 0.2\n",
     )
     .unwrap();
+    let breadth = tmp.path().join("breadth.toml");
+    std::fs::write(
+        &breadth,
+        "ops = [\"sha1\"]\niterations = 300\nwarmup = 20\nrounds = 3\nthreads = [1]\n",
+    )
+    .unwrap();
+    let breadth_floors = tmp.path().join("floors-breadth.toml");
+    std::fs::write(
+        &breadth_floors,
+        "reference = \"softhsm\"\n[[floor]]\nop = \"sha1\"\nmin_ratio = 0.2\n",
+    )
+    .unwrap();
     let class = stdout(&run(cmd().args(["machine", "--id"])))
         .trim()
         .to_string();
@@ -300,6 +313,8 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
             .env("PERF_GATE_BASELINES", &baselines)
             .env("PERF_GATE_FLOORS", &floors)
             .env("PERF_GATE_PROFILE", &profile)
+            .env("PERF_GATE_BREADTH_PROFILE", &breadth)
+            .env("PERF_GATE_BREADTH_FLOORS", &breadth_floors)
             .env("PERF_GATE_BUILDS", "default")
             .env("PERF_GATE_OUT", tmp.path().join("out"))
             .env("HSM_BENCH_DALEK_MODULE", shim())
@@ -316,14 +331,21 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
         (code(&o), stdout(&o), stderr(&o))
     };
     let script = |name: &str, sign_delay: &str| gate(name, sign_delay, None);
-    // Judges `result` as the default build's measurement, measuring nothing:
-    // the outcome depends on the file alone, never on how busy the machine is.
+    // Judges `result` as the default build's ci measurement (and the
+    // recorded breadth baseline as its breadth measurement), measuring
+    // nothing: the outcome depends on the files alone, never on how busy the
+    // machine is.
     let judged = |result: &serde_json::Value| {
         let dir = tmp.path().join("measured");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
             dir.join("default.json"),
             serde_json::to_vec(result).unwrap(),
+        )
+        .unwrap();
+        std::fs::copy(
+            baselines.join(&class).join("breadth-default.json"),
+            dir.join("breadth-default.json"),
         )
         .unwrap();
         gate("perf-gate", "0us", Some(&dir))
@@ -334,14 +356,17 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
     // small fraction of our lead, and a 2 ms C_Sign is far below any floor.
     let (rc, out, _) = script("perf-gate", "0us");
     assert_eq!(rc, 0, "{out}");
-    assert!(
-        out.contains(&format!(
-            "no baseline for machine class {class} (default build)"
-        )),
-        "{out}"
-    );
+    for gate in ["ci", "breadth"] {
+        assert!(
+            out.contains(&format!(
+                "no baseline for machine class {class} ({gate} gate, default build)"
+            )),
+            "{out}"
+        );
+    }
     assert!(out.contains("scripts/refresh-baselines"), "{out}");
     assert!(out.contains("2 of 2 floors hold"), "{out}");
+    assert!(out.contains("1 of 1 floors hold"), "{out}");
     let (rc, out, _) = script("perf-gate", "2ms");
     assert_eq!(rc, 1, "{out}");
     assert!(has_row(&out, &["ed25519-sign", "BELOW FLOOR"]), "{out}");
@@ -353,6 +378,10 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
     let recorded = baselines.join(&class).join("ci-default.json");
     let v = json(&recorded);
     assert_valid(&v);
+    let recorded_breadth = json(&baselines.join(&class).join("breadth-default.json"));
+    assert_valid(&recorded_breadth);
+    assert_eq!(recorded_breadth["ratios"].as_array().unwrap().len(), 1);
+    assert_eq!(recorded_breadth["ratios"][0]["op"], "sha1");
     assert_eq!(
         v["metadata"]["system"]["machine_class"]["id"],
         class.as_str()
@@ -365,6 +394,7 @@ fn the_perf_gate_judges_by_its_class_baseline_or_the_floors() {
     assert!(out.contains("comparing with"), "{out}");
     assert!(!out.contains("no baseline"), "{out}");
     assert!(out.contains("2 of 2 floors hold"), "{out}");
+    assert!(out.contains("1 of 1 floors hold"), "{out}");
     // The same result with our ed25519-sign ratio divided by a factor
     // beyond the threshold and beyond the recorded noise (whatever noise
     // this machine's run had): the comparison fails it.

@@ -511,24 +511,20 @@ mod tests {
         }
     }
 
-    /// The committed floors name ops the `ci` profile measures (else the gate
-    /// could never check them), and every committed baseline keeps them: a floor
-    /// above a ratio recorded on some machine class would fail CI there.
-    #[test]
-    fn committed_floors_are_measured_by_ci_and_hold_on_every_baseline() {
-        let f = Floors::parse(
-            include_str!("../../../baselines/floors.toml"),
-            "baselines/floors.toml",
-        )
-        .unwrap();
+    /// The committed floors of a gate name ops its profile measures (else
+    /// the gate could never check them), and every committed baseline of
+    /// that gate keeps them: a floor above a ratio recorded on some machine
+    /// class would fail CI there. Returns how many baselines were checked.
+    fn floors_hold(text: &str, name: &str, profile: &str, gate: &str) -> usize {
+        let f = Floors::parse(text, name).unwrap();
         assert_eq!(f.reference, "softhsm");
-        let (_, ci) = crate::measure::profiles::load("ci").unwrap();
+        let (_, p) = crate::measure::profiles::load(profile).unwrap();
         let all = crate::suite::catalogue::catalogue();
-        let ci_ops = crate::suite::catalogue::select(&all, &ci.ops).unwrap();
+        let ops = crate::suite::catalogue::select(&all, &p.ops).unwrap();
         for floor in &f.floors {
             assert!(
-                ci_ops.iter().any(|o| o.id == floor.op),
-                "{} is not in the ci profile",
+                ops.iter().any(|o| o.id == floor.op),
+                "{} is not in the {profile} profile",
                 floor.op
             );
         }
@@ -541,6 +537,10 @@ mod tests {
             }
             for file in std::fs::read_dir(&class).unwrap() {
                 let file = file.unwrap().path();
+                let base = file.file_name().unwrap().to_string_lossy().to_string();
+                if !base.starts_with(&format!("{gate}-")) {
+                    continue;
+                }
                 let rep = crate::report::json::load(&file).unwrap();
                 let c = check(&rep, &f);
                 assert_eq!(
@@ -553,7 +553,57 @@ mod tests {
                 checked += 1;
             }
         }
-        assert!(checked > 0, "no baseline under {}", dir.display());
+        checked
+    }
+
+    #[test]
+    fn committed_floors_are_measured_by_their_gate_and_hold_on_every_baseline() {
+        let ci = floors_hold(
+            include_str!("../../../baselines/floors.toml"),
+            "baselines/floors.toml",
+            "ci",
+            "ci",
+        );
+        assert!(ci > 0, "no ci baseline");
+        let breadth = floors_hold(
+            include_str!("../../../baselines/floors-breadth.toml"),
+            "baselines/floors-breadth.toml",
+            "breadth",
+            "breadth",
+        );
+        assert!(breadth > 0, "no breadth baseline");
+    }
+
+    /// Every op of the breadth profile our default build and SoftHSM2 both
+    /// offer (a ratio in a committed breadth baseline) has a floor in the
+    /// breadth gate (docs/benchmarking.md): an op added to the profile must
+    /// get one.
+    #[test]
+    fn the_breadth_floors_cover_every_shared_op_of_the_breadth_profile() {
+        let f = Floors::parse(
+            include_str!("../../../baselines/floors-breadth.toml"),
+            "baselines/floors-breadth.toml",
+        )
+        .unwrap();
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../baselines");
+        let mut ratios = 0;
+        for class in std::fs::read_dir(&dir).unwrap() {
+            let file = class.unwrap().path().join("breadth-default.json");
+            if !file.is_file() {
+                continue;
+            }
+            let rep = crate::report::json::load(&file).unwrap();
+            for r in rep.ratios.iter().flatten() {
+                assert!(
+                    f.floors.iter().any(|x| x.op == r.op),
+                    "{}: {} has no floor",
+                    file.display(),
+                    r.op
+                );
+                ratios += 1;
+            }
+        }
+        assert!(ratios > 50, "{ratios} ratios in the breadth baselines");
     }
 
     #[test]
