@@ -17,7 +17,7 @@ use common::*;
 use cryptoki::mechanism::Mechanism;
 use cryptoki::mechanism::elliptic_curve::{EcKdf, Ecdh1DeriveParams};
 use cryptoki::mechanism::rsa::{PkcsMgfType, PkcsPssParams};
-use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectClass, ObjectHandle};
+use cryptoki::object::{Attribute, KeyType, ObjectClass, ObjectHandle};
 use cryptoki::session::Session;
 
 /// Bytes of stack painted and surveyed below the test's frame: more than
@@ -148,17 +148,6 @@ fn ecdh(s: &Session, private: ObjectHandle, public: &[u8]) -> ObjectHandle {
     .unwrap()
 }
 
-fn point(s: &Session, h: ObjectHandle) -> Vec<u8> {
-    match s
-        .get_attributes(h, &[AttributeType::EcPoint])
-        .unwrap()
-        .pop()
-    {
-        Some(Attribute::EcPoint(p)) => p,
-        other => panic!("{other:?}"),
-    }
-}
-
 fn ec_pair(s: &Session, mech: Mechanism<'_>, params: &[u8]) -> (ObjectHandle, ObjectHandle) {
     s.generate_key_pair(
         &mech,
@@ -214,7 +203,7 @@ fn no_call_leaves_its_stack_below_the_wipe() {
                     );
                     let (_, ours) = ec_pair(&s, Mechanism::EccKeyPairGen, params);
                     let (peer, _) = ec_pair(&s, Mechanism::EccKeyPairGen, params);
-                    let peer = point(&s, peer);
+                    let peer = ec_point(&s, peer);
                     // The first derive parses the key, the second reuses it.
                     for n in ["first", "second"] {
                         rec(
@@ -261,7 +250,7 @@ fn no_call_leaves_its_stack_below_the_wipe() {
                 );
                 let (_, ours) = ec_pair(&s, Mechanism::EccMontgomeryKeyPairGen, X25519);
                 let (peer, _) = ec_pair(&s, Mechanism::EccMontgomeryKeyPairGen, X25519);
-                let peer = point(&s, peer);
+                let peer = ec_point(&s, peer);
                 rec("C_DeriveKey X25519", probe(|| ecdh(&s, ours, &peer)));
                 let (_, ed) = ec_pair(&s, Mechanism::EccEdwardsKeyPairGen, ED25519);
                 rec(

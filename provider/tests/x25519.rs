@@ -25,17 +25,6 @@ fn import_private(s: &Session, value: &[u8], params: &[u8]) -> ObjectHandle {
     .unwrap()
 }
 
-fn ec_point(s: &Session, h: ObjectHandle) -> Vec<u8> {
-    match s
-        .get_attributes(h, &[AttributeType::EcPoint])
-        .unwrap()
-        .pop()
-    {
-        Some(Attribute::EcPoint(p)) => p,
-        other => panic!("{other:?}"),
-    }
-}
-
 fn der(point: &[u8]) -> Vec<u8> {
     [&[0x04, 0x20][..], point].concat()
 }

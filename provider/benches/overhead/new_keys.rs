@@ -239,28 +239,21 @@ mod direct {
     }
 
     fn generate_from(curve: &str, k: &[u8]) -> Vec<u8> {
+        macro_rules! point {
+            ($c:ident) => {
+                $c::SecretKey::from_slice(k)
+                    .unwrap()
+                    .public_key()
+                    .as_affine()
+                    .to_sec1_point(false)
+                    .as_bytes()
+                    .to_vec()
+            };
+        }
         match curve {
-            "p256" => p256::SecretKey::from_slice(k)
-                .unwrap()
-                .public_key()
-                .as_affine()
-                .to_sec1_point(false)
-                .as_bytes()
-                .to_vec(),
-            "p384" => p384::SecretKey::from_slice(k)
-                .unwrap()
-                .public_key()
-                .as_affine()
-                .to_sec1_point(false)
-                .as_bytes()
-                .to_vec(),
-            "p521" => p521::SecretKey::from_slice(k)
-                .unwrap()
-                .public_key()
-                .as_affine()
-                .to_sec1_point(false)
-                .as_bytes()
-                .to_vec(),
+            "p256" => point!(p256),
+            "p384" => point!(p384),
+            "p521" => point!(p521),
             _ => {
                 let s = x25519_dalek::StaticSecret::from(<[u8; 32]>::try_from(k).unwrap());
                 x25519_dalek::PublicKey::from(&s).to_bytes().to_vec()

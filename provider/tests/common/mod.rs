@@ -371,3 +371,15 @@ pub fn cipher_parts(
     });
     out
 }
+
+/// `CKA_EC_POINT` of the object `h`, as the module returns it.
+pub fn ec_point(s: &cryptoki::session::Session, h: cryptoki::object::ObjectHandle) -> Vec<u8> {
+    match s
+        .get_attributes(h, &[cryptoki::object::AttributeType::EcPoint])
+        .unwrap()
+        .pop()
+    {
+        Some(cryptoki::object::Attribute::EcPoint(p)) => p,
+        other => panic!("{other:?}"),
+    }
+}
