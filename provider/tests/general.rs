@@ -265,6 +265,107 @@ fn forked_child_gets_its_own_random_stream() {
     }
 }
 
+/// A forked child never repeats its parent's key pairs: in the default
+/// build P-256 keys come from AWS-LC's generator, whose state is copied at
+/// `fork()` like ours; AWS-LC must reseed in the child (docs/SECURITY.md,
+/// "Random numbers"), else parent and child would make the same key.
+#[test]
+fn forked_child_generates_its_own_keys() {
+    let f = Fixture::new();
+    let slot = f.token("fork-keygen");
+    let s = f.user(slot);
+    let p256 = [0x06u8, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
+    let make = || {
+        let (public, _) = s
+            .generate_key_pair(
+                &cryptoki::mechanism::Mechanism::EccKeyPairGen,
+                &[cryptoki::object::Attribute::EcParams(p256.to_vec())],
+                &[cryptoki::object::Attribute::Sign(true)],
+            )
+            .unwrap();
+        ec_point(&s, public)
+    };
+    // The generator's state exists before the fork, so the child copies it.
+    make();
+    let l = raw();
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe with a two-int array; fork in a test process whose child
+    // only calls the module with live buffers, write and _exit.
+    unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        let pid = libc::fork();
+        assert!(pid >= 0);
+        if pid == 0 {
+            let mut session: CK_SESSION_HANDLE = 0;
+            let mut user_pin = USER_PIN.as_bytes().to_vec();
+            let mut params = p256;
+            let mut yes: CK_BBOOL = CK_TRUE;
+            let mut public_t = [CK_ATTRIBUTE {
+                type_: CKA_EC_PARAMS,
+                pValue: params.as_mut_ptr().cast(),
+                ulValueLen: params.len() as CK_ULONG,
+            }];
+            let mut private_t = [CK_ATTRIBUTE {
+                type_: CKA_SIGN,
+                pValue: (&mut yes as *mut CK_BBOOL).cast(),
+                ulValueLen: 1,
+            }];
+            let mut mech = CK_MECHANISM {
+                mechanism: CKM_EC_KEY_PAIR_GEN,
+                pParameter: null_mut(),
+                ulParameterLen: 0,
+            };
+            let (mut public, mut private) = (0, 0);
+            let mut point = [0u8; 80];
+            let mut attr = [CK_ATTRIBUTE {
+                type_: CKA_EC_POINT,
+                pValue: point.as_mut_ptr().cast(),
+                ulValueLen: point.len() as CK_ULONG,
+            }];
+            let ok = l.C_Initialize.unwrap()(null_mut()) == CKR_OK
+                && l.C_OpenSession.unwrap()(
+                    slot.id() as CK_SLOT_ID,
+                    CKF_SERIAL_SESSION | CKF_RW_SESSION,
+                    null_mut(),
+                    None,
+                    &mut session,
+                ) == CKR_OK
+                && l.C_Login.unwrap()(
+                    session,
+                    CKU_USER,
+                    user_pin.as_mut_ptr(),
+                    user_pin.len() as CK_ULONG,
+                ) == CKR_OK
+                && l.C_GenerateKeyPair.unwrap()(
+                    session,
+                    &mut mech,
+                    public_t.as_mut_ptr(),
+                    1,
+                    private_t.as_mut_ptr(),
+                    1,
+                    &mut public,
+                    &mut private,
+                ) == CKR_OK
+                && l.C_GetAttributeValue.unwrap()(session, public, attr.as_mut_ptr(), 1) == CKR_OK;
+            let n = attr[0].ulValueLen as usize;
+            let written = libc::write(fds[1], point.as_ptr().cast(), n);
+            libc::_exit(if ok && written == n as isize { 0 } else { 1 });
+        }
+        let parent = make();
+        let mut child = vec![0u8; 80];
+        let n = libc::read(fds[0], child.as_mut_ptr().cast(), 80);
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+        assert!(n > 0);
+        child.truncate(n as usize);
+        assert_eq!(child.len(), parent.len());
+        assert_ne!(parent, child, "child made the parent's key pair");
+    }
+}
+
 #[test]
 fn legacy_and_unsupported_functions() {
     let f = Fixture::new();
