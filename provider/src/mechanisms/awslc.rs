@@ -24,8 +24,8 @@
 //!   on P-521 the prehash integer as a 64-byte SHA-512 value when it fits,
 //!   else the RustCrypto path). Signatures are randomized (not RFC 6979).
 //! - `CKM_ECDH1_DERIVE` on P-256, P-384, P-521 and X25519 (the shared
-//!   value; the KDFs stay in the mechanism files), and the public point of
-//!   a newly generated key on those curves.
+//!   value; the KDFs stay in the mechanism files), and key-pair generation
+//!   on those curves.
 //!
 //! Keys are parsed once, when the object's `KeyMaterial` is built (for key
 //! agreement: on first use), and cached with it.
@@ -426,8 +426,9 @@ impl EcdhCurve {
 
 /// A private key as aws-lc's key agreement takes it, parsed on the key's
 /// first agreement and then kept with the object's key material (parsing
-/// computes the public point and checks it, a fixed-base multiplication or
-/// two: a quarter of a P-256 derive when done per call). Keys never used
+/// computes the public point and checks it, two fixed-base
+/// multiplications: a P-256 derive took 1.3 times as long when it parsed the
+/// key every call, docs/benchmarking.md). Keys never used
 /// for a derive never pay for it. aws-lc clears its copy of the scalar when
 /// the key material is dropped.
 pub struct AgreementKey {
