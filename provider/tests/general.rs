@@ -219,6 +219,44 @@ fn forked_child_must_initialize_again() {
     assert!(f.p().get_token_info(slot).is_ok());
 }
 
+/// Forks: the child runs `child` (module calls only) and hands its bytes
+/// back through a pipe (`None`: it failed); the parent runs `parent`
+/// meanwhile. Returns both results once the child has exited 0.
+fn fork_with(
+    child: impl FnOnce() -> Option<Vec<u8>>,
+    parent: impl FnOnce() -> Vec<u8>,
+) -> (Vec<u8>, Vec<u8>) {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe with a two-int array; fork in a test process whose child
+    // only runs `child` (module calls with live buffers), write and _exit.
+    unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        let pid = libc::fork();
+        assert!(pid >= 0);
+        if pid == 0 {
+            let code = match child() {
+                Some(out) => {
+                    let written = libc::write(fds[1], out.as_ptr().cast(), out.len());
+                    if written == out.len() as isize { 0 } else { 1 }
+                }
+                None => 1,
+            };
+            libc::_exit(code);
+        }
+        let mine = parent();
+        let mut theirs = vec![0u8; 256];
+        let n = libc::read(fds[0], theirs.as_mut_ptr().cast(), theirs.len());
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+        assert!(n > 0);
+        theirs.truncate(n as usize);
+        (mine, theirs)
+    }
+}
+
 /// A forked child never repeats its parent's random stream: both draw from
 /// a generator state copied at `fork()`, so without the reseed in the
 /// child both would return the same bytes.
@@ -230,39 +268,32 @@ fn forked_child_gets_its_own_random_stream() {
     let mut warm = [0u8; 32];
     s.generate_random_slice(&mut warm).unwrap();
     let l = raw();
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe with a two-int array; fork in a test process whose child
-    // only calls the module, write and _exit.
-    unsafe {
-        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
-        let pid = libc::fork();
-        assert!(pid >= 0);
-        if pid == 0 {
+    let (parent, child) = fork_with(
+        || {
             let mut out = [0u8; 32];
             let mut session: CK_SESSION_HANDLE = 0;
-            let ok = l.C_Initialize.unwrap()(null_mut()) == CKR_OK
-                && l.C_OpenSession.unwrap()(
-                    slot.id() as CK_SLOT_ID,
-                    CKF_SERIAL_SESSION,
-                    null_mut(),
-                    None,
-                    &mut session,
-                ) == CKR_OK
-                && l.C_GenerateRandom.unwrap()(session, out.as_mut_ptr(), 32) == CKR_OK;
-            let written = libc::write(fds[1], out.as_ptr().cast(), 32);
-            libc::_exit(if ok && written == 32 { 0 } else { 1 });
-        }
-        let mut parent = [0u8; 32];
-        s.generate_random_slice(&mut parent).unwrap();
-        let mut child = [0u8; 32];
-        assert_eq!(libc::read(fds[0], child.as_mut_ptr().cast(), 32), 32);
-        let mut status = 0;
-        libc::waitpid(pid, &mut status, 0);
-        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
-        libc::close(fds[0]);
-        libc::close(fds[1]);
-        assert_ne!(parent, child, "child repeated the parent's random bytes");
-    }
+            // SAFETY: module calls with live buffers.
+            let ok = unsafe {
+                l.C_Initialize.unwrap()(null_mut()) == CKR_OK
+                    && l.C_OpenSession.unwrap()(
+                        slot.id() as CK_SLOT_ID,
+                        CKF_SERIAL_SESSION,
+                        null_mut(),
+                        None,
+                        &mut session,
+                    ) == CKR_OK
+                    && l.C_GenerateRandom.unwrap()(session, out.as_mut_ptr(), 32) == CKR_OK
+            };
+            ok.then(|| out.to_vec())
+        },
+        || {
+            let mut parent = [0u8; 32];
+            s.generate_random_slice(&mut parent).unwrap();
+            parent.to_vec()
+        },
+    );
+    assert_eq!(child.len(), 32);
+    assert_ne!(parent, child, "child repeated the parent's random bytes");
 }
 
 /// A forked child never repeats its parent's key pairs: in the default
@@ -288,14 +319,8 @@ fn forked_child_generates_its_own_keys() {
     // The generator's state exists before the fork, so the child copies it.
     make();
     let l = raw();
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe with a two-int array; fork in a test process whose child
-    // only calls the module with live buffers, write and _exit.
-    unsafe {
-        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
-        let pid = libc::fork();
-        assert!(pid >= 0);
-        if pid == 0 {
+    let (parent, child) = fork_with(
+        || {
             let mut session: CK_SESSION_HANDLE = 0;
             let mut user_pin = USER_PIN.as_bytes().to_vec();
             let mut params = p256;
@@ -322,48 +347,41 @@ fn forked_child_generates_its_own_keys() {
                 pValue: point.as_mut_ptr().cast(),
                 ulValueLen: point.len() as CK_ULONG,
             }];
-            let ok = l.C_Initialize.unwrap()(null_mut()) == CKR_OK
-                && l.C_OpenSession.unwrap()(
-                    slot.id() as CK_SLOT_ID,
-                    CKF_SERIAL_SESSION | CKF_RW_SESSION,
-                    null_mut(),
-                    None,
-                    &mut session,
-                ) == CKR_OK
-                && l.C_Login.unwrap()(
-                    session,
-                    CKU_USER,
-                    user_pin.as_mut_ptr(),
-                    user_pin.len() as CK_ULONG,
-                ) == CKR_OK
-                && l.C_GenerateKeyPair.unwrap()(
-                    session,
-                    &mut mech,
-                    public_t.as_mut_ptr(),
-                    1,
-                    private_t.as_mut_ptr(),
-                    1,
-                    &mut public,
-                    &mut private,
-                ) == CKR_OK
-                && l.C_GetAttributeValue.unwrap()(session, public, attr.as_mut_ptr(), 1) == CKR_OK;
-            let n = attr[0].ulValueLen as usize;
-            let written = libc::write(fds[1], point.as_ptr().cast(), n);
-            libc::_exit(if ok && written == n as isize { 0 } else { 1 });
-        }
-        let parent = make();
-        let mut child = vec![0u8; 80];
-        let n = libc::read(fds[0], child.as_mut_ptr().cast(), 80);
-        let mut status = 0;
-        libc::waitpid(pid, &mut status, 0);
-        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
-        libc::close(fds[0]);
-        libc::close(fds[1]);
-        assert!(n > 0);
-        child.truncate(n as usize);
-        assert_eq!(child.len(), parent.len());
-        assert_ne!(parent, child, "child made the parent's key pair");
-    }
+            // SAFETY: module calls with the live buffers above.
+            let ok = unsafe {
+                l.C_Initialize.unwrap()(null_mut()) == CKR_OK
+                    && l.C_OpenSession.unwrap()(
+                        slot.id() as CK_SLOT_ID,
+                        CKF_SERIAL_SESSION | CKF_RW_SESSION,
+                        null_mut(),
+                        None,
+                        &mut session,
+                    ) == CKR_OK
+                    && l.C_Login.unwrap()(
+                        session,
+                        CKU_USER,
+                        user_pin.as_mut_ptr(),
+                        user_pin.len() as CK_ULONG,
+                    ) == CKR_OK
+                    && l.C_GenerateKeyPair.unwrap()(
+                        session,
+                        &mut mech,
+                        public_t.as_mut_ptr(),
+                        1,
+                        private_t.as_mut_ptr(),
+                        1,
+                        &mut public,
+                        &mut private,
+                    ) == CKR_OK
+                    && l.C_GetAttributeValue.unwrap()(session, public, attr.as_mut_ptr(), 1)
+                        == CKR_OK
+            };
+            ok.then(|| point[..attr[0].ulValueLen as usize].to_vec())
+        },
+        make,
+    );
+    assert_eq!(child.len(), parent.len());
+    assert_ne!(parent, child, "child made the parent's key pair");
 }
 
 #[test]
