@@ -66,6 +66,17 @@ pub fn ecdh_derive(
     };
     let curve = private.curve();
     let point = parse_point(curve, public).map_err(|_| err(CKR_MECHANISM_PARAM_INVALID))?;
+    // An uncompressed point goes to aws-lc as it came: aws-lc checks that
+    // it lies on the curve (the check `from_point` makes), so the point is
+    // not decoded and checked twice.
+    #[cfg(feature = "aws-lc")]
+    if let KeyMaterial::EcPrivate(private, Some(aws)) = base
+        && point.len() == 1 + 2 * curve.field_len()
+        && point[0] == 0x04
+    {
+        let z = aws.agreement.agree(|| private.scalar(), point)?;
+        return shared_secret(kdf, &z, shared, len);
+    }
     let peer =
         EcPublicKey::from_point(curve, point).map_err(|_| err(CKR_MECHANISM_PARAM_INVALID))?;
     let z = shared_x(base, &peer)?;
@@ -109,6 +120,51 @@ mod tests {
                     assert_eq!(*ab, *shared_x_rust(&a, &pb).unwrap(), "{curve:?}");
                     assert_eq!(ab.len(), curve.field_len());
                 }
+            }
+        }
+    }
+
+    /// A derive from a peer point that is not on the curve fails with
+    /// `CKR_MECHANISM_PARAM_INVALID` on every curve and path (the default
+    /// build hands an uncompressed point to aws-lc undecoded), and the
+    /// point raw, DER-wrapped or compressed gives the same secret.
+    #[test]
+    fn peer_points_are_checked_in_every_form() {
+        use super::super::curves::der_point;
+        for curve in [
+            Curve::P256,
+            Curve::P384,
+            Curve::P521,
+            Curve::K256,
+            Curve::P224,
+        ] {
+            let ((ma, _), (_, b)) = (key(curve), key(curve));
+            let point = b.public().uncompressed();
+            let n = curve.field_len();
+            let mut compressed = vec![0x02 | (point[2 * n] & 1)];
+            compressed.extend_from_slice(&point[1..=n]);
+            let derive = |public: &[u8]| {
+                let mech = Mechanism {
+                    ty: CKM_ECDH1_DERIVE,
+                    param: crate::mechanisms::params::Param::Ecdh1 {
+                        kdf: CKD_NULL,
+                        shared: &[],
+                        public,
+                    },
+                };
+                ecdh_derive(&mech, &ma, None).map(|z| z.to_vec())
+            };
+            let z = derive(&point).unwrap();
+            assert_eq!(derive(&der_point(&point)).unwrap(), z, "{curve:?}");
+            assert_eq!(derive(&compressed).unwrap(), z, "{curve:?}");
+            let mut off = point.clone();
+            off[2 * n] ^= 1;
+            for bad in [off.clone(), der_point(&off), vec![0u8; 1 + 2 * n]] {
+                assert_eq!(
+                    derive(&bad).unwrap_err().rv(),
+                    CKR_MECHANISM_PARAM_INVALID,
+                    "{curve:?}"
+                );
             }
         }
     }
