@@ -57,10 +57,10 @@ fn main() {
         None => match Cli::try_parse_from(["hsm-bench", "run", "--profile", "quick"]) {
             Ok(Cli {
                 command: Some(Command::Run(a)),
-            }) => commands::run::run(&a),
+            }) => run_or_serve(&a),
             _ => unreachable!("the default command line parses"),
         },
-        Some(Command::Run(a)) => commands::run::run(a),
+        Some(Command::Run(a)) => run_or_serve(a),
         Some(Command::Compare(a)) => commands::compare::compare(a),
         Some(Command::List(a)) => commands::list::list(a),
         Some(Command::Keys(k)) => commands::keys::run(k),
@@ -82,4 +82,13 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// `run`, or a module's worker for the `run` that started this process
+/// (`measure/remote.rs`).
+fn run_or_serve(a: &cli::RunArgs) -> error::Result<i32> {
+    match commands::run_worker::endpoint() {
+        Some(ep) => commands::run_worker::serve(a, ep),
+        None => commands::run::run(a),
+    }
 }

@@ -16,3 +16,4 @@ pub mod ops;
 pub mod output;
 pub mod report;
 pub mod run;
+pub mod run_worker;

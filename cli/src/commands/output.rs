@@ -21,11 +21,37 @@ pub fn out(text: &str) -> Result<()> {
 
 pub fn write_or_print(text: &str, output: Option<&Path>) -> Result<()> {
     match output {
-        Some(p) => std::fs::write(p, text)
+        Some(p) => write_atomically(p, text.as_bytes())
             .map_err(|e| CliError::usage(format!("cannot write {}: {e}", p.display()))),
         None if text.ends_with('\n') => out(text),
         None => out(&format!("{text}\n")),
     }
+}
+
+/// Write `path` whole or not at all: into a new file beside it, then
+/// renamed over it, so a reader (or a crash at any moment) sees the old
+/// file or the new one, never a part.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    // A device or pipe (`/dev/stdout`, a FIFO) is written as it is.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return std::fs::write(path, bytes);
+    }
+    let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o7777);
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".hsm-bench-")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Refuse an output path that cannot be written (missing or unwritable

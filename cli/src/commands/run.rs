@@ -1,7 +1,7 @@
 //! `hsm-bench run`: resolve the settings, open the modules, prepare the
 //! suites, measure, judge the results and write the reports.
 
-use cryptoki_sys::{CK_MECHANISM_TYPE, CK_OBJECT_HANDLE};
+use cryptoki_sys::CK_MECHANISM_TYPE;
 
 use crate::cli::{KeyStoreArg, RunArgs, RunFormat};
 use crate::commands::output::{check_output, out, write_or_print};
@@ -10,8 +10,11 @@ use crate::error::{
 };
 use crate::judge::compare;
 use crate::machine::MachineClass;
-use crate::measure::bench::{self, Options};
+use crate::measure::bench::{self, Restart, StartError};
 use crate::measure::checks::{Mix, parse_mix};
+use crate::measure::ipc::{FromWorker, KeysInfo, Opened, ToWorker};
+use crate::measure::job::{JobInfo, Options};
+use crate::measure::remote::Remote;
 use crate::measure::settings::{Flags, Settings};
 use crate::report;
 use crate::report::format::rfc3339_now;
@@ -24,40 +27,87 @@ use crate::report::verdict::VerdictPage;
 use crate::suite;
 use crate::suite::alg::GenericFn;
 use crate::suite::catalogue::catalogue;
-use crate::suite::existing::detect;
 use crate::suite::generic;
-use crate::suite::keys::KeyStore;
 use crate::suite::keyset::StoreMode;
 use crate::suite::op::OpDef;
-use crate::sysinfo::{self, SystemInfo, TimerInfo};
+use crate::sysinfo;
 use crate::token::choice::ModuleChoice;
-use crate::token::ckr::cryptoki_error_name;
 use crate::token::module::Module;
 use crate::token::temp_token::prepare_environment;
+use std::time::Duration;
 
-/// `hsm-bench run`: resolve the settings, open the modules, prepare the
-/// suites, measure, judge, write the reports and pick the exit code.
+/// `hsm-bench run`: resolve the settings, start a worker process per
+/// module, agree on the ops, measure (writing the results after every
+/// job), judge, write the reports and pick the exit code. This process
+/// never loads a module (`measure/remote.rs`, docs/ARCHITECTURE.md).
 pub fn run(args: &RunArgs) -> Result<i32> {
     let mut req = resolve(args)?;
-    let Opened {
-        mut modules,
-        mut keys,
-        timestamp,
-        timer,
-        system,
-    } = open_modules(args, &req)?;
-    let (ops, key_desc) = prepare_ops(args, &req, &modules, &mut keys)?;
+    let global_token = args.token.choice();
+    let tokens = req
+        .choices
+        .iter()
+        .map(|c| c.token(&global_token))
+        .collect::<Result<Vec<_>>>()?;
+    // Environment first: before any worker starts (they inherit it).
+    let temps = prepare_environment(&req.choices, &tokens)?;
+    let temporary: Vec<bool> = temps.iter().map(Option::is_some).collect();
+    let timestamp = rfc3339_now();
+    let timer = sysinfo::timer();
+    let system = sysinfo::system();
+    let sockets = tempfile::Builder::new()
+        .prefix("hsm-bench-workers-")
+        .tempdir()
+        .map_err(|e| CliError::usage(format!("cannot create a temporary directory: {e}")))?;
+    let mut remotes = Vec::new();
+    let mut opened = Vec::new();
+    for (i, c) in req.choices.iter().enumerate() {
+        match bench::start_worker(sockets.path(), i, &c.name, temporary[i]) {
+            Ok((r, o)) => {
+                remotes.push(r);
+                opened.push(o);
+            }
+            Err(StartError::Refused(message, code)) => return Err(CliError { code, message }),
+            Err(StartError::Lost(l)) => {
+                return Err(CliError::usage(format!(
+                    "module {} ({}): {}",
+                    c.name,
+                    c.path.display(),
+                    l.describe()
+                )));
+            }
+        }
+    }
+    let (ids, key_desc) = agree_on_ops(args, &req, &opened)?;
+    let mut jobs: Option<Vec<JobInfo>> = None;
+    for r in &mut remotes {
+        let j = bench::set_ops(r, &ids, &key_desc)
+            .map_err(|l| CliError::usage(format!("module {}: {}", r.name, l.describe())))?;
+        match &jobs {
+            Some(prev) if prev != &j => {
+                return Err(CliError::usage(format!(
+                    "module {}: its worker built another job list than the first module's",
+                    r.name
+                )));
+            }
+            Some(_) => {}
+            None => jobs = Some(j),
+        }
+    }
+    let jobs = jobs.unwrap_or_default();
     let per_thread_keys = args.per_thread_keys && !req.existing_keys;
-    let results = measure(args, &mut req, &mut modules, &mut keys, &ops, key_desc);
-    let interrupted = crate::measure::interrupt::requested();
-    let keys_desc = describe_keys(args, &req, &keys, &modules, per_thread_keys);
-    drop(keys);
-    let metadata = Metadata {
+    let opts = Options {
+        histogram: args.histogram,
+        raw_samples: args.raw_samples,
+        quiet: args.quiet,
+        key: key_desc,
+        per_thread_keys,
+    };
+    let mut metadata = Metadata {
         timestamp,
         hsm_bench: ToolInfo::current(),
         command_line: redact(std::env::args().collect()),
         profile: req.settings.profile.clone(),
-        modules: modules.iter().map(|m| m.meta.clone()).collect(),
+        modules: opened.iter().map(|o| o.meta.clone()).collect(),
         iterations: req.settings.iterations(),
         duration_s: req.settings.duration_s(),
         warmup: req.settings.warmup,
@@ -67,14 +117,44 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         rate: req.settings.rate,
         mix: req.settings.mix.clone(),
         percentiles: req.settings.percentiles.clone(),
-        keys: keys_desc,
+        keys: "being made".into(),
         reference: args.reference.clone(),
         max_op_time_s: req.settings.max_op_time.map(|d| d.as_secs_f64()),
-        interrupted,
+        interrupted: false,
+        partial: true,
         system,
         timer,
     };
-    drop(modules);
+    let restart = Restart {
+        dir: sockets.path(),
+        temporary: &temporary,
+        ids: &ids,
+        key: &opts.key,
+        jobs: &jobs,
+    };
+    let results = bench::run(&mut remotes, &restart, &req.settings, &opts, |so_far| {
+        write_partial(args, &metadata, so_far)
+    });
+    let interrupted = crate::measure::interrupt::requested();
+    metadata.keys = describe_keys(args, &req, &mut remotes, per_thread_keys);
+    for (r, meta) in remotes.iter_mut().zip(&mut metadata.modules) {
+        let limit = if interrupted {
+            Duration::from_secs(5)
+        } else {
+            bench::OPEN_TIMEOUT
+        };
+        if r.gone().is_none()
+            && let Err(l) = r.finish(limit)
+        {
+            let why = format!("at the end of the run: {}", l.describe());
+            eprintln!("hsm-bench: warning: module {}: {why}", r.name);
+            meta.failures.push(why);
+        }
+    }
+    drop(remotes);
+    drop(temps);
+    metadata.interrupted = interrupted;
+    metadata.partial = false;
     let ratios = args.reference.as_ref().map(|r| ratios(&results, r));
     let rep = Report {
         schema: SCHEMA.into(),
@@ -84,7 +164,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     };
     write_reports(args, &rep)?;
     if interrupted {
-        // Modules and temporary tokens are gone; say what was kept.
+        // Workers and temporary tokens are gone; say what was kept.
         eprintln!(
             "hsm-bench: interrupted: {} finished results written",
             rep.results.len()
@@ -95,26 +175,41 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     Ok(run_exit_code(&rep.results, args.fail_on_error).unwrap_or(code))
 }
 
+/// The results so far, written to `--output` (atomically, marked partial)
+/// after every job, so that nothing that happens later loses them.
+fn write_partial(args: &RunArgs, metadata: &Metadata, results: &[BenchResult]) {
+    let Some(path) = &args.output else { return };
+    let rep = Report {
+        schema: SCHEMA.into(),
+        metadata: metadata.clone(),
+        results: results.to_vec(),
+        ratios: args.reference.as_ref().map(|r| ratios(results, r)),
+    };
+    if let Err(e) = write_or_print(&render(args.format, &rep), Some(path)) {
+        eprintln!("hsm-bench: warning: {}", e.message);
+    }
+}
+
 /// A parsed `--mix` with the ops it names.
-type MixOps = Option<(Vec<OpDef>, Mix)>;
+pub type MixOps = Option<(Vec<OpDef>, Mix)>;
 
 /// What `run` was asked for, resolved and checked before any module is loaded.
-struct Request {
-    generic: Option<GenericRequest>,
-    store: StoreMode,
-    choices: Vec<ModuleChoice>,
+pub struct Request {
+    pub generic: Option<GenericRequest>,
+    pub store: StoreMode,
+    pub choices: Vec<ModuleChoice>,
     /// Per module: the label of its existing key (`--key-label`, `key-label=`).
-    key_labels: Vec<Option<String>>,
-    existing_keys: bool,
-    settings: Settings,
-    mix: MixOps,
-    selected: Vec<OpDef>,
-    baseline: Option<Report>,
+    pub key_labels: Vec<Option<String>>,
+    pub existing_keys: bool,
+    pub settings: Settings,
+    pub mix: MixOps,
+    pub selected: Vec<OpDef>,
+    pub baseline: Option<Report>,
 }
 
 /// Step 1: the settings (flags over profile over defaults), the modules asked
 /// for, the ops, and the baseline; every usage error before any module loads.
-fn resolve(args: &RunArgs) -> Result<Request> {
+pub fn resolve(args: &RunArgs) -> Result<Request> {
     // Output paths first: a typo must not cost a whole benchmark.
     if let Some(p) = &args.output {
         check_output(p, "--output")?;
@@ -255,193 +350,91 @@ fn load_baseline(args: &RunArgs) -> Result<Option<Report>> {
     Ok(baseline)
 }
 
-/// The modules of a run, open, with their key stores.
-struct Opened {
-    modules: Vec<Module>,
-    keys: Vec<KeyStore>,
-    timestamp: String,
-    timer: TimerInfo,
-    system: SystemInfo,
-}
-
-/// Step 2: prepare the environment (temporary tokens), then open every module
-/// and a key store on its set-up session.
-fn open_modules(args: &RunArgs, req: &Request) -> Result<Opened> {
-    let choices = &req.choices;
-    let global_token = args.token.choice();
-    let tokens = choices
-        .iter()
-        .map(|c| c.token(&global_token))
-        .collect::<Result<Vec<_>>>()?;
-    // Environment first: before any module is loaded and before any thread starts.
-    let temps = prepare_environment(choices, &tokens)?;
-    let timestamp = rfc3339_now();
-    let timer = sysinfo::timer();
-    let system = sysinfo::system();
-    let mut modules = Vec::new();
-    for ((c, t), token) in choices.iter().zip(temps).zip(&tokens) {
-        modules.push(Module::open(c, t, token)?);
-    }
-    let keys: Vec<KeyStore> = modules
-        .iter()
-        .map(|m| {
-            KeyStore::new(
-                m.raw.clone(),
-                m.setup_session().handle(),
-                req.store,
-                args.keep_keys,
-            )
-        })
-        .collect();
-
-    Ok(Opened {
-        modules,
-        keys,
-        timestamp,
-        timer,
-        system,
-    })
-}
-
-/// Step 3: the ops to run (selected, or what existing keys or `--mechanism`
-/// allow) and the description of their keys for the metadata.
-fn prepare_ops(
-    args: &RunArgs,
-    req: &Request,
-    modules: &[Module],
-    keys: &mut [KeyStore],
-) -> Result<(Vec<OpDef>, String)> {
-    let (generic, key_labels) = (&req.generic, &req.key_labels);
-    let mut ops = req.selected.clone();
-    let key_desc = match key_labels.first().cloned().flatten() {
-        Some(first_label) => existing_key_ops(args, req, modules, keys, &first_label, &mut ops)?,
-        None if generic.is_some() => {
-            let g = generic.as_ref().expect("checked");
-            ops = g.ops(None, &modules[0])?;
-            if !args.ops.is_empty() {
-                ops.retain(|o| {
-                    args.ops
-                        .iter()
-                        .any(|p| crate::suite::catalogue::glob_match(p, &o.id))
-                });
-            }
-            "none".to_string()
+/// The ops every module runs (ids) and the keys' description: the ops
+/// asked for; or what the first module's existing key (`--key-label`) or
+/// mechanism (`--mechanism`) allows, narrowed by `--ops` and, for keys, to
+/// what some token offers.
+fn agree_on_ops(args: &RunArgs, req: &Request, opened: &[Opened]) -> Result<(Vec<String>, String)> {
+    let first = opened
+        .first()
+        .ok_or_else(|| CliError::usage("no module to run"))?;
+    let names: Vec<&str> = req.choices.iter().map(|c| c.name.as_str()).collect();
+    let narrow = |ids: &mut Vec<String>| {
+        if !args.ops.is_empty() {
+            ids.retain(|id| {
+                args.ops
+                    .iter()
+                    .any(|p| crate::suite::catalogue::glob_match(p, id))
+            });
         }
-        None if args.per_thread_keys => "generated per thread".to_string(),
-        None => "generated".to_string(),
     };
-    if ops.is_empty() && req.mix.is_none() {
+    let (mut ids, key_desc) = match req.key_labels.first().cloned().flatten() {
+        Some(first_label) => {
+            for (o, name) in opened.iter().zip(&names).skip(1) {
+                if o.key_kind != first.key_kind {
+                    let label = req.key_labels[names.iter().position(|n| n == name).unwrap_or(0)]
+                        .clone()
+                        .unwrap_or_default();
+                    return Err(CliError::usage(format!(
+                        "key '{label}' on {name} has another type than the key on the first module"
+                    )));
+                }
+            }
+            let mut ids = first.ops.clone().map_err(CliError::usage)?;
+            narrow(&mut ids);
+            // Of what the key allows, the ops no token here can run are
+            // left out (a generic op named on the command line stays: its
+            // result says why it did not run).
+            if req.generic.is_none() {
+                ids.retain(|id| opened.iter().any(|o| o.supported.contains(id)));
+            }
+            if ids.is_empty() {
+                return Err(CliError::usage(format!(
+                    "key '{first_label}' allows no operation hsm-bench measures that the token offers{}",
+                    if args.ops.is_empty() {
+                        ""
+                    } else {
+                        " and --ops selects"
+                    }
+                )));
+            }
+            let desc = if req
+                .key_labels
+                .iter()
+                .all(|l| l.as_deref() == Some(first_label.as_str()))
+            {
+                format!("label:{first_label}")
+            } else {
+                let each: Vec<String> = names
+                    .iter()
+                    .zip(&req.key_labels)
+                    .map(|(m, l)| format!("{m}={}", l.as_deref().unwrap_or_default()))
+                    .collect();
+                format!("labels:{}", each.join(","))
+            };
+            (ids, desc)
+        }
+        None if req.generic.is_some() => {
+            let mut ids = first.ops.clone().map_err(CliError::usage)?;
+            narrow(&mut ids);
+            (ids, "none".to_string())
+        }
+        None if args.per_thread_keys => (
+            req.selected.iter().map(|o| o.id.clone()).collect(),
+            "generated per thread".to_string(),
+        ),
+        None => (
+            req.selected.iter().map(|o| o.id.clone()).collect(),
+            "generated".to_string(),
+        ),
+    };
+    if ids.is_empty() && req.mix.is_none() {
         return Err(CliError::usage(
             "--ops leaves no operation to run (see the ops the key or mechanism allows)",
         ));
     }
-    Ok((ops, key_desc))
-}
-
-/// The ops the existing keys allow (`--key-label`), narrowed by `--ops` and
-/// by what the tokens offer, and the keys' description for the metadata.
-fn existing_key_ops(
-    args: &RunArgs,
-    req: &Request,
-    modules: &[Module],
-    keys: &mut [KeyStore],
-    first_label: &str,
-    ops: &mut Vec<OpDef>,
-) -> Result<String> {
-    let (generic, key_labels) = (&req.generic, &req.key_labels);
-    let mut found = None;
-    for ((m, k), label) in modules.iter().zip(keys.iter_mut()).zip(key_labels) {
-        let label = label.as_deref().expect("all modules have a key label");
-        let objs = m
-            .setup_session()
-            .find_objects(&[cryptoki::object::Attribute::Label(
-                label.as_bytes().to_vec(),
-            )])
-            .map_err(|e| {
-                CliError::usage(format!("C_FindObjects failed: {}", cryptoki_error_name(&e)))
-            })?;
-        let handles: Vec<CK_OBJECT_HANDLE> = objs.iter().map(|o| o.handle()).collect();
-        let ex = detect(&m.raw, m.setup_session().handle(), &handles)
-            .map_err(|e| CliError::usage(format!("key '{label}' on {}: {e}", m.name)))?;
-        if let Some(prev) = &found
-            && prev != &ex.kind
-        {
-            return Err(CliError::usage(format!(
-                "key '{label}' on {} has another type than the key on the first module",
-                m.name
-            )));
-        }
-        found = Some(ex.kind.clone());
-        k.insert_existing(ex.handles.clone());
-        if ops.is_empty() {
-            *ops = match &generic {
-                Some(g) => g.ops(Some(&ex), m)?,
-                None => crate::suite::catalogue::ops_for_existing(&ex),
-            };
-        }
-    }
-    if !args.ops.is_empty() {
-        ops.retain(|o| {
-            args.ops
-                .iter()
-                .any(|p| crate::suite::catalogue::glob_match(p, &o.id))
-        });
-    }
-    // Of what the key allows, the ops no token here can run are left
-    // out (a generic op named on the command line stays: its result
-    // says why it did not run).
-    if generic.is_none() {
-        ops.retain(|o| {
-            modules.iter().any(|m| {
-                crate::suite::support::unsupported(
-                    &m.caps(),
-                    o,
-                    crate::suite::support::default_size(o),
-                )
-                .is_none()
-            })
-        });
-    }
-    if ops.is_empty() {
-        return Err(CliError::usage(format!(
-            "key '{first_label}' allows no operation hsm-bench measures that the token offers{}",
-            if args.ops.is_empty() {
-                ""
-            } else {
-                " and --ops selects"
-            }
-        )));
-    }
-    if key_labels.iter().all(|l| l.as_deref() == Some(first_label)) {
-        Ok(format!("label:{first_label}"))
-    } else {
-        let each: Vec<String> = modules
-            .iter()
-            .zip(key_labels)
-            .map(|(m, l)| format!("{}={}", m.name, l.as_deref().unwrap_or_default()))
-            .collect();
-        Ok(format!("labels:{}", each.join(",")))
-    }
-}
-
-/// Step 4: measure every op on every module.
-fn measure(
-    args: &RunArgs,
-    req: &mut Request,
-    modules: &mut [Module],
-    keys: &mut [KeyStore],
-    ops: &[OpDef],
-    key_desc: String,
-) -> Vec<BenchResult> {
-    let jobs = bench::jobs(ops, req.mix.take(), &req.settings);
-    let opts = Options {
-        histogram: args.histogram,
-        raw_samples: args.raw_samples,
-        quiet: args.quiet,
-        key: key_desc,
-        per_thread_keys: args.per_thread_keys && !req.existing_keys,
-    };
-    bench::run(modules, keys, &jobs, &req.settings, &opts)
+    ids.dedup();
+    Ok((ids, key_desc))
 }
 
 /// The metadata's account of the keys: shared or per thread, session or token
@@ -449,21 +442,33 @@ fn measure(
 fn describe_keys(
     args: &RunArgs,
     req: &Request,
-    keys: &[KeyStore],
-    modules: &[Module],
+    remotes: &mut [Remote],
     per_thread_keys: bool,
 ) -> String {
-    let token_keys: Vec<String> = keys.iter().flat_map(KeyStore::token_key_labels).collect();
-    let session_keys = keys.iter().any(KeyStore::made_session_keys);
-    // Wrapping keys made role-separated where a module refused the usual ones.
-    let role_separated: Vec<String> = keys
-        .iter()
-        .zip(modules)
-        .flat_map(|(k, m)| {
-            k.role_separated_keys()
-                .into_iter()
-                .map(move |n| format!("{n} on {}", m.name))
+    let infos: Vec<(String, KeysInfo)> = remotes
+        .iter_mut()
+        .filter(|r| r.gone().is_none())
+        .filter_map(|r| {
+            let name = r.name.clone();
+            match r.ask(
+                &ToWorker::Describe,
+                "describing its keys",
+                bench::OPEN_TIMEOUT,
+            ) {
+                Ok(FromWorker::Keys(k)) => Some((name, k)),
+                _ => None,
+            }
         })
+        .collect();
+    let token_keys: Vec<String> = infos
+        .iter()
+        .flat_map(|(_, k)| k.token_key_labels.clone())
+        .collect();
+    let session_keys = infos.iter().any(|(_, k)| k.made_session_keys);
+    // Wrapping keys made role-separated where a module refused the usual ones.
+    let role_separated: Vec<String> = infos
+        .iter()
+        .flat_map(|(m, k)| k.role_separated.iter().map(move |n| format!("{n} on {m}")))
         .collect();
     let role_note = if role_separated.is_empty() {
         String::new()
@@ -501,13 +506,7 @@ fn describe_keys(
 
 /// Step 5: write the report in the asked format (and the HTML page).
 fn write_reports(args: &RunArgs, rep: &Report) -> Result<()> {
-    let rendered = match args.format {
-        RunFormat::Text => report::text::render(rep),
-        RunFormat::Json => report::json::to_string(rep),
-        RunFormat::Csv => report::csv::to_string(&rep.results),
-        RunFormat::GhBench => report::gh::to_string(rep),
-    };
-    write_or_print(&rendered, args.output.as_deref())?;
+    write_or_print(&render(args.format, rep), args.output.as_deref())?;
     if let Some(p) = &args.html {
         let page = report::html::render(rep).map_err(CliError::usage)?;
         write_or_print(&page, Some(p))?;
@@ -516,6 +515,16 @@ fn write_reports(args: &RunArgs, rep: &Report) -> Result<()> {
         out(&report::text::render(rep))?;
     }
     Ok(())
+}
+
+/// The report in `format`.
+fn render(format: RunFormat, rep: &Report) -> String {
+    match format {
+        RunFormat::Text => report::text::render(rep),
+        RunFormat::Json => report::json::to_string(rep),
+        RunFormat::Csv => report::csv::to_string(&rep.results),
+        RunFormat::GhBench => report::gh::to_string(rep),
+    }
 }
 
 /// Step 6: judge against the baseline (`--compare`); its exit code, or 0.
@@ -555,7 +564,7 @@ fn key_store_mode(args: &RunArgs) -> Result<StoreMode> {
 }
 
 /// What `--mechanism`, `--mech-param-hex` and `--function` ask for.
-struct GenericRequest {
+pub struct GenericRequest {
     mechanism: CK_MECHANISM_TYPE,
     param: Vec<u8>,
     functions: Vec<GenericFn>,
@@ -604,7 +613,16 @@ impl GenericRequest {
     /// The generic ops to run: the functions asked for, or else those that
     /// the mechanism's info on `m` (`CKF_SIGN`, …) and the key's usage flags
     /// both allow.
-    fn ops(
+    /// Every generic op of the mechanism, one per function (what another
+    /// module's mechanism list may ask this one to run).
+    pub fn all_ops(&self) -> Vec<OpDef> {
+        GenericFn::ALL
+            .into_iter()
+            .map(|f| generic::op(self.mechanism, &self.param, f))
+            .collect()
+    }
+
+    pub fn ops(
         &self,
         key: Option<&crate::suite::existing::ExistingKey>,
         m: &Module,

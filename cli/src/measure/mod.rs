@@ -9,9 +9,13 @@
 pub mod bench;
 pub mod checks;
 pub mod interrupt;
+pub mod ipc;
+pub mod job;
 pub mod mode;
+pub mod module_bench;
 pub mod profiles;
 pub mod progress;
 pub mod rate;
+pub mod remote;
 pub mod runner;
 pub mod settings;

@@ -13,6 +13,10 @@ use crate::report::format::DEFAULT_SIZES;
 use crate::report::format::parse_sizes;
 use crate::stats::parse_percentiles;
 
+/// The default time limit of an op of fixed iterations on one module
+/// ([`Settings::op_time_limit`]).
+pub const DEFAULT_ITERATIONS_OP_TIME: Duration = Duration::from_secs(600);
+
 /// Defaults when neither profile nor flags say otherwise.
 pub const DEFAULT_ITERATIONS: u64 = 1000;
 /// Default warmup calls.
@@ -197,6 +201,19 @@ impl Settings {
             _ => self.warmup,
         };
         (mode, warmup)
+    }
+
+    /// The longest an op may take on one module (its rounds, warmup
+    /// included), and whether `--max-op-time` (or the profile) set it. The
+    /// default bounds a module that hangs: four times a duration-mode op's
+    /// planned time (its warmup takes at most as long as its measurement)
+    /// plus a minute, or ten minutes for an op of fixed iterations.
+    pub fn op_time_limit(&self, mode: Mode) -> (Duration, bool) {
+        match (self.max_op_time, mode) {
+            (Some(d), _) => (d, true),
+            (None, Mode::Duration(d)) => (d * 4 + Duration::from_secs(60), false),
+            (None, Mode::Iterations(_)) => (DEFAULT_ITERATIONS_OP_TIME, false),
+        }
     }
 
     /// Iterations for metadata (None in duration mode).

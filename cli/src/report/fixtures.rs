@@ -74,6 +74,7 @@ pub fn report(results: Vec<BenchResult>) -> Report {
             keys: "shared".into(),
             reference: None,
             max_op_time_s: None,
+            partial: false,
             interrupted: false,
             system: SystemInfo {
                 os: "Linux".into(),

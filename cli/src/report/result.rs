@@ -231,6 +231,10 @@ pub struct Metadata {
     /// The run was interrupted (Ctrl-C): only the ops finished before are in `results`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Written while the run goes on (after each finished op): `results`
+    /// holds the ops finished so far, and the run had not ended.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
     /// Machine.
     pub system: SystemInfo,
     /// Clock used and its measured resolution.

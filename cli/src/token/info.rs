@@ -63,6 +63,10 @@ pub struct ModuleMeta {
     pub token: TokenSummary,
     /// Whether hsm-bench created (and deleted) a temporary token.
     pub temporary_token: bool,
+    /// What went wrong with the module outside its ops (its worker process
+    /// died or hung while finishing, e.g. a crash in `C_Finalize`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
 }
 
 /// SHA-256 of a file, hex.

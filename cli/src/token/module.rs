@@ -151,6 +151,7 @@ impl Module {
             slot: slot.id(),
             token: token_info,
             temporary_token: temporary,
+            failures: Vec::new(),
         };
         Ok(Module {
             name: choice.name.clone(),

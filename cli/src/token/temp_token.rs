@@ -19,10 +19,19 @@ use crate::token::info::token_state;
 use crate::token::locate;
 use crate::token::raw::RawModule;
 
-/// A temporary token directory, deleted on drop.
+/// A temporary token directory, deleted on drop (by the process that made
+/// it: a module's worker holds a [`TempToken::made_by_scheduler`]).
 #[derive(Debug)]
 pub struct TempToken {
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl TempToken {
+    /// A temporary token whose directory the scheduling process made (and
+    /// deletes): the worker initialises the token in it.
+    pub fn made_by_scheduler() -> TempToken {
+        TempToken { _dir: None }
+    }
 }
 
 /// Built-in SoftHSM2 configuration template (used when the repository has no
@@ -97,7 +106,7 @@ pub fn prepare_environment(
             }
             ModuleKind::Path => unreachable!("handled above"),
         }
-        out.push(Some(TempToken { _dir: dir }));
+        out.push(Some(TempToken { _dir: Some(dir) }));
     }
     Ok(out)
 }

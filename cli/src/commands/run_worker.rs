@@ -1,0 +1,218 @@
+//! A module's worker process for `hsm-bench run`: the same executable and
+//! command line, started by the scheduler (`measure/remote.rs`) with
+//! [`WORKER_ENV`] naming its socket and its module. It opens that one
+//! module (and makes its keys), then does what the scheduler asks: build
+//! the job list, prepare a job, run a round, hand over results, and at the
+//! end destroy its keys and finalize the module. Whatever the module does
+//! to this process — a segfault, an abort, a hang, exhausted memory — the
+//! scheduler and the other modules' results live on.
+
+use std::io::BufReader;
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use crate::cli::RunArgs;
+use crate::commands::run::{Request, resolve};
+use crate::error::{CliError, EXIT_OK, Result};
+use crate::measure::ipc::{self, Endpoint, FromWorker, KeysInfo, Opened, ToWorker, WORKER_ENV};
+use crate::measure::job::{Options, jobs};
+use crate::measure::module_bench::ModuleBench;
+use crate::suite::catalogue::catalogue;
+use crate::suite::existing::detect;
+use crate::suite::keys::KeyStore;
+use crate::suite::op::OpDef;
+use crate::suite::support::{default_size, unsupported};
+use crate::token::ckr::cryptoki_error_name;
+use crate::token::module::Module;
+use crate::token::temp_token::TempToken;
+
+/// This process's endpoint when the scheduler started it as a worker.
+pub fn endpoint() -> Option<Endpoint> {
+    Endpoint::from_env()
+}
+
+/// Limit the harm a module can do from here: the worker dies with the
+/// scheduler, and its data segment (heap and private mappings,
+/// `RLIMIT_DATA`) is capped at half the machine's memory, so a module that
+/// allocates without end fails in this process instead of taking the
+/// machine (`HSM_BENCH_WORKER_MEMORY_MIB` sets another cap).
+fn confine() {
+    // SAFETY: prctl(2) with PR_SET_PDEATHSIG and a valid signal number
+    // touches only this process's death signal.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    let mib = std::env::var("HSM_BENCH_WORKER_MEMORY_MIB")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or_else(|| crate::sysinfo::system().memory_total_mb.max(2048) / 2);
+    let bytes = mib.saturating_mul(1 << 20) as libc::rlim_t;
+    let limit = libc::rlimit {
+        rlim_cur: bytes,
+        rlim_max: bytes,
+    };
+    // SAFETY: setrlimit(2) reads the struct it is given, which lives on
+    // this stack for the call.
+    unsafe { libc::setrlimit(libc::RLIMIT_DATA, &limit) };
+}
+
+/// Serve the scheduler until it says finish (or goes away).
+pub fn serve(args: &RunArgs, ep: Endpoint) -> Result<i32> {
+    confine();
+    // Nothing of this process's own should look like a worker's to a
+    // probe process it starts (the cold-start ops).
+    // SAFETY: single-threaded here (no module loaded, no thread started).
+    unsafe { std::env::remove_var(WORKER_ENV) };
+    let stream = UnixStream::connect(&ep.socket)
+        .map_err(|e| CliError::usage(format!("worker: cannot reach the scheduler: {e}")))?;
+    let mut reader = BufReader::new(
+        stream
+            .try_clone()
+            .map_err(|e| CliError::usage(format!("worker: {e}")))?,
+    );
+    let say = |m: &FromWorker| ipc::send(&stream, m).is_ok();
+    let (mut bench, req, universe) = match open(args, &ep) {
+        Ok((bench, req, universe, opened)) => {
+            say(&FromWorker::Opened(Box::new(opened)));
+            (bench, req, universe)
+        }
+        Err(e) => {
+            say(&FromWorker::Failed {
+                message: e.message,
+                code: e.code,
+            });
+            return Ok(EXIT_OK);
+        }
+    };
+    let mut mix = req.mix;
+    while let Ok(Some(msg)) = ipc::receive::<ToWorker>(&mut reader) {
+        let reply = match msg {
+            ToWorker::Ops { ids, key } => {
+                let ops: Vec<OpDef> = ids
+                    .iter()
+                    .filter_map(|id| universe.iter().find(|o| &o.id == id).cloned())
+                    .collect();
+                bench.set_jobs(jobs(&ops, mix.take(), &req.settings), key);
+                FromWorker::Jobs(bench.job_infos())
+            }
+            ToWorker::Prepare { job } => FromWorker::Prepared(bench.prepare(job).map(Box::new)),
+            ToWorker::Round {
+                round,
+                remaining_ms,
+                bar,
+            } => {
+                let d = bench.round(round, remaining_ms.map(Duration::from_millis), bar);
+                FromWorker::RoundDone {
+                    cut_short: d.cut_short,
+                    skip_rest: d.skip_rest,
+                    results: d.results,
+                }
+            }
+            ToWorker::EndJob => FromWorker::Results(bench.end_job()),
+            ToWorker::Describe => FromWorker::Keys(KeysInfo {
+                token_key_labels: bench.keys.token_key_labels(),
+                made_session_keys: bench.keys.made_session_keys(),
+                role_separated: bench.keys.role_separated_keys(),
+            }),
+            ToWorker::Finish => {
+                let (module, keys) = bench.into_parts();
+                say(&FromWorker::Phase(
+                    "destroying its keys (C_DestroyObject)".into(),
+                ));
+                drop(keys);
+                say(&FromWorker::Phase(
+                    "closing its sessions and finalizing (C_CloseSession, C_Finalize)".into(),
+                ));
+                drop(module);
+                say(&FromWorker::Finished);
+                return Ok(EXIT_OK);
+            }
+        };
+        if !say(&reply) {
+            break;
+        }
+    }
+    // The scheduler is gone: leave without finalizing anything more.
+    Ok(EXIT_OK)
+}
+
+/// Open the worker's module, make its key store, and find the ops its key
+/// or mechanism allows; the ops it may be asked for (`universe`).
+fn open(args: &RunArgs, ep: &Endpoint) -> Result<(ModuleBench, Request, Vec<OpDef>, Opened)> {
+    let req = resolve(args)?;
+    let choice = req
+        .choices
+        .get(ep.index)
+        .ok_or_else(|| CliError::usage("worker: no such module"))?;
+    let token = choice.token(&args.token.choice())?;
+    let temp = ep.temporary.then(TempToken::made_by_scheduler);
+    let module = Module::open(choice, temp, &token)?;
+    let mut keys = KeyStore::new(
+        module.raw.clone(),
+        module.setup_session().handle(),
+        req.store,
+        args.keep_keys,
+    );
+    let (ops, key_kind) = match req.key_labels.get(ep.index).cloned().flatten() {
+        Some(label) => {
+            let objs = module
+                .setup_session()
+                .find_objects(&[cryptoki::object::Attribute::Label(
+                    label.as_bytes().to_vec(),
+                )])
+                .map_err(|e| {
+                    CliError::usage(format!(
+                        "module {}: C_FindObjects failed: {}",
+                        module.name,
+                        cryptoki_error_name(&e)
+                    ))
+                })?;
+            let handles: Vec<_> = objs.iter().map(|o| o.handle()).collect();
+            let ex = detect(&module.raw, module.setup_session().handle(), &handles)
+                .map_err(|e| CliError::usage(format!("key '{label}' on {}: {e}", module.name)))?;
+            keys.insert_existing(ex.handles.clone());
+            let ops = match &req.generic {
+                Some(g) => g.ops(Some(&ex), &module),
+                None => Ok(crate::suite::catalogue::ops_for_existing(&ex)),
+            };
+            (ops, Some(format!("{:?}", ex.kind)))
+        }
+        None => match &req.generic {
+            Some(g) => (g.ops(None, &module), None),
+            None => (Ok(Vec::new()), None),
+        },
+    };
+    let caps = module.caps();
+    let supported = ops
+        .iter()
+        .flatten()
+        .filter(|o| unsupported(&caps, o, default_size(o)).is_none())
+        .map(|o| o.id.clone())
+        .collect();
+    let ids: std::result::Result<Vec<String>, String> = match &ops {
+        Ok(v) => Ok(v.iter().map(|o| o.id.clone()).collect()),
+        Err(e) => Err(e.message.clone()),
+    };
+    // The ops an id may name, the first match counting: this module's key
+    // or mechanism's (an existing key's `hmac-sha256` is not the
+    // catalogue's, which makes its own key); what another module's
+    // mechanism list allows (the first module's decides); the catalogue.
+    let mut universe: Vec<OpDef> = ops.into_iter().flatten().collect();
+    if let Some(g) = &req.generic {
+        universe.extend(g.all_ops());
+    }
+    universe.extend(catalogue());
+    let opened = Opened {
+        meta: module.meta.clone(),
+        ops: ids,
+        key_kind,
+        supported,
+    };
+    let opts = Options {
+        histogram: args.histogram,
+        raw_samples: args.raw_samples,
+        quiet: args.quiet,
+        key: String::new(),
+        per_thread_keys: args.per_thread_keys && !req.existing_keys,
+    };
+    let bench = ModuleBench::new(module, keys, req.settings.clone(), opts);
+    Ok((bench, req, universe, opened))
+}
