@@ -58,10 +58,11 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .prefix("hsm-bench-workers-")
         .tempdir()
         .map_err(|e| CliError::usage(format!("cannot create a temporary directory: {e}")))?;
+    let step = bench::step_limit(&req.settings);
     let mut remotes = Vec::new();
     let mut opened = Vec::new();
     for (i, c) in req.choices.iter().enumerate() {
-        match bench::start_worker(sockets.path(), i, &c.name, temporary[i]) {
+        match bench::start_worker(sockets.path(), i, &c.name, temporary[i], step) {
             Ok((r, o)) => {
                 remotes.push(r);
                 opened.push(o);
@@ -80,7 +81,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let (ids, key_desc) = agree_on_ops(args, &req, &opened)?;
     let mut jobs: Option<Vec<JobInfo>> = None;
     for r in &mut remotes {
-        let j = bench::set_ops(r, &ids, &key_desc)
+        let j = bench::set_ops(r, &ids, &key_desc, step)
             .map_err(|l| CliError::usage(format!("module {}: {}", r.name, l.describe())))?;
         match &jobs {
             Some(prev) if prev != &j => {
@@ -131,6 +132,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         ids: &ids,
         key: &opts.key,
         jobs: &jobs,
+        limit: step,
     };
     let results = bench::run(&mut remotes, &restart, &req.settings, &opts, |so_far| {
         write_partial(args, &metadata, so_far)
@@ -141,7 +143,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         let limit = if interrupted {
             Duration::from_secs(5)
         } else {
-            bench::OPEN_TIMEOUT
+            step
         };
         if r.gone().is_none()
             && let Err(l) = r.finish(limit)
@@ -445,16 +447,13 @@ fn describe_keys(
     remotes: &mut [Remote],
     per_thread_keys: bool,
 ) -> String {
+    let step = bench::step_limit(&req.settings);
     let infos: Vec<(String, KeysInfo)> = remotes
         .iter_mut()
         .filter(|r| r.gone().is_none())
         .filter_map(|r| {
             let name = r.name.clone();
-            match r.ask(
-                &ToWorker::Describe,
-                "describing its keys",
-                bench::OPEN_TIMEOUT,
-            ) {
+            match r.ask(&ToWorker::Describe, "describing its keys", step) {
                 Ok(FromWorker::Keys(k)) => Some((name, k)),
                 _ => None,
             }

@@ -25,8 +25,14 @@ use crate::report::result::BenchResult;
 use crate::report::result::Status;
 
 /// How long a module may take to open (load, `C_Initialize`, token, login)
-/// or to finish (destroy its keys, `C_Finalize`).
+/// or to finish (destroy its keys, `C_Finalize`), unless `--max-op-time`
+/// says otherwise ([`step_limit`]).
 pub const OPEN_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The limit of a step outside the ops (opening, finishing a module).
+pub fn step_limit(s: &Settings) -> Duration {
+    s.max_op_time.unwrap_or(OPEN_TIMEOUT)
+}
 
 /// Time a worker gets beyond the op's limit to answer (a call in flight
 /// when the limit passes is waited for this long).
@@ -48,9 +54,10 @@ pub fn start_worker(
     index: usize,
     name: &str,
     temporary: bool,
+    limit: Duration,
 ) -> Result<(Remote, Opened), StartError> {
     let mut r = Remote::spawn(dir, index, name, temporary).map_err(StartError::Lost)?;
-    match r.answer(OPEN_TIMEOUT) {
+    match r.answer(limit) {
         Ok(FromWorker::Opened(o)) => Ok((r, *o)),
         Ok(FromWorker::Failed { message, code }) => Err(StartError::Refused(message, code)),
         Ok(other) => Err(StartError::Lost(r.unexpected(&other))),
@@ -59,12 +66,17 @@ pub fn start_worker(
 }
 
 /// Tell a worker the suite's ops; its job list.
-pub fn set_ops(r: &mut Remote, ids: &[String], key: &str) -> Result<Vec<JobInfo>, Lost> {
+pub fn set_ops(
+    r: &mut Remote,
+    ids: &[String],
+    key: &str,
+    limit: Duration,
+) -> Result<Vec<JobInfo>, Lost> {
     let msg = ToWorker::Ops {
         ids: ids.to_vec(),
         key: key.to_string(),
     };
-    match r.ask(&msg, "building its op list", OPEN_TIMEOUT)? {
+    match r.ask(&msg, "building its op list", limit)? {
         FromWorker::Jobs(j) => Ok(j),
         other => Err(r.unexpected(&other)),
     }
@@ -82,6 +94,8 @@ pub struct Restart<'a> {
     pub key: &'a str,
     /// The job list every worker must have.
     pub jobs: &'a [JobInfo],
+    /// The limit of opening a module ([`step_limit`]).
+    pub limit: Duration,
 }
 
 /// Per module, what a job has come to so far.
@@ -174,8 +188,8 @@ pub fn run(
                     bar,
                 };
                 let phase = format!(
-                    "measuring {label}{round} (in its timed calls, {})",
-                    job.mechanism
+                    "measuring {label}{round} (in its timed calls: {})",
+                    job.calls
                 );
                 let t0 = Instant::now();
                 match remotes[i].ask(&msg, &phase, remaining + grace(limit)) {
@@ -201,7 +215,7 @@ pub fn run(
             let by = limit_name(limit, given);
             let rs = match &p.lost {
                 Some(l) => lost_results(job, &name, p.results, l, &by, s, opts),
-                None => match remotes[i].ask(&ToWorker::EndJob, "ending the op", OPEN_TIMEOUT) {
+                None => match remotes[i].ask(&ToWorker::EndJob, "ending the op", step_limit(s)) {
                     Ok(FromWorker::Results(rs)) if !rs.is_empty() => rs,
                     Ok(other) => {
                         let l = remotes[i].unexpected(&other);
@@ -247,8 +261,9 @@ fn revive(
     let before = r.gone()?.describe();
     let name = r.name.clone();
     let temporary = restart.temporary.get(i).copied().unwrap_or(false);
-    let again = match start_worker(restart.dir, i, &name, temporary) {
-        Ok((mut fresh, _)) => match set_ops(&mut fresh, restart.ids, restart.key) {
+    let limit = restart.limit;
+    let again = match start_worker(restart.dir, i, &name, temporary, limit) {
+        Ok((mut fresh, _)) => match set_ops(&mut fresh, restart.ids, restart.key, limit) {
             Ok(jobs) if jobs == restart.jobs => Ok(fresh),
             Ok(_) => Err("its restarted worker built another job list".to_string()),
             Err(l) => Err(l.describe()),

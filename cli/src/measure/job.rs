@@ -64,6 +64,8 @@ pub struct JobInfo {
     pub threads: u32,
     /// The mix's spec, for a mix.
     pub mix: Option<String>,
+    /// The PKCS#11 calls of its timed region.
+    pub calls: String,
 }
 
 impl Job {
@@ -84,13 +86,19 @@ impl Job {
                 data_size: self.data_size,
                 threads: self.threads,
                 mix: None,
+                calls: o.timed_calls().into(),
             },
-            JobKind::Mix(_, m) => JobInfo {
+            JobKind::Mix(ops, m) => JobInfo {
                 id: "mix".into(),
                 mechanism: "mixed".into(),
                 data_size: self.data_size,
                 threads: self.threads,
                 mix: Some(m.spec.clone()),
+                calls: {
+                    let mut calls: Vec<&str> = ops.iter().map(OpDef::timed_calls).collect();
+                    calls.dedup();
+                    calls.join("; ")
+                },
             },
         }
     }

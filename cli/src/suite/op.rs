@@ -136,6 +136,43 @@ impl OpDef {
         }
     }
 
+    /// The PKCS#11 calls its timed region makes (named when a module
+    /// crashes or hangs in them).
+    pub fn timed_calls(&self) -> &'static str {
+        use crate::suite::alg::{GenericFn, PopOp};
+        match &self.kind {
+            OpKind::Sign(_) | OpKind::Mac(_) | OpKind::Generic(GenericFn::Sign, _) => {
+                "C_SignInit, C_Sign"
+            }
+            OpKind::Verify(_) | OpKind::Generic(GenericFn::Verify, _) => "C_VerifyInit, C_Verify",
+            OpKind::Encrypt(_) | OpKind::Generic(GenericFn::Encrypt, _) => {
+                "C_EncryptInit, C_Encrypt"
+            }
+            OpKind::Decrypt(_) | OpKind::Generic(GenericFn::Decrypt, _) => {
+                "C_DecryptInit, C_Decrypt"
+            }
+            OpKind::Digest(_) | OpKind::Generic(GenericFn::Digest, _) => "C_DigestInit, C_Digest",
+            OpKind::Random(_) => "C_GenerateRandom",
+            OpKind::SeedRandom(_) => "C_SeedRandom",
+            OpKind::SessionInfo => "C_GetSessionInfo",
+            OpKind::KeyGen(_) => "C_GenerateKey or C_GenerateKeyPair",
+            OpKind::FindObject(_) | OpKind::Population(PopOp::FindLabel | PopOp::FindId, _) => {
+                "C_FindObjectsInit, C_FindObjects, C_FindObjectsFinal"
+            }
+            OpKind::VerifyBatch(_) => "C_DalekVerifyEd25519Batch",
+            OpKind::Population(PopOp::Create, _) => "C_CreateObject",
+            OpKind::Population(PopOp::Destroy, _) => "C_DestroyObject",
+            OpKind::Population(PopOp::KeyPair(_), _) => "C_GenerateKeyPair",
+            OpKind::Population(PopOp::ColdStart, _) => "C_Initialize (in a probe process)",
+            OpKind::Population(PopOp::ColdOpen, _) => {
+                "C_Initialize, C_OpenSession (in a probe process)"
+            }
+            OpKind::Derive(_) => "C_DeriveKey",
+            OpKind::Wrap(_) => "C_WrapKey",
+            OpKind::Unwrap(_) => "C_UnwrapKey",
+        }
+    }
+
     /// Whether `--data-sizes` applies.
     pub fn takes_data(&self) -> bool {
         matches!(self.data, DataSpec::Variable { .. })

@@ -31,6 +31,10 @@ pub fn cmd() -> Command {
         "P11_DELAY_SHIM_FLIP_AFTER",
         "P11_DELAY_SHIM_FAIL",
         "DALEK_PKCS11_CONFIG",
+        "P11_HOSTILE",
+        "P11_HOSTILE_MODULE",
+        "P11_HOSTILE_COUNT_FILE",
+        "HSM_BENCH_WORKER",
     ] {
         c.env_remove(v);
     }
@@ -186,35 +190,46 @@ pub fn dalek() -> Option<PathBuf> {
 /// separate target directory (cargo cannot depend on a cdylib yet).
 pub fn shim() -> PathBuf {
     static SHIM: OnceLock<PathBuf> = OnceLock::new();
-    SHIM.get_or_init(|| {
-        if let Some(p) = std::env::var_os("HSM_BENCH_DELAY_SHIM") {
-            return PathBuf::from(p);
-        }
-        let exe = Path::new(bin());
-        let target = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("target dir")
-            .join("delay-shim");
-        let out = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "p11-delay-shim", "--target-dir"])
-            .arg(&target)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .expect("cargo runs");
-        assert!(
-            out.status.success(),
-            "building the shim: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let p = target.join("debug/libp11_delay_shim.so");
-        assert!(p.is_file(), "{} exists", p.display());
-        p
-    })
-    .clone()
+    SHIM.get_or_init(|| test_cdylib("p11-delay-shim", "HSM_BENCH_DELAY_SHIM"))
+        .clone()
 }
 
-/// Load JSON from a file.
+/// The hostile shim cdylib (`cli/hostile-shim`): `$HSM_BENCH_HOSTILE_SHIM`,
+/// or built here like [`shim`].
+pub fn hostile_shim() -> PathBuf {
+    static SHIM: OnceLock<PathBuf> = OnceLock::new();
+    SHIM.get_or_init(|| test_cdylib("p11-hostile-shim", "HSM_BENCH_HOSTILE_SHIM"))
+        .clone()
+}
+
+/// A test module of this workspace (`package`): the path in `$env_var`, or
+/// built with cargo into `target/<package>` beside the test binary's.
+fn test_cdylib(package: &str, env_var: &str) -> PathBuf {
+    if let Some(p) = std::env::var_os(env_var) {
+        return PathBuf::from(p);
+    }
+    let exe = Path::new(bin());
+    let target = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .join(package.trim_start_matches("p11-"));
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "-p", package, "--target-dir"])
+        .arg(&target)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "building {package}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p = target.join(format!("debug/lib{}.so", package.replace('-', "_")));
+    assert!(p.is_file(), "{} exists", p.display());
+    p
+}
+
 pub fn json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
