@@ -14,6 +14,7 @@ use crate::cli::{
 };
 use crate::commands::output::out;
 use crate::error::{CliError, EXIT_OK, Result};
+use crate::safe_text::escape;
 use crate::suite::alg::Curve;
 use crate::suite::alg::KeySpec;
 use crate::suite::failure::Failure;
@@ -109,7 +110,7 @@ fn objects_of(m: &Module, classes: &[ObjectClass]) -> Result<Vec<(CK_OBJECT_HAND
             let label = m
                 .raw
                 .attribute(s.handle(), o.handle(), CKA_LABEL)
-                .map(|l| String::from_utf8_lossy(&l).into_owned())
+                .map(|l| crate::safe_text::decode(&l))
                 .unwrap_or_default();
             v.push((o.handle(), label));
         }
@@ -164,8 +165,8 @@ fn create(a: &KeysCreateArgs) -> Result<i32> {
     out(&format!(
         "created {} key '{}' on {} ({} token object{}, {id_note})\n",
         a.key_type,
-        a.label,
-        m.meta.token.label,
+        escape(&a.label),
+        escape(&m.meta.token.label),
         objects.len(),
         if objects.len() == 1 { "" } else { "s" }
     ))?;
@@ -265,7 +266,10 @@ fn list(a: &KeysListArgs) -> Result<i32> {
         .collect();
     listed.sort_by(|x, y| (&x.label, x.class).cmp(&(&y.label, y.class)));
     let text = match a.format {
-        ListFormat::Json => serde_json::to_string_pretty(&listed).expect("serialisable") + "\n",
+        ListFormat::Json => {
+            crate::safe_text::json(serde_json::to_string_pretty(&listed).expect("serialisable"))
+                + "\n"
+        }
         ListFormat::Text => {
             let headers: Vec<String> = ["label", "class", "type", "size", "id", "usage"]
                 .iter()
@@ -288,8 +292,8 @@ fn list(a: &KeysListArgs) -> Result<i32> {
                 "{} key object{} on token '{}' ({})\n{}",
                 listed.len(),
                 if listed.len() == 1 { "" } else { "s" },
-                m.meta.token.label,
-                m.name,
+                escape(&m.meta.token.label),
+                escape(&m.name),
                 crate::report::text::table(&headers, &rows, 2)
             )
         }
@@ -343,8 +347,10 @@ fn delete(a: &KeysDeleteArgs) -> Result<i32> {
             )));
         }
         text.push_str(&format!(
-            "destroyed {} {} key '{label}'\n",
-            k.class, k.key_type
+            "destroyed {} {} key '{}'\n",
+            k.class,
+            k.key_type,
+            escape(label)
         ));
     }
     for (h, label) in &data {
@@ -356,7 +362,7 @@ fn delete(a: &KeysDeleteArgs) -> Result<i32> {
                 ckr_name(rv)
             )));
         }
-        text.push_str(&format!("destroyed data object '{label}'\n"));
+        text.push_str(&format!("destroyed data object '{}'\n", escape(label)));
     }
     out(&text)?;
     Ok(EXIT_OK)

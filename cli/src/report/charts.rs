@@ -470,9 +470,11 @@ pub fn ratio_chart(id: &str, title: &str, bars: &[Bar]) -> std::result::Result<C
     })
 }
 
-/// HTML/XML text escaping.
+/// HTML/XML text escaping; control and bidi characters are shown as
+/// [`crate::safe_text::escape`] shows them.
 pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
+    crate::safe_text::escape(s)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")

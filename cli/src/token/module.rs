@@ -59,26 +59,29 @@ impl std::fmt::Debug for Module {
     }
 }
 
-/// Load and initialise a module without choosing a token (for `list`).
+/// How messages name a module: `module NAME (PATH)`.
+pub fn who(choice: &ModuleChoice) -> String {
+    format!("module {} ({})", choice.name, choice.path.display())
+}
+
+/// Load and initialise a module without choosing a token (for `list`); an
+/// error names the module.
 pub fn load_context(choice: &ModuleChoice) -> Result<(Pkcs11, Arc<RawModule>, bool)> {
-    let ctx = Pkcs11::new(&choice.path).map_err(|e| {
-        CliError::usage(format!(
-            "cannot load module {}: {}",
-            choice.path.display(),
-            cryptoki_error_name(&e)
-        ))
-    })?;
-    let raw = RawModule::load(&choice.path).map_err(|e| {
-        CliError::usage(format!("cannot load module {}: {e}", choice.path.display()))
-    })?;
+    load(choice).map_err(|e| e.context(&who(choice)))
+}
+
+fn load(choice: &ModuleChoice) -> Result<(Pkcs11, Arc<RawModule>, bool)> {
+    let ctx = Pkcs11::new(&choice.path)
+        .map_err(|e| CliError::usage(format!("cannot load it: {}", cryptoki_error_name(&e))))?;
+    let raw = RawModule::load(&choice.path)
+        .map_err(|e| CliError::usage(format!("cannot load it: {e}")))?;
     let finalize = match ctx.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK)) {
         Ok(()) => true,
         // Another loaded module shares this library instance (e.g. a wrapper module).
         Err(e) if cryptoki_error_is(&e, cryptoki_sys::CKR_CRYPTOKI_ALREADY_INITIALIZED) => false,
         Err(e) => {
             return Err(CliError::usage(format!(
-                "C_Initialize of {} failed: {}",
-                choice.path.display(),
+                "C_Initialize failed: {}",
                 cryptoki_error_name(&e)
             )));
         }
@@ -87,7 +90,8 @@ pub fn load_context(choice: &ModuleChoice) -> Result<(Pkcs11, Arc<RawModule>, bo
 }
 
 impl Module {
-    /// Load `choice`, select (or create) its token and log in.
+    /// Load `choice`, select (or create) its token and log in. Every error
+    /// names the module (`module NAME (PATH): …`).
     pub fn open(
         choice: &ModuleChoice,
         temp: Option<TempToken>,
@@ -95,51 +99,53 @@ impl Module {
     ) -> Result<Self> {
         let sha256 = file_sha256(&choice.path)?;
         let (ctx, raw, finalize) = load_context(choice)?;
-        let library = library_info(&ctx)?;
+        Self::open_loaded(choice, (ctx, raw, finalize), sha256, temp, token)
+            .map_err(|e| e.context(&who(choice)))
+    }
+
+    /// [`open`](Self::open) once the module is loaded; errors do not name it.
+    fn open_loaded(
+        choice: &ModuleChoice,
+        (ctx, raw, finalize): (Pkcs11, Arc<RawModule>, bool),
+        sha256: String,
+        temp: Option<TempToken>,
+        token: &TokenChoice,
+    ) -> Result<Self> {
+        let library = library_info(&raw)?;
         let temporary = temp.is_some();
-        let who = format!("module {} ({})", choice.name, choice.path.display());
 
         let (slot, pin) = if temporary {
             let pin = random_pin()?;
             let so_pin = random_pin()?;
-            let slot =
-                init_temporary_token(&ctx, &raw, &pin, &so_pin).map_err(|e| e.context(&who))?;
+            let slot = init_temporary_token(&ctx, &raw, &pin, &so_pin)?;
             (slot, pin)
         } else {
             if !token.given() {
-                return Err(CliError::usage(format!(
-                    "module {} needs --slot or --token-label (and --pin): hsm-bench only \
+                return Err(CliError::usage(
+                    "needs --slot or --token-label (and --pin): hsm-bench only \
                      creates temporary tokens on `dalek`, `dalek-pure-rust` and `softhsm`",
-                    choice.path.display()
-                )));
+                ));
             }
-            let slot = select_slot(&ctx, &raw, token).map_err(|e| e.context(&who))?;
+            let slot = select_slot(&ctx, &raw, token)?;
             let pin = token.pin.clone().ok_or_else(|| {
-                CliError::usage(format!(
-                    "--pin (or HSM_BENCH_PIN) is required to log in to the token of {}",
-                    choice.name
-                ))
+                CliError::usage("--pin (or HSM_BENCH_PIN) is required to log in to its token")
             })?;
             (slot, pin)
         };
 
-        let state = token_state(&raw, slot.id()).map_err(|rv| {
-            CliError::usage(format!("{who}: C_GetTokenInfo failed: {}", ckr_name(rv)))
-        })?;
+        let state = token_state(&raw, slot.id())
+            .map_err(|rv| CliError::usage(format!("C_GetTokenInfo failed: {}", ckr_name(rv))))?;
         check_pin_flags(
             &state.summary.label,
             state.flags,
             &pin,
             token.allow_final_pin_try,
         )
-        .map_err(|m| CliError::usage(format!("{who}: {m}")))?;
+        .map_err(CliError::usage)?;
         let setup = ctx.open_rw_session(slot).map_err(|e| {
-            CliError::usage(format!(
-                "{who}: C_OpenSession failed: {}",
-                cryptoki_error_name(&e)
-            ))
+            CliError::usage(format!("C_OpenSession failed: {}", cryptoki_error_name(&e)))
         })?;
-        login(&raw, &setup, slot.id(), &pin).map_err(|e| e.context(&who))?;
+        login(&raw, &setup, slot.id(), &pin)?;
         let token_info = token_summary(&raw, slot.id())?;
         let token_info_label = token_info.label.clone();
         let mechanisms = mechanisms(&raw, slot)?;
@@ -188,7 +194,9 @@ impl Module {
         while self.pool.len() < n {
             let s = self.ctx.open_rw_session(self.slot).map_err(|e| {
                 CliError::usage(format!(
-                    "C_OpenSession ({} sessions) failed: {}",
+                    "module {} ({}): C_OpenSession ({} sessions) failed: {}",
+                    self.name,
+                    self.meta.path,
                     self.pool.len() + 1,
                     cryptoki_error_name(&e)
                 ))
@@ -241,7 +249,7 @@ fn login(raw: &RawModule, session: &Session, slot: CK_SLOT_ID, pin: &str) -> Res
                 String::new()
             };
             Err(CliError::usage(format!(
-                "login failed: {}{after}",
+                "C_Login failed: {}{after}",
                 cryptoki_error_name(&e)
             )))
         }
@@ -361,7 +369,7 @@ mod tests {
         assert_eq!(clean_text(b"token   "), "token");
         assert_eq!(clean_text(b"token\0\0\0\0"), "token");
         assert_eq!(clean_text(b"tok\0junk after nul"), "tok");
-        assert_eq!(clean_text(b"t\xffk  "), "t\u{fffd}k");
+        assert_eq!(clean_text(b"t\xffk  "), "t\\xffk");
         assert_eq!(clean_text(b"\0\0"), "");
         assert_eq!(clean_text(b"                "), "");
     }

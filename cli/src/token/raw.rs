@@ -564,6 +564,29 @@ impl RawModule {
         // SAFETY: plain value only.
         unsafe { f(s) }
     }
+
+    /// `C_GetInfo`, as the module wrote it (nothing parsed or checked; cryptoki's
+    /// own call refuses a structure whose reserved `flags` are not 0).
+    pub fn library_info(&self) -> Result<CK_INFO, CK_RV> {
+        let f = self.list.C_GetInfo.ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+        // SAFETY: CK_INFO is a C struct of byte arrays, integers and versions,
+        // for which all-zero bytes are a valid value.
+        let mut info: CK_INFO = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid, writable out structure.
+        let rv = unsafe { f(&mut info) };
+        if rv == CKR_OK { Ok(info) } else { Err(rv) }
+    }
+
+    /// `C_GetSlotInfo` of a slot, as the module wrote it.
+    pub fn slot_info(&self, slot: CK_SLOT_ID) -> Result<CK_SLOT_INFO, CK_RV> {
+        let f = self.list.C_GetSlotInfo.ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+        // SAFETY: CK_SLOT_INFO is a C struct of byte arrays, integers and
+        // versions, for which all-zero bytes are a valid value.
+        let mut info: CK_SLOT_INFO = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid, writable out structure.
+        let rv = unsafe { f(slot, &mut info) };
+        if rv == CKR_OK { Ok(info) } else { Err(rv) }
+    }
 }
 
 /// The `*Init` + single-part pairs of [`RawModule::key_single`].

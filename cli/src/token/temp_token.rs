@@ -155,7 +155,7 @@ pub fn init_temporary_token(
         .map_err(|e| fail("C_OpenSession", e))?;
     session
         .login(UserType::So, Some(&so))
-        .map_err(|e| fail("SO login", e))?;
+        .map_err(|e| fail("C_Login (SO)", e))?;
     session
         .init_pin(&AuthPin::from(pin.to_string()))
         .map_err(|e| fail("C_InitPIN", e))?;
