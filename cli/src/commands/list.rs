@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use cryptoki::slot::Slot;
 use cryptoki_sys::*;
 use serde::Serialize;
 
@@ -12,7 +13,7 @@ use crate::report;
 use crate::suite::catalogue::catalogue;
 use crate::suite::op::OpDef;
 use crate::token::choice::ModuleChoice;
-use crate::token::ckr::{ckm_name, ckr_name, cryptoki_error_name};
+use crate::token::ckr::{ckm_name, ckr_name};
 use crate::token::info::LibraryInfo;
 use crate::token::info::TokenSummary;
 use crate::token::info::file_sha256;
@@ -129,12 +130,20 @@ fn listed_token(
 
 fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
     let (ctx, raw, finalize) = module::load_context(c)?;
-    let library = library_info(&ctx)?;
-    let slots = ctx.get_all_slots().map_err(|e| {
-        CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
-    })?;
+    let who = module::who(c);
+    let library = library_info(&ctx).map_err(|e| e.context(&who))?;
+    // Through the raw list: bounded (cryptoki's `get_all_slots` allocates for
+    // any count a module reports).
+    let slots = raw
+        .slot_list(false)
+        .map_err(|e| CliError::usage(format!("{who}: {e}")))?;
     let mut listed = Vec::with_capacity(slots.len());
-    for slot in slots {
+    for id in slots {
+        let slot = Slot::try_from(id).map_err(|_| {
+            CliError::usage(format!(
+                "{who}: C_GetSlotList reports the invalid slot id {id}"
+            ))
+        })?;
         let info = ctx.get_slot_info(slot).ok();
         let (token, token_error) =
             listed_token(&raw, slot.id(), info.as_ref().map(|i| i.token_present()));

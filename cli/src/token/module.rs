@@ -23,6 +23,7 @@ use crate::token::info::library_info;
 use crate::token::info::mechanisms;
 use crate::token::info::pin_warning;
 use crate::token::info::slot_by_label;
+use crate::token::info::slots_with_token;
 use crate::token::info::token_state;
 use crate::token::info::token_summary;
 use crate::token::population::Population;
@@ -59,17 +60,43 @@ impl std::fmt::Debug for Module {
     }
 }
 
-/// Load and initialise a module without choosing a token (for `list`).
+/// The calls hsm-bench makes through cryptoki on every module it loads
+/// (`list` and `run`); a NULL entry among them is an error naming it.
+const LOAD_CALLS: &[&str] = &["C_Initialize", "C_Finalize", "C_GetInfo", "C_GetSlotList"];
+
+/// The further calls of [`Module::open`] (token, session, login, mechanisms).
+const OPEN_CALLS: &[&str] = &[
+    "C_GetTokenInfo",
+    "C_GetMechanismList",
+    "C_GetMechanismInfo",
+    "C_OpenSession",
+    "C_CloseSession",
+    "C_Login",
+];
+
+/// The further calls of making a temporary token.
+const TEMP_TOKEN_CALLS: &[&str] = &["C_InitToken", "C_InitPIN", "C_Logout"];
+
+/// "module NAME (PATH)", the prefix of every error about a module.
+pub fn who(choice: &ModuleChoice) -> String {
+    format!("module {} ({})", choice.name, choice.path.display())
+}
+
+/// Load and initialise a module without choosing a token (for `list`). The
+/// library is opened and its function list checked (`RawModule::load`)
+/// before cryptoki sees it.
 pub fn load_context(choice: &ModuleChoice) -> Result<(Pkcs11, Arc<RawModule>, bool)> {
+    let who = who(choice);
+    let raw = RawModule::load(&choice.path, &choice.name)
+        .map_err(|e| CliError::usage(format!("{who}: {e}")))?;
+    raw.require(LOAD_CALLS)
+        .map_err(|e| CliError::usage(format!("{who}: {e}")))?;
     let ctx = Pkcs11::new(&choice.path).map_err(|e| {
         CliError::usage(format!(
             "cannot load module {}: {}",
             choice.path.display(),
             cryptoki_error_name(&e)
         ))
-    })?;
-    let raw = RawModule::load(&choice.path).map_err(|e| {
-        CliError::usage(format!("cannot load module {}: {e}", choice.path.display()))
     })?;
     let finalize = match ctx.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK)) {
         Ok(()) => true,
@@ -97,7 +124,10 @@ impl Module {
         let (ctx, raw, finalize) = load_context(choice)?;
         let library = library_info(&ctx)?;
         let temporary = temp.is_some();
-        let who = format!("module {} ({})", choice.name, choice.path.display());
+        let who = who(choice);
+        let calls = [OPEN_CALLS, if temporary { TEMP_TOKEN_CALLS } else { &[] }].concat();
+        raw.require(&calls)
+            .map_err(|e| CliError::usage(format!("{who}: {e}")))?;
 
         let (slot, pin) = if temporary {
             let pin = random_pin()?;
@@ -113,7 +143,7 @@ impl Module {
                     choice.path.display()
                 )));
             }
-            let slot = select_slot(&ctx, &raw, token).map_err(|e| e.context(&who))?;
+            let slot = select_slot(&raw, token).map_err(|e| e.context(&who))?;
             let pin = token.pin.clone().ok_or_else(|| {
                 CliError::usage(format!(
                     "--pin (or HSM_BENCH_PIN) is required to log in to the token of {}",
@@ -142,7 +172,7 @@ impl Module {
         login(&raw, &setup, slot.id(), &pin).map_err(|e| e.context(&who))?;
         let token_info = token_summary(&raw, slot.id())?;
         let token_info_label = token_info.label.clone();
-        let mechanisms = mechanisms(&raw, slot)?;
+        let mechanisms = mechanisms(&raw, slot).map_err(|e| e.context(&who))?;
         let meta = ModuleMeta {
             name: choice.name.clone(),
             path: choice.path.display().to_string(),
@@ -249,10 +279,8 @@ fn login(raw: &RawModule, session: &Session, slot: CK_SLOT_ID, pin: &str) -> Res
 }
 
 /// Pick the slot named by `--slot` or `--token-label`.
-fn select_slot(ctx: &Pkcs11, raw: &RawModule, token: &TokenChoice) -> Result<Slot> {
-    let slots = ctx.get_slots_with_token().map_err(|e| {
-        CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
-    })?;
+fn select_slot(raw: &RawModule, token: &TokenChoice) -> Result<Slot> {
+    let slots = slots_with_token(raw)?;
     if let Some(id) = token.slot {
         return slots
             .into_iter()
