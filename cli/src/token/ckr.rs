@@ -124,6 +124,10 @@ mod tests {
             call_failed("C_Sign", cryptoki_sys::CKR_DEVICE_ERROR),
             "C_Sign failed: CKR_DEVICE_ERROR"
         );
+        assert_eq!(
+            cryptoki_error_name(&Error::NullFunctionPointer),
+            "NULL in the module's function list"
+        );
     }
 
     #[test]
