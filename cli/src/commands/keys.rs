@@ -5,7 +5,6 @@
 //! `C_CreateObject` of a random value only for a secret key type the token
 //! cannot generate), private and secret keys sensitive and not extractable.
 
-use cryptoki::object::{Attribute, ObjectClass};
 use cryptoki_sys::*;
 use serde::Serialize;
 
@@ -20,7 +19,7 @@ use crate::suite::alg::KeySpec;
 use crate::suite::failure::Failure;
 use crate::suite::keys;
 use crate::token::choice::ModuleChoice;
-use crate::token::ckr::{ckr_name, cryptoki_error_name};
+use crate::token::ckr::ckr_name;
 use crate::token::module::Module;
 use crate::token::raw::{RawModule, Template};
 
@@ -84,35 +83,25 @@ fn open(t: &KeysTokenArgs) -> Result<Module> {
 /// Handles of the key objects (public, private, secret) in the token, with
 /// their labels.
 fn key_objects(m: &Module) -> Result<Vec<(CK_OBJECT_HANDLE, String)>> {
-    objects_of(
-        m,
-        &[
-            ObjectClass::PUBLIC_KEY,
-            ObjectClass::PRIVATE_KEY,
-            ObjectClass::SECRET_KEY,
-        ],
-    )
+    objects_of(m, &[CKO_PUBLIC_KEY, CKO_PRIVATE_KEY, CKO_SECRET_KEY])
 }
 
 /// Handles of the token's objects of the classes `classes`, with their labels.
-fn objects_of(m: &Module, classes: &[ObjectClass]) -> Result<Vec<(CK_OBJECT_HANDLE, String)>> {
+fn objects_of(m: &Module, classes: &[CK_OBJECT_CLASS]) -> Result<Vec<(CK_OBJECT_HANDLE, String)>> {
     let s = m.setup_session();
     let mut v = Vec::new();
     for &class in classes {
-        let found = s.find_objects(&[Attribute::Class(class)]).map_err(|e| {
-            CliError::usage(format!(
-                "{}: C_FindObjects failed: {}",
-                m.name,
-                cryptoki_error_name(&e)
-            ))
-        })?;
+        let found = m
+            .raw
+            .find_all(s.handle(), &mut Template::new().ulong(CKA_CLASS, class))
+            .map_err(|e| CliError::usage(format!("module {}: {e}", m.name)))?;
         for o in found {
             let label = m
                 .raw
-                .attribute(s.handle(), o.handle(), CKA_LABEL)
+                .attribute(s.handle(), o, CKA_LABEL)
                 .map(|l| crate::safe_text::decode(&l))
                 .unwrap_or_default();
-            v.push((o.handle(), label));
+            v.push((o, label));
         }
     }
     Ok(v)
@@ -133,7 +122,7 @@ fn create(a: &KeysCreateArgs) -> Result<i32> {
     let s = m.setup_session().handle();
     let made = keys::generate_labelled(&m.raw, s, spec, &a.label, true, false).map_err(|f| {
         let why = match f {
-            Failure::Unsupported(why) | Failure::Check(why) => why,
+            Failure::Unsupported(why) | Failure::Check(why) | Failure::Module(why) => why,
             Failure::Rv(rv) => format!("C_GenerateKeyPair: {}", ckr_name(rv)),
         };
         CliError::usage(format!(
@@ -318,7 +307,7 @@ fn delete(a: &KeysDeleteArgs) -> Result<i32> {
     // labelled `hsm-bench-tmp-…-find-…` when the token refuses session
     // objects): a killed run leaves them beside its keys.
     let data: Vec<(CK_OBJECT_HANDLE, String)> = if a.prefix.is_some() {
-        objects_of(&m, &[ObjectClass::DATA])?
+        objects_of(&m, &[CKO_DATA])?
             .into_iter()
             .filter(|(_, l)| matches(l))
             .collect()

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use cryptoki::slot::Slot;
 use cryptoki_sys::*;
 use serde::Serialize;
 
@@ -13,7 +14,7 @@ use crate::safe_text::{escape, json};
 use crate::suite::catalogue::catalogue;
 use crate::suite::op::OpDef;
 use crate::token::choice::ModuleChoice;
-use crate::token::ckr::{ckm_name, ckr_name, cryptoki_error_name};
+use crate::token::ckr::{ckm_name, ckr_name};
 use crate::token::info::LibraryInfo;
 use crate::token::info::TokenSummary;
 use crate::token::info::file_sha256;
@@ -131,7 +132,7 @@ fn listed_token(
 
 fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
     let (ctx, raw, finalize) = module::load_context(c)?;
-    let listed = listed_slots(&ctx, &raw, all).map_err(|e| e.context(&module::who(c)));
+    let listed = listed_slots(&raw, all).map_err(|e| e.context(&module::who(c)));
     if finalize {
         let _ = ctx.finalize();
     }
@@ -147,16 +148,20 @@ fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
 
 /// The library info and the slots of a loaded module.
 fn listed_slots(
-    ctx: &cryptoki::context::Pkcs11,
     raw: &crate::token::raw::RawModule,
     all: &[OpDef],
 ) -> Result<(LibraryInfo, Vec<ListedSlot>)> {
     let library = library_info(raw)?;
-    let slots = ctx.get_all_slots().map_err(|e| {
-        CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
-    })?;
+    // Through the raw list: bounded (cryptoki's `get_all_slots` allocates for
+    // any count a module reports).
+    let slots = raw
+        .slot_list(false)
+        .map_err(|e| CliError::usage(e.to_string()))?;
     let mut listed = Vec::with_capacity(slots.len());
-    for slot in slots {
+    for id in slots {
+        let slot = Slot::try_from(id).map_err(|_| {
+            CliError::usage(format!("C_GetSlotList reports the invalid slot id {id}"))
+        })?;
         let info = slot_state(raw, slot.id()).ok();
         let (token, token_error) = listed_token(raw, slot.id(), info.as_ref().map(|i| i.1));
         let (mechs, mechanisms_error) = match token {

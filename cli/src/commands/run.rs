@@ -1,7 +1,7 @@
 //! `hsm-bench run`: resolve the settings, open the modules, prepare the
 //! suites, measure, judge the results and write the reports.
 
-use cryptoki_sys::{CK_MECHANISM_TYPE, CK_OBJECT_HANDLE};
+use cryptoki_sys::CK_MECHANISM_TYPE;
 
 use crate::cli::{KeyStoreArg, RunArgs, RunFormat};
 use crate::commands::output::{check_output, out, write_or_print};
@@ -31,7 +31,6 @@ use crate::suite::keyset::StoreMode;
 use crate::suite::op::OpDef;
 use crate::sysinfo::{self, SystemInfo, TimerInfo};
 use crate::token::choice::ModuleChoice;
-use crate::token::ckr::cryptoki_error_name;
 use crate::token::module::Module;
 use crate::token::temp_token::prepare_environment;
 
@@ -352,15 +351,14 @@ fn existing_key_ops(
     let mut found = None;
     for ((m, k), label) in modules.iter().zip(keys.iter_mut()).zip(key_labels) {
         let label = label.as_deref().expect("all modules have a key label");
-        let objs = m
-            .setup_session()
-            .find_objects(&[cryptoki::object::Attribute::Label(
-                label.as_bytes().to_vec(),
-            )])
-            .map_err(|e| {
-                CliError::usage(format!("C_FindObjects failed: {}", cryptoki_error_name(&e)))
-            })?;
-        let handles: Vec<CK_OBJECT_HANDLE> = objs.iter().map(|o| o.handle()).collect();
+        let handles = m
+            .raw
+            .find_all(
+                m.setup_session().handle(),
+                &mut crate::token::raw::Template::new()
+                    .bytes(cryptoki_sys::CKA_LABEL, label.as_bytes()),
+            )
+            .map_err(|e| CliError::usage(format!("module {}: {e}", m.name)))?;
         let ex = detect(&m.raw, m.setup_session().handle(), &handles)
             .map_err(|e| CliError::usage(format!("key '{label}' on {}: {e}", m.name)))?;
         if let Some(prev) = &found

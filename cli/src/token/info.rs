@@ -226,15 +226,14 @@ pub fn pin_warning(flags: CK_FLAGS) -> String {
     }
 }
 
-/// Mechanisms of a slot with their info.
+/// Mechanisms of a slot with their info (the list bounded, see
+/// `RawModule::mechanism_list`).
 pub fn mechanisms(
     raw: &RawModule,
     slot: Slot,
 ) -> Result<BTreeMap<CK_MECHANISM_TYPE, CK_MECHANISM_INFO>> {
     let id = slot.id();
-    let list = raw
-        .mechanism_list(id)
-        .map_err(|rv| CliError::usage(format!("C_GetMechanismList failed: {}", ckr_name(rv))))?;
+    let list = raw.mechanism_list(id).map_err(CliError::usage)?;
     let mut out = BTreeMap::new();
     for m in list {
         if let Ok(info) = raw.mechanism_info(id, m) {
@@ -242,6 +241,21 @@ pub fn mechanisms(
         }
     }
     Ok(out)
+}
+
+/// The slots with a token, read through the raw list (bounded, see
+/// `RawModule::slot_list`; cryptoki's `get_slots_with_token` allocates for
+/// any count a module reports).
+pub fn slots_with_token(raw: &RawModule) -> Result<Vec<Slot>> {
+    raw.slot_list(true)
+        .map_err(CliError::usage)?
+        .into_iter()
+        .map(|id| {
+            Slot::try_from(id).map_err(|_| {
+                CliError::usage(format!("C_GetSlotList reports the invalid slot id {id}"))
+            })
+        })
+        .collect()
 }
 
 /// The first of `slots` whose token label (read raw, cleaned) is `want`; also

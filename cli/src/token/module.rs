@@ -23,6 +23,7 @@ use crate::token::info::library_info;
 use crate::token::info::mechanisms;
 use crate::token::info::pin_warning;
 use crate::token::info::slot_by_label;
+use crate::token::info::slots_with_token;
 use crate::token::info::token_state;
 use crate::token::info::token_summary;
 use crate::token::population::Population;
@@ -59,22 +60,43 @@ impl std::fmt::Debug for Module {
     }
 }
 
-/// How messages name a module: `module NAME (PATH)`.
+/// The calls hsm-bench makes through cryptoki on every module it loads
+/// (`list` and `run`); a NULL entry among them is an error naming it.
+const LOAD_CALLS: &[&str] = &["C_Initialize", "C_Finalize", "C_GetInfo", "C_GetSlotList"];
+
+/// The further calls of [`Module::open`] (token, session, login, mechanisms).
+const OPEN_CALLS: &[&str] = &[
+    "C_GetTokenInfo",
+    "C_GetMechanismList",
+    "C_GetMechanismInfo",
+    "C_OpenSession",
+    "C_CloseSession",
+    "C_Login",
+];
+
+/// The further calls of making a temporary token.
+const TEMP_TOKEN_CALLS: &[&str] = &["C_InitToken", "C_InitPIN", "C_Logout"];
+
+/// How messages name a module: `module NAME (PATH)`, the prefix of every
+/// error about a module.
 pub fn who(choice: &ModuleChoice) -> String {
     format!("module {} ({})", choice.name, choice.path.display())
 }
 
-/// Load and initialise a module without choosing a token (for `list`); an
-/// error names the module.
+/// Load and initialise a module without choosing a token (for `list`). The
+/// library is opened and its function list checked (`RawModule::load`)
+/// before cryptoki sees it; an error names the module.
 pub fn load_context(choice: &ModuleChoice) -> Result<(Pkcs11, Arc<RawModule>, bool)> {
     load(choice).map_err(|e| e.context(&who(choice)))
 }
 
 fn load(choice: &ModuleChoice) -> Result<(Pkcs11, Arc<RawModule>, bool)> {
+    let raw =
+        RawModule::load(&choice.path, &choice.name).map_err(|e| CliError::usage(e.to_string()))?;
+    raw.require(LOAD_CALLS)
+        .map_err(|e| CliError::usage(e.to_string()))?;
     let ctx = Pkcs11::new(&choice.path)
         .map_err(|e| CliError::usage(format!("cannot load it: {}", cryptoki_error_name(&e))))?;
-    let raw = RawModule::load(&choice.path)
-        .map_err(|e| CliError::usage(format!("cannot load it: {e}")))?;
     let finalize = match ctx.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK)) {
         Ok(()) => true,
         // Another loaded module shares this library instance (e.g. a wrapper module).
@@ -113,6 +135,9 @@ impl Module {
     ) -> Result<Self> {
         let library = library_info(&raw)?;
         let temporary = temp.is_some();
+        let calls = [OPEN_CALLS, if temporary { TEMP_TOKEN_CALLS } else { &[] }].concat();
+        raw.require(&calls)
+            .map_err(|e| CliError::usage(e.to_string()))?;
 
         let (slot, pin) = if temporary {
             let pin = random_pin()?;
@@ -126,7 +151,7 @@ impl Module {
                      creates temporary tokens on `dalek`, `dalek-pure-rust` and `softhsm`",
                 ));
             }
-            let slot = select_slot(&ctx, &raw, token)?;
+            let slot = select_slot(&raw, token)?;
             let pin = token.pin.clone().ok_or_else(|| {
                 CliError::usage("--pin (or HSM_BENCH_PIN) is required to log in to its token")
             })?;
@@ -257,10 +282,8 @@ fn login(raw: &RawModule, session: &Session, slot: CK_SLOT_ID, pin: &str) -> Res
 }
 
 /// Pick the slot named by `--slot` or `--token-label`.
-fn select_slot(ctx: &Pkcs11, raw: &RawModule, token: &TokenChoice) -> Result<Slot> {
-    let slots = ctx.get_slots_with_token().map_err(|e| {
-        CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
-    })?;
+fn select_slot(raw: &RawModule, token: &TokenChoice) -> Result<Slot> {
+    let slots = slots_with_token(raw)?;
     if let Some(id) = token.slot {
         return slots
             .into_iter()

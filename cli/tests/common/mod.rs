@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod hostile;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -30,6 +32,9 @@ pub fn cmd() -> Command {
         "P11_DELAY_SHIM_FLIP",
         "P11_DELAY_SHIM_FLIP_AFTER",
         "P11_DELAY_SHIM_FAIL",
+        "P11_HOSTILE",
+        "P11_HOSTILE_MODULE",
+        "P11_HOSTILE_COUNT_FILE",
         "DALEK_PKCS11_CONFIG",
     ] {
         c.env_remove(v);
