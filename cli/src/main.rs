@@ -11,6 +11,7 @@ mod judge;
 mod machine;
 mod measure;
 mod report;
+mod safe_text;
 mod stats;
 mod suite;
 mod sysinfo;
@@ -29,7 +30,7 @@ fn main() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown".into());
-        eprintln!("hsm-bench: internal error: {msg}");
+        eprintln!("hsm-bench: internal error: {}", safe_text::escape(&msg));
     }));
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -49,7 +50,7 @@ fn main() {
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("invalid arguments")
                 .trim_start_matches("error: ");
-            eprintln!("hsm-bench: error: {line}");
+            eprintln!("hsm-bench: error: {}", safe_text::escape(line));
             std::process::exit(error::EXIT_USAGE);
         }
     };
@@ -74,9 +75,11 @@ fn main() {
     let code = match result {
         Ok(code) => code,
         Err(e) => {
-            // An empty message ends quietly (stdout closed by the reader).
+            // An empty message ends quietly (stdout closed by the reader). The
+            // message may quote what a module said (a label, a description):
+            // its control characters are shown escaped, never sent raw.
             if !e.message.is_empty() {
-                eprintln!("hsm-bench: error: {}", e.message);
+                eprintln!("hsm-bench: error: {}", safe_text::escape(&e.message));
             }
             e.code
         }

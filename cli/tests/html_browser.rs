@@ -1,7 +1,8 @@
 //! `report --html` and `compare --html` rendered by a real browser: headless
 //! Chromium loads the page with name resolution disabled, and the rendered DOM
 //! must hold every chart and the page's load markers (charts counted, no resource
-//! fetched), with nothing logged to the console.
+//! fetched, no chart label laid out past its chart's edges), the summary
+//! before the details, with nothing logged to the console.
 //!
 //! Skips (with a message) when no Chromium can be found or started, unless
 //! `HSM_BENCH_REQUIRE_BROWSER=1` (scripts/test sets it once
@@ -114,6 +115,22 @@ fn check_page(browser: &str, tmp: &Path, page: &Path, ids: &[&str]) -> bool {
         dom.contains("data-resources=\"0\""),
         "the page fetched resources"
     );
+    // The browser's own text layout: every label inside its <svg>.
+    assert!(
+        dom.contains("data-labels-outside=\"0\""),
+        "chart labels reach past their chart: {}",
+        dom.split("data-labels-outside=")
+            .nth(1)
+            .unwrap_or("no marker")
+            .chars()
+            .take(8)
+            .collect::<String>()
+    );
+    // The answer first: the summary section before the first detail chart.
+    let at = |what: &str| dom.find(what);
+    if let Some(details) = at("id=\"section-details\"") {
+        assert!(at("id=\"section-summary\"").is_some_and(|s| s < details));
+    }
     assert_eq!(dom.matches("<svg ").count(), ids.len());
     for id in ids {
         assert!(
@@ -145,8 +162,8 @@ fn report_and_compare_pages_render_in_chromium() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("unchanged"));
 
     // The unit tests pin which charts the fixture gets; here every chart the
-    // file holds (7: latency, size and threads sweeps of 2 ops, the ratios) must
-    // be in the rendered DOM.
+    // file holds (7: the ratios, then latency, size and threads sweeps of 2
+    // ops) must be in the rendered DOM, the summary table and ratios first.
     let html = std::fs::read_to_string(&report).unwrap();
     let report_ids: Vec<&str> = html
         .split("<svg id=\"")
@@ -154,6 +171,9 @@ fn report_and_compare_pages_render_in_chromium() {
         .map(|s| &s[..s.find('"').unwrap()])
         .collect();
     assert_eq!(report_ids.len(), 7, "{report_ids:?}");
+    assert_eq!(report_ids[0], "chart-ratio");
+    let summary = html.find("<table id=\"summary\"").expect("a summary table");
+    assert!(summary < html.find("<svg id=\"chart-latency-").unwrap());
 
     // With --output, the --format output is written as well.
     let csv = tmp.path().join("r.csv");

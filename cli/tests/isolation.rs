@@ -11,18 +11,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::hostile::{HOSTILE, hostile_shim};
 use common::*;
 
-const HOSTILE: &str = "p11_hostile_shim";
 const PLAIN: &str = "softhsm2";
 
 /// `hsm-bench run` on SoftHSM2 and on the hostile shim (misbehaving as
 /// `hostile` says) over the same token, JSON into `dir/r.json`.
 fn hostile_run(t: &SoftToken, hostile: &str, args: &str, dir: &Path) -> std::process::Command {
-    let mut c = t.run_on(&[&softhsm(), &hostile_shim()]);
-    c.env("P11_HOSTILE_MODULE", softhsm())
-        .env("P11_HOSTILE", hostile)
-        .args(args.split_whitespace())
+    let mut c = t.hostile_run(hostile, &[&softhsm(), &hostile_shim()]);
+    c.args(args.split_whitespace())
         .args(["--format", "json", "-o"])
         .arg(dir.join("r.json"));
     c
@@ -32,8 +30,15 @@ fn hostile_run(t: &SoftToken, hostile: &str, args: &str, dir: &Path) -> std::pro
 fn finished(c: &mut std::process::Command) -> Output {
     let o = run(c);
     let err = stderr(&o);
-    assert!(o.status.code().is_some(), "hsm-bench died: {:?}\n{err}", o.status);
-    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
+    assert!(
+        o.status.code().is_some(),
+        "hsm-bench died: {:?}\n{err}",
+        o.status
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
     o
 }
 
@@ -51,7 +56,12 @@ fn a_module_that_crashes_in_an_op_costs_only_that_op() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let spec = format!("crash=C_Sign:{kind}@30");
-        let mut c = hostile_run(&t, &spec, "--ops p256-sign,sha256 --iterations 200", dir.path());
+        let mut c = hostile_run(
+            &t,
+            &spec,
+            "--ops p256-sign,sha256 --iterations 200",
+            dir.path(),
+        );
         let o = finished(&mut c);
         assert_eq!(code(&o), 0, "{kind}: {}", stderr(&o));
         let v = json(&dir.path().join("r.json"));
@@ -89,7 +99,12 @@ fn a_crash_or_hang_in_c_finalize_keeps_every_result() {
     for spec in ["crash=C_Finalize:segv", "hang=C_Finalize:60s"] {
         let dir = tempfile::tempdir().unwrap();
         let started = Instant::now();
-        let mut c = hostile_run(&t, spec, "--ops sha256 --iterations 50 --max-op-time 3", dir.path());
+        let mut c = hostile_run(
+            &t,
+            spec,
+            "--ops sha256 --iterations 50 --max-op-time 3",
+            dir.path(),
+        );
         let o = finished(&mut c);
         // Bounded by --max-op-time, not by the 60 s hang (no timing
         // asserted beyond "well before the hang ends").
@@ -105,7 +120,10 @@ fn a_crash_or_hang_in_c_finalize_keeps_every_result() {
         assert!(failure.contains("C_Finalize"), "{spec}: {hostile}");
         let plain = modules.iter().find(|m| m["name"] == PLAIN).unwrap();
         assert!(plain.get("failures").is_none(), "{spec}: {plain}");
-        assert!(stderr(&o).contains("warning: module p11_hostile_shim"), "{spec}");
+        assert!(
+            stderr(&o).contains("warning: module p11_hostile_shim"),
+            "{spec}"
+        );
     }
 }
 
@@ -132,7 +150,9 @@ fn a_hung_call_ends_its_op_at_max_op_time_and_the_run_goes_on() {
     assert_eq!(hung["cut_short"], true, "{hung}");
     let why = reason(hung);
     assert!(
-        why.contains("no answer within") && why.contains("C_Sign") && why.contains("--max-op-time 3"),
+        why.contains("no answer within")
+            && why.contains("C_Sign")
+            && why.contains("--max-op-time 3"),
         "{why}"
     );
     assert_eq!(find(&v, PLAIN, "ed25519-sign")["status"], "ok");
@@ -143,7 +163,12 @@ fn a_hung_call_ends_its_op_at_max_op_time_and_the_run_goes_on() {
 fn a_module_out_of_memory_fails_its_op_not_the_machine() {
     let t = SoftToken::new("oom");
     let dir = tempfile::tempdir().unwrap();
-    let mut c = hostile_run(&t, "oom=C_Digest@20", "--ops sha256 --iterations 100", dir.path());
+    let mut c = hostile_run(
+        &t,
+        "oom=C_Digest@20",
+        "--ops sha256 --iterations 100",
+        dir.path(),
+    );
     c.env("HSM_BENCH_WORKER_MEMORY_MIB", "1024");
     let o = finished(&mut c);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -153,6 +178,18 @@ fn a_module_out_of_memory_fails_its_op_not_the_machine() {
     assert_eq!(r["status"], "error", "{r}");
     assert!(reason(r).contains("SIGABRT"), "{r}");
     assert_eq!(find(&v, PLAIN, "sha256")["status"], "ok");
+}
+
+/// A child killed if the test fails before it is waited for.
+struct KillOnDrop(Option<std::process::Child>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
 
 /// Wait until `path` holds a JSON report with `n` results (a partial one
@@ -166,7 +203,11 @@ fn wait_for_results(path: &PathBuf, n: usize, limit: Duration) -> serde_json::Va
         {
             return v;
         }
-        assert!(Instant::now() < until, "no {n} results in {}", path.display());
+        assert!(
+            Instant::now() < until,
+            "no {n} results in {}",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -183,7 +224,7 @@ fn results_are_written_as_ops_finish_and_ctrl_c_ends_a_hung_run() {
         "--ops p256-sign,sha256 --iterations 50",
         dir.path(),
     );
-    let mut child = c.stderr(Stdio::piped()).spawn().unwrap();
+    let mut guard = KillOnDrop(Some(c.stderr(Stdio::piped()).spawn().unwrap()));
     let partial = wait_for_results(&out, 2, Duration::from_secs(40));
     // Written during the run: marked partial, valid, with the finished op.
     assert_valid(&partial);
@@ -191,6 +232,7 @@ fn results_are_written_as_ops_finish_and_ctrl_c_ends_a_hung_run() {
     assert_eq!(find(&partial, HOSTILE, "p256-sign")["status"], "ok");
     // The hang is under way (no default limit reached); one Ctrl-C ends it.
     std::thread::sleep(Duration::from_millis(500));
+    let child = guard.0.take().unwrap();
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();

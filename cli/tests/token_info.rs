@@ -193,7 +193,7 @@ fn a_wrong_pin_says_what_the_token_reports_afterwards() {
     let o = bench(&t, &spec, &log, "not-the-pin", &[]);
     assert_refused(
         &o,
-        "login failed: CKR_PIN_INCORRECT; the token now reports CKF_USER_PIN_COUNT_LOW",
+        "C_Login failed: CKR_PIN_INCORRECT; the token now reports CKF_USER_PIN_COUNT_LOW",
     );
     assert_eq!(logins(&log), 1);
 }

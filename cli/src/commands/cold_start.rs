@@ -9,14 +9,16 @@ use std::io::BufRead;
 use std::time::Instant;
 
 use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
-use cryptoki::object::Attribute;
 use cryptoki::session::UserType;
 use cryptoki::types::AuthPin;
+use cryptoki_sys::CKA_LABEL;
 
 use crate::cli::ColdStartArgs;
 use crate::error::{CliError, EXIT_OK, Result};
 use crate::suite::population::ProbeReport;
 use crate::token::ckr::cryptoki_error_name;
+use crate::token::info::slots_with_token;
+use crate::token::raw::{RawModule, Template};
 
 fn failed(what: &str, e: &cryptoki::error::Error) -> CliError {
     CliError::usage(format!(
@@ -42,18 +44,19 @@ pub fn run(args: &ColdStartArgs) -> Result<i32> {
         .read_line(&mut pin)
         .map_err(|e| CliError::usage(format!("cold start: reading the PIN: {e}")))?;
     let pin = AuthPin::from(pin.trim_end_matches(['\r', '\n']).to_string());
+    // The library and its function list are checked before cryptoki sees
+    // them; the raw list gives the same cleaned label match as the
+    // benchmark's own slot selection (the dynamic loader hands cryptoki the
+    // same instance).
+    let name = args.module.display().to_string();
+    let raw = RawModule::load(&args.module, &name)
+        .map_err(|e| CliError::usage(format!("cold start: module {name}: {e}")))?;
     let ctx = Pkcs11::new(&args.module).map_err(|e| failed("loading the module", &e))?;
     let t0 = Instant::now();
     ctx.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK))
         .map_err(|e| failed("C_Initialize", &e))?;
     let initialize_ns = t0.elapsed().as_nanos() as u64;
-    // The same raw, cleaned label match as the benchmark's own slot selection
-    // (the dynamic loader hands out the instance cryptoki loaded).
-    let raw = crate::token::raw::RawModule::load(&args.module)
-        .map_err(|e| CliError::usage(format!("cold start: loading the module: {e}")))?;
-    let slots = ctx
-        .get_slots_with_token()
-        .map_err(|e| failed("C_GetSlotList", &e))?;
+    let slots = slots_with_token(&raw).map_err(|e| e.context("cold start"))?;
     let slot = crate::token::info::slot_by_label(&raw, &slots, &args.token_label)
         .0
         .ok_or_else(|| {
@@ -71,9 +74,12 @@ pub fn run(args: &ColdStartArgs) -> Result<i32> {
         .login(UserType::User, Some(&pin))
         .map_err(|e| failed("C_Login", &e))?;
     let t0 = Instant::now();
-    let found = session
-        .find_objects(&[Attribute::Label(args.label.as_bytes().to_vec())])
-        .map_err(|e| failed("C_FindObjects", &e))?;
+    let found = raw
+        .find_all(
+            session.handle(),
+            &mut Template::new().bytes(CKA_LABEL, args.label.as_bytes()),
+        )
+        .map_err(|e| CliError::usage(format!("cold start: {e}")))?;
     let find_ns = t0.elapsed().as_nanos() as u64;
     if found.len() != 1 {
         return Err(CliError::usage(format!(

@@ -5,7 +5,6 @@
 //! `C_CreateObject` of a random value only for a secret key type the token
 //! cannot generate), private and secret keys sensitive and not extractable.
 
-use cryptoki::object::{Attribute, ObjectClass};
 use cryptoki_sys::*;
 use serde::Serialize;
 
@@ -14,12 +13,13 @@ use crate::cli::{
 };
 use crate::commands::output::out;
 use crate::error::{CliError, EXIT_OK, Result};
+use crate::safe_text::escape;
 use crate::suite::alg::Curve;
 use crate::suite::alg::KeySpec;
 use crate::suite::failure::Failure;
 use crate::suite::keys;
 use crate::token::choice::ModuleChoice;
-use crate::token::ckr::{ckr_name, cryptoki_error_name};
+use crate::token::ckr::ckr_name;
 use crate::token::module::Module;
 use crate::token::raw::{RawModule, Template};
 
@@ -83,35 +83,25 @@ fn open(t: &KeysTokenArgs) -> Result<Module> {
 /// Handles of the key objects (public, private, secret) in the token, with
 /// their labels.
 fn key_objects(m: &Module) -> Result<Vec<(CK_OBJECT_HANDLE, String)>> {
-    objects_of(
-        m,
-        &[
-            ObjectClass::PUBLIC_KEY,
-            ObjectClass::PRIVATE_KEY,
-            ObjectClass::SECRET_KEY,
-        ],
-    )
+    objects_of(m, &[CKO_PUBLIC_KEY, CKO_PRIVATE_KEY, CKO_SECRET_KEY])
 }
 
 /// Handles of the token's objects of the classes `classes`, with their labels.
-fn objects_of(m: &Module, classes: &[ObjectClass]) -> Result<Vec<(CK_OBJECT_HANDLE, String)>> {
+fn objects_of(m: &Module, classes: &[CK_OBJECT_CLASS]) -> Result<Vec<(CK_OBJECT_HANDLE, String)>> {
     let s = m.setup_session();
     let mut v = Vec::new();
     for &class in classes {
-        let found = s.find_objects(&[Attribute::Class(class)]).map_err(|e| {
-            CliError::usage(format!(
-                "{}: C_FindObjects failed: {}",
-                m.name,
-                cryptoki_error_name(&e)
-            ))
-        })?;
+        let found = m
+            .raw
+            .find_all(s.handle(), &mut Template::new().ulong(CKA_CLASS, class))
+            .map_err(|e| CliError::usage(format!("module {}: {e}", m.name)))?;
         for o in found {
             let label = m
                 .raw
-                .attribute(s.handle(), o.handle(), CKA_LABEL)
-                .map(|l| String::from_utf8_lossy(&l).into_owned())
+                .attribute(s.handle(), o, CKA_LABEL)
+                .map(|l| crate::safe_text::decode(&l))
                 .unwrap_or_default();
-            v.push((o.handle(), label));
+            v.push((o, label));
         }
     }
     Ok(v)
@@ -132,7 +122,7 @@ fn create(a: &KeysCreateArgs) -> Result<i32> {
     let s = m.setup_session().handle();
     let made = keys::generate_labelled(&m.raw, s, spec, &a.label, true, false).map_err(|f| {
         let why = match f {
-            Failure::Unsupported(why) | Failure::Check(why) => why,
+            Failure::Unsupported(why) | Failure::Check(why) | Failure::Module(why) => why,
             Failure::Rv(rv) => format!("C_GenerateKeyPair: {}", ckr_name(rv)),
         };
         CliError::usage(format!(
@@ -164,8 +154,8 @@ fn create(a: &KeysCreateArgs) -> Result<i32> {
     out(&format!(
         "created {} key '{}' on {} ({} token object{}, {id_note})\n",
         a.key_type,
-        a.label,
-        m.meta.token.label,
+        escape(&a.label),
+        escape(&m.meta.token.label),
         objects.len(),
         if objects.len() == 1 { "" } else { "s" }
     ))?;
@@ -265,7 +255,10 @@ fn list(a: &KeysListArgs) -> Result<i32> {
         .collect();
     listed.sort_by(|x, y| (&x.label, x.class).cmp(&(&y.label, y.class)));
     let text = match a.format {
-        ListFormat::Json => serde_json::to_string_pretty(&listed).expect("serialisable") + "\n",
+        ListFormat::Json => {
+            crate::safe_text::json(serde_json::to_string_pretty(&listed).expect("serialisable"))
+                + "\n"
+        }
         ListFormat::Text => {
             let headers: Vec<String> = ["label", "class", "type", "size", "id", "usage"]
                 .iter()
@@ -288,8 +281,8 @@ fn list(a: &KeysListArgs) -> Result<i32> {
                 "{} key object{} on token '{}' ({})\n{}",
                 listed.len(),
                 if listed.len() == 1 { "" } else { "s" },
-                m.meta.token.label,
-                m.name,
+                escape(&m.meta.token.label),
+                escape(&m.name),
                 crate::report::text::table(&headers, &rows, 2)
             )
         }
@@ -314,7 +307,7 @@ fn delete(a: &KeysDeleteArgs) -> Result<i32> {
     // labelled `hsm-bench-tmp-…-find-…` when the token refuses session
     // objects): a killed run leaves them beside its keys.
     let data: Vec<(CK_OBJECT_HANDLE, String)> = if a.prefix.is_some() {
-        objects_of(&m, &[ObjectClass::DATA])?
+        objects_of(&m, &[CKO_DATA])?
             .into_iter()
             .filter(|(_, l)| matches(l))
             .collect()
@@ -343,8 +336,10 @@ fn delete(a: &KeysDeleteArgs) -> Result<i32> {
             )));
         }
         text.push_str(&format!(
-            "destroyed {} {} key '{label}'\n",
-            k.class, k.key_type
+            "destroyed {} {} key '{}'\n",
+            k.class,
+            k.key_type,
+            escape(label)
         ));
     }
     for (h, label) in &data {
@@ -356,7 +351,7 @@ fn delete(a: &KeysDeleteArgs) -> Result<i32> {
                 ckr_name(rv)
             )));
         }
-        text.push_str(&format!("destroyed data object '{label}'\n"));
+        text.push_str(&format!("destroyed data object '{}'\n", escape(label)));
     }
     out(&text)?;
     Ok(EXIT_OK)

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use cryptoki::slot::Slot;
 use cryptoki_sys::*;
 use serde::Serialize;
 
@@ -9,16 +10,18 @@ use crate::cli::{ListArgs, ListFormat};
 use crate::commands::output::out;
 use crate::error::{CliError, EXIT_OK, Result};
 use crate::report;
+use crate::safe_text::{escape, json};
 use crate::suite::catalogue::catalogue;
 use crate::suite::op::OpDef;
 use crate::token::choice::ModuleChoice;
-use crate::token::ckr::{ckm_name, ckr_name, cryptoki_error_name};
+use crate::token::ckr::{ckm_name, ckr_name};
 use crate::token::info::LibraryInfo;
 use crate::token::info::TokenSummary;
 use crate::token::info::file_sha256;
 use crate::token::info::library_info;
 use crate::token::info::mechanisms;
 use crate::token::info::pin_flag_names;
+use crate::token::info::slot_state;
 use crate::token::info::token_state;
 use crate::token::module;
 
@@ -129,17 +132,40 @@ fn listed_token(
 
 fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
     let (ctx, raw, finalize) = module::load_context(c)?;
-    let library = library_info(&ctx)?;
-    let slots = ctx.get_all_slots().map_err(|e| {
-        CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
-    })?;
+    let listed = listed_slots(&raw, all).map_err(|e| e.context(&module::who(c)));
+    if finalize {
+        let _ = ctx.finalize();
+    }
+    let (library, slots) = listed?;
+    Ok(ListedModule {
+        name: c.name.clone(),
+        path: c.path.display().to_string(),
+        sha256: file_sha256(&c.path)?,
+        library,
+        slots,
+    })
+}
+
+/// The library info and the slots of a loaded module.
+fn listed_slots(
+    raw: &crate::token::raw::RawModule,
+    all: &[OpDef],
+) -> Result<(LibraryInfo, Vec<ListedSlot>)> {
+    let library = library_info(raw)?;
+    // Through the raw list: bounded (cryptoki's `get_all_slots` allocates for
+    // any count a module reports).
+    let slots = raw
+        .slot_list(false)
+        .map_err(|e| CliError::usage(e.to_string()))?;
     let mut listed = Vec::with_capacity(slots.len());
-    for slot in slots {
-        let info = ctx.get_slot_info(slot).ok();
-        let (token, token_error) =
-            listed_token(&raw, slot.id(), info.as_ref().map(|i| i.token_present()));
+    for id in slots {
+        let slot = Slot::try_from(id).map_err(|_| {
+            CliError::usage(format!("C_GetSlotList reports the invalid slot id {id}"))
+        })?;
+        let info = slot_state(raw, slot.id()).ok();
+        let (token, token_error) = listed_token(raw, slot.id(), info.as_ref().map(|i| i.1));
         let (mechs, mechanisms_error) = match token {
-            Some(_) => match mechanisms(&raw, slot) {
+            Some(_) => match mechanisms(raw, slot) {
                 Ok(m) => (m, None),
                 Err(e) => (Default::default(), Some(e.message)),
             },
@@ -159,9 +185,7 @@ fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
             .collect();
         listed.push(ListedSlot {
             id: slot.id(),
-            description: info
-                .map(|i| i.slot_description().trim().to_string())
-                .unwrap_or_default(),
+            description: info.map(|i| i.0).unwrap_or_default(),
             token,
             token_error,
             mechanisms: mechs
@@ -178,27 +202,20 @@ fn listed_module(c: &ModuleChoice, all: &[OpDef]) -> Result<ListedModule> {
             ops_unsupported,
         });
     }
-    if finalize {
-        let _ = ctx.finalize();
-    }
-    Ok(ListedModule {
-        name: c.name.clone(),
-        path: c.path.display().to_string(),
-        sha256: file_sha256(&c.path)?,
-        library,
-        slots: listed,
-    })
+    Ok((library, listed))
 }
 
+/// The token line of `list`: every text the module gave is escaped
+/// ([`escape`]).
 fn print_listed_token(o: &mut String, t: &ListedToken) {
     let ts = &t.summary;
     let _ = writeln!(
         o,
         "    token '{}': {} {}, serial {}, firmware {}, {}{}{}{}",
-        ts.label,
-        ts.manufacturer,
-        ts.model,
-        ts.serial,
+        escape(&ts.label),
+        escape(&ts.manufacturer),
+        escape(&ts.model),
+        escape(&ts.serial),
         ts.firmware,
         if t.initialized {
             "initialised"
@@ -212,7 +229,7 @@ fn print_listed_token(o: &mut String, t: &ListedToken) {
         },
         ts.utc_time
             .as_ref()
-            .map(|u| format!(", clock {u}"))
+            .map(|u| format!(", clock {}", escape(u)))
             .unwrap_or_default(),
         t.pin_warnings
             .iter()
@@ -221,23 +238,28 @@ fn print_listed_token(o: &mut String, t: &ListedToken) {
     );
 }
 
+/// `list` as text; module-supplied text is escaped.
 fn print_listed(o: &mut String, m: &ListedModule, total_ops: usize) {
-    let _ = writeln!(o, "module {}: {}", m.name, m.path);
+    let _ = writeln!(o, "module {}: {}", escape(&m.name), escape(&m.path));
     let lib = &m.library;
     let _ = writeln!(
         o,
         "  library: {} {} (cryptoki {}), manufacturer {}, sha256 {}",
-        lib.description, lib.version, lib.cryptoki_version, lib.manufacturer, m.sha256
+        escape(&lib.description),
+        lib.version,
+        lib.cryptoki_version,
+        escape(&lib.manufacturer),
+        m.sha256
     );
     if m.slots.is_empty() {
         let _ = writeln!(o, "  no slots");
     }
     for s in &m.slots {
-        let _ = writeln!(o, "  slot {}: {}", s.id, s.description);
+        let _ = writeln!(o, "  slot {}: {}", s.id, escape(&s.description));
         let Some(t) = &s.token else {
             match &s.token_error {
                 Some(e) => {
-                    let _ = writeln!(o, "    token: C_GetTokenInfo failed: {e}");
+                    let _ = writeln!(o, "    token: C_GetTokenInfo failed: {}", escape(e));
                 }
                 None => {
                     let _ = writeln!(o, "    no token");
@@ -247,7 +269,7 @@ fn print_listed(o: &mut String, m: &ListedModule, total_ops: usize) {
         };
         print_listed_token(o, t);
         if let Some(e) = &s.mechanisms_error {
-            let _ = writeln!(o, "    mechanisms: {e}");
+            let _ = writeln!(o, "    mechanisms: {}", escape(e));
             continue;
         }
         let _ = writeln!(o, "    mechanisms ({}):", s.mechanisms.len());
@@ -310,8 +332,99 @@ pub fn list(args: &ListArgs) -> Result<i32> {
         let doc = serde_json::json!({ "modules": listed });
         out(&format!(
             "{}\n",
-            serde_json::to_string_pretty(&doc).expect("plain structs serialise")
+            json(serde_json::to_string_pretty(&doc).expect("plain structs serialise"))
         ))?;
     }
     Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::{HOSTILE, HOSTILE_SHOWN, module_meta};
+
+    fn listed(text: &str) -> ListedModule {
+        let meta = module_meta("m", text);
+        ListedModule {
+            name: meta.name,
+            path: meta.path,
+            sha256: meta.sha256,
+            library: meta.library,
+            slots: vec![
+                ListedSlot {
+                    id: 1,
+                    description: text.into(),
+                    token: Some(ListedToken {
+                        summary: meta.token,
+                        flags: CKF_TOKEN_INITIALIZED,
+                        initialized: true,
+                        login_required: true,
+                        pin_warnings: vec![],
+                    }),
+                    token_error: None,
+                    mechanisms: vec![ListedMechanism {
+                        name: "CKM_SHA256".into(),
+                        min_key_size: 0,
+                        max_key_size: 0,
+                        flags: "digest".into(),
+                    }],
+                    mechanisms_error: None,
+                    ops_supported: 1,
+                    ops_unsupported: vec![],
+                },
+                ListedSlot {
+                    id: 2,
+                    description: text.into(),
+                    token: None,
+                    token_error: Some(text.into()),
+                    mechanisms: vec![],
+                    mechanisms_error: None,
+                    ops_supported: 0,
+                    ops_unsupported: vec![],
+                },
+            ],
+        }
+    }
+
+    fn text_of(m: &ListedModule) -> String {
+        let mut o = String::new();
+        print_listed(&mut o, m, 1);
+        o
+    }
+
+    #[test]
+    fn module_text_is_escaped_in_the_listing_and_kept_in_json() {
+        let text = text_of(&listed(HOSTILE));
+        let bad: Vec<char> = text
+            .chars()
+            .filter(|&c| c != '\n' && crate::safe_text::is_unsafe(c))
+            .collect();
+        assert!(bad.is_empty(), "raw {bad:?} in {text:?}");
+        assert_eq!(
+            text.lines().count(),
+            text_of(&listed("plain")).lines().count(),
+            "{text}"
+        );
+        for want in [
+            format!("  library: {HOSTILE_SHOWN} 1.0 (cryptoki 3.0), manufacturer {HOSTILE_SHOWN},"),
+            format!("  slot 1: {HOSTILE_SHOWN}\n"),
+            format!("    token: C_GetTokenInfo failed: {HOSTILE_SHOWN}\n"),
+            format!(
+                "    token '{HOSTILE_SHOWN}': {HOSTILE_SHOWN} {HOSTILE_SHOWN}, serial {HOSTILE_SHOWN}, \
+                 firmware 1.0, initialised, login required, clock {HOSTILE_SHOWN}\n"
+            ),
+        ] {
+            assert!(text.contains(&want), "no {want:?} in {text}");
+        }
+        // JSON keeps the text itself.
+        let json = json(serde_json::to_string_pretty(&listed(HOSTILE)).unwrap());
+        assert!(
+            !json
+                .chars()
+                .any(|c| c != '\n' && crate::safe_text::is_unsafe(c))
+        );
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["slots"][0]["token"]["label"], HOSTILE);
+        assert_eq!(v["library"]["description"], HOSTILE);
+    }
 }

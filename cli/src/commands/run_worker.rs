@@ -22,7 +22,6 @@ use crate::suite::existing::detect;
 use crate::suite::keys::KeyStore;
 use crate::suite::op::OpDef;
 use crate::suite::support::{default_size, unsupported};
-use crate::token::ckr::cryptoki_error_name;
 use crate::token::module::Module;
 use crate::token::temp_token::TempToken;
 
@@ -153,19 +152,14 @@ fn open(args: &RunArgs, ep: &Endpoint) -> Result<(ModuleBench, Request, Vec<OpDe
     );
     let (ops, key_kind) = match req.key_labels.get(ep.index).cloned().flatten() {
         Some(label) => {
-            let objs = module
-                .setup_session()
-                .find_objects(&[cryptoki::object::Attribute::Label(
-                    label.as_bytes().to_vec(),
-                )])
-                .map_err(|e| {
-                    CliError::usage(format!(
-                        "module {}: C_FindObjects failed: {}",
-                        module.name,
-                        cryptoki_error_name(&e)
-                    ))
-                })?;
-            let handles: Vec<_> = objs.iter().map(|o| o.handle()).collect();
+            let handles = module
+                .raw
+                .find_all(
+                    module.setup_session().handle(),
+                    &mut crate::token::raw::Template::new()
+                        .bytes(cryptoki_sys::CKA_LABEL, label.as_bytes()),
+                )
+                .map_err(|e| CliError::usage(format!("module {}: {e}", module.name)))?;
             let ex = detect(&module.raw, module.setup_session().handle(), &handles)
                 .map_err(|e| CliError::usage(format!("key '{label}' on {}: {e}", module.name)))?;
             keys.insert_existing(ex.handles.clone());

@@ -185,7 +185,8 @@ impl Suite {
         {
             line.push_str(&format!(" (ETA {})", fmt_eta(eta)));
         }
-        line
+        // Module names and reasons may quote what a module said.
+        crate::safe_text::escape(&line).into_owned()
     }
 }
 

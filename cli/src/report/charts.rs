@@ -5,7 +5,8 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::report::format::{fmt_rate, fmt_size, fmt_us};
+use crate::report::axis::{data_axis, ratio_axis, ratio_label};
+use crate::report::format::{fmt_rate, fmt_size};
 use crate::report::result::BenchResult;
 use std::collections::BTreeSet;
 
@@ -142,6 +143,27 @@ pub fn distinct<T: Ord>(rs: &[&BenchResult], f: impl Fn(&BenchResult) -> T) -> u
     rs.iter().map(|r| f(r)).collect::<BTreeSet<_>>().len()
 }
 
+/// A latency tick (µs, a 1…9 × 10ᵏ value) as a short label: `200ns`, `1µs`,
+/// `50µs`, `10ms`, `2s`.
+pub fn fmt_tick_us(us: f64) -> String {
+    let (v, unit) = if us < 1.0 {
+        (us * 1e3, "ns")
+    } else if us < 1e3 {
+        (us, "µs")
+    } else if us < 1e6 {
+        (us / 1e3, "ms")
+    } else {
+        (us / 1e6, "s")
+    };
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}{unit}")
+}
+
+/// Room right of the plot, px: half of the widest tick label (`10.000ms`)
+/// centred on the last tick, so that no label is cut at the edge.
+const RIGHT_MARGIN: u32 = 40;
+
 /// Axis font.
 fn font() -> TextStyle<'static> {
     ("sans-serif", 15).into_font().into()
@@ -167,7 +189,7 @@ pub fn latency_chart(op: &str, rs: &[&BenchResult]) -> std::result::Result<Optio
     if series.is_empty() {
         return Ok(None);
     }
-    let (lo, hi) = (lo / 1.2, (hi * 1.2).max(lo * 2.0));
+    let x = data_axis(lo, hi, 1.2);
     let title = format!("{op}: latency distribution (CDF)");
     svg_chart(
         format!("chart-latency-{}", slug(op)),
@@ -178,15 +200,22 @@ pub fn latency_chart(op: &str, rs: &[&BenchResult]) -> std::result::Result<Optio
             let mut chart = ChartBuilder::on(root)
                 .caption(&title, caption_font())
                 .margin(12)
+                .margin_right(RIGHT_MARGIN)
                 .x_label_area_size(40)
                 .y_label_area_size(56)
-                .build_cartesian_2d((lo..hi).log_scale(), 0f64..1f64)
+                .build_cartesian_2d(
+                    (x.lo..x.hi)
+                        .log_scale()
+                        .with_key_points(x.ticks.clone())
+                        .with_light_points(x.light.clone()),
+                    0f64..1f64,
+                )
                 .map_err(err)?;
             chart
                 .configure_mesh()
                 .x_desc("latency (log scale)")
                 .y_desc("fraction of calls ≤ latency")
-                .x_label_formatter(&|v| fmt_us(*v))
+                .x_label_formatter(&|v| fmt_tick_us(*v))
                 .label_style(font())
                 .draw()
                 .map_err(err)?;
@@ -236,7 +265,7 @@ pub fn sweep_chart(
 ) -> std::result::Result<Option<Chart>, String> {
     let bytes = sweep == Sweep::DataSize && rs.iter().all(|r| r.bytes_per_sec.is_some());
     let x_of = |r: &BenchResult| match sweep {
-        Sweep::DataSize => (r.data_size.max(1) as f64).log2(),
+        Sweep::DataSize => r.data_size.max(1) as f64,
         Sweep::Threads => r.threads as f64,
     };
     let y_of = |r: &BenchResult| {
@@ -284,36 +313,67 @@ pub fn sweep_chart(
         "{op}: {} {what} (band: 95% CI)",
         if bytes { "throughput" } else { "ops/s" }
     );
-    // Data sizes: x is log₂ of the size, so whole-number ticks are powers of two.
-    let pad = match sweep {
-        Sweep::DataSize => 0.5,
-        Sweep::Threads => ((x_hi - x_lo) * 0.05).max(0.2),
-    };
-    let x_label = |v: &f64| match sweep {
-        _ if v.fract() != 0.0 => String::new(),
-        Sweep::DataSize if (0.0..63.0).contains(v) => fmt_size(1u64 << *v as u32),
-        Sweep::DataSize => String::new(),
-        Sweep::Threads => format!("{v:.0}"),
-    };
+    // One mesh for both x axes (their coordinate types differ).
+    macro_rules! finish {
+        ($chart:expr, $x_label:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .x_desc(x_desc)
+                .y_desc(y_desc)
+                .x_label_formatter($x_label)
+                .y_label_formatter(&|v| fmt_rate(*v))
+                .label_style(font())
+                .draw()
+                .map_err(err)?;
+            draw_lines(&mut chart, &lines, &x_of, &y_of)?;
+            legend(&mut chart)
+        }};
+    }
     let draw = |root: &DrawingArea<SVGBackend<'_>, Shift>| -> DrawResult {
-        let mut chart = ChartBuilder::on(root)
-            .caption(&title, caption_font())
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(72)
-            .build_cartesian_2d((x_lo - pad)..(x_hi + pad), 0f64..y_hi)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&|v| fmt_rate(*v))
-            .label_style(font())
-            .draw()
-            .map_err(err)?;
-        draw_lines(&mut chart, &lines, &x_of, &y_of)?;
-        legend(&mut chart)
+        let caption = || {
+            let mut b = ChartBuilder::on(root);
+            b.caption(&title, caption_font())
+                .margin(12)
+                .margin_right(RIGHT_MARGIN)
+                .x_label_area_size(40)
+                .y_label_area_size(72);
+            b
+        };
+        match sweep {
+            // Sizes on a log₂ axis, half a power of two of room on each side,
+            // a labelled tick at every power of two (every other one past
+            // twelve): every decade of sizes holds one.
+            Sweep::DataSize => {
+                let (k0, k1) = (x_lo.log2().floor() as i32, x_hi.log2().ceil() as i32);
+                let step = if k1 - k0 > 12 { 2 } else { 1 };
+                let ticks: Vec<f64> = (k0..=k1)
+                    .step_by(step)
+                    .map(|k| 2f64.powi(k))
+                    .filter(|v| (x_lo..=x_hi).contains(v))
+                    .collect();
+                let range = (x_lo / 2f64.sqrt())..(x_hi * 2f64.sqrt());
+                finish!(
+                    caption()
+                        .build_cartesian_2d(range.log_scale().with_key_points(ticks), 0f64..y_hi)
+                        .map_err(err)?,
+                    &|v: &f64| fmt_size(v.round() as u64)
+                )
+            }
+            Sweep::Threads => {
+                let pad = ((x_hi - x_lo) * 0.05).max(0.2);
+                finish!(
+                    caption()
+                        .build_cartesian_2d((x_lo - pad)..(x_hi + pad), 0f64..y_hi)
+                        .map_err(err)?,
+                    &|v: &f64| if v.fract() == 0.0 {
+                        format!("{v:.0}")
+                    } else {
+                        String::new()
+                    }
+                )
+            }
+        }
     };
     svg_chart(
         format!("chart-{id}-{}", slug(op)),
@@ -393,15 +453,20 @@ pub fn size_threads(size: u64, threads: u32) -> String {
     }
 }
 
-/// Horizontal bars of ratios with a line at 1.
+/// Horizontal bars of ratios on a log axis symmetric around 1 (0.1× and 10×
+/// equally far from the centre, [`ratio_axis`]): each bar runs from 1 to its
+/// ratio, left for below 1, right for above, with its noise as an error bar.
 pub fn ratio_chart(id: &str, title: &str, bars: &[Bar]) -> std::result::Result<Chart, String> {
     let n = bars.len();
-    let x_hi = bars
+    let extent = bars
         .iter()
-        .map(|b| b.ratio * (1.0 + b.noise.max(0.0)))
-        .filter(|x| x.is_finite())
-        .fold(1.0f64, f64::max)
-        * 1.1;
+        .flat_map(|b| {
+            let f = 1.0 + b.noise.max(0.0);
+            [b.ratio * f, f / b.ratio]
+        })
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .fold(1.0f64, f64::max);
+    let x = ratio_axis(extent);
     let label_w = bars
         .iter()
         .map(|b| b.label.chars().count())
@@ -410,44 +475,54 @@ pub fn ratio_chart(id: &str, title: &str, bars: &[Bar]) -> std::result::Result<C
         * 7
         + 16;
     let h = 90 + 26 * n as u32;
+    // Row i (0 at the bottom) spans y ROW·i … ROW·(i+1), in whole units (an
+    // integer axis takes our ticks and formatter); the first bar goes on top.
+    const ROW: i32 = 100;
+    let centres: Vec<i32> = (0..n as i32).map(|i| i * ROW + ROW / 2).collect();
+    let row_label = |y: &i32| {
+        bars.get(n.wrapping_sub(1 + (y / ROW) as usize))
+            .map(|b| b.label.clone())
+            .unwrap_or_default()
+    };
     svg_chart(id.to_string(), title.to_string(), WIDTH, h, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(title, caption_font())
             .margin(12)
+            .margin_right(RIGHT_MARGIN)
             .x_label_area_size(40)
             .y_label_area_size(label_w.min(WIDTH / 2))
-            .build_cartesian_2d(0f64..x_hi, (0..n as i32).into_segmented())
+            .build_cartesian_2d(
+                (x.lo..x.hi)
+                    .log_scale()
+                    .with_key_points(x.ticks.clone())
+                    .with_light_points(x.light.clone()),
+                (0..ROW * n.max(1) as i32).with_key_points(centres.clone()),
+            )
             .map_err(err)?;
         chart
             .configure_mesh()
             .disable_y_mesh()
-            .y_labels(n.max(1))
-            .y_label_formatter(&|v| match v {
-                // Row 0 is at the bottom: the first bar goes on top.
-                SegmentValue::CenterOf(i) => bars
-                    .get(n.wrapping_sub(1 + *i as usize))
-                    .map(|b| b.label.clone())
-                    .unwrap_or_default(),
-                _ => String::new(),
-            })
-            .x_desc("ratio (error bar: 95% noise)")
+            .x_label_formatter(&|v| ratio_label(*v))
+            .y_label_formatter(&row_label)
+            .x_desc("ratio, log scale (error bar: 95% noise)")
             .label_style(font())
             .draw()
             .map_err(err)?;
         for (b, i) in bars.iter().zip((0..n).rev()) {
+            if !(b.ratio.is_finite() && b.ratio > 0.0) {
+                continue;
+            }
+            let y = i as i32 * ROW;
             chart
-                .draw_series(
-                    Histogram::horizontal(&chart)
-                        .style(b.colour.mix(0.75).filled())
-                        .margin(4)
-                        .data([(i as i32, b.ratio)]),
-                )
+                .draw_series([Rectangle::new(
+                    [(1.0, y + ROW * 15 / 100), (b.ratio, y + ROW * 85 / 100)],
+                    b.colour.mix(0.75).filled(),
+                )])
                 .map_err(err)?;
             if b.noise > 0.0 && b.noise.is_finite() {
-                let y = SegmentValue::CenterOf(i as i32);
                 chart
                     .draw_series([ErrorBar::new_horizontal(
-                        y,
+                        y + ROW / 2,
                         b.ratio / (1.0 + b.noise),
                         b.ratio,
                         b.ratio * (1.0 + b.noise),
@@ -459,10 +534,7 @@ pub fn ratio_chart(id: &str, title: &str, bars: &[Bar]) -> std::result::Result<C
         }
         chart
             .draw_series([PathElement::new(
-                vec![
-                    (1.0, SegmentValue::Exact(0)),
-                    (1.0, SegmentValue::Exact(n as i32)),
-                ],
+                vec![(1.0, 0), (1.0, ROW * n.max(1) as i32)],
                 BLACK.stroke_width(1),
             )])
             .map_err(err)?;
@@ -470,9 +542,11 @@ pub fn ratio_chart(id: &str, title: &str, bars: &[Bar]) -> std::result::Result<C
     })
 }
 
-/// HTML/XML text escaping.
+/// HTML/XML text escaping; control and bidi characters are shown as
+/// [`crate::safe_text::escape`] shows them.
 pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
+    crate::safe_text::escape(s)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")

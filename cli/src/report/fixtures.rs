@@ -99,3 +99,40 @@ pub fn report(results: Vec<BenchResult>) -> Report {
         ratios: None,
     }
 }
+
+/// What a hostile module may put in its text fields: an OSC sequence that
+/// retitles the window (ESC ] … BEL), a newline that forges a line, a CSI as
+/// the C1 control U+009B, a bidi override and an invalid UTF-8 byte as
+/// [`crate::safe_text::decode`] reads it.
+pub const HOSTILE: &str = "\u{1b}]0;pwned\u{7}tok\nforged: line\u{9b}2J\u{202e}x\\xff";
+
+/// [`HOSTILE`] as `escape` shows it.
+pub const HOSTILE_SHOWN: &str = "\\e]0;pwned\\x07tok\\nforged: line\\u{9b}2J\\u{202e}x\\xff";
+
+/// A module whose every text field is `text`.
+pub fn module_meta(name: &str, text: &str) -> crate::token::info::ModuleMeta {
+    use crate::token::info::{LibraryInfo, ModuleMeta, TokenSummary};
+    ModuleMeta {
+        name: name.into(),
+        path: format!("/lib/{name}.so"),
+        sha256: "00".repeat(32),
+        library: LibraryInfo {
+            description: text.into(),
+            version: "1.0".into(),
+            cryptoki_version: "3.0".into(),
+            manufacturer: text.into(),
+        },
+        slot: 1,
+        token: TokenSummary {
+            label: text.into(),
+            manufacturer: text.into(),
+            model: text.into(),
+            serial: text.into(),
+            firmware: "1.0".into(),
+            hardware: "1.0".into(),
+            utc_time: Some(text.into()),
+        },
+        temporary_token: false,
+        failures: Vec::new(),
+    }
+}

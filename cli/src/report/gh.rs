@@ -65,5 +65,5 @@ pub fn to_string(r: &Report) -> String {
             })
             .collect(),
     };
-    serde_json::to_string_pretty(&entries).expect("entries serialise")
+    crate::safe_text::json(serde_json::to_string_pretty(&entries).expect("entries serialise"))
 }

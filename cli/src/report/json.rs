@@ -6,9 +6,10 @@ use crate::error::{CliError, Result};
 use crate::report::result::Report;
 use crate::report::result::SCHEMA;
 
-/// Serialise a report, pretty-printed.
+/// Serialise a report, pretty-printed (the controls serde_json leaves raw as
+/// `\u` escapes, [`crate::safe_text::json`]: the text reads back unchanged).
 pub fn to_string(r: &Report) -> String {
-    serde_json::to_string_pretty(r).expect("reports serialise")
+    crate::safe_text::json(serde_json::to_string_pretty(r).expect("reports serialise"))
 }
 
 /// Load a result file, checking its schema id.

@@ -5,6 +5,7 @@
 //! `measure/`, `judge/` or `commands/` (judge/ fills in `comparison.rs` and
 //! implements `verdict::VerdictPage`; the arrow runs judge → report only).
 
+pub mod axis;
 pub mod charts;
 pub mod comparison;
 pub mod csv;

@@ -10,10 +10,17 @@ use crate::report::format::fmt_us;
 use crate::report::result::BenchResult;
 use crate::report::result::Report;
 use crate::report::result::Status;
+use crate::safe_text::escape;
 use crate::stats::percentile_label;
 
-/// Lay out a table: the first `left` columns left-aligned, the rest right-aligned.
+/// Lay out a table: the first `left` columns left-aligned, the rest
+/// right-aligned. Cells are shown escaped ([`escape`]): a cell holds one line
+/// of text, whatever a module or a result file put in it.
 pub fn table(headers: &[String], rows: &[Vec<String>], left: usize) -> String {
+    let esc = |r: &[String]| -> Vec<String> { r.iter().map(|c| escape(c).into_owned()).collect() };
+    let headers = esc(headers);
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| esc(r)).collect();
+    let (headers, rows) = (&headers[..], &rows[..]);
     let n = headers.len();
     let mut w: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for r in rows {
@@ -81,17 +88,19 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         out,
         "hsm-bench {} ({}) — {}",
-        m.hsm_bench.version, m.hsm_bench.git_commit, m.timestamp
+        escape(&m.hsm_bench.version),
+        escape(&m.hsm_bench.git_commit),
+        escape(&m.timestamp)
     );
     for md in &m.modules {
         let _ = writeln!(
             out,
             "module {}: {} {} ({}), token '{}'{}",
-            md.name,
-            md.library.description,
-            md.library.version,
-            md.path,
-            md.token.label,
+            escape(&md.name),
+            escape(&md.library.description),
+            escape(&md.library.version),
+            escape(&md.path),
+            escape(&md.token.label),
             if md.temporary_token {
                 " (temporary)"
             } else {
@@ -118,14 +127,14 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         out,
         "system: {} {} on {} ({} cores), timer resolution {:.0} ns",
-        m.system.os,
-        m.system.kernel,
-        m.system.cpu_model,
+        escape(&m.system.os),
+        escape(&m.system.kernel),
+        escape(&m.system.cpu_model),
         m.system.cpu_cores_logical,
         m.timer.resolution_ns
     );
     if let Some(c) = &m.system.machine_class {
-        let _ = writeln!(out, "machine class: {}", c.id);
+        let _ = writeln!(out, "machine class: {}", escape(&c.id));
     }
     out.push('\n');
 
@@ -256,7 +265,8 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(
             out,
             "ratio = ops/s of {} ÷ ops/s of the other module (above 1: {} is faster)",
-            modules[0], modules[0]
+            escape(&modules[0]),
+            escape(&modules[0])
         );
     }
 
@@ -272,8 +282,8 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 out,
                 "peak RSS of the cold-start probe: {} [{}]: {:.1} MiB",
-                x.op,
-                x.module,
+                escape(&x.op),
+                escape(&x.module),
                 kib as f64 / 1024.0
             );
         }
@@ -290,19 +300,19 @@ pub fn render(r: &Report) -> String {
             let codes = x
                 .error_codes
                 .iter()
-                .map(|(k, v)| format!("{k} x{v}"))
+                .map(|(k, v)| format!("{} x{v}", escape(k)))
                 .collect::<Vec<_>>()
                 .join(", ");
             let _ = writeln!(
                 out,
                 "note: {} {} [{}]: {}{}{}",
-                x.op,
+                escape(&x.op),
                 fmt_size(x.data_size),
-                x.module,
+                escape(&x.module),
                 x.status.as_str(),
                 x.reason
                     .as_ref()
-                    .map(|s| format!(": {s}"))
+                    .map(|s| format!(": {}", escape(s)))
                     .unwrap_or_default(),
                 if codes.is_empty() {
                     String::new()
@@ -320,10 +330,10 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(
             out,
             "\nlatency histogram: {} {} {}t [{}]",
-            x.op,
+            escape(&x.op),
             fmt_size(x.data_size),
             x.threads,
-            x.module
+            escape(&x.module)
         );
         out.push_str(&histogram(bins.iter().map(|b| (b.le_us, b.count)), 50));
     }
@@ -362,11 +372,12 @@ fn notes_text(results: &[BenchResult]) -> String {
         for w in &r.notes.warnings {
             let _ = writeln!(
                 out,
-                "warning: {} {} {}t [{}]: {w}",
-                r.op,
+                "warning: {} {} {}t [{}]: {}",
+                escape(&r.op),
                 fmt_size(r.data_size),
                 r.threads,
-                r.module
+                escape(&r.module),
+                escape(w)
             );
         }
     }
@@ -431,6 +442,82 @@ mod tests {
         let text = render(&report(vec![sha, other, sign, other_sign]));
         let header = text.lines().find(|l| l.starts_with("op ")).unwrap();
         assert_eq!(header.matches("throughput").count(), 2, "{text}");
+    }
+
+    /// No character of `text` may act on a terminal (newlines between lines
+    /// aside).
+    fn assert_terminal_safe(text: &str) {
+        let bad: Vec<char> = text
+            .chars()
+            .filter(|&c| c != '\n' && crate::safe_text::is_unsafe(c))
+            .collect();
+        assert!(bad.is_empty(), "raw {bad:?} in {text:?}");
+    }
+
+    #[test]
+    fn module_and_file_text_is_escaped() {
+        use crate::report::fixtures::{HOSTILE, HOSTILE_SHOWN, module_meta, report, result};
+        let render_with = |text: &str| {
+            let mut ok = result("m", "p256-sign", 500.0, 0.01);
+            ok.notes.warnings.push(format!("warmup: {text}"));
+            let mut failed = result("m", "ed25519-sign", 500.0, 0.01);
+            failed.status = Status::Error;
+            failed.ops_per_sec = None;
+            failed.reason = Some(format!("the module said {text}"));
+            failed.error_codes.insert(text.into(), 3);
+            failed.errors = 3;
+            let mut rep = report(vec![ok, failed]);
+            rep.metadata.modules = vec![module_meta("m", text)];
+            rep.metadata.system.cpu_model = text.into();
+            render(&rep)
+        };
+        let text = render_with(HOSTILE);
+        assert_terminal_safe(&text);
+        // A newline in a label forges no line: as many lines as plain text.
+        assert_eq!(
+            text.lines().count(),
+            render_with("plain").lines().count(),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "{HOSTILE_SHOWN} 1.0 (/lib/m.so), token '{HOSTILE_SHOWN}'"
+            )),
+            "{text}"
+        );
+        for want in [
+            format!("on {HOSTILE_SHOWN} (2 cores)"),
+            format!(
+                ": the module said {HOSTILE_SHOWN} (3 of 1000 calls failed: {HOSTILE_SHOWN} x3)"
+            ),
+            format!("warning: p256-sign 32B 1t [m]: warmup: {HOSTILE_SHOWN}"),
+        ] {
+            assert!(text.contains(&want), "no {want:?} in {text}");
+        }
+
+        // Side by side, module names head columns.
+        let mut a = result(HOSTILE, "p256-sign", 500.0, 0.01);
+        a.module = HOSTILE.into();
+        let b = result("n", "p256-sign", 400.0, 0.01);
+        let text = render(&report(vec![a, b]));
+        assert_terminal_safe(&text);
+        assert!(text.contains(&format!("{HOSTILE_SHOWN} ops/s")), "{text}");
+    }
+
+    #[test]
+    fn table_cells_are_escaped_and_aligned_as_shown() {
+        let t = table(
+            &["label".into(), "n".into()],
+            &[
+                vec!["a\u{1b}[2Jb".into(), "1".into()],
+                vec!["x".into(), "22".into()],
+            ],
+            1,
+        );
+        assert_terminal_safe(&t);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[2], "a\\e[2Jb   1");
+        assert_eq!(lines[3], "x        22");
     }
 
     #[test]

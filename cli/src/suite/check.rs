@@ -16,6 +16,7 @@ use super::alg::AesMode;
 use super::alg::CipherAlg;
 use super::alg::MacAlg;
 use super::failure::Failure;
+use super::failure::written;
 use super::keyset::KeyHandles;
 use super::op::Prep;
 use crate::token::ckr::ckr_name;
@@ -105,10 +106,14 @@ pub fn decrypts_to(
     }
     let mut out = vec![0u8; ct.len() + 64];
     let (rv, n) = raw.decrypt(s, ct, &mut out);
-    if rv != CKR_OK {
-        return Err(failed(format!("{what} does not decrypt: {}", ckr_name(rv))));
-    }
-    if out[..n] != *plain {
+    let got = match written(raw, rv, &out, n) {
+        Ok(got) => got,
+        Err(Failure::Rv(rv)) => {
+            return Err(failed(format!("{what} does not decrypt: {}", ckr_name(rv))));
+        }
+        Err(f) => return Err(f),
+    };
+    if got != plain {
         return Err(failed(format!("{what} decrypts to other data")));
     }
     Ok(())

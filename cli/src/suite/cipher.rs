@@ -25,6 +25,7 @@ use super::alg::KeySpec;
 use super::check;
 use super::failure::Failure;
 use super::failure::ck;
+use super::failure::written;
 use super::op::DataSpec;
 use super::op::OpDef;
 use super::op::OpKind;
@@ -332,14 +333,14 @@ impl Worker for EncryptWorker {
     }
 
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
-        ck(rv)?;
-        check::length("ciphertext", self.len, self.alg.ct_len(self.data.len()))?;
+        let ct = written(&self.raw, rv, &self.out, self.len)?;
+        check::length("ciphertext", ct.len(), self.alg.ct_len(self.data.len()))?;
         let Some(dec) = self.dec_key else {
             return Ok(());
         };
         let (raw, s, alg, prefix, counter) =
             (&self.raw, self.s, self.alg, self.prefix, self.counter);
-        let (ct, plain) = (&self.out[..self.len], &self.data);
+        let plain = &self.data;
         self.sampler
             .sample(|| {
                 let mut m = alg.mech_at(prefix, counter);
@@ -443,7 +444,7 @@ fn encrypt_once(
     ck(p.raw.encrypt_init(p.session, &mut c.mech(prefix), key))?;
     let mut ct = vec![0u8; c.ct_len(plain.len()) + 64];
     let (rv, n) = p.raw.encrypt(p.session, plain, &mut ct);
-    ck(rv)?;
+    let n = written(p.raw, rv, &ct, n)?.len();
     ct.truncate(n);
     check::length("prepared ciphertext", n, c.ct_len(plain.len()))?;
     Ok(ct)
@@ -476,8 +477,7 @@ impl Worker for DecryptWorker {
     }
 
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
-        ck(rv)?;
-        if self.out[..self.len] != self.plain[..] {
+        if *written(&self.raw, rv, &self.out, self.len)? != self.plain[..] {
             return Err(check::failed("decrypted data differs from the plaintext"));
         }
         Ok(())

@@ -6,6 +6,7 @@ use cryptoki_sys::*;
 use super::alg::*;
 use super::keys::*;
 use super::keyset::KeyHandles;
+use crate::token::ckr::ckr_name;
 use crate::token::raw::RawModule;
 
 /// What `--key-label` found.
@@ -59,14 +60,14 @@ impl ExistingKey {
     }
 }
 
+/// Reads one attribute of an object: its value, or the return value of
+/// `C_GetAttributeValue`.
+type Reader<'a> = dyn Fn(CK_OBJECT_HANDLE, CK_ATTRIBUTE_TYPE) -> Result<Vec<u8>, CK_RV> + 'a;
+
 /// CKA_ALLOWED_MECHANISMS of `h`: `None` when the token does not give it or
 /// gives an empty list (both mean "no restriction", PKCS#11 3.0 §4.7).
-fn allowed_mechanisms(
-    raw: &RawModule,
-    s: CK_SESSION_HANDLE,
-    h: CK_OBJECT_HANDLE,
-) -> Option<Vec<CK_MECHANISM_TYPE>> {
-    let v = raw.attribute(s, h, CKA_ALLOWED_MECHANISMS).ok()?;
+fn allowed_mechanisms(get: &Reader<'_>, h: CK_OBJECT_HANDLE) -> Option<Vec<CK_MECHANISM_TYPE>> {
+    let v = get(h, CKA_ALLOWED_MECHANISMS).ok()?;
     let list: Vec<CK_MECHANISM_TYPE> = v
         .chunks_exact(std::mem::size_of::<CK_MECHANISM_TYPE>())
         .map(|c| {
@@ -85,9 +86,7 @@ pub fn attr_ulong(
     h: CK_OBJECT_HANDLE,
     t: CK_ATTRIBUTE_TYPE,
 ) -> Option<CK_ULONG> {
-    let v = raw.attribute(s, h, t).ok()?;
-    let b: [u8; std::mem::size_of::<CK_ULONG>()] = v.as_slice().try_into().ok()?;
-    Some(CK_ULONG::from_ne_bytes(b))
+    read_ulong(&|h, t| raw.attribute(s, h, t), h, t, "").ok()
 }
 
 /// A CK_BBOOL attribute of `h` (false when the token does not give it).
@@ -97,9 +96,56 @@ pub fn attr_bool(
     h: CK_OBJECT_HANDLE,
     t: CK_ATTRIBUTE_TYPE,
 ) -> bool {
-    raw.attribute(s, h, t)
-        .map(|v| v.first() == Some(&CK_TRUE))
-        .unwrap_or(false)
+    read_bool(&|h, t| raw.attribute(s, h, t), h, t)
+}
+
+fn read_bool(get: &Reader<'_>, h: CK_OBJECT_HANDLE, t: CK_ATTRIBUTE_TYPE) -> bool {
+    get(h, t).is_ok_and(|v| v.first() == Some(&CK_TRUE))
+}
+
+/// A CK_ULONG attribute (`name`, e.g. `CKA_VALUE_LEN`) of `h`, or why not:
+/// `C_GetAttributeValue(CKA_VALUE_LEN) returned CKR_…`.
+fn read_ulong(
+    get: &Reader<'_>,
+    h: CK_OBJECT_HANDLE,
+    t: CK_ATTRIBUTE_TYPE,
+    name: &str,
+) -> Result<CK_ULONG, String> {
+    match get(h, t) {
+        Ok(v) => match <[u8; std::mem::size_of::<CK_ULONG>()]>::try_from(v.as_slice()) {
+            Ok(b) => Ok(CK_ULONG::from_ne_bytes(b)),
+            Err(_) => Err(format!(
+                "C_GetAttributeValue({name}) gave {} bytes, not a CK_ULONG",
+                v.len()
+            )),
+        },
+        Err(rv) => Err(format!(
+            "C_GetAttributeValue({name}) returned {}",
+            ckr_name(rv)
+        )),
+    }
+}
+
+/// A size in the unit of `fallback`'s attribute (`name`), else the length of
+/// the value of attribute `value` (`value_name`) times `per_byte`; or both
+/// reasons why not.
+fn size_of(
+    get: &Reader<'_>,
+    h: CK_OBJECT_HANDLE,
+    (t, name): (CK_ATTRIBUTE_TYPE, &str),
+    (value, value_name): (CK_ATTRIBUTE_TYPE, &str),
+    per_byte: CK_ULONG,
+) -> Result<CK_ULONG, String> {
+    read_ulong(get, h, t, name).or_else(|first| {
+        get(h, value)
+            .map(|v| v.len() as CK_ULONG * per_byte)
+            .map_err(|rv| {
+                format!(
+                    "{first}, C_GetAttributeValue({value_name}) returned {}",
+                    ckr_name(rv)
+                )
+            })
+    })
 }
 
 /// Detect the type and flags of the key objects `handles` (all with one label).
@@ -108,40 +154,62 @@ pub fn detect(
     s: CK_SESSION_HANDLE,
     handles: &[CK_OBJECT_HANDLE],
 ) -> Result<ExistingKey, String> {
+    detect_with(&|h, t| raw.attribute(s, h, t), handles)
+}
+
+/// [`detect`] over an attribute reader. When no object is a key hsm-bench can
+/// use, the error says of each object which call returned what (an AES key
+/// without `CKA_VALUE_LEN` is not "no key object").
+fn detect_with(get: &Reader<'_>, handles: &[CK_OBJECT_HANDLE]) -> Result<ExistingKey, String> {
     let mut kh = KeyHandles::default();
     let mut kind = None;
+    let mut why_not = Vec::new();
     let (mut sign, mut verify, mut enc, mut dec) = (false, false, false, false);
     let mut derive = false;
     let mut allowed: Option<Vec<CK_MECHANISM_TYPE>> = None;
     let mut value_len = None;
     for &h in handles {
-        let Some(class) = attr_ulong(raw, s, h, CKA_CLASS) else {
-            continue;
+        let class = match read_ulong(get, h, CKA_CLASS, "CKA_CLASS") {
+            Ok(c @ (CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY)) => c,
+            Ok(other) => {
+                why_not.push(format!("object {h} is not a key (CKA_CLASS 0x{other:x})"));
+                continue;
+            }
+            Err(e) => {
+                why_not.push(format!("object {h}: {e}"));
+                continue;
+            }
         };
-        let Some(kt) = attr_ulong(raw, s, h, CKA_KEY_TYPE) else {
-            continue;
+        let kt = match read_ulong(get, h, CKA_KEY_TYPE, "CKA_KEY_TYPE") {
+            Ok(kt) => kt,
+            Err(e) => {
+                why_not.push(format!("object {h}: {e}"));
+                continue;
+            }
         };
+        let mut secret_len = None;
         match class {
             CKO_PUBLIC_KEY => kh.public = Some(h),
             CKO_PRIVATE_KEY => kh.private = Some(h),
-            CKO_SECRET_KEY => {
+            _ => {
                 kh.secret = Some(h);
-                value_len = attr_ulong(raw, s, h, CKA_VALUE_LEN)
-                    .or_else(|| {
-                        raw.attribute(s, h, CKA_VALUE)
-                            .ok()
-                            .map(|v| v.len() as CK_ULONG)
-                    })
-                    .map(|n| n as u32);
+                let len = size_of(
+                    get,
+                    h,
+                    (CKA_VALUE_LEN, "CKA_VALUE_LEN"),
+                    (CKA_VALUE, "CKA_VALUE"),
+                    1,
+                );
+                value_len = len.as_ref().ok().map(|&n| n as u32);
+                secret_len = Some(len);
             }
-            _ => continue,
         }
-        sign |= attr_bool(raw, s, h, CKA_SIGN);
-        verify |= attr_bool(raw, s, h, CKA_VERIFY);
-        enc |= attr_bool(raw, s, h, CKA_ENCRYPT);
-        dec |= attr_bool(raw, s, h, CKA_DECRYPT);
-        derive |= class == CKO_PRIVATE_KEY && attr_bool(raw, s, h, CKA_DERIVE);
-        if let Some(list) = allowed_mechanisms(raw, s, h) {
+        sign |= read_bool(get, h, CKA_SIGN);
+        verify |= read_bool(get, h, CKA_VERIFY);
+        enc |= read_bool(get, h, CKA_ENCRYPT);
+        dec |= read_bool(get, h, CKA_DECRYPT);
+        derive |= class == CKO_PRIVATE_KEY && read_bool(get, h, CKA_DERIVE);
+        if let Some(list) = allowed_mechanisms(get, h) {
             // Objects of one label that restrict differently: only what
             // every restricting object allows is certain to work.
             allowed = Some(match allowed {
@@ -150,10 +218,10 @@ pub fn detect(
             });
         }
         let k = match kt {
-            CKK_EC_EDWARDS => Some(Detected::Ed25519),
-            CKK_EC => match raw.attribute(s, h, CKA_EC_PARAMS) {
+            CKK_EC_EDWARDS => Ok(Detected::Ed25519),
+            CKK_EC => match get(h, CKA_EC_PARAMS) {
                 Ok(p) => match Curve::from_params(&p) {
-                    Some(c) => Some(Detected::Ec(c)),
+                    Some(c) => Ok(Detected::Ec(c)),
                     None => {
                         return Err(format!(
                             "EC key on a curve hsm-bench does not benchmark ({}; it knows P-256, P-384, P-521 and secp256k1)",
@@ -161,32 +229,49 @@ pub fn detect(
                         ));
                     }
                 },
-                Err(_) => None,
+                Err(rv) => Err(format!(
+                    "the EC key's curve is unknown: C_GetAttributeValue(CKA_EC_PARAMS) returned {}",
+                    ckr_name(rv)
+                )),
             },
-            CKK_RSA => attr_ulong(raw, s, h, CKA_MODULUS_BITS)
-                .or_else(|| {
-                    raw.attribute(s, h, CKA_MODULUS)
-                        .ok()
-                        .map(|m| (m.len() * 8) as CK_ULONG)
-                })
-                .map(|b| Detected::Rsa(b as u32)),
-            CKK_AES => attr_ulong(raw, s, h, CKA_VALUE_LEN).map(|n| Detected::Aes(n as u32)),
-            CKK_DES3 => Some(Detected::Des3),
-            CKK_EC_MONTGOMERY => Some(Detected::X25519),
-            CKK_GENERIC_SECRET => Some(Detected::Hmac(None)),
-            CKK_SHA256_HMAC => Some(Detected::Hmac(Some(CKM_SHA256_HMAC))),
-            CKK_SHA512_HMAC => Some(Detected::Hmac(Some(CKM_SHA512_HMAC))),
+            CKK_RSA => size_of(
+                get,
+                h,
+                (CKA_MODULUS_BITS, "CKA_MODULUS_BITS"),
+                (CKA_MODULUS, "CKA_MODULUS"),
+                8,
+            )
+            .map(|b| Detected::Rsa(b as u32))
+            .map_err(|e| format!("the RSA key's size is unknown: {e}")),
+            CKK_AES => match secret_len {
+                Some(Ok(n)) => Ok(Detected::Aes(n as u32)),
+                Some(Err(e)) => Err(format!("the AES key's length is unknown: {e}")),
+                None => Err(format!(
+                    "an AES key object of class 0x{class:x}, not CKO_SECRET_KEY"
+                )),
+            },
+            CKK_DES3 => Ok(Detected::Des3),
+            CKK_EC_MONTGOMERY => Ok(Detected::X25519),
+            CKK_GENERIC_SECRET => Ok(Detected::Hmac(None)),
+            CKK_SHA256_HMAC => Ok(Detected::Hmac(Some(CKM_SHA256_HMAC))),
+            CKK_SHA512_HMAC => Ok(Detected::Hmac(Some(CKM_SHA512_HMAC))),
             other => {
                 return Err(format!(
                     "key type 0x{other:x} is not benchmarked by hsm-bench"
                 ));
             }
         };
-        if kind.is_none() {
-            kind = k;
+        match k {
+            Ok(k) if kind.is_none() => kind = Some(k),
+            Ok(_) => {}
+            Err(e) => why_not.push(format!("object {h}: {e}")),
         }
     }
-    let kind = kind.ok_or("no key object with that label")?;
+    let kind = match kind {
+        Some(k) => k,
+        None if why_not.is_empty() => return Err("no key object with that label".into()),
+        None => return Err(why_not.join("; ")),
+    };
     Ok(ExistingKey {
         kind,
         handles: kh,
@@ -198,4 +283,100 @@ pub fn detect(
         value_len,
         allowed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    type Attrs = HashMap<(CK_OBJECT_HANDLE, CK_ATTRIBUTE_TYPE), Result<Vec<u8>, CK_RV>>;
+
+    fn ulong(v: CK_ULONG) -> Result<Vec<u8>, CK_RV> {
+        Ok(v.to_ne_bytes().to_vec())
+    }
+
+    /// An AES key (handle 7) with the given CKA_VALUE_LEN and CKA_VALUE;
+    /// every other attribute is CKR_ATTRIBUTE_TYPE_INVALID.
+    fn detect_aes(
+        value_len: Result<Vec<u8>, CK_RV>,
+        value: Result<Vec<u8>, CK_RV>,
+    ) -> Result<ExistingKey, String> {
+        let attrs: Attrs = [
+            ((7, CKA_CLASS), ulong(CKO_SECRET_KEY)),
+            ((7, CKA_KEY_TYPE), ulong(CKK_AES)),
+            ((7, CKA_ENCRYPT), Ok(vec![CK_TRUE])),
+            ((7, CKA_VALUE_LEN), value_len),
+            ((7, CKA_VALUE), value),
+        ]
+        .into_iter()
+        .collect();
+        detect_with(
+            &|h, t| {
+                attrs
+                    .get(&(h, t))
+                    .cloned()
+                    .unwrap_or(Err(CKR_ATTRIBUTE_TYPE_INVALID))
+            },
+            &[7],
+        )
+    }
+
+    #[test]
+    fn an_aes_key_without_value_len_is_named_with_the_call_and_the_ckr() {
+        let k = detect_aes(ulong(32), Err(CKR_ATTRIBUTE_SENSITIVE)).unwrap();
+        assert_eq!(k.kind, Detected::Aes(32));
+        assert!(k.can_encrypt && !k.can_decrypt);
+        // CKA_VALUE_LEN unavailable: the value's length, when readable.
+        let k = detect_aes(Err(CKR_ATTRIBUTE_TYPE_INVALID), Ok(vec![0; 16])).unwrap();
+        assert_eq!((k.kind, k.value_len), (Detected::Aes(16), Some(16)));
+        // Neither: not "no key object with that label".
+        let e = detect_aes(
+            Err(CKR_ATTRIBUTE_TYPE_INVALID),
+            Err(CKR_ATTRIBUTE_SENSITIVE),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "object 7: the AES key's length is unknown: \
+             C_GetAttributeValue(CKA_VALUE_LEN) returned CKR_ATTRIBUTE_TYPE_INVALID, \
+             C_GetAttributeValue(CKA_VALUE) returned CKR_ATTRIBUTE_SENSITIVE"
+        );
+        let e = detect_aes(Ok(vec![1, 2]), Err(CKR_ATTRIBUTE_SENSITIVE)).unwrap_err();
+        assert!(
+            e.contains("CKA_VALUE_LEN) gave 2 bytes, not a CK_ULONG"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn objects_that_are_no_usable_key_say_why() {
+        let attrs: Attrs = [
+            ((1, CKA_CLASS), Err(CKR_DEVICE_ERROR)),
+            ((2, CKA_CLASS), ulong(CKO_DATA)),
+            ((3, CKA_CLASS), ulong(CKO_PUBLIC_KEY)),
+            ((3, CKA_KEY_TYPE), ulong(CKK_EC)),
+            ((3, CKA_EC_PARAMS), Err(CKR_ATTRIBUTE_SENSITIVE)),
+        ]
+        .into_iter()
+        .collect();
+        let get = |h, t| {
+            attrs
+                .get(&(h, t))
+                .cloned()
+                .unwrap_or(Err(CKR_ATTRIBUTE_TYPE_INVALID))
+        };
+        let e = detect_with(&get, &[1, 2, 3]).unwrap_err();
+        assert_eq!(
+            e,
+            "object 1: C_GetAttributeValue(CKA_CLASS) returned CKR_DEVICE_ERROR; \
+             object 2 is not a key (CKA_CLASS 0x0); \
+             object 3: the EC key's curve is unknown: \
+             C_GetAttributeValue(CKA_EC_PARAMS) returned CKR_ATTRIBUTE_SENSITIVE"
+        );
+        assert_eq!(
+            detect_with(&get, &[]).unwrap_err(),
+            "no key object with that label"
+        );
+    }
 }

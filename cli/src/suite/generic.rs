@@ -30,7 +30,7 @@ use super::alg::GenericFn;
 use super::alg::KeySpec;
 use super::check;
 use super::failure::Failure;
-use super::failure::ck;
+use super::failure::written;
 use super::keyset::KeyHandles;
 use super::op::DataSpec;
 use super::op::OpDef;
@@ -254,13 +254,17 @@ impl Calls {
     ) -> Result<Vec<u8>, Failure> {
         let mut out = vec![0u8; data.len() + OUT_MARGIN];
         let (rv, n) = self.call(f, &mut self.mech(), key, data, &[], &mut out);
-        if rv != CKR_OK {
-            return Err(check::failed(format!(
-                "{what}: C_{} returned {}",
-                capitalised(f),
-                ckr_name(rv)
-            )));
-        }
+        let n = match written(&self.raw, rv, &out, n) {
+            Ok(got) => got.len(),
+            Err(Failure::Rv(rv)) => {
+                return Err(check::failed(format!(
+                    "{what}: C_{} returned {}",
+                    capitalised(f),
+                    ckr_name(rv)
+                )));
+            }
+            Err(f) => return Err(f),
+        };
         out.truncate(n);
         Ok(out)
     }
@@ -347,8 +351,7 @@ impl Worker for GenericWorker {
     }
 
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
-        ck(rv)?;
-        let out = &self.out[..self.len];
+        let out = written(&self.calls.raw, rv, &self.out, self.len)?;
         if let Some(e) = &self.expect {
             if out != &e[..] {
                 return Err(check::failed(format!(

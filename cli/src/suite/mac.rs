@@ -12,6 +12,7 @@ use super::alg::MacAlg;
 use super::check;
 use super::failure::Failure;
 use super::failure::ck;
+use super::failure::written;
 use super::op::DataSpec;
 use super::op::OpDef;
 use super::op::OpKind;
@@ -121,9 +122,9 @@ impl Worker for MacWorker {
     }
 
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
-        ck(rv)?;
-        check::length("MAC", self.len, self.expect.len())?;
-        if self.out[..self.len] != self.expect[..] {
+        let mac = written(&self.raw, rv, &self.out, self.len)?;
+        check::length("MAC", mac.len(), self.expect.len())?;
+        if *mac != self.expect[..] {
             return Err(check::failed(format!("MAC differs from {}", self.source)));
         }
         Ok(())
@@ -148,7 +149,7 @@ fn expected_mac(
     ck(p.raw
         .sign_init(p.session, &mut Mech::plain(m.mechanism()), key))?;
     let (rv, n) = p.raw.sign(p.session, data, &mut out);
-    ck(rv)?;
+    let n = written(p.raw, rv, &out, n)?.len();
     out.truncate(n);
     check::length("prepared MAC", n, m.mac_len())?;
     let verify = |mac: &[u8]| -> Result<CK_RV, Failure> {

@@ -7,6 +7,7 @@ use cryptoki_sys::*;
 
 use super::failure::Failure;
 use super::failure::ck;
+use super::failure::overlong;
 use super::keyset::may_refuse_session_objects;
 use super::keyset::token_key_prefix;
 use super::op::DataSpec;
@@ -14,6 +15,7 @@ use super::op::OpDef;
 use super::op::OpKind;
 use super::op::Prep;
 use super::op::Worker;
+use crate::token::entries::{Broken, broken};
 use crate::token::random::random_bytes;
 use crate::token::raw::{RawModule, Template};
 
@@ -98,6 +100,15 @@ impl Worker for FindOne {
     }
 
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
+        if let Some(Broken::Overlong(call)) = broken(rv) {
+            return Err(overlong(
+                &self.raw,
+                call,
+                self.n,
+                self.found.len(),
+                "objects",
+            ));
+        }
         ck(rv)?;
         ck(self.rv_final)?;
         if self.n != 1 || self.found[0] != self.target {

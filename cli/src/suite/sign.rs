@@ -22,6 +22,7 @@ use super::alg::SigAlg;
 use super::check;
 use super::failure::Failure;
 use super::failure::ck;
+use super::failure::written;
 use super::op::DataSpec;
 use super::op::OpDef;
 use super::op::OpKind;
@@ -210,7 +211,7 @@ pub(crate) fn sign_once(
     ck(raw.sign_init(s, &mut m, key))?;
     let mut out = vec![0u8; 1024];
     let (rv, n) = raw.sign(s, data, &mut out);
-    ck(rv)?;
+    let n = written(raw, rv, &out, n)?.len();
     out.truncate(n);
     check::length("prepared signature", n, a.sig_len())?;
     Ok(out)
@@ -289,9 +290,8 @@ impl Worker for SignWorker {
     }
 
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
-        ck(rv)?;
-        check::length("signature", self.len, self.alg.sig_len())?;
-        let sig = &self.out[..self.len];
+        let sig = written(&self.raw, rv, &self.out, self.len)?;
+        check::length("signature", sig.len(), self.alg.sig_len())?;
         if let Some(r) = &self.reference {
             if r[..] != *sig {
                 return Err(check::failed(

@@ -32,6 +32,7 @@ use super::alg::WrapAlg;
 use super::check;
 use super::failure::Failure;
 use super::failure::ck;
+use super::failure::written;
 use super::op::DataSpec;
 use super::op::OpDef;
 use super::op::OpKind;
@@ -254,13 +255,17 @@ fn encrypts_as(
             .ok_or_else(|| check::failed(format!("no in-process reference for the {what}")))?;
         let mut out = [0u8; 32];
         let (rv, n) = raw.encrypt(s, &block, &mut out);
-        if rv != CKR_OK {
-            return Err(check::failed(format!(
-                "the key unwrapped from the {what} does not encrypt: {}",
-                ckr_name(rv)
-            )));
-        }
-        return if out[..n] == want[..] {
+        let got = match written(raw, rv, &out, n) {
+            Ok(got) => got,
+            Err(Failure::Rv(rv)) => {
+                return Err(check::failed(format!(
+                    "the key unwrapped from the {what} does not encrypt: {}",
+                    ckr_name(rv)
+                )));
+            }
+            Err(f) => return Err(f),
+        };
+        return if *got == want[..] {
             Ok(())
         } else {
             Err(check::failed(format!(
@@ -403,7 +408,7 @@ fn prepare(a: WrapAlg, p: &Prep<'_>) -> Result<Prepared, Failure> {
         let (rv, n) = p
             .raw
             .wrap_key(p.setup, &mut a.mech(), wrapping, target, &mut blob);
-        ck(rv)?;
+        let n = written(p.raw, rv, &blob, n)?.len();
         blob.truncate(n);
         check::length("prepared wrapped key", n, a.wrapped_len())?;
         let how = first_unwrap(p.raw, p.setup, a, unwrapping, &blob, &value)?;
@@ -497,9 +502,8 @@ impl Worker for WrapWorker {
     }
 
     fn check(&mut self, rv: CK_RV) -> Result<(), Failure> {
-        ck(rv)?;
-        check::length("wrapped key", self.len, self.alg.wrapped_len())?;
-        let blob = &self.out[..self.len];
+        let blob = written(&self.c.raw, rv, &self.out, self.len)?;
+        check::length("wrapped key", blob.len(), self.alg.wrapped_len())?;
         if self.alg.deterministic() {
             if blob != &self.c.prepared.blob[..] {
                 return Err(check::failed(

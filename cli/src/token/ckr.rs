@@ -4,8 +4,15 @@ use cryptoki::error::{Error, Rv, RvError};
 use cryptoki::mechanism::MechanismType;
 use cryptoki_sys::{CK_MECHANISM_TYPE, CK_RV};
 
-/// The `CKR_*` name of a return value, e.g. `CKR_PIN_INCORRECT`.
+use crate::token::entries::broken;
+
+/// The `CKR_*` name of a return value, e.g. `CKR_PIN_INCORRECT`; for
+/// hsm-bench's own return values (`entries.rs`), what the module did, e.g.
+/// "C_Sign is NULL in the module's function list".
 pub fn ckr_name(rv: CK_RV) -> String {
+    if let Some(b) = broken(rv) {
+        return b.to_string();
+    }
     match Rv::from(rv) {
         Rv::Ok => "CKR_OK".to_string(),
         Rv::Error(e) => rv_error_name(&e),
@@ -20,11 +27,21 @@ fn rv_error_name(e: &RvError) -> String {
     }
 }
 
+/// "`call` failed: CKR_…", or what the module did for hsm-bench's own
+/// return values ("C_Sign is NULL in the module's function list").
+pub fn call_failed(call: &str, rv: CK_RV) -> String {
+    match broken(rv) {
+        Some(b) => b.to_string(),
+        None => format!("{call} failed: {}", ckr_name(rv)),
+    }
+}
+
 /// A short name for a cryptoki error: the `CKR_*` name for PKCS#11 errors,
 /// the error's text otherwise.
 pub fn cryptoki_error_name(e: &Error) -> String {
     match e {
         Error::Pkcs11(rv, _) => rv_error_name(rv),
+        Error::NullFunctionPointer => "NULL in the module's function list".to_string(),
         other => other.to_string(),
     }
 }
@@ -97,6 +114,20 @@ mod tests {
             "CKR_CRYPTOKI_ALREADY_INITIALIZED"
         );
         assert_eq!(ckr_name(0x0000_0FFF), "CKR_0x00000FFF");
+        let null = crate::token::entries::null_rv("C_Sign");
+        assert_eq!(
+            ckr_name(null),
+            "C_Sign is NULL in the module's function list"
+        );
+        assert_eq!(call_failed("C_Sign", null), ckr_name(null));
+        assert_eq!(
+            call_failed("C_Sign", cryptoki_sys::CKR_DEVICE_ERROR),
+            "C_Sign failed: CKR_DEVICE_ERROR"
+        );
+        assert_eq!(
+            cryptoki_error_name(&Error::NullFunctionPointer),
+            "NULL in the module's function list"
+        );
     }
 
     #[test]

@@ -4,13 +4,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use cryptoki::context::Pkcs11;
 use cryptoki::slot::Slot;
 use cryptoki_sys::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CliError, Result};
-use crate::token::ckr::{ckr_name, cryptoki_error_name};
+use crate::token::ckr::ckr_name;
 use crate::token::raw::RawModule;
 
 /// `C_GetInfo` of a module.
@@ -78,28 +77,39 @@ pub fn file_sha256(path: &Path) -> Result<String> {
     Ok(d.iter().map(|x| format!("{x:02x}")).collect())
 }
 
-fn version_string(v: cryptoki::types::Version) -> String {
-    format!("{}.{}", v.major(), v.minor())
-}
-
-/// Library info of an initialised context.
-pub fn library_info(ctx: &Pkcs11) -> Result<LibraryInfo> {
-    let info = ctx
-        .get_library_info()
-        .map_err(|e| CliError::usage(format!("C_GetInfo failed: {}", cryptoki_error_name(&e))))?;
+/// Library info of a module (`C_GetInfo` through its own function list; text
+/// fields as [`clean_text`] reads them).
+pub fn library_info(raw: &RawModule) -> Result<LibraryInfo> {
+    let info = raw
+        .library_info()
+        .map_err(|rv| CliError::usage(format!("C_GetInfo failed: {}", ckr_name(rv))))?;
     Ok(LibraryInfo {
-        description: info.library_description().trim().to_string(),
-        version: version_string(info.library_version()),
-        cryptoki_version: version_string(info.cryptoki_version()),
-        manufacturer: info.manufacturer_id().trim().to_string(),
+        description: clean_text(&info.libraryDescription),
+        version: raw_version(info.libraryVersion),
+        cryptoki_version: raw_version(info.cryptokiVersion),
+        manufacturer: clean_text(&info.manufacturerID),
     })
 }
 
-/// A fixed-size text field of `CK_TOKEN_INFO` as text: cut at the first NUL
-/// (tokens pad with NULs as well as with spaces), trimmed, decoded lossily.
+/// A fixed-size `CK_UTF8CHAR` field (`CK_INFO`, `CK_SLOT_INFO`,
+/// `CK_TOKEN_INFO`: blank padded, PKCS#11 3.0 §3.2) as text: cut at the first
+/// NUL (tokens pad with NULs as well as with spaces), decoded with each invalid
+/// UTF-8 byte as `\xHH` ([`crate::safe_text::decode`]), trimmed. Control
+/// characters are kept here; text output escapes them.
 pub fn clean_text(field: &[u8]) -> String {
     let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
-    String::from_utf8_lossy(&field[..end]).trim().to_string()
+    crate::safe_text::decode(&field[..end]).trim().to_string()
+}
+
+/// The slot description of `C_GetSlotInfo` and whether a token is present
+/// (`CKF_TOKEN_PRESENT`), read raw.
+pub fn slot_state(raw: &RawModule, slot: CK_SLOT_ID) -> std::result::Result<(String, bool), CK_RV> {
+    raw.slot_info(slot).map(|i| {
+        (
+            clean_text(&i.slotDescription),
+            i.flags & CKF_TOKEN_PRESENT != 0,
+        )
+    })
 }
 
 fn raw_version(v: CK_VERSION) -> String {
@@ -220,15 +230,14 @@ pub fn pin_warning(flags: CK_FLAGS) -> String {
     }
 }
 
-/// Mechanisms of a slot with their info.
+/// Mechanisms of a slot with their info (the list bounded, see
+/// `RawModule::mechanism_list`).
 pub fn mechanisms(
     raw: &RawModule,
     slot: Slot,
 ) -> Result<BTreeMap<CK_MECHANISM_TYPE, CK_MECHANISM_INFO>> {
     let id = slot.id();
-    let list = raw
-        .mechanism_list(id)
-        .map_err(|rv| CliError::usage(format!("C_GetMechanismList failed: {}", ckr_name(rv))))?;
+    let list = raw.mechanism_list(id).map_err(CliError::usage)?;
     let mut out = BTreeMap::new();
     for m in list {
         if let Ok(info) = raw.mechanism_info(id, m) {
@@ -236,6 +245,21 @@ pub fn mechanisms(
         }
     }
     Ok(out)
+}
+
+/// The slots with a token, read through the raw list (bounded, see
+/// `RawModule::slot_list`; cryptoki's `get_slots_with_token` allocates for
+/// any count a module reports).
+pub fn slots_with_token(raw: &RawModule) -> Result<Vec<Slot>> {
+    raw.slot_list(true)
+        .map_err(CliError::usage)?
+        .into_iter()
+        .map(|id| {
+            Slot::try_from(id).map_err(|_| {
+                CliError::usage(format!("C_GetSlotList reports the invalid slot id {id}"))
+            })
+        })
+        .collect()
 }
 
 /// The first of `slots` whose token label (read raw, cleaned) is `want`; also

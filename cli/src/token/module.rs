@@ -23,6 +23,7 @@ use crate::token::info::library_info;
 use crate::token::info::mechanisms;
 use crate::token::info::pin_warning;
 use crate::token::info::slot_by_label;
+use crate::token::info::slots_with_token;
 use crate::token::info::token_state;
 use crate::token::info::token_summary;
 use crate::token::population::Population;
@@ -59,26 +60,50 @@ impl std::fmt::Debug for Module {
     }
 }
 
-/// Load and initialise a module without choosing a token (for `list`).
+/// The calls hsm-bench makes through cryptoki on every module it loads
+/// (`list` and `run`); a NULL entry among them is an error naming it.
+const LOAD_CALLS: &[&str] = &["C_Initialize", "C_Finalize", "C_GetInfo", "C_GetSlotList"];
+
+/// The further calls of [`Module::open`] (token, session, login, mechanisms).
+const OPEN_CALLS: &[&str] = &[
+    "C_GetTokenInfo",
+    "C_GetMechanismList",
+    "C_GetMechanismInfo",
+    "C_OpenSession",
+    "C_CloseSession",
+    "C_Login",
+];
+
+/// The further calls of making a temporary token.
+const TEMP_TOKEN_CALLS: &[&str] = &["C_InitToken", "C_InitPIN", "C_Logout"];
+
+/// How messages name a module: `module NAME (PATH)`, the prefix of every
+/// error about a module.
+pub fn who(choice: &ModuleChoice) -> String {
+    format!("module {} ({})", choice.name, choice.path.display())
+}
+
+/// Load and initialise a module without choosing a token (for `list`). The
+/// library is opened and its function list checked (`RawModule::load`)
+/// before cryptoki sees it; an error names the module.
 pub fn load_context(choice: &ModuleChoice) -> Result<(Pkcs11, Arc<RawModule>, bool)> {
-    let ctx = Pkcs11::new(&choice.path).map_err(|e| {
-        CliError::usage(format!(
-            "cannot load module {}: {}",
-            choice.path.display(),
-            cryptoki_error_name(&e)
-        ))
-    })?;
-    let raw = RawModule::load(&choice.path).map_err(|e| {
-        CliError::usage(format!("cannot load module {}: {e}", choice.path.display()))
-    })?;
+    load(choice).map_err(|e| e.context(&who(choice)))
+}
+
+fn load(choice: &ModuleChoice) -> Result<(Pkcs11, Arc<RawModule>, bool)> {
+    let raw =
+        RawModule::load(&choice.path, &choice.name).map_err(|e| CliError::usage(e.to_string()))?;
+    raw.require(LOAD_CALLS)
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let ctx = Pkcs11::new(&choice.path)
+        .map_err(|e| CliError::usage(format!("cannot load it: {}", cryptoki_error_name(&e))))?;
     let finalize = match ctx.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK)) {
         Ok(()) => true,
         // Another loaded module shares this library instance (e.g. a wrapper module).
         Err(e) if cryptoki_error_is(&e, cryptoki_sys::CKR_CRYPTOKI_ALREADY_INITIALIZED) => false,
         Err(e) => {
             return Err(CliError::usage(format!(
-                "C_Initialize of {} failed: {}",
-                choice.path.display(),
+                "C_Initialize failed: {}",
                 cryptoki_error_name(&e)
             )));
         }
@@ -87,7 +112,8 @@ pub fn load_context(choice: &ModuleChoice) -> Result<(Pkcs11, Arc<RawModule>, bo
 }
 
 impl Module {
-    /// Load `choice`, select (or create) its token and log in.
+    /// Load `choice`, select (or create) its token and log in. Every error
+    /// names the module (`module NAME (PATH): …`).
     pub fn open(
         choice: &ModuleChoice,
         temp: Option<TempToken>,
@@ -95,51 +121,56 @@ impl Module {
     ) -> Result<Self> {
         let sha256 = file_sha256(&choice.path)?;
         let (ctx, raw, finalize) = load_context(choice)?;
-        let library = library_info(&ctx)?;
+        Self::open_loaded(choice, (ctx, raw, finalize), sha256, temp, token)
+            .map_err(|e| e.context(&who(choice)))
+    }
+
+    /// [`open`](Self::open) once the module is loaded; errors do not name it.
+    fn open_loaded(
+        choice: &ModuleChoice,
+        (ctx, raw, finalize): (Pkcs11, Arc<RawModule>, bool),
+        sha256: String,
+        temp: Option<TempToken>,
+        token: &TokenChoice,
+    ) -> Result<Self> {
+        let library = library_info(&raw)?;
         let temporary = temp.is_some();
-        let who = format!("module {} ({})", choice.name, choice.path.display());
+        let calls = [OPEN_CALLS, if temporary { TEMP_TOKEN_CALLS } else { &[] }].concat();
+        raw.require(&calls)
+            .map_err(|e| CliError::usage(e.to_string()))?;
 
         let (slot, pin) = if temporary {
             let pin = random_pin()?;
             let so_pin = random_pin()?;
-            let slot =
-                init_temporary_token(&ctx, &raw, &pin, &so_pin).map_err(|e| e.context(&who))?;
+            let slot = init_temporary_token(&ctx, &raw, &pin, &so_pin)?;
             (slot, pin)
         } else {
             if !token.given() {
-                return Err(CliError::usage(format!(
-                    "module {} needs --slot or --token-label (and --pin): hsm-bench only \
+                return Err(CliError::usage(
+                    "needs --slot or --token-label (and --pin): hsm-bench only \
                      creates temporary tokens on `dalek`, `dalek-pure-rust` and `softhsm`",
-                    choice.path.display()
-                )));
+                ));
             }
-            let slot = select_slot(&ctx, &raw, token).map_err(|e| e.context(&who))?;
+            let slot = select_slot(&raw, token)?;
             let pin = token.pin.clone().ok_or_else(|| {
-                CliError::usage(format!(
-                    "--pin (or HSM_BENCH_PIN) is required to log in to the token of {}",
-                    choice.name
-                ))
+                CliError::usage("--pin (or HSM_BENCH_PIN) is required to log in to its token")
             })?;
             (slot, pin)
         };
 
-        let state = token_state(&raw, slot.id()).map_err(|rv| {
-            CliError::usage(format!("{who}: C_GetTokenInfo failed: {}", ckr_name(rv)))
-        })?;
+        let state = token_state(&raw, slot.id())
+            .map_err(|rv| CliError::usage(format!("C_GetTokenInfo failed: {}", ckr_name(rv))))?;
         check_pin_flags(
             &state.summary.label,
             state.flags,
             &pin,
             token.allow_final_pin_try,
         )
-        .map_err(|m| CliError::usage(format!("{who}: {m}")))?;
+        .map_err(CliError::usage)?;
         let setup = ctx.open_rw_session(slot).map_err(|e| {
-            CliError::usage(format!(
-                "{who}: C_OpenSession failed: {}",
-                cryptoki_error_name(&e)
-            ))
+            CliError::usage(format!("C_OpenSession failed: {}", cryptoki_error_name(&e)))
         })?;
-        login(&raw, &setup, slot.id(), &pin).map_err(|e| e.context(&who))?;
+        login(&raw, &setup, slot.id(), &pin)?;
         let token_info = token_summary(&raw, slot.id())?;
         let token_info_label = token_info.label.clone();
         let mechanisms = mechanisms(&raw, slot)?;
@@ -189,7 +220,9 @@ impl Module {
         while self.pool.len() < n {
             let s = self.ctx.open_rw_session(self.slot).map_err(|e| {
                 CliError::usage(format!(
-                    "C_OpenSession ({} sessions) failed: {}",
+                    "module {} ({}): C_OpenSession ({} sessions) failed: {}",
+                    self.name,
+                    self.meta.path,
                     self.pool.len() + 1,
                     cryptoki_error_name(&e)
                 ))
@@ -242,7 +275,7 @@ fn login(raw: &RawModule, session: &Session, slot: CK_SLOT_ID, pin: &str) -> Res
                 String::new()
             };
             Err(CliError::usage(format!(
-                "login failed: {}{after}",
+                "C_Login failed: {}{after}",
                 cryptoki_error_name(&e)
             )))
         }
@@ -250,10 +283,8 @@ fn login(raw: &RawModule, session: &Session, slot: CK_SLOT_ID, pin: &str) -> Res
 }
 
 /// Pick the slot named by `--slot` or `--token-label`.
-fn select_slot(ctx: &Pkcs11, raw: &RawModule, token: &TokenChoice) -> Result<Slot> {
-    let slots = ctx.get_slots_with_token().map_err(|e| {
-        CliError::usage(format!("C_GetSlotList failed: {}", cryptoki_error_name(&e)))
-    })?;
+fn select_slot(raw: &RawModule, token: &TokenChoice) -> Result<Slot> {
+    let slots = slots_with_token(raw)?;
     if let Some(id) = token.slot {
         return slots
             .into_iter()
@@ -362,7 +393,7 @@ mod tests {
         assert_eq!(clean_text(b"token   "), "token");
         assert_eq!(clean_text(b"token\0\0\0\0"), "token");
         assert_eq!(clean_text(b"tok\0junk after nul"), "tok");
-        assert_eq!(clean_text(b"t\xffk  "), "t\u{fffd}k");
+        assert_eq!(clean_text(b"t\xffk  "), "t\\xffk");
         assert_eq!(clean_text(b"\0\0"), "");
         assert_eq!(clean_text(b"                "), "");
     }

@@ -5,9 +5,14 @@
 //! of one operation, so the timed paths go through the module's own
 //! `CK_FUNCTION_LIST` (from `C_GetFunctionList`), wrapped here in small safe
 //! methods. Everything that needs `unsafe` for raw PKCS#11 access lives in this
-//! file and its two neighbours: parameters are owned by [`Mech`] (`mech.rs`) and
+//! file, `library.rs` (loading the library, checking its function list) and
+//! two neighbours: parameters are owned by [`Mech`] (`mech.rs`) and
 //! [`Template`] (`template.rs`), whose pointers stay valid for as long as the
 //! value lives.
+//!
+//! The set-up calls here (slots, mechanisms, attributes, searches) replace
+//! cryptoki's where a module's count reaches an allocation: cryptoki
+//! allocates whatever the module reports. Bounds: `bounds.rs`.
 
 use std::ffi::c_void;
 use std::path::Path;
@@ -17,98 +22,59 @@ use cryptoki_sys::*;
 
 pub use super::mech::Mech;
 pub use super::template::Template;
+use crate::token::bounds::{MAX_ATTRIBUTE_LEN, MAX_FOUND, MAX_MECHANISMS, MAX_SLOTS};
+use crate::token::ckr::call_failed;
+use crate::token::entries::{first_null, null_rv, overlong_rv, too_long_rv};
+use crate::token::library::{self, VerifyBatchFn};
+use crate::token::lists;
 
 /// A loaded module's function list (2.40 layout), plus the library handle that
 /// keeps the function pointers valid.
+///
+/// A NULL entry makes a call return [`null_rv`] and an output length over
+/// the buffer [`overlong_rv`] (`entries.rs`), which name the call wherever
+/// the return value is shown; a length on which hsm-bench would allocate is
+/// bounded first (`bounds.rs`).
 pub struct RawModule {
     list: CK_FUNCTION_LIST,
     verify_batch: Option<VerifyBatchFn>,
+    name: String,
     _lib: libloading::Library,
-}
-
-/// `C_DalekVerifyEd25519Batch` of the "Vendor dalek-pkcs11" interface (see the
-/// provider's `docs/mechanisms.md`).
-pub type VerifyBatchFn = unsafe extern "C" fn(
-    CK_SESSION_HANDLE,
-    CK_ULONG,
-    *const CK_OBJECT_HANDLE,
-    *const *const CK_BYTE,
-    *const CK_ULONG,
-    *const *const CK_BYTE,
-) -> CK_RV;
-
-/// Layout of the vendor interface's function list.
-#[repr(C)]
-struct VendorList {
-    version: CK_VERSION,
-    verify_batch: Option<VerifyBatchFn>,
-}
-
-/// The batch-verify function of a module's vendor interface, if it has one.
-fn vendor_verify_batch(lib: &libloading::Library) -> Option<VerifyBatchFn> {
-    type GetInterface = unsafe extern "C" fn(
-        *mut CK_UTF8CHAR,
-        *mut CK_VERSION,
-        *mut *mut CK_INTERFACE,
-        CK_FLAGS,
-    ) -> CK_RV;
-    // SAFETY: the symbol, when present, has the PKCS#11 3.0 C_GetInterface signature.
-    let get: libloading::Symbol<'_, GetInterface> = unsafe { lib.get(b"C_GetInterface\0") }.ok()?;
-    let mut name = *b"Vendor dalek-pkcs11\0";
-    let mut iface: *mut CK_INTERFACE = ptr::null_mut();
-    // SAFETY: a NUL-terminated name and a valid out-pointer.
-    let rv = unsafe { get(name.as_mut_ptr(), ptr::null_mut(), &mut iface, 0) };
-    if rv != CKR_OK || iface.is_null() {
-        return None;
-    }
-    // SAFETY: on CKR_OK the module returned its static interface, whose function
-    // list has the layout of `VendorList` at version 1.x.
-    let list = unsafe { &*((*iface).pFunctionList as *const VendorList) };
-    (list.version.major == 1)
-        .then_some(list.verify_batch)
-        .flatten()
 }
 
 impl std::fmt::Debug for RawModule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RawModule")
+            .field("name", &self.name)
             .field("version", &self.list.version)
             .finish()
     }
 }
 
 impl RawModule {
-    /// Load `path` (the same file cryptoki loaded: the dynamic loader hands out the
-    /// same instance) and copy its function list.
-    pub fn load(path: &Path) -> Result<Self, String> {
-        // SAFETY: loading a PKCS#11 module runs its initialisers; the user chose this
-        // module to be benchmarked, and cryptoki has already loaded the same file.
-        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())?;
-        let list = {
-            // SAFETY: the symbol has the C_GetFunctionList signature defined by PKCS#11.
-            let get: libloading::Symbol<
-                '_,
-                unsafe extern "C" fn(*mut CK_FUNCTION_LIST_PTR) -> CK_RV,
-            > = unsafe { lib.get(b"C_GetFunctionList\0") }.map_err(|e| e.to_string())?;
-            let mut list_ptr: CK_FUNCTION_LIST_PTR = ptr::null_mut();
-            // SAFETY: we pass a valid pointer to a pointer-sized out variable.
-            let rv = unsafe { get(&mut list_ptr) };
-            if rv != CKR_OK || list_ptr.is_null() {
-                return Err(format!(
-                    "C_GetFunctionList failed: {}",
-                    crate::token::ckr::ckr_name(rv)
-                ));
-            }
-            // SAFETY: on CKR_OK the module returned a pointer to its (static) function
-            // list; we copy it, and keep the library loaded as long as the copy lives.
-            unsafe { *list_ptr }
-        };
-        let verify_batch = vendor_verify_batch(&lib);
+    /// Load `path` (before cryptoki: the dynamic loader then hands cryptoki
+    /// the same instance) and copy its function list, after checking what
+    /// `C_GetInterface` and `C_GetFunctionList` return (`library.rs`). `name`
+    /// is the module's display name, for messages.
+    pub fn load(path: &Path, name: &str) -> Result<Self, String> {
+        let l = library::open(path)?;
         Ok(RawModule {
-            list,
-            verify_batch,
-            _lib: lib,
+            list: l.list,
+            verify_batch: l.verify_batch,
+            name: name.to_string(),
+            _lib: l.lib,
         })
+    }
+
+    /// The module's display name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// An error naming the first of `calls` whose entry in the function list
+    /// is NULL (base spec §5.2: every entry must be set).
+    pub fn require(&self, calls: &[&str]) -> Result<(), String> {
+        first_null(&self.list, calls)
     }
 
     /// Whether the module offers batch Ed25519 verification.
@@ -143,10 +109,25 @@ impl RawModule {
         }
     }
 
+    /// `C_GetSlotList`: the slots (with a token present, or all), at most
+    /// [`MAX_SLOTS`]; an error names the call.
+    pub fn slot_list(&self, token_present: bool) -> Result<Vec<CK_SLOT_ID>, String> {
+        let f = self
+            .list
+            .C_GetSlotList
+            .ok_or_else(|| call_failed("", null_rv("C_GetSlotList")))?;
+        let present = if token_present { CK_TRUE } else { CK_FALSE };
+        lists::fetch("C_GetSlotList", "slots", MAX_SLOTS, |list, n| {
+            // SAFETY: `list` is null (a size query) or holds `*n` slots
+            // (`lists::fetch`); `n` is a valid CK_ULONG.
+            unsafe { f(present, list, n) }
+        })
+    }
+
     /// `C_GetTokenInfo` of a slot, as the module wrote it (no field is parsed or
     /// checked here: tokens differ in padding and in `utcTime`).
     pub fn token_info(&self, slot: CK_SLOT_ID) -> Result<CK_TOKEN_INFO, CK_RV> {
-        let f = self.list.C_GetTokenInfo.ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+        let f = self.list.C_GetTokenInfo.ok_or(null_rv("C_GetTokenInfo"))?;
         // SAFETY: CK_TOKEN_INFO is a C struct of byte arrays, integers and
         // versions, for which all-zero bytes are a valid value.
         let mut info: CK_TOKEN_INFO = unsafe { std::mem::zeroed() };
@@ -155,26 +136,23 @@ impl RawModule {
         if rv == CKR_OK { Ok(info) } else { Err(rv) }
     }
 
-    /// `C_GetMechanismList` of a slot.
-    pub fn mechanism_list(&self, slot: CK_SLOT_ID) -> Result<Vec<CK_MECHANISM_TYPE>, CK_RV> {
+    /// `C_GetMechanismList` of a slot, at most [`MAX_MECHANISMS`]; an error
+    /// names the call.
+    pub fn mechanism_list(&self, slot: CK_SLOT_ID) -> Result<Vec<CK_MECHANISM_TYPE>, String> {
         let f = self
             .list
             .C_GetMechanismList
-            .ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
-        let mut n: CK_ULONG = 0;
-        // SAFETY: a null list pointer asks for the count, written to `n`.
-        let rv = unsafe { f(slot, ptr::null_mut(), &mut n) };
-        if rv != CKR_OK {
-            return Err(rv);
-        }
-        let mut v = vec![0 as CK_MECHANISM_TYPE; n as usize];
-        // SAFETY: `v` holds `n` elements, as the module was told.
-        let rv = unsafe { f(slot, v.as_mut_ptr(), &mut n) };
-        if rv != CKR_OK {
-            return Err(rv);
-        }
-        v.truncate(n as usize);
-        Ok(v)
+            .ok_or_else(|| call_failed("", null_rv("C_GetMechanismList")))?;
+        lists::fetch(
+            "C_GetMechanismList",
+            "mechanisms",
+            MAX_MECHANISMS,
+            |list, n| {
+                // SAFETY: `list` is null (a size query) or holds `*n` mechanisms
+                // (`lists::fetch`); `n` is a valid CK_ULONG.
+                unsafe { f(slot, list, n) }
+            },
+        )
     }
 
     /// `C_GetMechanismInfo`.
@@ -186,7 +164,7 @@ impl RawModule {
         let f = self
             .list
             .C_GetMechanismInfo
-            .ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+            .ok_or(null_rv("C_GetMechanismInfo"))?;
         let mut info = CK_MECHANISM_INFO {
             ulMinKeySize: 0,
             ulMaxKeySize: 0,
@@ -197,17 +175,17 @@ impl RawModule {
         if rv == CKR_OK { Ok(info) } else { Err(rv) }
     }
 
-    /// `C_GetAttributeValue` of one attribute (size query then value); set-up only.
+    /// `C_GetAttributeValue` of one attribute (size query then value); set-up
+    /// only. A length over [`MAX_ATTRIBUTE_LEN`] is [`too_long_rv`], a value
+    /// claimed longer than the buffer [`overlong_rv`].
     pub fn attribute(
         &self,
         s: CK_SESSION_HANDLE,
         obj: CK_OBJECT_HANDLE,
         t: CK_ATTRIBUTE_TYPE,
     ) -> Result<Vec<u8>, CK_RV> {
-        let f = self
-            .list
-            .C_GetAttributeValue
-            .ok_or(CKR_FUNCTION_NOT_SUPPORTED)?;
+        const CALL: &str = "C_GetAttributeValue";
+        let f = self.list.C_GetAttributeValue.ok_or(null_rv(CALL))?;
         let mut a = CK_ATTRIBUTE {
             type_: t,
             pValue: ptr::null_mut(),
@@ -221,22 +199,76 @@ impl RawModule {
         if a.ulValueLen == CK_UNAVAILABLE_INFORMATION {
             return Err(CKR_ATTRIBUTE_TYPE_INVALID);
         }
-        let mut buf = vec![0u8; a.ulValueLen as usize];
+        let len = usize::try_from(a.ulValueLen)
+            .ok()
+            .filter(|&n| n <= MAX_ATTRIBUTE_LEN)
+            .ok_or(too_long_rv(CALL))?;
+        let mut buf = vec![0u8; len];
         a.pValue = buf.as_mut_ptr() as *mut c_void;
         // SAFETY: pValue points to `ulValueLen` writable bytes owned by `buf`.
         let rv = unsafe { f(s, obj, &mut a, 1) };
         if rv != CKR_OK {
             return Err(rv);
         }
-        buf.truncate(a.ulValueLen as usize);
+        match usize::try_from(a.ulValueLen) {
+            Ok(n) if n <= len => buf.truncate(n),
+            _ => return Err(overlong_rv(CALL)),
+        }
         Ok(buf)
+    }
+
+    /// Every object matching `t` (`C_FindObjectsInit`, `C_FindObjects` in
+    /// batches, `C_FindObjectsFinal`), at most [`MAX_FOUND`]; set-up only. An
+    /// error names the call.
+    pub fn find_all(
+        &self,
+        s: CK_SESSION_HANDLE,
+        t: &mut Template,
+    ) -> Result<Vec<CK_OBJECT_HANDLE>, String> {
+        let rv = self.find_objects_init(s, t);
+        if rv != CKR_OK {
+            return Err(call_failed("C_FindObjectsInit", rv));
+        }
+        let mut found = Vec::new();
+        let mut batch = [0 as CK_OBJECT_HANDLE; 64];
+        let result = loop {
+            let (rv, n) = self.find_objects(s, &mut batch);
+            if rv == overlong_rv("C_FindObjects") {
+                break Err(format!(
+                    "C_FindObjects returned CKR_OK claiming {n} objects, but the buffer holds {}",
+                    batch.len()
+                ));
+            }
+            if rv != CKR_OK {
+                break Err(call_failed("C_FindObjects", rv));
+            }
+            if n == 0 {
+                break Ok(found);
+            }
+            if found.len() + n > MAX_FOUND {
+                break Err(format!(
+                    "C_FindObjects reports more than {MAX_FOUND} objects, more than \
+                     hsm-bench accepts"
+                ));
+            }
+            found.extend_from_slice(&batch[..n]);
+        };
+        let rv = self.find_objects_final(s);
+        match result {
+            Ok(found) if rv != CKR_OK => Err(format!(
+                "{} (after {} objects)",
+                call_failed("C_FindObjectsFinal", rv),
+                found.len()
+            )),
+            r => r,
+        }
     }
 
     /// `C_GetSessionInfo` (the cheapest call there is; used to measure harness overhead).
     #[inline]
     pub fn session_info(&self, s: CK_SESSION_HANDLE, out: &mut CK_SESSION_INFO) -> CK_RV {
         let Some(f) = self.list.C_GetSessionInfo else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
+            return null_rv("C_GetSessionInfo");
         };
         // SAFETY: `out` is a valid, writable CK_SESSION_INFO.
         unsafe { f(s, out) }
@@ -245,26 +277,26 @@ impl RawModule {
     /// `C_SignInit`.
     #[inline]
     pub fn sign_init(&self, s: CK_SESSION_HANDLE, m: &mut Mech, key: CK_OBJECT_HANDLE) -> CK_RV {
-        key_init(self.list.C_SignInit, s, m, key)
+        key_init(self.list.C_SignInit, "C_SignInit", s, m, key)
     }
 
     /// `C_Sign` into `out`; returns the return value and the output length.
     #[inline]
     pub fn sign(&self, s: CK_SESSION_HANDLE, data: &[u8], out: &mut [u8]) -> (CK_RV, usize) {
-        single_part(self.list.C_Sign, s, data, out)
+        single_part(self.list.C_Sign, "C_Sign", s, data, out)
     }
 
     /// `C_VerifyInit`.
     #[inline]
     pub fn verify_init(&self, s: CK_SESSION_HANDLE, m: &mut Mech, key: CK_OBJECT_HANDLE) -> CK_RV {
-        key_init(self.list.C_VerifyInit, s, m, key)
+        key_init(self.list.C_VerifyInit, "C_VerifyInit", s, m, key)
     }
 
     /// `C_Verify`.
     #[inline]
     pub fn verify(&self, s: CK_SESSION_HANDLE, data: &[u8], sig: &[u8]) -> CK_RV {
         let Some(f) = self.list.C_Verify else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
+            return null_rv("C_Verify");
         };
         // SAFETY: both buffers are valid for reading for their lengths; not written.
         unsafe {
@@ -281,32 +313,32 @@ impl RawModule {
     /// `C_EncryptInit`.
     #[inline]
     pub fn encrypt_init(&self, s: CK_SESSION_HANDLE, m: &mut Mech, key: CK_OBJECT_HANDLE) -> CK_RV {
-        key_init(self.list.C_EncryptInit, s, m, key)
+        key_init(self.list.C_EncryptInit, "C_EncryptInit", s, m, key)
     }
 
     /// `C_Encrypt` into `out`.
     #[inline]
     pub fn encrypt(&self, s: CK_SESSION_HANDLE, data: &[u8], out: &mut [u8]) -> (CK_RV, usize) {
-        single_part(self.list.C_Encrypt, s, data, out)
+        single_part(self.list.C_Encrypt, "C_Encrypt", s, data, out)
     }
 
     /// `C_DecryptInit`.
     #[inline]
     pub fn decrypt_init(&self, s: CK_SESSION_HANDLE, m: &mut Mech, key: CK_OBJECT_HANDLE) -> CK_RV {
-        key_init(self.list.C_DecryptInit, s, m, key)
+        key_init(self.list.C_DecryptInit, "C_DecryptInit", s, m, key)
     }
 
     /// `C_Decrypt` into `out`.
     #[inline]
     pub fn decrypt(&self, s: CK_SESSION_HANDLE, data: &[u8], out: &mut [u8]) -> (CK_RV, usize) {
-        single_part(self.list.C_Decrypt, s, data, out)
+        single_part(self.list.C_Decrypt, "C_Decrypt", s, data, out)
     }
 
     /// `C_DigestInit`.
     #[inline]
     pub fn digest_init(&self, s: CK_SESSION_HANDLE, m: &mut Mech) -> CK_RV {
         let Some(f) = self.list.C_DigestInit else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
+            return null_rv("C_DigestInit");
         };
         // SAFETY: `m.raw` is valid (see `Mech`).
         unsafe { f(s, &mut m.raw) }
@@ -315,7 +347,7 @@ impl RawModule {
     /// `C_Digest` into `out`.
     #[inline]
     pub fn digest(&self, s: CK_SESSION_HANDLE, data: &[u8], out: &mut [u8]) -> (CK_RV, usize) {
-        single_part(self.list.C_Digest, s, data, out)
+        single_part(self.list.C_Digest, "C_Digest", s, data, out)
     }
 
     /// `C_SignInit`, `C_EncryptInit` or `C_DecryptInit` (as `call` says)
@@ -338,7 +370,8 @@ impl RawModule {
             KeyCall::Encrypt => (self.list.C_EncryptInit, self.list.C_Encrypt),
             KeyCall::Decrypt => (self.list.C_DecryptInit, self.list.C_Decrypt),
         };
-        then_single_part(key_init(init, s, m, key), f, s, data, out)
+        let (init_name, name) = call.names();
+        then_single_part(key_init(init, init_name, s, m, key), f, name, s, data, out)
     }
 
     /// `C_DigestInit` then, if it succeeded, `C_Digest` into `out`.
@@ -351,14 +384,14 @@ impl RawModule {
         out: &mut [u8],
     ) -> (CK_RV, usize) {
         let rv = self.digest_init(s, m);
-        then_single_part(rv, self.list.C_Digest, s, data, out)
+        then_single_part(rv, self.list.C_Digest, "C_Digest", s, data, out)
     }
 
     /// `C_GenerateRandom` filling `out`.
     #[inline]
     pub fn generate_random(&self, s: CK_SESSION_HANDLE, out: &mut [u8]) -> CK_RV {
         let Some(f) = self.list.C_GenerateRandom else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
+            return null_rv("C_GenerateRandom");
         };
         // SAFETY: `out` is writable for its length.
         unsafe { f(s, out.as_mut_ptr(), out.len() as CK_ULONG) }
@@ -368,7 +401,7 @@ impl RawModule {
     #[inline]
     pub fn seed_random(&self, s: CK_SESSION_HANDLE, seed: &mut [u8]) -> CK_RV {
         let Some(f) = self.list.C_SeedRandom else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
+            return null_rv("C_SeedRandom");
         };
         // SAFETY: `seed` is readable for its length (the module only reads it).
         unsafe { f(s, seed.as_mut_ptr(), seed.len() as CK_ULONG) }
@@ -383,7 +416,7 @@ impl RawModule {
         t: &mut Template,
     ) -> (CK_RV, CK_OBJECT_HANDLE) {
         let Some(f) = self.list.C_GenerateKey else {
-            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
+            return (null_rv("C_GenerateKey"), 0);
         };
         let mut h: CK_OBJECT_HANDLE = 0;
         // SAFETY: mechanism and template pointers are valid (see `Mech`, `Template`).
@@ -401,7 +434,7 @@ impl RawModule {
         private: &mut Template,
     ) -> (CK_RV, CK_OBJECT_HANDLE, CK_OBJECT_HANDLE) {
         let Some(f) = self.list.C_GenerateKeyPair else {
-            return (CKR_FUNCTION_NOT_SUPPORTED, 0, 0);
+            return (null_rv("C_GenerateKeyPair"), 0, 0);
         };
         let (mut hp, mut hs): (CK_OBJECT_HANDLE, CK_OBJECT_HANDLE) = (0, 0);
         // SAFETY: mechanism and template pointers are valid (see `Mech`, `Template`).
@@ -427,7 +460,7 @@ impl RawModule {
         t: &mut Template,
     ) -> (CK_RV, CK_OBJECT_HANDLE) {
         let Some(f) = self.list.C_CreateObject else {
-            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
+            return (null_rv("C_CreateObject"), 0);
         };
         let mut h: CK_OBJECT_HANDLE = 0;
         // SAFETY: the template pointers are valid (see `Template`).
@@ -443,7 +476,7 @@ impl RawModule {
         t: &mut Template,
     ) -> CK_RV {
         let Some(f) = self.list.C_SetAttributeValue else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
+            return null_rv("C_SetAttributeValue");
         };
         // SAFETY: the template pointers are valid (see `Template`).
         unsafe { f(s, obj, t.as_mut_ptr(), t.len()) }
@@ -459,7 +492,7 @@ impl RawModule {
         t: &mut Template,
     ) -> (CK_RV, CK_OBJECT_HANDLE) {
         let Some(f) = self.list.C_DeriveKey else {
-            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
+            return (null_rv("C_DeriveKey"), 0);
         };
         let mut h: CK_OBJECT_HANDLE = 0;
         // SAFETY: mechanism and template pointers are valid (see `Mech`, `Template`).
@@ -479,12 +512,12 @@ impl RawModule {
         out: &mut [u8],
     ) -> (CK_RV, usize) {
         let Some(f) = self.list.C_WrapKey else {
-            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
+            return (null_rv("C_WrapKey"), 0);
         };
         let mut n = out.len() as CK_ULONG;
         // SAFETY: `out` is valid for `n` bytes; the mechanism pointers are valid.
         let rv = unsafe { f(s, &mut m.raw, wrapping, key, out.as_mut_ptr(), &mut n) };
-        (rv, (n as usize).min(out.len()))
+        checked_len(rv, "C_WrapKey", n, out.len())
     }
 
     /// `C_UnwrapKey` of `wrapped` under `unwrapping` with template `t`.
@@ -498,7 +531,7 @@ impl RawModule {
         t: &mut Template,
     ) -> (CK_RV, CK_OBJECT_HANDLE) {
         let Some(f) = self.list.C_UnwrapKey else {
-            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
+            return (null_rv("C_UnwrapKey"), 0);
         };
         let mut h: CK_OBJECT_HANDLE = 0;
         // SAFETY: `wrapped` is read-only input of its length (the module
@@ -523,7 +556,7 @@ impl RawModule {
     #[inline]
     pub fn destroy_object(&self, s: CK_SESSION_HANDLE, h: CK_OBJECT_HANDLE) -> CK_RV {
         let Some(f) = self.list.C_DestroyObject else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
+            return null_rv("C_DestroyObject");
         };
         // SAFETY: plain values only.
         unsafe { f(s, h) }
@@ -533,7 +566,7 @@ impl RawModule {
     #[inline]
     pub fn find_objects_init(&self, s: CK_SESSION_HANDLE, t: &mut Template) -> CK_RV {
         let Some(f) = self.list.C_FindObjectsInit else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
+            return null_rv("C_FindObjectsInit");
         };
         // SAFETY: the template pointers are valid (see `Template`).
         unsafe { f(s, t.as_mut_ptr(), t.len()) }
@@ -547,22 +580,45 @@ impl RawModule {
         out: &mut [CK_OBJECT_HANDLE],
     ) -> (CK_RV, usize) {
         let Some(f) = self.list.C_FindObjects else {
-            return (CKR_FUNCTION_NOT_SUPPORTED, 0);
+            return (null_rv("C_FindObjects"), 0);
         };
         let mut n: CK_ULONG = 0;
         // SAFETY: `out` is writable for `out.len()` handles.
         let rv = unsafe { f(s, out.as_mut_ptr(), out.len() as CK_ULONG, &mut n) };
-        (rv, n as usize)
+        checked_len(rv, "C_FindObjects", n, out.len())
     }
 
     /// `C_FindObjectsFinal`.
     #[inline]
     pub fn find_objects_final(&self, s: CK_SESSION_HANDLE) -> CK_RV {
         let Some(f) = self.list.C_FindObjectsFinal else {
-            return CKR_FUNCTION_NOT_SUPPORTED;
+            return null_rv("C_FindObjectsFinal");
         };
         // SAFETY: plain value only.
         unsafe { f(s) }
+    }
+
+    /// `C_GetInfo`, as the module wrote it (nothing parsed or checked; cryptoki's
+    /// own call refuses a structure whose reserved `flags` are not 0).
+    pub fn library_info(&self) -> Result<CK_INFO, CK_RV> {
+        let f = self.list.C_GetInfo.ok_or(null_rv("C_GetInfo"))?;
+        // SAFETY: CK_INFO is a C struct of byte arrays, integers and versions,
+        // for which all-zero bytes are a valid value.
+        let mut info: CK_INFO = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid, writable out structure.
+        let rv = unsafe { f(&mut info) };
+        if rv == CKR_OK { Ok(info) } else { Err(rv) }
+    }
+
+    /// `C_GetSlotInfo` of a slot, as the module wrote it.
+    pub fn slot_info(&self, slot: CK_SLOT_ID) -> Result<CK_SLOT_INFO, CK_RV> {
+        let f = self.list.C_GetSlotInfo.ok_or(null_rv("C_GetSlotInfo"))?;
+        // SAFETY: CK_SLOT_INFO is a C struct of byte arrays, integers and
+        // versions, for which all-zero bytes are a valid value.
+        let mut info: CK_SLOT_INFO = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid, writable out structure.
+        let rv = unsafe { f(slot, &mut info) };
+        if rv == CKR_OK { Ok(info) } else { Err(rv) }
     }
 }
 
@@ -575,6 +631,31 @@ pub enum KeyCall {
     Encrypt,
     /// `C_DecryptInit` + `C_Decrypt`.
     Decrypt,
+}
+
+impl KeyCall {
+    /// The names of the `*Init` call and of the single-part call.
+    pub fn names(self) -> (&'static str, &'static str) {
+        match self {
+            KeyCall::Sign => ("C_SignInit", "C_Sign"),
+            KeyCall::Encrypt => ("C_EncryptInit", "C_Encrypt"),
+            KeyCall::Decrypt => ("C_DecryptInit", "C_Decrypt"),
+        }
+    }
+}
+
+/// The length a call returned with `rv`, checked against the `room` of its
+/// buffer: a module that returns `CKR_OK` claiming more than `room` gets
+/// [`overlong_rv`] for `call`, with the length it claimed (so that no caller
+/// can slice with it after `CKR_OK`).
+#[inline(always)]
+fn checked_len(rv: CK_RV, call: &str, len: CK_ULONG, room: usize) -> (CK_RV, usize) {
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    if rv == CKR_OK && len > room {
+        (overlong_rv(call), len)
+    } else {
+        (rv, len)
+    }
 }
 
 /// The signature `C_SignInit`, `C_VerifyInit`, `C_EncryptInit` and
@@ -590,28 +671,30 @@ type SinglePartFn =
 #[inline(always)]
 fn key_init(
     f: Option<KeyInitFn>,
+    call: &str,
     s: CK_SESSION_HANDLE,
     m: &mut Mech,
     key: CK_OBJECT_HANDLE,
 ) -> CK_RV {
     let Some(f) = f else {
-        return CKR_FUNCTION_NOT_SUPPORTED;
+        return null_rv(call);
     };
     // SAFETY: `m.raw` and its parameter pointer are valid (see `Mech`).
     unsafe { f(s, &mut m.raw, key) }
 }
 
-/// A single-part call from `data` into `out`; returns the return value and
-/// the output length.
+/// A single-part call (`call` names it) from `data` into `out`; returns the
+/// return value and the output length (see [`checked_len`]).
 #[inline(always)]
 fn single_part(
     f: Option<SinglePartFn>,
+    call: &str,
     s: CK_SESSION_HANDLE,
     data: &[u8],
     out: &mut [u8],
 ) -> (CK_RV, usize) {
     let Some(f) = f else {
-        return (CKR_FUNCTION_NOT_SUPPORTED, 0);
+        return (null_rv(call), 0);
     };
     let mut len = out.len() as CK_ULONG;
     // SAFETY: data and out are valid for their lengths; the module reads `data` only
@@ -625,7 +708,7 @@ fn single_part(
             &mut len,
         )
     };
-    (rv, len as usize)
+    checked_len(rv, call, len, out.len())
 }
 
 /// The single-part call after an `*Init` that returned `init`; an `*Init`
@@ -634,6 +717,7 @@ fn single_part(
 fn then_single_part(
     init: CK_RV,
     f: Option<SinglePartFn>,
+    call: &str,
     s: CK_SESSION_HANDLE,
     data: &[u8],
     out: &mut [u8],
@@ -641,5 +725,5 @@ fn then_single_part(
     if init != CKR_OK {
         return (init, 0);
     }
-    single_part(f, s, data, out)
+    single_part(f, call, s, data, out)
 }

@@ -15,6 +15,7 @@ use crate::token::choice::ModuleKind;
 use crate::token::choice::{ModuleChoice, TokenChoice};
 use crate::token::ckr::cryptoki_error_name;
 use crate::token::info::slot_by_label;
+use crate::token::info::slots_with_token;
 use crate::token::info::token_state;
 use crate::token::locate;
 use crate::token::raw::RawModule;
@@ -132,9 +133,7 @@ pub fn init_temporary_token(
             cryptoki_error_name(&e)
         ))
     };
-    let slots = ctx
-        .get_slots_with_token()
-        .map_err(|e| fail("C_GetSlotList", e))?;
+    let slots = slots_with_token(raw).map_err(|e| e.context("temporary token"))?;
     let free = slots
         .into_iter()
         .find(|s| token_state(raw, s.id()).is_ok_and(|t| t.flags & CKF_TOKEN_INITIALIZED == 0))
@@ -153,9 +152,7 @@ pub fn init_temporary_token(
     let so = AuthPin::from(so_pin.to_string());
     ctx.init_token(free, &so, &label)
         .map_err(|e| fail("C_InitToken", e))?;
-    let slots = ctx
-        .get_slots_with_token()
-        .map_err(|e| fail("C_GetSlotList", e))?;
+    let slots = slots_with_token(raw).map_err(|e| e.context("temporary token"))?;
     let slot = slot_by_label(raw, &slots, &label)
         .0
         .ok_or_else(|| CliError::usage("temporary token: initialised token not found"))?;
@@ -164,7 +161,7 @@ pub fn init_temporary_token(
         .map_err(|e| fail("C_OpenSession", e))?;
     session
         .login(UserType::So, Some(&so))
-        .map_err(|e| fail("SO login", e))?;
+        .map_err(|e| fail("C_Login (SO)", e))?;
     session
         .init_pin(&AuthPin::from(pin.to_string()))
         .map_err(|e| fail("C_InitPIN", e))?;

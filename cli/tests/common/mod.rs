@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod hostile;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -30,6 +32,9 @@ pub fn cmd() -> Command {
         "P11_DELAY_SHIM_FLIP",
         "P11_DELAY_SHIM_FLIP_AFTER",
         "P11_DELAY_SHIM_FAIL",
+        "P11_HOSTILE",
+        "P11_HOSTILE_MODULE",
+        "P11_HOSTILE_COUNT_FILE",
         "DALEK_PKCS11_CONFIG",
         "P11_HOSTILE",
         "P11_HOSTILE_MODULE",
@@ -194,17 +199,9 @@ pub fn shim() -> PathBuf {
         .clone()
 }
 
-/// The hostile shim cdylib (`cli/hostile-shim`): `$HSM_BENCH_HOSTILE_SHIM`,
-/// or built here like [`shim`].
-pub fn hostile_shim() -> PathBuf {
-    static SHIM: OnceLock<PathBuf> = OnceLock::new();
-    SHIM.get_or_init(|| test_cdylib("p11-hostile-shim", "HSM_BENCH_HOSTILE_SHIM"))
-        .clone()
-}
-
 /// A test module of this workspace (`package`): the path in `$env_var`, or
 /// built with cargo into `target/<package>` beside the test binary's.
-fn test_cdylib(package: &str, env_var: &str) -> PathBuf {
+pub fn test_cdylib(package: &str, env_var: &str) -> PathBuf {
     if let Some(p) = std::env::var_os(env_var) {
         return PathBuf::from(p);
     }

@@ -23,7 +23,7 @@ fn wrong_pin_gives_one_line_and_exit_2() {
     assert_eq!(
         err.trim_end(),
         format!(
-            "hsm-bench: error: module softhsm2 ({}): login failed: CKR_PIN_INCORRECT; \
+            "hsm-bench: error: module softhsm2 ({}): C_Login failed: CKR_PIN_INCORRECT; \
              the token now reports CKF_USER_PIN_COUNT_LOW (few tries left)",
             softhsm().display()
         )
