@@ -248,3 +248,31 @@ fn results_are_written_as_ops_finish_and_ctrl_c_ends_a_hung_run() {
         "the op under way is dropped"
     );
 }
+
+#[test]
+fn a_module_that_crashes_or_hangs_while_opening_is_a_one_line_error() {
+    let t = SoftToken::new("opening");
+    for (spec, how) in [
+        ("crash=C_Login:segv", "was killed by SIGSEGV"),
+        ("hang=C_Initialize:60s", "no answer within"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = t.hostile_run(spec, &[&hostile_shim()]);
+        c.args([
+            "--ops",
+            "sha256",
+            "--iterations",
+            "10",
+            "--max-op-time",
+            "2",
+        ])
+        .args(["--format", "json", "-o"])
+        .arg(dir.path().join("r.json"));
+        let o = finished(&mut c);
+        common::hostile::assert_one_line_error(
+            &o,
+            2,
+            &["module p11_hostile_shim (", how, "while starting"],
+        );
+    }
+}

@@ -1,8 +1,11 @@
-//! Ctrl-C (SIGINT) during a run: the handler only raises a flag. The measuring
-//! threads look at it between operations, the suite stops before the next
-//! job, and `run` writes the finished results, drops the modules (removing
-//! temporary tokens) and exits 130; nothing calls `process::exit` past them.
-//! Only a second Ctrl-C (for a call that never returns) exits at once.
+//! Ctrl-C (SIGINT) during a run: the handler only raises a flag. In the
+//! scheduler every wait for a module's worker looks at it (`remote.rs`), so
+//! the first Ctrl-C ends a run even while a module hangs in a call; the
+//! worker measuring gets a SIGINT of its own, and its measuring threads look
+//! at its flag between operations. `run` then writes the finished results,
+//! finishes or kills the workers, removes temporary tokens and exits 130;
+//! nothing calls `process::exit` past them. Only a second Ctrl-C exits at
+//! once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

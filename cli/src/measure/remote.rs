@@ -80,7 +80,7 @@ pub fn signal_name(sig: i32) -> String {
 pub fn describe_exit(status: ExitStatus) -> String {
     match (status.signal(), status.code()) {
         (Some(sig), _) => format!(
-            "killed by {}{}",
+            "was killed by {}{}",
             signal_name(sig),
             if status.core_dumped() {
                 ", core dumped"
@@ -355,11 +355,11 @@ mod tests {
     fn exits_and_signals_read_as_words() {
         assert_eq!(
             describe_exit(ExitStatus::from_raw(libc::SIGSEGV)),
-            "killed by SIGSEGV (segmentation fault)"
+            "was killed by SIGSEGV (segmentation fault)"
         );
         assert_eq!(
             describe_exit(ExitStatus::from_raw(libc::SIGABRT | 0x80)),
-            "killed by SIGABRT (abort), core dumped"
+            "was killed by SIGABRT (abort), core dumped"
         );
         assert_eq!(
             describe_exit(ExitStatus::from_raw(3 << 8)),
