@@ -276,3 +276,33 @@ fn a_module_that_crashes_or_hangs_while_opening_is_a_one_line_error() {
         );
     }
 }
+
+#[test]
+fn list_survives_a_module_that_crashes() {
+    let t = SoftToken::new("list");
+    let mut c = t.hostile("crash=C_GetSlotList:segv");
+    c.args(["list", "--module"]).arg(hostile_shim());
+    let o = finished(&mut c);
+    common::hostile::assert_one_line_error(
+        &o,
+        2,
+        &["module p11_hostile_shim (", "was killed by SIGSEGV"],
+    );
+    // Several modules: each is listed in its own process, in order.
+    let mut c = t.cmd();
+    c.env("P11_HOSTILE_MODULE", softhsm())
+        .args(["list", "--format", "json", "--module"])
+        .arg(softhsm())
+        .arg("--module")
+        .arg(hostile_shim());
+    let o = finished(&mut c);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [PLAIN, HOSTILE]);
+}

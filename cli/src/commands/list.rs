@@ -4,9 +4,10 @@ use std::fmt::Write as _;
 
 use cryptoki::slot::Slot;
 use cryptoki_sys::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cli::{ListArgs, ListFormat};
+use crate::commands::apart;
 use crate::commands::output::out;
 use crate::error::{CliError, EXIT_OK, Result};
 use crate::report;
@@ -54,7 +55,7 @@ fn mech_flags(f: CK_FLAGS) -> String {
 }
 
 /// One module as `list` shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 struct ListedModule {
     name: String,
     path: String,
@@ -65,7 +66,7 @@ struct ListedModule {
 
 /// One slot as `list` shows it. `token` is absent when the slot has no token
 /// or its `C_GetTokenInfo` failed (`token_error`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 struct ListedSlot {
     id: u64,
     description: String,
@@ -80,7 +81,7 @@ struct ListedSlot {
     ops_unsupported: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 struct ListedToken {
     #[serde(flatten)]
     summary: TokenSummary,
@@ -91,7 +92,7 @@ struct ListedToken {
     pin_warnings: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 struct ListedMechanism {
     name: String,
     min_key_size: CK_ULONG,
@@ -318,9 +319,22 @@ pub fn list(args: &ListArgs) -> Result<i32> {
     };
     let choices = ModuleChoice::resolve_all(&specs)?;
     let all = catalogue();
+    // In the child process of one module: list it and hand it over.
+    if let Some(path) = apart::child_result_path() {
+        let c = choices
+            .first()
+            .ok_or_else(|| CliError::usage("no module"))?;
+        apart::hand_over(&path, &listed_module(c, &all)?)?;
+        return Ok(EXIT_OK);
+    }
     let mut listed = Vec::with_capacity(choices.len());
-    for c in &choices {
-        let m = listed_module(c, &all)?;
+    for (c, spec) in choices.iter().zip(&specs) {
+        // Each module is loaded in a process of its own: one that crashes
+        // or hangs is a one-line error, not a crash of hsm-bench.
+        let m: ListedModule = apart::in_child(
+            &["list", "--module", spec, "--format", "json"],
+            &module::who(c),
+        )?;
         if args.format == ListFormat::Text {
             let mut text = String::new();
             print_listed(&mut text, &m, all.len());

@@ -6,6 +6,7 @@
 //! Commands read their arguments from `cli.rs`; only `main.rs` imports this
 //! folder, and nothing below imports it.
 
+pub mod apart;
 pub mod check_floors;
 pub mod cold_start;
 pub mod compare;
