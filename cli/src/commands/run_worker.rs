@@ -55,11 +55,11 @@ fn confine() {
 
 /// Serve the scheduler until it says finish (or goes away).
 pub fn serve(args: &RunArgs, ep: Endpoint) -> Result<i32> {
-    confine();
     // Nothing of this process's own should look like a worker's to a
     // probe process it starts (the cold-start ops).
     // SAFETY: single-threaded here (no module loaded, no thread started).
     unsafe { std::env::remove_var(WORKER_ENV) };
+    confine();
     let stream = UnixStream::connect(&ep.socket)
         .map_err(|e| CliError::usage(format!("worker: cannot reach the scheduler: {e}")))?;
     let mut reader = BufReader::new(
