@@ -9,7 +9,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 use common::hostile::*;
 use common::*;
@@ -30,6 +30,21 @@ fn run_ok(c: &mut Command, dir: &Path) -> Value {
     v
 }
 
+/// `hsm-bench run --quiet` through the shim alone, misbehaving as `spec`
+/// says, on `ops` with 5 iterations each.
+fn shim_run(t: &SoftToken, spec: &str, ops: &str) -> Command {
+    let mut c = t.hostile_run(spec, &[&hostile_shim()]);
+    c.args(["--ops", ops, "--iterations", "5"]);
+    c
+}
+
+/// Asserts that `o` ended with exit code 2 and one error line naming the
+/// shim's module and holding each of `parts`.
+fn assert_shim_error(o: &Output, parts: &[&str]) {
+    let module = format!("module {HOSTILE}");
+    assert_one_line_error(o, 2, &[&[module.as_str()], parts].concat());
+}
+
 /// Everything a result says about its failure.
 fn failure_text(r: &Value) -> String {
     format!("{} {}", r["reason"], r["error_codes"])
@@ -48,57 +63,29 @@ fn assert_op_failed(v: &Value, op: &str, parts: &[&str]) {
 #[test]
 fn list_refuses_a_slot_count_of_2_40_naming_the_call() {
     let t = SoftToken::new("slots-list");
-    let o = run(t
-        .hostile(&format!("slot_count={HUGE}"))
-        .arg("list")
-        .arg("--module")
-        .arg(hostile_shim()));
-    assert_one_line_error(
-        &o,
-        2,
-        &[
-            &format!("module {HOSTILE}"),
-            "C_GetSlotList reports 1099511627776 slots",
-            "4096",
-        ],
-    );
+    let o = t.through_hostile(&format!("slot_count={HUGE}"), &["list"]);
+    assert_shim_error(&o, &["C_GetSlotList reports 1099511627776 slots", "4096"]);
 }
 
 #[test]
 fn run_refuses_a_slot_count_of_2_40_naming_the_call() {
     let t = SoftToken::new("slots-run");
-    let o = run(t
-        .hostile_run(&format!("slot_count={HUGE}"), &[&hostile_shim()])
-        .args(["--ops", "sha256", "--iterations", "5"]));
-    assert_one_line_error(
-        &o,
-        2,
-        &[
-            &format!("module {HOSTILE}"),
-            "C_GetSlotList reports 1099511627776",
-        ],
-    );
+    let o = run(&mut shim_run(&t, &format!("slot_count={HUGE}"), "sha256"));
+    assert_shim_error(&o, &["C_GetSlotList reports 1099511627776"]);
 }
 
 #[test]
 fn list_shows_a_mechanism_count_of_2_40_as_the_slots_error() {
     let t = SoftToken::new("mechs-list");
     let spec = format!("mech_count={HUGE}");
-    let o = run(t
-        .hostile(&spec)
-        .arg("list")
-        .arg("--module")
-        .arg(hostile_shim()));
+    let o = t.through_hostile(&spec, &["list"]);
     assert_no_panic(&o, 0);
     let text = stdout(&o);
     assert!(
         text.contains("C_GetMechanismList reports 1099511627776 mechanisms"),
         "{text}"
     );
-    let o = run(t
-        .hostile(&spec)
-        .args(["list", "--format", "json", "--module"])
-        .arg(hostile_shim()));
+    let o = t.through_hostile(&spec, &["list", "--format", "json"]);
     assert_no_panic(&o, 0);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let slot = v["modules"][0]["slots"]
@@ -118,17 +105,8 @@ fn list_shows_a_mechanism_count_of_2_40_as_the_slots_error() {
 #[test]
 fn run_refuses_a_mechanism_count_of_2_40_naming_the_call() {
     let t = SoftToken::new("mechs-run");
-    let o = run(t
-        .hostile_run(&format!("mech_count={HUGE}"), &[&hostile_shim()])
-        .args(["--ops", "sha256", "--iterations", "5"]));
-    assert_one_line_error(
-        &o,
-        2,
-        &[
-            &format!("module {HOSTILE}"),
-            "C_GetMechanismList reports 1099511627776 mechanisms",
-        ],
-    );
+    let o = run(&mut shim_run(&t, &format!("mech_count={HUGE}"), "sha256"));
+    assert_shim_error(&o, &["C_GetMechanismList reports 1099511627776 mechanisms"]);
 }
 
 #[test]
@@ -136,13 +114,11 @@ fn an_attribute_length_of_2_40_fails_the_op_that_reads_it() {
     let t = SoftToken::new("attr-len");
     let tmp = tempfile::tempdir().unwrap();
     let v = run_ok(
-        t.hostile_run(&format!("attr_len={HUGE}"), &[&hostile_shim()])
-            .args([
-                "--ops",
-                "p256-ecdh-derive,session-info",
-                "--iterations",
-                "5",
-            ]),
+        &mut shim_run(
+            &t,
+            &format!("attr_len={HUGE}"),
+            "p256-ecdh-derive,session-info",
+        ),
         tmp.path(),
     );
     assert_op_failed(
@@ -184,12 +160,7 @@ fn an_output_longer_than_its_buffer_fails_that_op_only() {
     for &(spec, op, call, other) in OVERLONG {
         let tmp = tempfile::tempdir().unwrap();
         let v = run_ok(
-            t.hostile_run(spec, &[&hostile_shim()]).args([
-                "--ops",
-                &format!("{op},{other}"),
-                "--iterations",
-                "5",
-            ]),
+            &mut shim_run(&t, spec, &format!("{op},{other}")),
             tmp.path(),
         );
         assert_op_failed(
@@ -233,8 +204,7 @@ fn more_objects_found_than_asked_for_fail_the_find_op() {
     let t = SoftToken::new("objects");
     let tmp = tempfile::tempdir().unwrap();
     let v = run_ok(
-        t.hostile_run("object_count=1000", &[&hostile_shim()])
-            .args(["--ops", "find-object,sha256", "--iterations", "5"]),
+        &mut shim_run(&t, "object_count=1000", "find-object,sha256"),
         tmp.path(),
     );
     assert_op_failed(
@@ -251,11 +221,10 @@ fn more_objects_found_than_asked_for_fail_the_find_op() {
 #[test]
 fn keys_list_refuses_more_objects_found_than_asked_for() {
     let t = SoftToken::new("objects-keys");
-    let o = run(t
-        .hostile("object_count=1000")
-        .args(["keys", "list", "--module"])
-        .arg(hostile_shim())
-        .args(["--token-label", &t.label, "--pin", &t.pin]));
+    let o = t.through_hostile(
+        "object_count=1000",
+        &["keys", "list", "--token-label", &t.label, "--pin", &t.pin],
+    );
     assert_one_line_error(
         &o,
         2,
@@ -279,52 +248,18 @@ fn a_null_function_list_is_an_error_naming_the_call() {
             "C_GetInterface returned CKR_OK and an interface whose function list is NULL",
         ),
     ] {
-        let o = run(t
-            .hostile(spec)
-            .arg("list")
-            .arg("--module")
-            .arg(hostile_shim()));
-        assert_one_line_error(&o, 2, &[&format!("module {HOSTILE}"), call]);
-        let o = run(t.hostile_run(spec, &[&hostile_shim()]).args([
-            "--ops",
-            "sha256",
-            "--iterations",
-            "5",
-        ]));
-        assert_one_line_error(&o, 2, &[&format!("module {HOSTILE}"), call]);
+        assert_shim_error(&t.through_hostile(spec, &["list"]), &[call]);
+        assert_shim_error(&run(&mut shim_run(&t, spec, "sha256")), &[call]);
     }
 }
 
 #[test]
 fn a_null_entry_for_a_set_up_call_is_an_error_naming_it() {
     let t = SoftToken::new("null-setup");
-    let o = run(t
-        .hostile("null_fn=C_GetSlotList")
-        .arg("list")
-        .arg("--module")
-        .arg(hostile_shim()));
-    assert_one_line_error(
-        &o,
-        2,
-        &[
-            &format!("module {HOSTILE}"),
-            "C_GetSlotList is NULL in its function list",
-        ],
-    );
-    let o = run(t.hostile_run("null_fn=C_Login", &[&hostile_shim()]).args([
-        "--ops",
-        "sha256",
-        "--iterations",
-        "5",
-    ]));
-    assert_one_line_error(
-        &o,
-        2,
-        &[
-            &format!("module {HOSTILE}"),
-            "C_Login is NULL in its function list",
-        ],
-    );
+    let o = t.through_hostile("null_fn=C_GetSlotList", &["list"]);
+    assert_shim_error(&o, &["C_GetSlotList is NULL in its function list"]);
+    let o = run(&mut shim_run(&t, "null_fn=C_Login", "sha256"));
+    assert_shim_error(&o, &["C_Login is NULL in its function list"]);
 }
 
 #[test]
@@ -332,12 +267,7 @@ fn a_null_entry_for_an_ops_call_fails_that_op_naming_it() {
     let t = SoftToken::new("null-sign");
     let tmp = tempfile::tempdir().unwrap();
     let v = run_ok(
-        t.hostile_run("null_fn=C_Sign", &[&hostile_shim()]).args([
-            "--ops",
-            "hmac-sha256,p256-sign,sha256",
-            "--iterations",
-            "5",
-        ]),
+        &mut shim_run(&t, "null_fn=C_Sign", "hmac-sha256,p256-sign,sha256"),
         tmp.path(),
     );
     for op in ["hmac-sha256", "p256-sign"] {

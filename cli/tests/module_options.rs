@@ -8,16 +8,7 @@ use common::*;
 
 /// One cheap op on whatever token the command selects.
 fn quick(c: &mut std::process::Command) -> std::process::Output {
-    run(c.args([
-        "--ops",
-        "sha256",
-        "--iterations",
-        "5",
-        "--warmup",
-        "1",
-        "--format",
-        "json",
-    ]))
+    run(c.args(QUICK_SHA256).args(["--format", "json"]))
 }
 
 /// The label of the token a JSON run recorded for its only module.

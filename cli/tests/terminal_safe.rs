@@ -9,7 +9,6 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::hostile::*;
 use common::*;
 
 /// An OSC sequence that retitles the window (ESC ] … BEL), a newline, a CSI
@@ -145,9 +144,7 @@ const MODEL_SHOWN: &str = "x\\u{9b}2J\\u{202e}y";
 /// `hsm-bench ARGS` through the hostile shim over `t`, rewriting the token's
 /// text as [`SHIM_TEXT`] says.
 fn through_shim(t: &SoftToken, args: &[&str]) -> std::process::Output {
-    let mut c = t.hostile(SHIM_TEXT);
-    c.args(args).arg("--module").arg(hostile_shim());
-    run(&mut c)
+    t.through_hostile(SHIM_TEXT, args)
 }
 
 #[test]
@@ -192,18 +189,10 @@ fn a_run_on_a_token_with_hostile_text_prints_no_raw_control_byte() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     let bench = [
-        "run",
-        "--token-label",
-        LABEL,
-        "--pin",
-        &t.pin,
-        "--ops",
-        "sha256",
-        "--iterations",
-        "5",
-        "--warmup",
-        "1",
-    ];
+        &["run", "--token-label", LABEL, "--pin", &t.pin][..],
+        QUICK_SHA256,
+    ]
+    .concat();
     // Progress lines on stderr too (no --quiet).
     let o = through_shim(&t, &[&bench[..], &["--format", "text"]].concat());
     assert_eq!(code(&o), 0, "{}", stderr(&o));

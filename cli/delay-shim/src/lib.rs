@@ -5,9 +5,9 @@
 //! Configuration (read on the first `C_GetFunctionList`):
 //! - `P11_DELAY_SHIM_MODULE`: path of the real module (required).
 //! - `P11_DELAY_SHIM_DELAY`: comma-separated `C_Function=DURATION` entries, e.g.
-//!   `C_Sign=200us,C_Digest=1ms` (units ns, us, ms, s). The delay is a busy wait
-//!   before the call is forwarded, so it is precise and independent of the
-//!   scheduler.
+//!   `C_Sign=200us,C_Digest=1ms` (units ns, us, ms, s; at most 60 s). The
+//!   delay is a busy wait before the call is forwarded, so it is precise and
+//!   independent of the scheduler.
 //! - `P11_DELAY_SHIM_HIDE`: comma-separated mechanisms (`CKM_EDDSA` or `0x1057`) to
 //!   remove from `C_GetMechanismList` (and to refuse in `C_GetMechanismInfo`), to
 //!   simulate a token without them.
@@ -48,38 +48,25 @@
 //! Only `C_GetFunctionList` is exported (a 2.40 function list), which is what
 //! cryptoki falls back to when a module has no `C_GetInterface`. Every entry of the
 //! real list is copied; the chosen entries are replaced by wrappers.
+//! What the shim shares with `p11-hostile-shim` (numbers, durations, names
+//! of the function list, loading the real module) is in `p11-shim-common`.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use cryptoki_sys::*;
+use p11_shim_common::names::{index_in, position};
+use p11_shim_common::parse::{parse_duration, parse_number};
+use p11_shim_common::real::read_or_zero;
 
-/// Parse a duration such as `200us`, `1.5ms`, `300ns`, `2s`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("'{s}' has no unit (ns, us, ms, s)"))?;
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("bad number in '{s}'"))?;
-    let ns = match unit {
-        "ns" => v,
-        "us" | "µs" => v * 1e3,
-        "ms" => v * 1e6,
-        "s" => v * 1e9,
-        _ => return Err(format!("unknown unit '{unit}' in '{s}'")),
-    };
-    if !(0.0..=60e9).contains(&ns) {
-        return Err(format!("delay '{s}' out of range"));
-    }
-    Ok(Duration::from_nanos(ns as u64))
-}
+/// The longest delay `P11_DELAY_SHIM_DELAY` takes: a minute.
+pub const MAX_DELAY: Duration = Duration::from_secs(60);
 
 /// Parse `C_Sign=200us,C_Digest=1ms` into (function, delay) pairs, checking the
 /// function names against the ones the shim can delay.
 pub fn parse_delays(spec: &str) -> Result<Vec<(String, Duration)>, String> {
-    parse_hook_entries(spec, "DURATION", parse_duration)
+    parse_hook_entries(spec, "DURATION", |v| parse_duration(v, MAX_DELAY))
 }
 
 /// Parse `C_Function=VALUE` entries, checking the function names against the
@@ -171,15 +158,6 @@ pub struct TokenInfoEdit {
     pub rv: Option<CK_RV>,
 }
 
-fn parse_number(s: &str) -> Result<CK_ULONG, String> {
-    let s = s.trim();
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => CK_ULONG::from_str_radix(h, 16),
-        None => s.parse(),
-    }
-    .map_err(|_| format!("bad number '{s}'"))
-}
-
 /// Parse `utc=13:06:00,label_nul=1,flags_set=0x40000,flags_clear=0x8,rv=0x30`.
 pub fn parse_token_info(spec: &str) -> Result<TokenInfoEdit, String> {
     let mut e = TokenInfoEdit::default();
@@ -258,47 +236,9 @@ fn spin(ns: u64) {
     }
 }
 
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-const fn const_index(name: &str) -> usize {
-    let mut i = 0;
-    while i < HOOKABLE.len() {
-        if str_eq(HOOKABLE[i], name) {
-            return i;
-        }
-        i += 1;
-    }
-    panic!("not a hookable function");
-}
-
+/// The index of `name` in [`HOOKABLE`].
 fn hook_index(name: &str) -> Option<usize> {
-    HOOKABLE.iter().position(|h| *h == name)
-}
-
-/// `*ol` of an output-length pointer, 0 when it is null.
-///
-/// # Safety
-/// `ol` is null or points to a valid `CK_ULONG`.
-unsafe fn out_len(ol: *const CK_ULONG) -> CK_ULONG {
-    if ol.is_null() {
-        0
-    } else {
-        // SAFETY: non-null, valid per the caller's contract.
-        unsafe { *ol }
-    }
+    position(HOOKABLE, name)
 }
 
 /// Flip the lowest bit of the middle byte of `buf[..n]` (nothing when `n` is 0).
@@ -364,7 +304,7 @@ macro_rules! hooks {
         $(
             #[allow(non_snake_case)]
             unsafe extern "C" fn $name($($arg: $ty),*) -> CK_RV {
-                const I: usize = const_index(stringify!($name));
+                const I: usize = index_in(HOOKABLE, stringify!($name));
                 spin(DELAYS[I].load(Ordering::Relaxed));
                 let fail = FAILS[I].load(Ordering::Relaxed);
                 if fail != 0 {
@@ -405,17 +345,17 @@ macro_rules! hooks {
 
 hooks! {
     C_SignInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, k: CK_OBJECT_HANDLE);
-    C_Sign(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[out_len(ol)];
+    C_Sign(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[read_or_zero(ol)];
     C_VerifyInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, k: CK_OBJECT_HANDLE);
     C_Verify(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, g: *mut CK_BYTE, gl: CK_ULONG);
     C_EncryptInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, k: CK_OBJECT_HANDLE);
-    C_Encrypt(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[out_len(ol)];
+    C_Encrypt(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[read_or_zero(ol)];
     C_DecryptInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, k: CK_OBJECT_HANDLE);
-    C_Decrypt(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[out_len(ol)];
+    C_Decrypt(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[read_or_zero(ol)];
     C_DigestInit(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM);
-    C_Digest(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[out_len(ol)];
+    C_Digest(s: CK_SESSION_HANDLE, d: *mut CK_BYTE, dl: CK_ULONG, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[read_or_zero(ol)];
     C_GenerateRandom(s: CK_SESSION_HANDLE, o: *mut CK_BYTE, ol: CK_ULONG) => o[ol];
-    C_WrapKey(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, w: CK_OBJECT_HANDLE, k: CK_OBJECT_HANDLE, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[out_len(ol)];
+    C_WrapKey(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, w: CK_OBJECT_HANDLE, k: CK_OBJECT_HANDLE, o: *mut CK_BYTE, ol: *mut CK_ULONG) => o[read_or_zero(ol)];
     C_GenerateKey(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, t: *mut CK_ATTRIBUTE, n: CK_ULONG, k: *mut CK_OBJECT_HANDLE);
     C_GenerateKeyPair(s: CK_SESSION_HANDLE, m: *mut CK_MECHANISM, pt: *mut CK_ATTRIBUTE, pn: CK_ULONG, st: *mut CK_ATTRIBUTE, sn: CK_ULONG, pk: *mut CK_OBJECT_HANDLE, sk: *mut CK_OBJECT_HANDLE);
     C_FindObjectsInit(s: CK_SESSION_HANDLE, t: *mut CK_ATTRIBUTE, n: CK_ULONG);
@@ -555,26 +495,7 @@ fn load() -> Result<Shim, String> {
         Err(_) => 0,
     };
     FLIP_AFTER.store(flip_after, Ordering::Relaxed);
-    // SAFETY: loading the module the user named; its initialisers run as they would
-    // if the application loaded it directly.
-    let lib = unsafe { libloading::Library::new(&path) }
-        .map_err(|e| format!("cannot load {}: {e}", path.to_string_lossy()))?;
-    let real = {
-        // SAFETY: C_GetFunctionList has this signature in every PKCS#11 module.
-        let get: libloading::Symbol<'_, unsafe extern "C" fn(*mut CK_FUNCTION_LIST_PTR) -> CK_RV> =
-            unsafe { lib.get(b"C_GetFunctionList\0") }.map_err(|e| e.to_string())?;
-        let mut p: CK_FUNCTION_LIST_PTR = std::ptr::null_mut();
-        // SAFETY: `p` is a valid out pointer.
-        let rv = unsafe { get(&mut p) };
-        if rv != CKR_OK || p.is_null() {
-            return Err(format!(
-                "C_GetFunctionList of the real module returned 0x{rv:x}"
-            ));
-        }
-        // SAFETY: on CKR_OK the module returned a pointer to its function list, which
-        // we copy; the library stays loaded for as long as the shim exists.
-        unsafe { *p }
-    };
+    let (lib, real) = p11_shim_common::real::load(&path)?;
     let mut list = real;
     list.C_GetFunctionList = Some(C_GetFunctionList);
     for (name, d) in &delays {
@@ -641,17 +562,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_parse() {
-        assert_eq!(parse_duration("200us").unwrap(), Duration::from_micros(200));
+    fn delays_are_durations_of_at_most_a_minute() {
         assert_eq!(
-            parse_duration("1.5ms").unwrap(),
+            parse_delays("C_Sign=1.5ms").unwrap()[0].1,
             Duration::from_micros(1500)
         );
-        assert_eq!(parse_duration("300ns").unwrap(), Duration::from_nanos(300));
-        assert_eq!(parse_duration("2s").unwrap(), Duration::from_secs(2));
-        assert!(parse_duration("200").is_err());
-        assert!(parse_duration("5h").is_err());
-        assert!(parse_duration("x ms").is_err());
+        assert_eq!(parse_delays("C_Sign=60s").unwrap()[0].1, MAX_DELAY);
+        let e = parse_delays("C_Sign=61s").unwrap_err();
+        assert!(e.contains("out of range"), "{e}");
+        assert!(parse_delays("C_Sign=200").is_err());
+        assert!(parse_delays("C_Sign=5h").is_err());
     }
 
     #[test]
@@ -759,8 +679,6 @@ mod tests {
         // SAFETY: nothing is written for n = 0.
         unsafe { flip(b.as_mut_ptr(), 0) };
         assert_eq!(b, [0, 0, 1, 0, 0]);
-        // SAFETY: null length pointer reads as 0.
-        assert_eq!(unsafe { out_len(std::ptr::null()) }, 0);
     }
 
     #[test]

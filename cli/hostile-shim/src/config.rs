@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use p11_shim_common::parse::{parse_duration, parse_number};
+
 use crate::names::{FUNCTIONS, OUTPUT_FUNCTIONS, find, index};
 
 /// A misbehaviour that starts after the first `after` calls of its function.
@@ -88,36 +90,8 @@ impl Default for Config {
     }
 }
 
-/// A count: decimal or `0x` hexadecimal.
-pub fn parse_number(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => s.parse(),
-    }
-    .map_err(|_| format!("'{s}' is not a number (decimal or 0x-hex)"))
-}
-
-/// A duration such as `200us`, `1.5ms`, `300ns`, `2s` (at most a day).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("'{s}' has no unit (ns, us, ms, s)"))?;
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("bad number in '{s}'"))?;
-    let ns = match unit {
-        "ns" => v,
-        "us" | "µs" => v * 1e3,
-        "ms" => v * 1e6,
-        "s" => v * 1e9,
-        _ => return Err(format!("unknown unit '{unit}' in '{s}' (ns, us, ms, s)")),
-    };
-    if !(0.0..=86_400e9).contains(&ns) {
-        return Err(format!("duration '{s}' out of range (at most a day)"));
-    }
-    Ok(Duration::from_nanos(ns as u64))
-}
+/// The longest `hang=C_Fn:DURATION`: a day.
+pub const MAX_HANG: Duration = Duration::from_secs(86_400);
 
 /// TEXT with the escapes `\e` (ESC), `\a` (BEL), `\n`, `\r`, `\t`, `\\` and
 /// `\xHH` (any byte, also one that makes the text invalid UTF-8).
@@ -244,7 +218,7 @@ fn parse_entry(c: &mut Config, entry: &str) -> Result<(), String> {
             let (v, after) = split_after(value()?)?;
             let (f, d) = v.split_once(':').ok_or("hang takes C_Fn:DURATION")?;
             let i = function(f)?;
-            let value = parse_duration(d)?;
+            let value = parse_duration(d, MAX_HANG)?;
             once(&mut c.fns[i].hang, After { value, after }, entry)?;
         }
         "oom" => {
@@ -344,6 +318,9 @@ mod tests {
         );
         assert_eq!(fns(&c, "C_Encrypt").oom.unwrap().after, 16);
         assert_eq!(fns(&c, "C_Digest").oom.unwrap().after, 0);
+        // Up to a day (longer than the delay shim's 60 s).
+        let c = parse("hang=C_Sign:86400s").unwrap();
+        assert_eq!(fns(&c, "C_Sign").hang.unwrap().value, MAX_HANG);
         for bad in [
             "crash=C_Sign",
             "crash=C_Sign:boom",
@@ -351,6 +328,7 @@ mod tests {
             "hang=C_Sign",
             "hang=C_Sign:5h",
             "hang=C_Sign:10",
+            "hang=C_Sign:86401s",
             "oom=C_Sign@x",
             "oom",
         ] {

@@ -69,7 +69,9 @@
 //!
 //! Files: `names.rs` (the entries of the list), `config.rs` (`P11_HOSTILE`),
 //! `state.rs` (the loaded shim, call counters, crash/oom/hang), `hooks.rs`
-//! (the wrappers), this file (loading and the exported entry points).
+//! (the wrappers), this file (loading and the exported entry points). What
+//! it shares with `p11-delay-shim` (the list's names, numbers and durations,
+//! loading the real module) is in `p11-shim-common`.
 
 mod config;
 mod hooks;
@@ -127,26 +129,7 @@ fn load() -> Result<Shim, String> {
         )),
         None => None,
     };
-    // SAFETY: loading the module the user named; its initialisers run as they
-    // would if the application loaded it directly.
-    let lib = unsafe { libloading::Library::new(&path) }
-        .map_err(|e| format!("cannot load {}: {e}", path.to_string_lossy()))?;
-    let real = {
-        // SAFETY: C_GetFunctionList has this signature in every PKCS#11 module.
-        let get: libloading::Symbol<'_, unsafe extern "C" fn(*mut CK_FUNCTION_LIST_PTR) -> CK_RV> =
-            unsafe { lib.get(b"C_GetFunctionList\0") }.map_err(|e| e.to_string())?;
-        let mut p: CK_FUNCTION_LIST_PTR = ptr::null_mut();
-        // SAFETY: `p` is a valid out pointer.
-        let rv = unsafe { get(&mut p) };
-        if rv != CKR_OK || p.is_null() {
-            return Err(format!(
-                "C_GetFunctionList of the real module returned 0x{rv:x} and {p:?}"
-            ));
-        }
-        // SAFETY: on CKR_OK the module returned its function list, which we
-        // copy; the library stays loaded for as long as the shim exists.
-        unsafe { *p }
-    };
+    let (lib, real) = p11_shim_common::real::load(&path)?;
     // SAFETY: the symbol, when present, has the PKCS#11 3.0 signature.
     let real_get_interface = unsafe { lib.get::<GetInterfaceFn>(b"C_GetInterface\0") }
         .ok()

@@ -28,6 +28,14 @@ impl SoftToken {
         c
     }
 
+    /// `hsm-bench ARGS --module SHIM` on this token with the hostile shim
+    /// misbehaving as `spec` says; its output.
+    pub fn through_hostile(&self, spec: &str, args: &[&str]) -> Output {
+        let mut c = self.hostile(spec);
+        c.args(args).arg("--module").arg(hostile_shim());
+        super::run(&mut c)
+    }
+
     /// `hsm-bench run --quiet` on this token through `modules` (the hostile
     /// shim is named by [`hostile_shim`]), misbehaving as `spec` says.
     pub fn hostile_run(&self, spec: &str, modules: &[&Path]) -> Command {

@@ -36,15 +36,15 @@ pub fn cmd() -> Command {
         "P11_HOSTILE_MODULE",
         "P11_HOSTILE_COUNT_FILE",
         "DALEK_PKCS11_CONFIG",
-        "P11_HOSTILE",
-        "P11_HOSTILE_MODULE",
-        "P11_HOSTILE_COUNT_FILE",
         "HSM_BENCH_WORKER",
     ] {
         c.env_remove(v);
     }
     c
 }
+
+/// One cheap op, briefly: the arguments of a quick `run`.
+pub const QUICK_SHA256: &[&str] = &["--ops", "sha256", "--iterations", "5", "--warmup", "1"];
 
 /// Run and return the output, printing stderr on failure to help debugging.
 pub fn run(c: &mut Command) -> Output {
