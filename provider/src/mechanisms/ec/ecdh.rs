@@ -88,6 +88,15 @@ mod tests {
     use super::*;
     use crate::mechanisms::ec::curves::Curve;
 
+    /// The short-Weierstrass curves ECDH takes.
+    const WEIERSTRASS: [Curve; 5] = [
+        Curve::P256,
+        Curve::P384,
+        Curve::P521,
+        Curve::K256,
+        Curve::P224,
+    ];
+
     /// A random key on `curve` (top byte cleared: below every order), as
     /// key material and as the bare key.
     fn key(curve: Curve) -> (KeyMaterial, EcPrivateKey) {
@@ -103,13 +112,7 @@ mod tests {
     /// the first derive with a key and on the next ones.
     #[test]
     fn every_path_agrees_on_the_shared_secret() {
-        for curve in [
-            Curve::P256,
-            Curve::P384,
-            Curve::P521,
-            Curve::K256,
-            Curve::P224,
-        ] {
+        for curve in WEIERSTRASS {
             for _ in 0..4 {
                 let ((ma, a), (mb, b)) = (key(curve), key(curve));
                 let (pa, pb) = (a.public(), b.public());
@@ -131,13 +134,7 @@ mod tests {
     #[test]
     fn peer_points_are_checked_in_every_form() {
         use super::super::curves::der_point;
-        for curve in [
-            Curve::P256,
-            Curve::P384,
-            Curve::P521,
-            Curve::K256,
-            Curve::P224,
-        ] {
+        for curve in WEIERSTRASS {
             let ((ma, _), (_, b)) = (key(curve), key(curve));
             let point = b.public().uncompressed();
             let n = curve.field_len();
