@@ -58,12 +58,27 @@ pub(super) fn set_meta_blob(conn: &Connection, name: &str, value: &[u8]) -> Resu
 /// Reads the metadata; when it names an integrity secret (every token since
 /// schema 2), its MAC must match or the token is refused.
 pub(crate) fn read_meta(conn: &Connection) -> Result<TokenMeta> {
-    let json = meta_blob(conn, "token")?.ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
+    // The row and its MAC in one statement: one snapshot, so a writer
+    // committing in between (a login writing its failure counter) cannot
+    // pair a new row with the old MAC and raise a false tamper alarm.
+    let (mut json, mut mac) = (None, None);
+    let mut stmt =
+        conn.prepare_cached("SELECT name, value FROM meta WHERE name IN ('token', 'token_mac')")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let name: String = row.get(0)?;
+        let value: Vec<u8> = row.get(1)?;
+        match name.as_str() {
+            "token" => json = Some(value),
+            _ => mac = Some(value),
+        }
+    }
+    let json = json.ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;
     let meta: TokenMeta =
         serde_json::from_slice(&json).map_err(|_| err(CKR_TOKEN_NOT_RECOGNIZED))?;
     if let Some(secret) = &meta.integrity {
         let keys = Integrity::from_hex(secret)?;
-        if meta_blob(conn, "token_mac")?.as_deref() != Some(&keys.meta_mac(&json)[..]) {
+        if mac.as_deref() != Some(&keys.meta_mac(&json)[..]) {
             crate::log::error(format_args!(
                 "token {}: metadata failed authentication (corrupted or edited)",
                 meta.serial

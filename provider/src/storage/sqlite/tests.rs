@@ -349,3 +349,43 @@ fn foreign_files_are_not_tokens() {
     std::fs::write(dir.path().join("notes.txt"), b"x").unwrap();
     assert!(discover(dir.path(), Durability::Normal).unwrap().is_empty());
 }
+
+/// Metadata read while another connection rewrites it (a login writing its
+/// failure counter, in another process) is never a torn pair of row and MAC:
+/// the reader got `CKR_DEVICE_ERROR` ("metadata failed authentication") when
+/// a commit fell between its two statements.
+#[test]
+fn metadata_read_beside_a_writer_is_never_a_false_tamper_alarm() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SqliteStore::create(dir.path(), &meta("torn"), Durability::Normal).unwrap();
+    let mut r = SqliteStore::open(dir.path(), "torn", Durability::Normal).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                w.update_meta(&mut |m| {
+                    m.user_failures = (m.user_failures + 1) % 7;
+                    Ok(())
+                })
+                .unwrap();
+                n += 1;
+            }
+            n
+        })
+    };
+    let mut failed = 0;
+    for _ in 0..30_000 {
+        if r.meta().is_err() {
+            failed += 1;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let writes = writer.join().unwrap();
+    assert!(writes > 0);
+    assert_eq!(
+        failed, 0,
+        "{failed} of 30000 reads failed beside {writes} writes"
+    );
+}
