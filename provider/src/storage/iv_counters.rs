@@ -397,6 +397,13 @@ mod tests {
         m.epoch = "e2".into();
         m.integrity = Some("6b".repeat(32));
         b.reinitialize(&m).unwrap();
+        // The other connection works in the old token until it accepts the
+        // new one (its user dropped the old token's state).
+        assert_eq!(
+            a.reserve_iv_counter(b"one key", 1).unwrap_err().rv(),
+            cryptoki_sys::CKR_DEVICE_REMOVED
+        );
+        a.accept_epoch("e2");
         assert_eq!(a.reserve_iv_counter(b"one key", 1).unwrap(), highest);
         assert_eq!(b.reserve_iv_counter(b"another", 1).unwrap(), highest);
         drop((a, b));

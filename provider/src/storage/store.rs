@@ -110,6 +110,13 @@ pub trait TokenStore: Send {
     ) -> Result<TokenMeta>;
     /// Erases every object and writes `meta`, in one transaction.
     fn reinitialize(&mut self, meta: &TokenMeta) -> Result<()>;
+    /// The token's epoch the caller now works in (it has dropped what it
+    /// held of an older one). A store shared by processes refuses every
+    /// write made while another epoch is stored — a re-initialisation by
+    /// another process — with `CKR_DEVICE_REMOVED`, until the caller
+    /// accepts the new epoch; the epoch read at open and written by
+    /// `reinitialize` is accepted already.
+    fn accept_epoch(&mut self, _epoch: &str) {}
     /// Everything changed after `generation` of `epoch`; `None` when nothing
     /// changed (cheap: no query when no other connection wrote).
     fn changes_since(&mut self, epoch: &str, generation: u64) -> Result<Option<Changes>>;

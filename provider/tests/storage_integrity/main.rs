@@ -15,6 +15,7 @@ mod common;
 
 mod concurrent_changes;
 mod fork;
+mod reinit;
 mod sealing;
 mod token_files;
 
@@ -106,6 +107,11 @@ fn worker() {
     let args: Vec<&str> = spec.split(' ').collect();
     if args[1] == "read-only" {
         read_only_worker(args[0]);
+        println!("done");
+        return;
+    }
+    if args[1] == "reinit" {
+        reinit::reinit_worker(args[0]);
         println!("done");
         return;
     }

@@ -37,11 +37,14 @@ impl Token {
         &self,
         change: &mut dyn FnMut(&mut TokenMeta) -> Result<()>,
     ) -> Result<TokenMeta> {
-        let mut store = self.store();
-        store
-            .as_mut()
-            .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?
-            .update_meta(change)
+        let r = {
+            let mut store = self.store();
+            store
+                .as_mut()
+                .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))
+                .and_then(|s| s.update_meta(change))
+        };
+        self.settle(r)
     }
 
     /// Checks `pin` for `user` and returns the unwrapped token key, counting

@@ -213,11 +213,14 @@ impl Token {
     /// Reserves `count` values of the GCM IV counter of the AES key value
     /// `key` in the token's store; the first (see `ivcounter`).
     pub fn reserve_iv_counter(&self, key: &[u8], count: u64) -> Result<u64> {
-        let mut store = self.store();
-        store
-            .as_mut()
-            .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?
-            .reserve_iv_counter(key, count)
+        let r = {
+            let mut store = self.store();
+            store
+                .as_mut()
+                .ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))
+                .and_then(|s| s.reserve_iv_counter(key, count))
+        };
+        self.settle(r)
     }
 
     /// The key `obj`'s sealed values are (to be) sealed under: the token key

@@ -52,6 +52,9 @@ impl Token {
                 login.key = None;
             }
             t.take_where(|o| o.token);
+            // Only now, with nothing of the old token left here, may this
+            // process write into the new one.
+            s.accept_epoch(&e);
             t.epoch = e;
         }
         if changes.full {
@@ -93,6 +96,19 @@ impl Token {
             t.generation = changes.generation;
         }
         Ok(())
+    }
+
+    /// The outcome of a store write. One refused because another process
+    /// re-initialised the token (`CKR_DEVICE_REMOVED`) drops this process's
+    /// state of the old token at once (login, token key, token objects:
+    /// [`Self::refresh`]), so the next call finds a new token.
+    pub(super) fn settle<T>(&self, r: Result<T>) -> Result<T> {
+        if let Err(e) = &r
+            && e.rv() == CKR_DEVICE_REMOVED
+        {
+            let _ = self.refresh();
+        }
+        r
     }
 
     /// Visibility rule of §4.4 / §6.7: private objects only while the user is logged in.
@@ -140,6 +156,15 @@ impl Token {
     /// stands as read: `Ok(None)` asks the caller to refresh and try again,
     /// a destroyed source gives `CKR_OBJECT_HANDLE_INVALID`.
     pub fn insert(
+        &self,
+        objects: Vec<Object>,
+        source: Option<(&Object, u64)>,
+    ) -> Result<Option<Vec<CK_OBJECT_HANDLE>>> {
+        let r = self.insert_locked(objects, source);
+        self.settle(r)
+    }
+
+    fn insert_locked(
         &self,
         objects: Vec<Object>,
         source: Option<(&Object, u64)>,
@@ -210,6 +235,15 @@ impl Token {
         obj: &Arc<Object>,
         change: impl FnOnce(&Attributes) -> Result<Attributes>,
     ) -> Result<bool> {
+        let r = self.modify_locked(obj, change);
+        self.settle(r)
+    }
+
+    fn modify_locked(
+        &self,
+        obj: &Arc<Object>,
+        change: impl FnOnce(&Attributes) -> Result<Attributes>,
+    ) -> Result<bool> {
         let mut store = self.store();
         let (current, read_at) = obj.unsealed_attrs(self.seal_key(obj).as_deref())?;
         let mut attrs = change(&current)?;
@@ -256,6 +290,11 @@ impl Token {
     /// Destroys an object. One that another process destroyed first is
     /// `CKR_OBJECT_HANDLE_INVALID` (and forgotten here).
     pub fn remove(&self, obj: &Object) -> Result<()> {
+        let r = self.remove_locked(obj);
+        self.settle(r)
+    }
+
+    fn remove_locked(&self, obj: &Object) -> Result<()> {
         let mut store = self.store();
         let gone = if obj.token {
             let s = store.as_mut().ok_or(err(CKR_TOKEN_NOT_RECOGNIZED))?;

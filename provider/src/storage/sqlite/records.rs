@@ -48,7 +48,7 @@ impl TokenStore for SqliteStore {
 
     fn reinitialize(&mut self, meta: &TokenMeta) -> Result<()> {
         let serial = self.serial.clone();
-        self.write(|tx, _| {
+        self.write_any(|tx, _| {
             carry_iv_counters(tx, meta, &serial)?;
             tx.execute("DELETE FROM objects", [])?;
             tx.execute("DELETE FROM tombstones", [])?;
@@ -57,7 +57,12 @@ impl TokenStore for SqliteStore {
             write_meta(tx, meta)
         })?;
         self.known = Known::default();
+        self.accepted_epoch = meta.epoch.clone();
         self.use_keys_of(meta)
+    }
+
+    fn accept_epoch(&mut self, epoch: &str) {
+        self.accepted_epoch = epoch.to_string();
     }
 
     fn changes_since(&mut self, epoch: &str, since: u64) -> Result<Option<Changes>> {

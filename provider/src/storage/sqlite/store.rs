@@ -17,7 +17,9 @@ use crate::config::Durability;
 use crate::error::{Result, err};
 use crate::storage::integrity::{Integrity, MAC_LEN, Tag, toggle};
 use crate::storage::store::{TokenMeta, TokenStore, Uid};
-use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_NOT_RECOGNIZED, CKR_TOKEN_WRITE_PROTECTED};
+use cryptoki_sys::{
+    CKR_DEVICE_ERROR, CKR_DEVICE_REMOVED, CKR_TOKEN_NOT_RECOGNIZED, CKR_TOKEN_WRITE_PROTECTED,
+};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -43,6 +45,9 @@ pub struct SqliteStore {
     pub(super) integrity: Option<Integrity>,
     /// What this connection knows of the stored records' MACs.
     pub(super) known: Known,
+    /// The token's epoch its user works in (changed by a re-initialisation):
+    /// a write finding another epoch stored is refused ([`Self::write`]).
+    pub(super) accepted_epoch: String,
 }
 
 /// The stored MACs of the records a connection knows of.
@@ -184,6 +189,7 @@ impl SqliteStore {
                 .map(Integrity::from_hex)
                 .transpose()?,
             known: Known::default(),
+            accepted_epoch: meta.epoch.clone(),
         };
         store.data_version = store.current_data_version()?;
         Ok(store)
@@ -238,6 +244,37 @@ impl SqliteStore {
     }
 
     pub(super) fn write<T>(
+        &mut self,
+        body: impl FnOnce(&rusqlite::Transaction<'_>, Option<&Integrity>) -> Result<T>,
+    ) -> Result<T> {
+        if !self.writable {
+            return Err(err(CKR_TOKEN_WRITE_PROTECTED));
+        }
+        self.check_files()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // A token another process re-initialised since this connection's
+        // user last looked is a new token: nothing the old one's state holds
+        // (a login, its token key, a PIN wrap, a sealed value, the old
+        // integrity keys) may be written into it. Checked in the write's
+        // own transaction, so no re-initialisation slips in between.
+        let stored = read_meta(&tx)?.epoch;
+        if stored != self.accepted_epoch {
+            crate::log::warn(format_args!(
+                "token {}: re-initialised by another process; a write of the old token refused",
+                self.serial
+            ));
+            self.reload = true;
+            return Err(err(CKR_DEVICE_REMOVED));
+        }
+        let out = body(&tx, self.integrity.as_ref())?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// [`Self::write`] without the epoch check: the re-initialisation itself.
+    pub(super) fn write_any<T>(
         &mut self,
         body: impl FnOnce(&rusqlite::Transaction<'_>, Option<&Integrity>) -> Result<T>,
     ) -> Result<T> {

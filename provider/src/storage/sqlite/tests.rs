@@ -389,3 +389,44 @@ fn metadata_read_beside_a_writer_is_never_a_false_tamper_alarm() {
         "{failed} of 30000 reads failed beside {writes} writes"
     );
 }
+
+/// After another connection re-initialised the token, this one writes
+/// nothing of the old token into the new one — metadata, objects,
+/// deletions — until its user accepts the new epoch; then its writes land
+/// and authenticate for the other connection.
+#[test]
+fn a_connection_of_the_old_token_writes_nothing_into_the_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = SqliteStore::create(dir.path(), &meta("epo"), Durability::Normal).unwrap();
+    let mut b = SqliteStore::open(dir.path(), "epo", Durability::Normal).unwrap();
+    assert!(matches!(a.put(&[&rec(1)], &[]).unwrap(), Written::At(_)));
+    let mut m = meta("epo");
+    m.epoch = "e2".into();
+    m.integrity = Some("6b".repeat(32));
+    m.user_failures = 2;
+    b.reinitialize(&m).unwrap();
+    assert!(matches!(b.put(&[&rec(2)], &[]).unwrap(), Written::At(_)));
+    let refused = |r: crate::error::Result<()>| assert_eq!(r.unwrap_err().rv(), CKR_DEVICE_REMOVED);
+    refused(
+        a.update_meta(&mut |m| {
+            m.user_failures = 0;
+            Ok(())
+        })
+        .map(|_| ()),
+    );
+    refused(a.put(&[&rec(3)], &[]).map(|_| ()));
+    refused(a.delete(&[2; UID_LEN]).map(|_| ()));
+    // Nothing of it reached the file.
+    assert_eq!(b.meta().unwrap().user_failures, 2);
+    let c = b.changes_since("e2", u64::MAX).unwrap().unwrap();
+    let uids: Vec<Uid> = c.upserts.iter().map(|r| r.uid).collect();
+    assert_eq!(uids, vec![[2; UID_LEN]]);
+    // Accepted (its user dropped the old token's state): writes land.
+    let c = a.changes_since("e1", 0).unwrap().unwrap();
+    assert!(c.reset);
+    a.accept_epoch("e2");
+    assert!(matches!(a.put(&[&rec(4)], &[]).unwrap(), Written::At(_)));
+    let c = b.changes_since("e2", u64::MAX).unwrap().unwrap();
+    assert!(c.damaged.is_empty(), "{:?}", c.damaged);
+    assert_eq!(c.upserts.len(), 2);
+}
