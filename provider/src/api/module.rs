@@ -146,6 +146,9 @@ pub fn with_session<T>(
         match &*c {
             Some(e) if e.generation == generation && e.handle == handle => {
                 let session = e.session.upgrade()?;
+                if session.of_an_old_token() {
+                    return None;
+                }
                 Some((f.take().expect("unused"))(&session))
             }
             _ => None,
@@ -354,11 +357,20 @@ impl Module {
     /// The session `handle`.
     #[inline]
     pub fn session(&self, handle: CK_SESSION_HANDLE) -> Result<Arc<Session>> {
-        self.sessions
+        let session = self
+            .sessions
             .read()
             .get(&handle)
             .cloned()
-            .ok_or(err(CKR_SESSION_HANDLE_INVALID))
+            .ok_or(err(CKR_SESSION_HANDLE_INVALID))?;
+        if session.of_an_old_token() {
+            // The token was re-initialised by another process: the
+            // session ends as `C_CloseSession` would end it.
+            drop(session);
+            let _ = self.close_session(handle);
+            return Err(err(CKR_SESSION_HANDLE_INVALID));
+        }
+        Ok(session)
     }
 
     /// Sessions open on `token`.
@@ -404,6 +416,7 @@ impl Module {
             rw,
             ops: Default::default(),
             open: true.into(),
+            incarnation: token.incarnation.load(Ordering::SeqCst),
         });
         self.sessions.write().insert(handle, session);
         drop(init);

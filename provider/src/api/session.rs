@@ -21,9 +21,23 @@ pub struct Session {
     /// False once `C_CloseSession` (or close-all, finalize) has begun: a
     /// call still running on the session may not leave anything behind.
     pub open: std::sync::atomic::AtomicBool,
+    /// The token's incarnation the session was opened in
+    /// (`Token::incarnation`).
+    pub incarnation: u64,
 }
 
 impl Session {
+    /// Opened on a token another process has since re-initialised: the
+    /// session is over.
+    #[inline]
+    pub fn of_an_old_token(&self) -> bool {
+        self.incarnation
+            != self
+                .token
+                .incarnation
+                .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The session state of §5.6 table "Session states", from the token's
     /// login state and the session's read/write flag.
     pub fn state(&self) -> CK_STATE {

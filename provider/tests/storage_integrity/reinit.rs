@@ -65,14 +65,27 @@ fn a_stale_so_login_cannot_set_the_pin_of_a_re_initialised_token() {
         ),
         "{e}"
     );
-    // And the next call finds the login gone, not the old one reused.
+    // The session belonged to the old token: it is over.
+    let e = a.init_pin(&pin("1111")).expect_err("a second C_InitPIN");
     assert!(
-        a.init_pin(&pin("1111")).is_err(),
-        "a second C_InitPIN through the stale login"
+        matches!(
+            e,
+            cryptoki::error::Error::Pkcs11(RvError::SessionHandleInvalid, _)
+        ),
+        "{e}"
     );
-    let wrong = a.login(UserType::User, Some(&pin("1111")));
-    assert!(wrong.is_err(), "PIN 1111 was never set on the new token");
-    drop(a);
+    std::mem::forget(a);
+    // A new session is on the new token, logged out; PIN 1111 was never set.
+    let s = f.p().open_rw_session(slot).unwrap();
+    let wrong = s.login(UserType::User, Some(&pin("1111")));
+    assert!(
+        matches!(
+            wrong,
+            Err(cryptoki::error::Error::Pkcs11(RvError::PinIncorrect, _))
+        ),
+        "{wrong:?}"
+    );
+    drop(s);
     new_token_is_intact(&mut f, slot, b"a-obj");
 }
 
@@ -104,6 +117,7 @@ fn a_stale_user_login_cannot_store_objects_in_a_re_initialised_token() {
         ],
     );
     assert!(key.is_err(), "a token key through a stale login");
-    drop(a);
+    // Its session objects went with the session.
+    std::mem::forget(a);
     new_token_is_intact(&mut f, slot, b"a-obj");
 }

@@ -70,6 +70,10 @@ pub struct Token {
     pub(super) public_seal: RwLock<Option<Arc<TokenKey>>>,
     /// This process's blocks of the token's GCM IV counters.
     pub iv_counters: IvCounters,
+    /// Bumped when this process finds the token re-initialised by another
+    /// one: sessions opened before belong to the old token and end
+    /// (`CKR_SESSION_HANDLE_INVALID` at their next call).
+    pub incarnation: std::sync::atomic::AtomicU64,
 }
 
 /// Snapshot of token metadata for `C_GetTokenInfo`.
@@ -145,6 +149,7 @@ impl Token {
             pin_checks: Mutex::new(()),
             public_seal: RwLock::new(None),
             iv_counters: Default::default(),
+            incarnation: Default::default(),
         };
         token.note_public_seal(token.store.lock().as_deref());
         Ok(token)

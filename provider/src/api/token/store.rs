@@ -46,10 +46,13 @@ impl Token {
         t.reserve(changes.upserts.len());
         if let Some(e) = meta_epoch {
             if !t.epoch.is_empty() && t.epoch != e {
-                // Re-initialised by another process: everything we knew is gone.
+                // Re-initialised by another process: everything we knew is
+                // gone, and the sessions opened on the old token end.
                 let mut login = self.login.write();
                 login.user = None;
                 login.key = None;
+                self.incarnation
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
             t.take_where(|o| o.token);
             // Only now, with nothing of the old token left here, may this
