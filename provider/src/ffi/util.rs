@@ -456,6 +456,7 @@ mod tests {
             rw: true,
             ops: parking_lot::Mutex::new(Default::default()),
             open: true.into(),
+            incarnation: 0,
         };
         let start =
             || session.ops.lock().digest = Some(Active::new(DigestOp::new(CKM_SHA256).unwrap()));
