@@ -1,4 +1,7 @@
-//! Soak of the token's metadata under concurrent logins (issue 27 item 1):
+//! Soak of the token's metadata under concurrent logins and
+//! re-initialisations (issue 27 items 1 and 2).
+//!
+//! Logins:
 //! processes log in and out (a wrong PIN, then the right one: every login
 //! writes the PIN-failure counter into the metadata) while this process
 //! polls `C_GetTokenInfo`, and now and then starts afresh (`C_Finalize`,
@@ -7,9 +10,17 @@
 //! missing: a metadata row read apart from its MAC was taken for an edit
 //! (`CKR_DEVICE_ERROR`, the token dropped from the slot list).
 //!
+//! Re-initialisations: in each round one process re-initialises the token
+//! (same SO PIN, same user PIN set again) and stores an object while another,
+//! logged in to the old token, keeps storing objects. Afterwards every
+//! object the token lists must read back and the user PIN must work: a
+//! write made through the old token's login (its token key, its integrity
+//! keys) must never land in the new token.
+//!
 //! Sizes: `SOAK_SECONDS` (default 2: the smoke run `cargo test` makes),
-//! `SOAK_PROCESSES` (default 2); `scripts/soak` runs the long one. The
-//! loggers are this binary again (`--ignored --exact worker`).
+//! `SOAK_PROCESSES` (default 2), `SOAK_REINITS` (rounds, default 3);
+//! `scripts/soak` runs the long ones. The second processes are this binary
+//! again (`--ignored --exact worker`).
 
 mod common;
 
@@ -31,6 +42,11 @@ fn worker() {
     let Ok(spec) = std::env::var("SOAK_META_WORKER") else {
         return;
     };
+    match spec.split_once(' ') {
+        Some(("reinit", round)) => return reinit_worker(round),
+        Some(("writer", round)) => return writer_worker(round),
+        _ => {}
+    }
     let millis: u64 = spec.parse().unwrap();
     let (p, slot) = worker_module("meta");
     let until = Instant::now() + Duration::from_millis(millis);
@@ -103,4 +119,95 @@ fn soak_metadata_token_info_beside_logins_never_fails() {
     );
     assert!(logins > 0);
     assert_eq!((errors, failed, missing), (0, 0, 0));
+}
+
+/// A private token data object labelled `label`.
+fn data_object(s: &cryptoki::session::Session, label: &str) -> cryptoki::error::Result<()> {
+    use cryptoki::object::{Attribute, ObjectClass};
+    s.create_object(&[
+        Attribute::Class(ObjectClass::DATA),
+        Attribute::Token(true),
+        Attribute::Private(true),
+        Attribute::Label(label.as_bytes().to_vec()),
+        Attribute::Value(label.as_bytes().to_vec()),
+    ])
+    .map(|_| ())
+}
+
+/// Re-initialise the token "race" and store one object.
+fn reinit_worker(round: &str) {
+    let (p, slot) = worker_module("race");
+    p.init_token(slot, &pin(SO_PIN), "race").unwrap();
+    let s = p.open_rw_session(slot).unwrap();
+    s.login(UserType::So, Some(&pin(SO_PIN))).unwrap();
+    s.init_pin(&pin(USER_PIN)).unwrap();
+    s.logout().unwrap();
+    s.login(UserType::User, Some(&pin(USER_PIN))).unwrap();
+    data_object(&s, &format!("{round}-reinit")).unwrap();
+    println!("stored 1");
+}
+
+/// Logged in to the token as it is now, store an object every few
+/// milliseconds until a call fails (the token was re-initialised under it)
+/// or two seconds have passed.
+fn writer_worker(round: &str) {
+    let (p, slot) = worker_module("race");
+    let Ok(s) = p.open_rw_session(slot) else {
+        println!("stored 0");
+        return;
+    };
+    if s.login(UserType::User, Some(&pin(USER_PIN))).is_err() {
+        println!("stored 0");
+        return;
+    }
+    let mut stored = 0;
+    let until = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < until {
+        if data_object(&s, &format!("{round}-writer-{stored}")).is_err() {
+            break;
+        }
+        stored += 1;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    println!("stored {stored}");
+}
+
+#[test]
+fn soak_reinit_races_leave_every_object_readable() {
+    use cryptoki::object::{Attribute, AttributeType};
+    let rounds = env_or("SOAK_REINITS", 3);
+    let mut f = Fixture::new();
+    let slot = f.token("race");
+    let (mut unreadable, mut listed, mut pin_failures) = (0u64, 0u64, 0u64);
+    for round in 0..rounds {
+        let writer = f.spawn_worker("SOAK_META_WORKER", &format!("writer r{round}"));
+        // The writer logs in (a PIN check) and writes; the re-initialisation
+        // lands somewhere in its run.
+        std::thread::sleep(Duration::from_millis(400 + 97 * (round % 7)));
+        let reinit = f.spawn_worker("SOAK_META_WORKER", &format!("reinit r{round}"));
+        finish_worker(writer);
+        finish_worker(reinit);
+        f.restart();
+        let s = f.p().open_rw_session(slot).unwrap();
+        if s.login(UserType::User, Some(&pin(USER_PIN))).is_err() {
+            pin_failures += 1;
+            continue;
+        }
+        let Ok(found) = s.find_objects(&[]) else {
+            unreadable += 1;
+            continue;
+        };
+        for h in found {
+            listed += 1;
+            let read = s.get_attributes(h, &[AttributeType::Value]);
+            if !matches!(read.as_deref(), Ok([Attribute::Value(_)])) {
+                unreadable += 1;
+            }
+        }
+    }
+    println!(
+        "soak reinit: {rounds} rounds: {listed} objects listed after them, {unreadable} \
+         unreadable, {pin_failures} rounds whose user PIN failed"
+    );
+    assert_eq!((unreadable, pin_failures), (0, 0));
 }
