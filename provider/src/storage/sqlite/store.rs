@@ -43,6 +43,10 @@ pub struct SqliteStore {
     pub(super) integrity: Option<Integrity>,
     /// What this connection knows of the stored records' MACs.
     pub(super) known: Known,
+    /// A destruction's checkpoint could not truncate the log (another
+    /// connection was reading an older snapshot): every later write of
+    /// this connection tries again until one does.
+    pub(super) wipe_pending: bool,
 }
 
 /// The stored MACs of the records a connection knows of.
@@ -184,6 +188,7 @@ impl SqliteStore {
                 .map(Integrity::from_hex)
                 .transpose()?,
             known: Known::default(),
+            wipe_pending: false,
         };
         store.data_version = store.current_data_version()?;
         Ok(store)
@@ -250,6 +255,9 @@ impl SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = body(&tx, self.integrity.as_ref())?;
         tx.commit()?;
+        if self.wipe_pending {
+            self.truncate_log();
+        }
         Ok(out)
     }
 
@@ -260,31 +268,43 @@ impl SqliteStore {
 
     /// After a deletion: the deleted record was overwritten in the database
     /// (`secure_delete`), but older copies of its page are still in the
-    /// log; a checkpoint that truncates the log drops them (best effort: it
-    /// completes once no other connection is reading an older snapshot, and
-    /// the next deletion tries again). It does not wait for such a reader
-    /// (a `TRUNCATE` checkpoint otherwise waits the whole busy timeout, 30
-    /// s, for a backup or a `sqlite3` shell to end its read). After a purge
+    /// log; a checkpoint that truncates the log drops them. After a purge
     /// of tombstones, free pages go back to the file system.
     pub(super) fn forget_deleted(&mut self, purged: bool) {
+        self.truncate_log();
+        if purged && let Err(e) = self.conn.execute_batch("PRAGMA incremental_vacuum") {
+            crate::log::debug(format_args!("incremental vacuum: {e}"));
+        }
+    }
+
+    /// Copies the log into the database and truncates it to zero bytes
+    /// (`wal_checkpoint(TRUNCATE)`), without waiting for anyone: with the
+    /// busy timeout at zero, a connection of another process reading an
+    /// older snapshot (a `sqlite3` shell inside `BEGIN`, a `.backup`) makes
+    /// it stop at once, before the log is restarted, instead of holding
+    /// the write lock for the whole busy timeout (30 s) while every writer
+    /// waits, and the call fails. Until one completes, `wipe_pending` makes
+    /// every later write of this connection try again: the destroyed
+    /// values leave the files at the first write after the last such
+    /// reader has ended (<https://sqlite.org/c3ref/wal_checkpoint_v2.html>).
+    pub(super) fn truncate_log(&mut self) {
         let checkpoint = self.conn.busy_timeout(Duration::ZERO).and_then(|()| {
             self.conn
                 .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
                     r.get::<_, i64>(0)
                 })
         });
+        self.wipe_pending = !matches!(checkpoint, Ok(0));
         match checkpoint {
             Ok(0) => {}
             Ok(_) => crate::log::debug(format_args!(
-                "checkpoint after a deletion: another connection is reading an older snapshot"
+                "log checkpoint: another connection is reading an older snapshot; \
+                 the next write tries again"
             )),
-            Err(e) => crate::log::debug(format_args!("checkpoint after a deletion: {e}")),
+            Err(e) => crate::log::debug(format_args!("log checkpoint: {e}")),
         }
         if let Err(e) = self.conn.busy_timeout(BUSY_TIMEOUT) {
             crate::log::warn(format_args!("busy timeout: {e}"));
-        }
-        if purged && let Err(e) = self.conn.execute_batch("PRAGMA incremental_vacuum") {
-            crate::log::debug(format_args!("incremental vacuum: {e}"));
         }
     }
 
