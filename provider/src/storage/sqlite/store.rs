@@ -282,8 +282,9 @@ impl SqliteStore {
     /// busy timeout at zero, a connection of another process reading an
     /// older snapshot (a `sqlite3` shell inside `BEGIN`, a `.backup`) makes
     /// it stop at once, before the log is restarted, instead of holding
-    /// the write lock for the whole busy timeout (30 s) while every writer
-    /// waits, and the call fails. Until one completes, `wipe_pending` makes
+    /// the write lock for the whole busy timeout (30 s) while every other
+    /// writer waits until its own busy timeout fails its call ("database
+    /// is locked"). Until one completes, `wipe_pending` makes
     /// every later write of this connection try again: the destroyed
     /// values leave the files at the first write after the last such
     /// reader has ended (<https://sqlite.org/c3ref/wal_checkpoint_v2.html>).
