@@ -48,6 +48,10 @@ pub struct SqliteStore {
     /// The token's epoch its user works in (changed by a re-initialisation):
     /// a write finding another epoch stored is refused ([`Self::write`]).
     pub(super) accepted_epoch: String,
+    /// A destruction's checkpoint could not truncate the log (another
+    /// connection was reading an older snapshot): every later write of
+    /// this connection tries again until one does.
+    pub(super) wipe_pending: bool,
 }
 
 /// The stored MACs of the records a connection knows of.
@@ -190,6 +194,7 @@ impl SqliteStore {
                 .transpose()?,
             known: Known::default(),
             accepted_epoch: meta.epoch.clone(),
+            wipe_pending: false,
         };
         store.data_version = store.current_data_version()?;
         Ok(store)
@@ -247,33 +252,33 @@ impl SqliteStore {
         &mut self,
         body: impl FnOnce(&rusqlite::Transaction<'_>, Option<&Integrity>) -> Result<T>,
     ) -> Result<T> {
-        if !self.writable {
-            return Err(err(CKR_TOKEN_WRITE_PROTECTED));
-        }
-        self.check_files()?;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         // A token another process re-initialised since this connection's
         // user last looked is a new token: nothing the old one's state holds
         // (a login, its token key, a PIN wrap, a sealed value, the old
         // integrity keys) may be written into it. Checked in the write's
         // own transaction, so no re-initialisation slips in between.
-        let stored = read_meta(&tx)?.epoch;
-        if stored != self.accepted_epoch {
+        let accepted = self.accepted_epoch.clone();
+        let mut stale = false;
+        let out = self.write_any(|tx, keys| {
+            if read_meta(tx)?.epoch != accepted {
+                stale = true;
+                return Err(err(CKR_DEVICE_REMOVED));
+            }
+            body(tx, keys)
+        });
+        if stale {
             crate::log::warn(format_args!(
                 "token {}: re-initialised by another process; a write of the old token refused",
                 self.serial
             ));
             self.reload = true;
-            return Err(err(CKR_DEVICE_REMOVED));
         }
-        let out = body(&tx, self.integrity.as_ref())?;
-        tx.commit()?;
-        Ok(out)
+        out
     }
 
-    /// [`Self::write`] without the epoch check: the re-initialisation itself.
+    /// A write transaction without the epoch check: the re-initialisation
+    /// itself, and the inside of [`Self::write`]. After the commit, a log
+    /// wipe a reader held up is tried again.
     pub(super) fn write_any<T>(
         &mut self,
         body: impl FnOnce(&rusqlite::Transaction<'_>, Option<&Integrity>) -> Result<T>,
@@ -287,6 +292,9 @@ impl SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = body(&tx, self.integrity.as_ref())?;
         tx.commit()?;
+        if self.wipe_pending {
+            self.truncate_log();
+        }
         Ok(out)
     }
 
@@ -297,31 +305,44 @@ impl SqliteStore {
 
     /// After a deletion: the deleted record was overwritten in the database
     /// (`secure_delete`), but older copies of its page are still in the
-    /// log; a checkpoint that truncates the log drops them (best effort: it
-    /// completes once no other connection is reading an older snapshot, and
-    /// the next deletion tries again). It does not wait for such a reader
-    /// (a `TRUNCATE` checkpoint otherwise waits the whole busy timeout, 30
-    /// s, for a backup or a `sqlite3` shell to end its read). After a purge
+    /// log; a checkpoint that truncates the log drops them. After a purge
     /// of tombstones, free pages go back to the file system.
     pub(super) fn forget_deleted(&mut self, purged: bool) {
+        self.truncate_log();
+        if purged && let Err(e) = self.conn.execute_batch("PRAGMA incremental_vacuum") {
+            crate::log::debug(format_args!("incremental vacuum: {e}"));
+        }
+    }
+
+    /// Copies the log into the database and truncates it to zero bytes
+    /// (`wal_checkpoint(TRUNCATE)`), without waiting for anyone: with the
+    /// busy timeout at zero, a connection of another process reading an
+    /// older snapshot (a `sqlite3` shell inside `BEGIN`, a `.backup`) makes
+    /// it stop at once, before the log is restarted, instead of holding
+    /// the write lock for the whole busy timeout (30 s) while every other
+    /// writer waits until its own busy timeout fails its call ("database
+    /// is locked"). Until one completes, `wipe_pending` makes
+    /// every later write of this connection try again: the destroyed
+    /// values leave the files at the first write after the last such
+    /// reader has ended (<https://sqlite.org/c3ref/wal_checkpoint_v2.html>).
+    pub(super) fn truncate_log(&mut self) {
         let checkpoint = self.conn.busy_timeout(Duration::ZERO).and_then(|()| {
             self.conn
                 .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
                     r.get::<_, i64>(0)
                 })
         });
+        self.wipe_pending = !matches!(checkpoint, Ok(0));
         match checkpoint {
             Ok(0) => {}
             Ok(_) => crate::log::debug(format_args!(
-                "checkpoint after a deletion: another connection is reading an older snapshot"
+                "log checkpoint: another connection is reading an older snapshot; \
+                 the next write tries again"
             )),
-            Err(e) => crate::log::debug(format_args!("checkpoint after a deletion: {e}")),
+            Err(e) => crate::log::debug(format_args!("log checkpoint: {e}")),
         }
         if let Err(e) = self.conn.busy_timeout(BUSY_TIMEOUT) {
             crate::log::warn(format_args!("busy timeout: {e}"));
-        }
-        if purged && let Err(e) = self.conn.execute_batch("PRAGMA incremental_vacuum") {
-            crate::log::debug(format_args!("incremental vacuum: {e}"));
         }
     }
 

@@ -430,3 +430,39 @@ fn a_connection_of_the_old_token_writes_nothing_into_the_new_one() {
     assert!(c.damaged.is_empty(), "{:?}", c.damaged);
     assert_eq!(c.upserts.len(), 2);
 }
+
+/// A destruction while another connection holds an older snapshot neither
+/// waits for it nor fails; the log, where the destroyed record's older
+/// pages stay while that snapshot needs them, is truncated by the first
+/// write after the reader ends (not only by the next destruction).
+#[test]
+fn a_held_reader_delays_the_log_wipe_to_the_next_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::create(dir.path(), &meta("held"), Durability::Normal).unwrap();
+    store.put(&[&rec(1), &rec(2)], &[]).unwrap();
+    let wal = format!("{}-wal", token_path(dir.path(), "held").display());
+    let reader = raw(dir.path(), "held");
+    reader.execute_batch("BEGIN").unwrap();
+    let _: i64 = reader
+        .query_row("SELECT count(*) FROM objects", [], |r| r.get(0))
+        .unwrap();
+    let started = std::time::Instant::now();
+    store.delete(&[1; UID_LEN]).unwrap().expect("deleted");
+    assert!(
+        started.elapsed() < super::connection::BUSY_TIMEOUT,
+        "the deletion waited for the reader"
+    );
+    assert!(store.wipe_pending, "the reader's snapshot kept the log");
+    assert!(std::fs::metadata(&wal).unwrap().len() > 0);
+    // Still reading: writes go on, the wipe stays pending.
+    store.put(&[&rec(3)], &[]).unwrap();
+    assert!(store.wipe_pending);
+    reader.execute_batch("COMMIT").unwrap();
+    store.put(&[&rec(4)], &[]).unwrap();
+    assert!(
+        !store.wipe_pending,
+        "the first write after the reader wiped"
+    );
+    assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0, "log truncated");
+    drop(reader);
+}
