@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{CliError, Result};
-use crate::measure::remote::describe_exit;
+use crate::measure::remote::{describe_exit, stderr_as_stdout};
 
 /// Set in the child: the file its result goes to.
 pub const CHILD_ENV: &str = "HSM_BENCH_CHILD_RESULT";
@@ -46,18 +46,12 @@ pub fn in_child<T: DeserializeOwned>(args: &[&str], who: &str) -> Result<T> {
         .map_err(|e| failed(format!("cannot create a temporary directory: {e}")))?;
     let file = dir.path().join("result.json");
     let exe = std::env::current_exe().map_err(|e| failed(format!("no executable path: {e}")))?;
-    let stdout = {
-        use std::os::fd::AsFd;
-        std::io::stderr()
-            .as_fd()
-            .try_clone_to_owned()
-            .map_err(|e| failed(e.to_string()))?
-    };
+    let stdout = stderr_as_stdout().map_err(|e| failed(e.to_string()))?;
     let mut child = Command::new(exe)
         .args(args)
         .env(CHILD_ENV, &file)
         .stdin(Stdio::null())
-        .stdout(Stdio::from(stdout))
+        .stdout(stdout)
         .spawn()
         .map_err(|e| failed(format!("cannot start a process for it: {e}")))?;
     let started = Instant::now();

@@ -76,6 +76,12 @@ pub fn signal_name(sig: i32) -> String {
     }
 }
 
+/// This process's stderr, for a child's stdout: whatever a module prints
+/// there cannot corrupt a report this process writes on its stdout.
+pub fn stderr_as_stdout() -> std::io::Result<Stdio> {
+    Ok(Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?))
+}
+
 /// How a process ended, in words.
 pub fn describe_exit(status: ExitStatus) -> String {
     match (status.signal(), status.code()) {
@@ -109,10 +115,7 @@ impl Remote {
             .map_err(|e| died(format!("has no socket: {e}")))?;
         let exe = std::env::current_exe()
             .map_err(|e| died(format!("cannot start: no executable path: {e}")))?;
-        let stdout = std::io::stderr()
-            .as_fd()
-            .try_clone_to_owned()
-            .map_err(|e| died(format!("cannot start: {e}")))?;
+        let stdout = stderr_as_stdout().map_err(|e| died(format!("cannot start: {e}")))?;
         let endpoint = Endpoint {
             socket: socket.clone(),
             index,
@@ -122,7 +125,7 @@ impl Remote {
             .args(std::env::args_os().skip(1))
             .env(WORKER_ENV, endpoint.encode())
             .stdin(Stdio::null())
-            .stdout(Stdio::from(stdout))
+            .stdout(stdout)
             .process_group(0)
             .spawn()
             .map_err(|e| died(format!("cannot start: {e}")))?;
