@@ -65,9 +65,50 @@ impl fmt::Display for Error {
     }
 }
 
+/// What the last SQLite error of this thread was (see [`take_sqlite_fault`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SqliteFault {
+    /// No SQLite error since the last look.
+    #[default]
+    None,
+    /// SQLite found the file damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`).
+    Damage,
+    /// Any other SQLite error (busy, I/O, full disk, ...).
+    Other,
+}
+
+thread_local! {
+    static LAST_SQLITE_FAULT: std::cell::Cell<SqliteFault> =
+        const { std::cell::Cell::new(SqliteFault::None) };
+}
+
+/// The kind of the last SQLite error this thread turned into an [`Error`]
+/// since the last call (which forgets it): the storage layer tells a
+/// damaged file from a passing failure with it after a call failed.
+pub fn take_sqlite_fault() -> SqliteFault {
+    LAST_SQLITE_FAULT.with(|f| f.replace(SqliteFault::None))
+}
+
+/// True for the SQLite errors that mean the file itself is damaged.
+pub fn is_sqlite_damage(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
-        crate::log::error(format_args!("storage: {e}"));
+        let fault = if is_sqlite_damage(&e) {
+            crate::log::error(format_args!(
+                "storage: {e}: the token file is damaged (`dalek-pkcs11-util verify` names the damage)"
+            ));
+            SqliteFault::Damage
+        } else {
+            crate::log::error(format_args!("storage: {e}"));
+            SqliteFault::Other
+        };
+        LAST_SQLITE_FAULT.with(|f| f.set(fault));
         match e {
             rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DiskFull => {
                 err(CKR_DEVICE_MEMORY)

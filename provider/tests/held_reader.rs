@@ -162,8 +162,79 @@ fn worker() {
     let s = p.open_rw_session(slot).unwrap();
     s.login(cryptoki::session::UserType::User, Some(&pin(USER_PIN)))
         .unwrap();
-    churn(&s, "worker", ROUNDS);
+    match std::env::var("HELD_READER_MILLIS") {
+        Ok(ms) => {
+            let until = std::time::Instant::now() + Duration::from_millis(ms.parse().unwrap());
+            println!("calls {}", churn_until(&s, "worker", until));
+        }
+        Err(_) => churn(&s, "worker", ROUNDS),
+    }
     println!("done");
+}
+
+/// Generate-and-destroy rounds until `until`; the calls made (two per
+/// round). The first failure panics with its code.
+fn churn_until(s: &Session, tag: &str, until: std::time::Instant) -> usize {
+    let mut calls = 0;
+    while std::time::Instant::now() < until {
+        churn(s, tag, 1);
+        calls += 2;
+    }
+    calls
+}
+
+/// Soak phase (`scripts/soak`; a short run here): two writers (this
+/// process and a worker) churn for `SOAK_SECONDS` without an outside
+/// reader, then as long again while one holds a read transaction. Every
+/// call must succeed; the calls per second of both runs are printed side
+/// by side (figures, never asserted: the machine may be busy).
+#[test]
+fn soak_held_reader_beside_writers_costs_them_nothing() {
+    let seconds: u64 = std::env::var("SOAK_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2);
+    let f = Fixture::new();
+    let slot = f.token("held-reader");
+    let s = f.user(slot);
+    let db = token_db(&f);
+    let scratch = tempfile::tempdir().unwrap();
+    let mut rates = Vec::new();
+    for held in [false, true] {
+        let reader = held.then(|| hold_reader(&db, scratch.path()));
+        let millis = seconds * 1000;
+        let worker = worker_command()
+            .env("HELD_READER_WORKER", "held-reader")
+            .env("HELD_READER_MILLIS", millis.to_string())
+            .env("DALEK_PKCS11_MODULE", module_path())
+            .env("DALEK_PKCS11_TOKEN_DIR", f.dir.path().join("tokens"))
+            .env("DALEK_PKCS11_STORAGE", "sqlite")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let mine = churn_until(&s, "main", started + Duration::from_millis(millis));
+        let out = finish_worker(worker);
+        let theirs: usize = out
+            .lines()
+            .find_map(|l| l.strip_prefix("calls "))
+            .unwrap_or_else(|| panic!("worker printed {out}"))
+            .parse()
+            .unwrap();
+        let elapsed = started.elapsed().as_secs_f64().max(seconds as f64);
+        if let Some(r) = reader {
+            release_reader(r);
+        }
+        rates.push((mine + theirs) as f64 / elapsed);
+    }
+    println!(
+        "soak reader: two writers, {seconds} s each way: {:.0} calls/s without an outside \
+         reader, {:.0} with one holding a read transaction ({:.2}x), 0 failed calls",
+        rates[0],
+        rates[1],
+        rates[1] / rates[0]
+    );
 }
 
 #[test]

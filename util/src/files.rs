@@ -1,21 +1,26 @@
-//! The commands on a token's file: `verify`, `backup`, `restore` (the
+//! The commands on a token's file: `verify`, `repair`, `backup`, `restore` (the
 //! module's storage layer, `storage::maintenance`).
 
 use dalek_pkcs11::storage::maintenance::{self, Report};
 
 use crate::output;
-use crate::tokens::{Started, find, load_config};
-use crate::{BackupArgs, Failure, Outcome, RestoreArgs, VerifyArgs};
+use crate::tokens::{Started, find, find_any, load_config};
+use crate::{BackupArgs, Failure, Outcome, RepairArgs, RestoreArgs, VerifyArgs};
 
 fn print_report(r: &Report, json: bool) {
     if json {
         println!("{}", serde_json::json!({"ok": r.ok(), "report": r}));
         return;
     }
-    println!(
-        "token {}: {} records, {} failed authentication",
-        r.serial, r.records, r.unauthentic
-    );
+    if let Some(why) = &r.unopenable {
+        println!("token {}: the file cannot be opened as its token", r.serial);
+        println!("  PROBLEM: {why}");
+    } else {
+        println!(
+            "token {}: {} records, {} failed authentication",
+            r.serial, r.records, r.unauthentic
+        );
+    }
     if let Some(d) = &r.damage {
         println!("  PROBLEM: {d}");
     }
@@ -38,17 +43,60 @@ fn print_report(r: &Report, json: bool) {
 pub fn verify(a: &VerifyArgs, json: bool) -> Outcome {
     let config = load_config()?;
     let started = Started::with(config.clone())?;
-    let f = find(&a.token)?;
+    let (serial, label) = find_any(&config, &a.token)?;
     drop(started);
-    let r = maintenance::verify(&config, &f.meta.serial)
-        .map_err(|e| Failure::new(format!("reading token {}: {e}", f.meta.serial)))?;
+    let r = maintenance::verify(&config, &serial)
+        .map_err(|e| Failure::new(format!("reading token {serial}: {e}")))?;
     print_report(&r, json);
     if r.ok() {
         Ok(())
     } else {
         Err(Failure::check(format!(
-            "token '{}' (serial {}) failed its checks",
-            f.meta.label, f.meta.serial
+            "token {} failed its checks",
+            named(&serial, label.as_deref())
+        )))
+    }
+}
+
+/// "'label' (serial S)", or "serial S" for a damaged file.
+fn named(serial: &str, label: Option<&str>) -> String {
+    match label {
+        Some(l) => format!("'{l}' (serial {serial})"),
+        None => format!("(serial {serial})"),
+    }
+}
+
+/// `repair`: rebuilds indexes from authenticated records; exit 0 when the
+/// token checks out afterwards (or did before), 1 when it cannot be
+/// repaired or still fails its checks.
+pub fn repair(a: &RepairArgs, json: bool) -> Outcome {
+    let config = load_config()?;
+    let started = Started::with(config.clone())?;
+    let (serial, label) = find_any(&config, &a.token)?;
+    drop(started);
+    let r = maintenance::repair(&config, &serial)
+        .map_err(|e| Failure::new(format!("repairing token {serial}: {e}")))?;
+    let ok = r.refused.is_none() && r.after.as_ref().unwrap_or(&r.before).ok();
+    if json {
+        println!("{}", serde_json::json!({"ok": ok, "repair": r}));
+    } else {
+        println!("before:");
+        print_report(&r.before, false);
+        match (&r.refused, &r.after) {
+            (Some(why), _) => println!("not repaired: {why}"),
+            (None, None) => println!("nothing to repair"),
+            (None, Some(after)) => {
+                println!("rebuilt the indexes from the authenticated records; after:");
+                print_report(after, false);
+            }
+        }
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure::check(format!(
+            "token {} is not repaired",
+            named(&serial, label.as_deref())
         )))
     }
 }

@@ -7,8 +7,9 @@
 //! token it makes or changes is exactly what `C_InitToken`, `C_InitPIN` and
 //! `C_SetPIN` would have made.
 //!
-//! Exit codes: 0 done; 1 a check found a problem (`verify`, `restore` of a
-//! damaged backup); 2 bad usage or a failed operation (one line on stderr).
+//! Exit codes: 0 done; 1 a check found a problem (`verify`, `repair` that could
+//! not repair, `restore` of a damaged backup); 2 bad usage or a failed
+//! operation (one line on stderr).
 
 mod asn1;
 mod files;
@@ -53,6 +54,10 @@ enum Command {
     /// Check a token's file: every record's authentication, SQLite's
     /// integrity, tombstones, leftover files (exit 1 when something is wrong).
     Verify(VerifyArgs),
+    /// Rebuild a token file's indexes from its authenticated records (what
+    /// `verify` reports as SQLite integrity problems); checks before and
+    /// after (exit 1 when it cannot be repaired).
+    Repair(RepairArgs),
     /// Copy a token while it is in use (SQLite online backup; still
     /// encrypted as at rest).
     Backup(BackupArgs),
@@ -170,6 +175,13 @@ struct ExportArgs {
 /// `verify`.
 #[derive(Args, Debug)]
 struct VerifyArgs {
+    #[command(flatten)]
+    token: TokenChoice,
+}
+
+/// `repair`.
+#[derive(Args, Debug)]
+struct RepairArgs {
     #[command(flatten)]
     token: TokenChoice,
 }
@@ -323,6 +335,7 @@ fn main() -> ExitCode {
         Command::ChangePin(a) => tokens::change_pin(a, cli.json),
         Command::SetKdf(a) => tokens::set_kdf(a, cli.json),
         Command::Verify(a) => files::verify(a, cli.json),
+        Command::Repair(a) => files::repair(a, cli.json),
         Command::Backup(a) => files::backup(a, cli.json),
         Command::Restore(a) => files::restore(a, cli.json),
         Command::Import(a) => objects::import(a, cli.json),

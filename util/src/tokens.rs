@@ -62,6 +62,57 @@ fn tokens() -> Result<Vec<Found>, Failure> {
     })?)
 }
 
+/// A slot holding a token file the module found damaged (listed, never
+/// served; see docs/SECURITY.md, "A damaged token").
+#[derive(Serialize)]
+pub struct DamagedSlot {
+    /// Its slot.
+    pub slot: CK_SLOT_ID,
+    /// The serial number the file's name gives.
+    pub serial: String,
+    /// What is wrong.
+    pub reason: String,
+    /// The file.
+    pub file: Option<String>,
+}
+
+/// The slots holding damaged token files, in slot order.
+pub fn damaged_slots(config: &Config) -> Result<Vec<DamagedSlot>, Failure> {
+    Ok(module::with(|m| {
+        Ok(m.slot_ids()
+            .into_iter()
+            .filter_map(|slot| {
+                let d = m.token(slot).ok()?.damaged_file()?;
+                Some(DamagedSlot {
+                    slot,
+                    file: storage::token_file(config, &d.serial).map(|p| p.display().to_string()),
+                    serial: d.serial,
+                    reason: d.reason,
+                })
+            })
+            .collect())
+    })?)
+}
+
+/// The serial number and label of the token `choice` names: an initialised
+/// token, or (by `--serial`) a damaged token file, whose label is unknown
+/// (`None`).
+pub fn find_any(
+    config: &Config,
+    choice: &TokenChoice,
+) -> Result<(String, Option<String>), Failure> {
+    match find(choice) {
+        Ok(f) => Ok((f.meta.serial, Some(f.meta.label))),
+        Err(e) => {
+            let damaged = damaged_slots(config)?;
+            match &choice.serial {
+                Some(s) if damaged.iter().any(|d| d.serial == *s) => Ok((s.clone(), None)),
+                _ => Err(e),
+            }
+        }
+    }
+}
+
 /// The token `choice` names (exactly one).
 pub fn find(choice: &TokenChoice) -> Result<Found, Failure> {
     let mut matching: Vec<Found> = tokens()?
@@ -190,7 +241,7 @@ fn objects(config: &Config, meta: &TokenMeta) -> (BTreeMap<&'static str, usize>,
         Ok(None) => {}
         Err(e) => return (counts, Some(format!("cannot read its objects: {e}"))),
     }
-    (counts, store.damage())
+    (counts, store.damage().or_else(|| store.file_damage()))
 }
 
 fn kdf(w: &Option<storage::seal::WrappedKey>) -> Option<String> {
@@ -203,10 +254,11 @@ pub fn list(json: bool) -> Outcome {
     let config = load_config()?;
     let started = Started::with(config.clone())?;
     let found = tokens()?;
+    let damaged = damaged_slots(&config)?;
     let free = module::with(|m| {
         Ok(m.slot_ids()
             .into_iter()
-            .filter(|s| m.token(*s).is_ok_and(|t| !t.initialized()))
+            .filter(|s| m.token(*s).is_ok_and(|t| !t.occupied()))
             .collect::<Vec<_>>())
     })?;
     drop(started);
@@ -234,11 +286,13 @@ pub fn list(json: bool) -> Outcome {
         struct Doc<'a> {
             token_dir: String,
             tokens: &'a [Listed],
+            damaged: &'a [DamagedSlot],
             free_slots: &'a [CK_SLOT_ID],
         }
         let doc = Doc {
             token_dir: config.token_dir.display().to_string(),
             tokens: &listed,
+            damaged: &damaged,
             free_slots: &free,
         };
         println!(
@@ -272,6 +326,17 @@ pub fn list(json: bool) -> Outcome {
             out.push_str(&format!("  PROBLEM: {p}\n"));
         }
     }
+    for d in &damaged {
+        out.push_str(&format!(
+            "slot {}: DAMAGED token file (serial {}): {}\n  file: {}\n  \
+             `dalek-pkcs11-util verify --serial {}` names the damage\n",
+            d.slot,
+            d.serial,
+            d.reason,
+            d.file.as_deref().unwrap_or("-"),
+            d.serial
+        ));
+    }
     for s in &free {
         out.push_str(&format!("slot {s}: free (no token)\n"));
     }
@@ -297,7 +362,7 @@ pub fn init_token(a: &InitTokenArgs, json: bool) -> Outcome {
     let slot = module::with(|m| {
         Ok(m.slot_ids()
             .into_iter()
-            .find(|s| m.token(*s).is_ok_and(|t| !t.initialized())))
+            .find(|s| m.token(*s).is_ok_and(|t| !t.occupied())))
     })?
     .ok_or_else(|| Failure::new("no free slot"))?;
     module::with(|m| m.init_token(slot, &so_pin, &a.label))
@@ -332,8 +397,14 @@ fn confirm_deletion(label: &str, serial: &str) -> Outcome {
             "refusing to delete a token without --yes when standard input is not a terminal",
         ));
     }
+    // A damaged file's label is unknown: its serial number is asked for.
+    let what = if label == serial {
+        "serial number"
+    } else {
+        "label"
+    };
     eprint!(
-        "Delete token '{label}' (serial {serial}) and every object on it? Type its label to confirm: "
+        "Delete token '{label}' (serial {serial}) and every object on it? Type its {what} to confirm: "
     );
     let _ = std::io::stderr().flush();
     let mut line = String::new();
@@ -350,21 +421,21 @@ fn confirm_deletion(label: &str, serial: &str) -> Outcome {
 pub fn delete_token(a: &DeleteTokenArgs, json: bool) -> Outcome {
     let config = load_config()?;
     let started = Started::with(config.clone())?;
-    let f = find(&a.token)?;
+    // A damaged token file (by `--serial`) too: its label is unknown, so
+    // the confirmation asks for the serial number.
+    let (serial, label) = find_any(&config, &a.token)?;
     // This process's own connection goes first.
     drop(started);
+    let label = label.unwrap_or_else(|| serial.clone());
     if !a.yes {
-        confirm_deletion(&f.meta.label, &f.meta.serial)?;
+        confirm_deletion(&label, &serial)?;
     }
-    storage::delete_token(&config, &f.meta.serial)
+    storage::delete_token(&config, &serial)
         .map_err(|e| Failure::new(format!("deleting the token's files: {e}")))?;
     output::result(
         json,
-        serde_json::json!({"deleted": {"label": f.meta.label, "serial": f.meta.serial}}),
-        format_args!(
-            "deleted token '{}' (serial {})",
-            f.meta.label, f.meta.serial
-        ),
+        serde_json::json!({"deleted": {"label": label, "serial": serial}}),
+        format_args!("deleted token '{label}' (serial {serial})"),
     );
     Ok(())
 }

@@ -244,6 +244,87 @@ fn a_backup_taken_under_load_restores_and_verifies_and_edits_are_found() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("nothing restored"));
 }
 
+/// What an operator sees of a damaged token and does about it: `list`
+/// names it, `verify` says what is wrong (exit 1), `repair` rebuilds a
+/// damaged index from the authenticated records (exit 0, and the token is
+/// writable again), refuses what it cannot rebuild (exit 1), and
+/// `delete-token --serial` removes a file that cannot be opened at all.
+#[test]
+fn damaged_tokens_are_listed_verified_repaired_and_deleted() {
+    let mut f = Fixture::new();
+    f.stop();
+    ok(&util(&f, &init_args("indexed")));
+    ok(&util(&f, &init_args("broken")));
+    f.start();
+    for label in ["indexed", "broken"] {
+        let s = f.user(f.slot_labelled(label));
+        for i in 0..5 {
+            s.create_object(&[
+                Attribute::Class(cryptoki::object::ObjectClass::DATA),
+                Attribute::Token(true),
+                Attribute::Label(format!("note {i}").into_bytes()),
+                Attribute::Value(b"hello".to_vec()),
+            ])
+            .unwrap();
+        }
+    }
+    f.stop();
+    let v = listed(&f);
+    let file_of = |label: &str| token(&v, label)["file"].as_str().unwrap().to_string();
+    let serial_of = |label: &str| token(&v, label)["serial"].as_str().unwrap().to_string();
+    let (indexed, broken) = (serial_of("indexed"), serial_of("broken"));
+    damage_index(Path::new(&file_of("indexed")), "objects_label");
+    std::fs::write(file_of("broken"), b"no longer a database").unwrap();
+
+    let v = listed(&f);
+    assert!(
+        token(&v, "indexed")["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("integrity check")),
+        "{v}"
+    );
+    let damaged = v["damaged"].as_array().unwrap();
+    assert_eq!(damaged.len(), 1, "{v}");
+    assert_eq!(damaged[0]["serial"], broken.as_str());
+    assert_eq!(damaged[0]["reason"], "not a SQLite database");
+    assert!(ok(&util(&f, &["list"])).contains(&format!("DAMAGED token file (serial {broken})")));
+
+    for (serial, says) in [
+        (&indexed, "SQLite integrity check"),
+        (&broken, "cannot be opened"),
+    ] {
+        let o = util(&f, &["verify", "--serial", serial]);
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains(says) && out.contains("DAMAGED"), "{out}");
+    }
+    // The index is rebuilt from the records; the file cannot be.
+    let fixed = ok(&util(&f, &["repair", "--serial", &indexed]));
+    assert!(fixed.contains("rebuilt the indexes"), "{fixed}");
+    assert!(fixed.trim_end().ends_with("ok"), "{fixed}");
+    ok(&util(&f, &["verify", "--token", "indexed"]));
+    let o = util(&f, &["repair", "--serial", &broken]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("restore a backup"));
+    // The repaired token takes writes; the broken file goes.
+    f.start();
+    let s = f.user(f.slot_labelled("indexed"));
+    assert_eq!(s.find_objects(&[]).unwrap().len(), 5);
+    s.create_object(&[
+        Attribute::Class(cryptoki::object::ObjectClass::DATA),
+        Attribute::Token(true),
+        Attribute::Label(b"after".to_vec()),
+        Attribute::Value(b"x".to_vec()),
+    ])
+    .unwrap();
+    drop(s);
+    f.stop();
+    ok(&util(&f, &["delete-token", "--serial", &broken, "--yes"]));
+    let v = listed(&f);
+    assert!(v["damaged"].as_array().unwrap().is_empty(), "{v}");
+    assert!(!Path::new(&file_of("broken")).exists());
+}
+
 /// A PIN piped on standard input is read up to a bound (a PIN is at most
 /// 255 bytes), never to the end of whatever is piped in.
 #[test]

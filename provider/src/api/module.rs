@@ -241,8 +241,8 @@ pub fn initialize_with(config: Config) -> Result<()> {
         saved_states: Mutex::new(super::opstate::SavedStates::new()?),
         config,
     };
-    for store in storage::discover(&module.config)? {
-        module.add_token(Some(store))?;
+    for found in storage::discover(&module.config)? {
+        module.add_found(found)?;
     }
     module.ensure_free_slot()?;
     *guard = Some(Arc::new(module));
@@ -268,21 +268,66 @@ pub fn finalize() -> Result<()> {
 }
 
 impl Module {
-    fn add_token(&self, store: Option<Box<dyn storage::TokenStore>>) -> Result<Arc<Token>> {
+    /// A new slot at the end: a token over `store` (`None`: the free
+    /// slot), or the damaged file `damaged`.
+    fn add_slot(
+        &self,
+        store: Option<Box<dyn storage::TokenStore>>,
+        damaged: Option<storage::DamagedFile>,
+    ) -> Result<Arc<Token>> {
         let mut slots = self.slots.write();
-        let token = Arc::new(Token::new(
-            slots.len() as CK_SLOT_ID,
-            self.config.clone(),
-            self.handles.clone(),
-            store,
-        )?);
+        let id = slots.len() as CK_SLOT_ID;
+        let (config, handles) = (self.config.clone(), self.handles.clone());
+        let token = Arc::new(match damaged {
+            Some(file) => Token::damaged(id, config, handles, file)?,
+            None => Token::new(id, config, handles, store)?,
+        });
         slots.push(token.clone());
         Ok(token)
     }
 
+    /// A slot for a token file found in the token directory: its token,
+    /// or the damaged file, listed.
+    fn add_found(&self, found: storage::Found) -> Result<Arc<Token>> {
+        match found {
+            storage::Found::Token(store) => self.add_slot(Some(store), None),
+            storage::Found::Damaged(file) => self.add_slot(None, Some(file)),
+        }
+    }
+
+    /// Opens again the damaged token files that changed since they were
+    /// found damaged (restored, repaired, replaced): one that opens now
+    /// serves its token in the same slot (a slot event).
+    fn recheck_damaged(&self) {
+        let damaged: Vec<_> = self
+            .slots
+            .read()
+            .iter()
+            .filter_map(|t| t.damaged_file().map(|d| (t.clone(), d)))
+            .filter(|(_, d)| d.changed())
+            .collect();
+        for (token, file) in damaged {
+            match storage::open_found(&self.config, &file.serial) {
+                Ok(storage::Found::Token(store)) => {
+                    crate::log::info(format_args!(
+                        "token {} opens again (its file changed): served",
+                        file.serial
+                    ));
+                    token.attach(store);
+                    self.events.record(token.slot_id);
+                }
+                Ok(storage::Found::Damaged(now)) => token.still_damaged(now),
+                Err(e) => crate::log::warn(format_args!(
+                    "token {} not opened this time (tried again at the next scan): {e}",
+                    file.serial
+                )),
+            }
+        }
+    }
+
     fn ensure_free_slot(&self) -> Result<()> {
-        if self.slots.read().iter().all(|t| t.initialized()) {
-            self.add_token(None)?;
+        if self.slots.read().iter().all(|t| t.occupied()) {
+            self.add_slot(None, None)?;
         }
         Ok(())
     }
@@ -321,9 +366,9 @@ impl Module {
         }
         for serial in found {
             if !known.contains(&serial) && !refused.contains(&serial) {
-                match storage::open(&self.config, &serial) {
-                    Ok(s) => {
-                        let token = self.add_token(Some(s))?;
+                match storage::open_found(&self.config, &serial) {
+                    Ok(found) => {
+                        let token = self.add_found(found)?;
                         // Another process made this token: a slot event.
                         self.events.record(token.slot_id);
                     }
@@ -337,6 +382,7 @@ impl Module {
                 }
             }
         }
+        self.recheck_damaged();
         self.ensure_free_slot()
     }
 
@@ -388,6 +434,13 @@ impl Module {
         let token = self.token(slot)?;
         if flags & CKF_SERIAL_SESSION == 0 {
             return Err(err(CKR_SESSION_PARALLEL_NOT_SUPPORTED));
+        }
+        if let Some(file) = token.damaged_file() {
+            crate::log::warn(format_args!(
+                "C_OpenSession refused: token {} is damaged ({})",
+                file.serial, file.reason
+            ));
+            return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
         }
         if !token.initialized() {
             return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
@@ -489,6 +542,15 @@ impl Module {
         // Held throughout: no session opens on the token while it is being
         // (re-)initialised (`C_OpenSession` waits for the lock).
         let _init = token.init_lock.lock();
+        if let Some(file) = token.damaged_file() {
+            // Its SO PIN cannot be checked: an operator deletes or restores
+            // the file (`dalek-pkcs11-util`).
+            crate::log::warn(format_args!(
+                "C_InitToken refused: token {} is damaged ({})",
+                file.serial, file.reason
+            ));
+            return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+        }
         if !self.sessions_of(&token).is_empty() {
             return Err(err(CKR_SESSION_EXISTS));
         }

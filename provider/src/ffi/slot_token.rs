@@ -45,11 +45,12 @@ pub unsafe extern "C" fn C_GetSlotInfo(slotID: CK_SLOT_ID, pInfo: *mut CK_SLOT_I
         module::with(|m| {
             // SAFETY: caller guarantees a valid CK_SLOT_INFO if non-null.
             let info = unsafe { out(pInfo)? };
-            m.token(slotID)?;
-            pad(
-                &mut info.slotDescription,
-                &format!("dalek-pkcs11 slot {slotID}"),
-            );
+            let token = m.token(slotID)?;
+            let description = match token.damaged_file() {
+                Some(_) => format!("dalek-pkcs11 slot {slotID} (damaged token)"),
+                None => format!("dalek-pkcs11 slot {slotID}"),
+            };
+            pad(&mut info.slotDescription, &description);
             pad(&mut info.manufacturerID, MANUFACTURER);
             info.flags = CKF_TOKEN_PRESENT;
             info.hardwareVersion = HW_VERSION;
@@ -70,6 +71,16 @@ fn pin_flags(failures: u32, low: CK_FLAGS, final_try: CK_FLAGS, locked: CK_FLAGS
 
 /// `C_GetTokenInfo`, with the PIN-count flags of §5.5 table "Token information flags".
 ///
+/// A damaged token is flagged, not hidden (docs/SECURITY.md, "A damaged
+/// token"): its `model` is [`DAMAGED_MODEL`]. A damaged file that cannot be
+/// opened at all is described without reading it: the label
+/// [`DAMAGED_LABEL`], the serial number its name gives, initialised and
+/// write-protected; sessions on it are `CKR_TOKEN_NOT_RECOGNIZED`. The spec
+/// would have `C_GetTokenInfo` itself return that code, but consumers that
+/// look for their token through every slot's information (Go crypto11,
+/// python-pkcs11) stop at the first error, and one damaged token would
+/// hide every other.
+///
 /// # Safety
 /// `pInfo` null or valid for writes.
 #[unsafe(no_mangle)]
@@ -79,6 +90,10 @@ pub unsafe extern "C" fn C_GetTokenInfo(slotID: CK_SLOT_ID, pInfo: *mut CK_TOKEN
             // SAFETY: caller guarantees a valid CK_TOKEN_INFO if non-null.
             let info = unsafe { out(pInfo)? };
             let token = m.token(slotID)?;
+            if let Some(file) = token.damaged_file() {
+                describe_damaged(info, &file.serial);
+                return Ok(());
+            }
             let status = token.status()?;
             let mut flags = CKF_RNG | CKF_LOGIN_REQUIRED | CKF_RESTORE_KEY_NOT_NEEDED;
             if token.write_protected() {
@@ -111,24 +126,52 @@ pub unsafe extern "C" fn C_GetTokenInfo(slotID: CK_SLOT_ID, pInfo: *mut CK_TOKEN
                 }
             }
             info.flags = flags;
-            pad(&mut info.manufacturerID, MANUFACTURER);
-            pad(&mut info.model, "dalek soft token");
-            info.ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
-            info.ulSessionCount = token.sessions.load(Ordering::Relaxed) as CK_ULONG;
-            info.ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;
-            info.ulRwSessionCount = token.rw_sessions.load(Ordering::Relaxed) as CK_ULONG;
-            info.ulMaxPinLen = MAX_PIN_LEN as CK_ULONG;
-            info.ulMinPinLen = MIN_PIN_LEN as CK_ULONG;
-            info.ulTotalPublicMemory = CK_UNAVAILABLE_INFORMATION;
-            info.ulFreePublicMemory = CK_UNAVAILABLE_INFORMATION;
-            info.ulTotalPrivateMemory = CK_UNAVAILABLE_INFORMATION;
-            info.ulFreePrivateMemory = CK_UNAVAILABLE_INFORMATION;
-            info.hardwareVersion = HW_VERSION;
-            info.firmwareVersion = FW_VERSION;
-            pad(&mut info.utcTime, "");
+            let model = match token.damage() {
+                Some(_) => DAMAGED_MODEL,
+                None => "dalek soft token",
+            };
+            describe_the_rest(
+                info,
+                model,
+                token.sessions.load(Ordering::Relaxed),
+                token.rw_sessions.load(Ordering::Relaxed),
+            );
             Ok(())
         })
     })
+}
+
+/// `CK_TOKEN_INFO.model` of a damaged token.
+pub const DAMAGED_MODEL: &str = "DAMAGED";
+/// `CK_TOKEN_INFO.label` of a token file that cannot be opened.
+pub const DAMAGED_LABEL: &str = "DAMAGED TOKEN (see the log)";
+
+/// The token information of a damaged file that cannot be opened.
+fn describe_damaged(info: &mut CK_TOKEN_INFO, serial: &str) {
+    pad(&mut info.label, DAMAGED_LABEL);
+    pad(&mut info.serialNumber, serial);
+    info.flags = CKF_TOKEN_INITIALIZED | CKF_WRITE_PROTECTED;
+    describe_the_rest(info, DAMAGED_MODEL, 0, 0);
+}
+
+/// Token information besides label, serial number and flags: the same for
+/// every token but `model` and the session counts.
+fn describe_the_rest(info: &mut CK_TOKEN_INFO, model: &str, sessions: usize, rw_sessions: usize) {
+    pad(&mut info.manufacturerID, MANUFACTURER);
+    pad(&mut info.model, model);
+    info.ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
+    info.ulSessionCount = sessions as CK_ULONG;
+    info.ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;
+    info.ulRwSessionCount = rw_sessions as CK_ULONG;
+    info.ulMaxPinLen = MAX_PIN_LEN as CK_ULONG;
+    info.ulMinPinLen = MIN_PIN_LEN as CK_ULONG;
+    info.ulTotalPublicMemory = CK_UNAVAILABLE_INFORMATION;
+    info.ulFreePublicMemory = CK_UNAVAILABLE_INFORMATION;
+    info.ulTotalPrivateMemory = CK_UNAVAILABLE_INFORMATION;
+    info.ulFreePrivateMemory = CK_UNAVAILABLE_INFORMATION;
+    info.hardwareVersion = HW_VERSION;
+    info.firmwareVersion = FW_VERSION;
+    pad(&mut info.utcTime, "");
 }
 
 /// `C_GetMechanismList`.

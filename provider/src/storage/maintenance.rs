@@ -1,6 +1,7 @@
 //! What an operator does to a token's file that PKCS#11 has no call for:
-//! check it ([`verify`]), copy it while it is in use ([`backup`]) and put a
-//! copy back ([`restore`]). SQLite storage only; the records stay sealed and
+//! check it ([`verify`]), rebuild what SQLite keeps beside the records
+//! ([`repair`]), copy it while it is in use ([`backup`]) and put a copy
+//! back ([`restore`]). SQLite storage only; the records stay sealed and
 //! authenticated as at rest throughout (nothing here needs a PIN).
 
 use std::path::{Path, PathBuf};
@@ -9,7 +10,8 @@ use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_NOT_PRESENT, CKR_TOKEN_NOT_RECOGN
 use rusqlite::{Connection, OpenFlags};
 
 use super::sqlite::{
-    SqliteStore, building_path, connect_read_only, is_serial, read_meta, token_path,
+    OpenFailure, SqliteStore, building_path, connect_read_only, integrity_complaints, is_serial,
+    read_meta, token_path,
 };
 use super::store::TokenStore;
 use crate::config::{Config, Durability, StorageKind};
@@ -20,6 +22,10 @@ use crate::error::{Result, err};
 pub struct Report {
     /// The token's serial number.
     pub serial: String,
+    /// Why the file cannot be opened as its token at all (not a database,
+    /// metadata that fails authentication, a copy of another token); the
+    /// records were not read.
+    pub unopenable: Option<String>,
     /// Object records read.
     pub records: usize,
     /// Records whose authentication (MAC) failed: edited or corrupted.
@@ -40,6 +46,7 @@ impl Report {
     /// Whether everything checked out.
     pub fn ok(&self) -> bool {
         self.unauthentic == 0
+            && self.unopenable.is_none()
             && self.damage.is_none()
             && self.sqlite.is_empty()
             && self.orphaned_tombstones == 0
@@ -78,33 +85,6 @@ fn verify_in(dir: &Path, serial: &str, durability: Durability) -> Result<Report>
         serial: serial.to_string(),
         ..Report::default()
     };
-    let conn = connect_read_only(&path)?;
-    let mut stmt = conn
-        .prepare("PRAGMA integrity_check")
-        .map_err(storage_error)?;
-    let lines: Vec<String> = stmt
-        .query_map([], |r| r.get::<_, String>(0))
-        .map_err(storage_error)?
-        .collect::<rusqlite::Result<_>>()
-        .map_err(storage_error)?;
-    drop(stmt);
-    report.sqlite = lines.into_iter().filter(|l| l != "ok").collect();
-    report.orphaned_tombstones = conn
-        .query_row(
-            "SELECT COUNT(*) FROM tombstones t JOIN objects o ON o.uid = t.uid",
-            [],
-            |r| r.get::<_, i64>(0),
-        )
-        .map_err(storage_error)? as usize;
-    drop(conn);
-    let mut store = SqliteStore::open(dir, serial, durability)?;
-    // An epoch that is not the token's reads every record; `u64::MAX`
-    // skips the "nothing changed since this connection opened" shortcut.
-    if let Some(c) = store.changes_since("", u64::MAX)? {
-        report.records = c.upserts.len() + c.damaged.len();
-        report.unauthentic = c.damaged.len();
-    }
-    report.damage = store.damage();
     let building = building_path(dir, serial);
     for side in ["", "-wal", "-shm", "-journal"] {
         let p = PathBuf::from(format!("{}{side}", building.display()));
@@ -112,7 +92,129 @@ fn verify_in(dir: &Path, serial: &str, durability: Durability) -> Result<Report>
             report.temporary_files.push(p.display().to_string());
         }
     }
+    crate::error::take_sqlite_fault();
+    let conn = match connect_read_only(&path) {
+        Ok(c) => c,
+        Err(_) if crate::error::take_sqlite_fault() == crate::error::SqliteFault::Damage => {
+            report.unopenable = Some("SQLite cannot read the file (not a database)".into());
+            return Ok(report);
+        }
+        Err(e) => return Err(e),
+    };
+    report.sqlite = integrity_complaints(&conn);
+    match conn.query_row(
+        "SELECT COUNT(*) FROM tombstones t JOIN objects o ON o.uid = t.uid",
+        [],
+        |r| r.get::<_, i64>(0),
+    ) {
+        Ok(n) => report.orphaned_tombstones = n.max(0) as usize,
+        Err(e) => report.sqlite.push(format!("tombstones unreadable: {e}")),
+    }
+    drop(conn);
+    let mut store = match SqliteStore::open_classified(dir, serial, durability) {
+        Ok(s) => s,
+        Err(OpenFailure::Damaged(why)) => {
+            report.unopenable = Some(why);
+            return Ok(report);
+        }
+        Err(OpenFailure::Foreign) => {
+            report.unopenable = Some("it holds another token (a copy under this name)".into());
+            return Ok(report);
+        }
+        Err(OpenFailure::Other(e)) => return Err(e),
+    };
+    // An epoch that is not the token's reads every record; `u64::MAX`
+    // skips the "nothing changed since this connection opened" shortcut.
+    match store.changes_since("", u64::MAX) {
+        Ok(Some(c)) => {
+            report.records = c.upserts.len() + c.damaged.len();
+            report.unauthentic = c.damaged.len();
+        }
+        Ok(None) => {}
+        Err(e) if e.rv() == CKR_DEVICE_ERROR => {
+            report.damage = Some("the records cannot be read (see the log)".into());
+            return Ok(report);
+        }
+        Err(e) => return Err(e),
+    }
+    report.damage = store.damage();
     Ok(report)
+}
+
+/// What [`repair`] did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Repair {
+    /// The check before.
+    pub before: Report,
+    /// The check after the rebuild (`None`: nothing was changed).
+    pub after: Option<Report>,
+    /// Why nothing could be rebuilt, when that is so.
+    pub refused: Option<String>,
+}
+
+/// Rebuilds what SQLite keeps beside the records of token `serial`, from
+/// the records themselves, when every record authenticates and the set of
+/// records matches its digest: every index (`REINDEX`), and tombstones of
+/// objects that still exist are dropped; one write transaction, so other
+/// processes keep using the token (theirs wait for it as for any write),
+/// and those that found the file damaged take writes back at their next
+/// look. Records that fail authentication, or a file that cannot be opened
+/// as its token, cannot be rebuilt from themselves: refused (restore a
+/// backup). Checks again afterwards.
+pub fn repair(config: &Config, serial: &str) -> Result<Repair> {
+    let dir = sqlite_dir(config)?;
+    let before = verify_in(dir, serial, config.durability)?;
+    let refuse = |why: String| Repair {
+        before: before.clone(),
+        after: None,
+        refused: Some(why),
+    };
+    if let Some(why) = &before.unopenable {
+        return Ok(refuse(format!(
+            "the file cannot be opened as its token ({why}): restore a backup"
+        )));
+    }
+    if before.unauthentic > 0 || before.damage.is_some() {
+        return Ok(refuse(
+            "records fail authentication or are missing: they cannot be rebuilt from \
+             themselves; restore a backup"
+                .into(),
+        ));
+    }
+    if before.sqlite.is_empty() && before.orphaned_tombstones == 0 {
+        return Ok(Repair {
+            before,
+            after: None,
+            refused: None,
+        });
+    }
+    let path = token_path(dir, serial);
+    let mut conn =
+        super::sqlite::connect_raw(&path, false, config.durability).map_err(storage_error)?;
+    let rebuilt = (|| -> rusqlite::Result<()> {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        tx.execute_batch(
+            "REINDEX;
+             DELETE FROM tombstones WHERE uid IN (SELECT uid FROM objects);",
+        )?;
+        tx.commit()?;
+        // The rebuilt pages into the file itself, and the old ones out of
+        // the log.
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
+    })();
+    drop(conn);
+    if let Err(e) = rebuilt {
+        return Ok(refuse(format!(
+            "SQLite could not rebuild the file ({e}): restore a backup"
+        )));
+    }
+    let after = verify_in(dir, serial, config.durability)?;
+    Ok(Repair {
+        before,
+        after: Some(after),
+        refused: None,
+    })
 }
 
 /// Copies token `serial` of `config` to `out` with SQLite's online backup:
@@ -317,5 +419,54 @@ mod tests {
         let r = verify(&c, "ed1").unwrap();
         assert_eq!((r.records, r.unauthentic), (2, 1), "{r:?}");
         assert!(!r.ok());
+        // Nothing to rebuild an edited record from.
+        let fix = repair(&c, "ed1").unwrap();
+        assert!(fix.refused.unwrap().contains("restore a backup"));
+        assert!(fix.after.is_none());
+    }
+
+    #[test]
+    fn repair_rebuilds_a_damaged_index_from_the_records() {
+        let a = tempfile::tempdir().unwrap();
+        let c = config(a.path());
+        let mut s = SqliteStore::create(&c.token_dir, &meta("ix1"), Durability::Normal).unwrap();
+        s.put(&[&rec(1), &rec(2), &rec(3)], &[]).unwrap();
+        drop(s);
+        crate::storage::sqlite::tests::damage_label_index(&c.token_dir, "ix1");
+        let r = verify(&c, "ix1").unwrap();
+        assert!(!r.sqlite.is_empty(), "{r:?}");
+        assert_eq!(
+            (r.records, r.unauthentic, r.damage.as_deref()),
+            (3, 0, None)
+        );
+        assert!(!r.ok());
+        let fix = repair(&c, "ix1").unwrap();
+        assert_eq!(fix.refused, None);
+        let after = fix.after.expect("rebuilt");
+        assert!(after.ok(), "{after:?}");
+        assert_eq!(after.records, 3);
+        // Nothing left to do.
+        let again = repair(&c, "ix1").unwrap();
+        assert!(again.before.ok() && again.after.is_none() && again.refused.is_none());
+    }
+
+    #[test]
+    fn a_file_that_is_no_token_is_reported_not_an_error() {
+        let a = tempfile::tempdir().unwrap();
+        let c = config(a.path());
+        let mut s = SqliteStore::create(&c.token_dir, &meta("md1"), Durability::Normal).unwrap();
+        s.put(&[&rec(1)], &[]).unwrap();
+        drop(s);
+        let db = Connection::open(token_path(&c.token_dir, "md1")).unwrap();
+        db.execute("UPDATE meta SET value = x'00' WHERE name = 'token_mac'", [])
+            .unwrap();
+        drop(db);
+        let r = verify(&c, "md1").unwrap();
+        assert!(r.unopenable.unwrap().contains("metadata"));
+        std::fs::write(token_path(&c.token_dir, "md1"), b"garbage").unwrap();
+        let r = verify(&c, "md1").unwrap();
+        assert!(!r.ok(), "{r:?}");
+        let fix = repair(&c, "md1").unwrap();
+        assert!(fix.refused.is_some() && fix.after.is_none());
     }
 }

@@ -24,11 +24,24 @@ pub use store::{Changes, Expect, ObjectRecord, TokenMeta, TokenStore, UID_LEN, U
 use crate::config::{Config, StorageKind};
 use crate::error::Result;
 
-/// Opens the stores of every token that exists for `config`.
-pub fn discover(config: &Config) -> Result<Vec<Box<dyn TokenStore>>> {
+pub use sqlite::{DamagedFile, Found};
+
+/// Opens the stores of every token that exists for `config`; a damaged
+/// token file is returned as such.
+pub fn discover(config: &Config) -> Result<Vec<Found>> {
     match config.storage {
         StorageKind::Sqlite => sqlite::discover(&config.token_dir, config.durability),
         StorageKind::Memory => Ok(Vec::new()),
+    }
+}
+
+/// Opens the store of the token with `serial`, or describes its damage;
+/// an error for a copy of another token (`CKR_TOKEN_NOT_RECOGNIZED`) or a
+/// passing failure.
+pub fn open_found(config: &Config, serial: &str) -> Result<Found> {
+    match config.storage {
+        StorageKind::Sqlite => sqlite::open_found(&config.token_dir, serial, config.durability),
+        StorageKind::Memory => Err(crate::error::err(cryptoki_sys::CKR_TOKEN_NOT_PRESENT)),
     }
 }
 

@@ -148,4 +148,10 @@ pub trait TokenStore: Send {
     fn damage(&self) -> Option<String> {
         None
     }
+    /// What is wrong with the store's file outside the records, if anything
+    /// (SQLite's integrity check failed, or SQLite reported the file
+    /// damaged): the store is read-only while it lasts.
+    fn file_damage(&self) -> Option<String> {
+        None
+    }
 }

@@ -383,3 +383,38 @@ pub fn ec_point(s: &cryptoki::session::Session, h: cryptoki::object::ObjectHandl
         other => panic!("{other:?}"),
     }
 }
+
+/// Damages the SQLite index `index` of the closed token file `db` the way
+/// a flipped bit on disk can: its root page becomes an empty leaf, so the
+/// table keeps every row (the records, whose MACs cover them, are whole)
+/// while the index has lost its entries — what SQLite's own
+/// `integrity_check` sees and the record MACs cannot. Panics unless the
+/// check then fails.
+pub fn damage_index(db: &std::path::Path, index: &str) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    let root: i64 = conn
+        .query_row(
+            "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
+            [index],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let page: i64 = conn
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .unwrap();
+    drop(conn);
+    let mut bytes = std::fs::read(db).unwrap();
+    let at = ((root - 1) * page) as usize;
+    bytes[at] = 0x0a; // a leaf page of an index b-tree
+    bytes[at + 1..at + 8].fill(0); // no free block, no cells
+    bytes[at + 5] = (page >> 8) as u8; // its content area starts at the end
+    bytes[at + 6] = page as u8;
+    std::fs::write(db, bytes).unwrap();
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let first: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_ne!(first, "ok", "the damage must be SQLite's to see");
+}

@@ -14,6 +14,7 @@
 mod common;
 
 mod concurrent_changes;
+mod damage;
 mod fork;
 mod reinit;
 mod sealing;

@@ -16,7 +16,7 @@ use crate::api::object::Object;
 use crate::config::Config;
 use crate::error::{Result, err};
 use crate::storage::seal::TokenKey;
-use crate::storage::{TokenMeta, TokenStore};
+use crate::storage::{DamagedFile, TokenMeta, TokenStore};
 use cryptoki_sys::*;
 use parking_lot::{Mutex, RwLock};
 use std::sync::Arc;
@@ -74,6 +74,9 @@ pub struct Token {
     /// one: sessions opened before belong to the old token and end
     /// (`CKR_SESSION_HANDLE_INVALID` at their next call).
     pub incarnation: std::sync::atomic::AtomicU64,
+    /// The token file of this slot, found damaged: listed, never served
+    /// (no store), until the file changes and opens (see `Module::rescan`).
+    pub(super) damaged: Mutex<Option<DamagedFile>>,
 }
 
 /// Snapshot of token metadata for `C_GetTokenInfo`.
@@ -150,6 +153,7 @@ impl Token {
             public_seal: RwLock::new(None),
             iv_counters: Default::default(),
             incarnation: Default::default(),
+            damaged: Mutex::new(None),
         };
         token.note_public_seal(token.store.lock().as_deref());
         Ok(token)
@@ -170,6 +174,58 @@ impl Token {
     /// True once `C_InitToken` has run for this token.
     pub fn initialized(&self) -> bool {
         self.store.lock().is_some()
+    }
+
+    /// A slot for the damaged token file `file` (listed, never served).
+    pub fn damaged(
+        slot_id: CK_SLOT_ID,
+        config: Arc<Config>,
+        handles: Arc<HandleAllocator>,
+        file: DamagedFile,
+    ) -> Result<Token> {
+        let token = Token::new(slot_id, config, handles, None)?;
+        *token.damaged.lock() = Some(file);
+        Ok(token)
+    }
+
+    /// The damaged token file of this slot, if it holds one.
+    pub fn damaged_file(&self) -> Option<DamagedFile> {
+        self.damaged.lock().clone()
+    }
+
+    /// True when the slot is taken: by a token, or by a damaged token file
+    /// (not the free slot).
+    pub fn occupied(&self) -> bool {
+        self.initialized() || self.damaged.lock().is_some()
+    }
+
+    /// The token's damage, if any, in a few words: a damaged file, records
+    /// that failed authentication, or a file SQLite finds damaged.
+    pub fn damage(&self) -> Option<String> {
+        if let Some(d) = self.damaged.lock().as_ref() {
+            return Some(d.reason.clone());
+        }
+        let store = self.store.lock();
+        let store = store.as_ref()?;
+        store.damage().or_else(|| store.file_damage())
+    }
+
+    /// The damaged file of this slot was repaired or restored: `store`
+    /// (opened from it) takes its place, and the slot serves the token.
+    /// The caller holds the storage gate (`Module::rescan`): it is not
+    /// taken again here (a second read hold could wait behind a fork's
+    /// write hold, which waits for the first).
+    pub fn attach(&self, store: Box<dyn TokenStore>) {
+        let mut slot = self.store.lock();
+        self.note_public_seal(Some(&*store));
+        *slot = Some(store);
+        *self.damaged.lock() = None;
+    }
+
+    /// The damaged file of this slot was found damaged again (changed, but
+    /// still damaged): `file` describes it now.
+    pub fn still_damaged(&self, file: DamagedFile) {
+        *self.damaged.lock() = Some(file);
     }
 
     /// Current metadata, read from the store (fresh PIN counters).
@@ -210,9 +266,13 @@ impl Token {
         self.store.lock().as_ref().is_some_and(|s| !s.writable())
     }
 
-    /// Serial number, if initialised (from the store's name: no I/O).
+    /// Serial number, if initialised (from the store's name: no I/O), or
+    /// the one a damaged file's name gives.
     pub fn serial(&self) -> Option<String> {
-        self.store.lock().as_ref().map(|s| s.serial())
+        if let Some(serial) = self.store.lock().as_ref().map(|s| s.serial()) {
+            return Some(serial);
+        }
+        self.damaged.lock().as_ref().map(|d| d.serial.clone())
     }
 
     /// Reserves `count` values of the GCM IV counter of the AES key value

@@ -70,16 +70,25 @@ pub fn delete_token(dir: &Path, serial: &str, durability: Durability) -> Result<
     if !path.is_file() {
         return Err(err(cryptoki_sys::CKR_TOKEN_NOT_PRESENT));
     }
-    let conn = connect_raw(&path, false, durability).map_err(|e| {
-        crate::log::error(format_args!("{}: {e}", path.display()));
-        err(CKR_DEVICE_ERROR)
-    })?;
     // Waits (busy timeout) for another process's transaction to end; held
-    // until the files are gone.
-    conn.execute_batch("BEGIN EXCLUSIVE").map_err(|e| {
-        crate::log::error(format_args!("{}: cannot lock: {e}", path.display()));
-        err(CKR_DEVICE_ERROR)
-    })?;
+    // until the files are gone. A file SQLite finds damaged (no database
+    // at all) has no transaction to wait for: deleted without the lock.
+    let conn = match connect_raw(&path, false, durability)
+        .and_then(|c| c.execute_batch("BEGIN EXCLUSIVE").map(|()| c))
+    {
+        Ok(c) => Some(c),
+        Err(e) if crate::error::is_sqlite_damage(&e) => {
+            crate::log::warn(format_args!(
+                "{}: {e}: a damaged file, deleted without SQLite's lock",
+                path.display()
+            ));
+            None
+        }
+        Err(e) => {
+            crate::log::error(format_args!("{}: cannot lock: {e}", path.display()));
+            return Err(err(CKR_DEVICE_ERROR));
+        }
+    };
     for side in SIDE_FILES {
         let p = PathBuf::from(format!("{}{side}", path.display()));
         match std::fs::remove_file(&p) {

@@ -33,6 +33,7 @@
 //! re-exports them.
 
 mod connection;
+mod damage;
 mod files;
 mod records;
 mod schema;
@@ -40,8 +41,10 @@ mod store;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub(crate) use connection::connect_read_only;
+pub(crate) use connection::{connect_raw, connect_read_only};
+pub(crate) use damage::integrity_complaints;
+pub use damage::{DamagedFile, OpenFailure};
 pub(crate) use files::{building_path, is_serial, token_path};
 pub use files::{delete_token, list_serials, token_file};
 pub(crate) use schema::read_meta;
-pub use store::{SqliteStore, discover};
+pub use store::{Found, SqliteStore, discover, open_found};

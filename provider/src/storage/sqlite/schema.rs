@@ -39,9 +39,14 @@ pub(super) const TOMBSTONE_GENERATIONS: u64 = 1024;
 /// A purge of old tombstones runs at every this many generations.
 pub(super) const PURGE_EVERY: u64 = 128;
 
+// Reads of the metadata (a few rows) and full reads of the records scan
+// their table (`NOT INDEXED`): a damaged index, which the MACs do not cover,
+// then neither hides nor invents a row of what is read and authenticated;
+// SQLite's integrity check finds the damage (see `damage`).
+
 pub(super) fn meta_blob(conn: &Connection, name: &str) -> Result<Option<Vec<u8>>> {
     Ok(conn
-        .prepare_cached("SELECT value FROM meta WHERE name = ?1")?
+        .prepare_cached("SELECT value FROM meta NOT INDEXED WHERE name = ?1")?
         .query_row(params![name], |r| r.get(0))
         .optional()?)
 }
@@ -62,8 +67,9 @@ pub(crate) fn read_meta(conn: &Connection) -> Result<TokenMeta> {
     // committing in between (a login writing its failure counter) cannot
     // pair a new row with the old MAC and raise a false tamper alarm.
     let (mut json, mut mac) = (None, None);
-    let mut stmt =
-        conn.prepare_cached("SELECT name, value FROM meta WHERE name IN ('token', 'token_mac')")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT name, value FROM meta NOT INDEXED WHERE name IN ('token', 'token_mac')",
+    )?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
         let name: String = row.get(0)?;
@@ -168,7 +174,7 @@ pub(super) fn upgrade_from_1(conn: &mut Connection) -> Result<()> {
 /// A numeric metadata row (0 when absent).
 pub(super) fn meta_number(conn: &Connection, name: &str) -> Result<u64> {
     let g: Option<i64> = conn
-        .prepare_cached("SELECT value FROM meta WHERE name = ?1")?
+        .prepare_cached("SELECT value FROM meta NOT INDEXED WHERE name = ?1")?
         .query_row(params![name], |r| r.get(0))
         .optional()?;
     Ok(g.unwrap_or(0) as u64)

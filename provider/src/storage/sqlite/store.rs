@@ -8,18 +8,17 @@ use super::connection::{
     BUSY_TIMEOUT, close_without_checkpoint, connect, connect_raw, connect_read_only,
     is_not_a_database, is_write_refusal,
 };
+use super::damage::{DamagedFile, OpenFailure};
 use super::files::{
     BuildingHere, FileId, FileIds, building_path, claim_new_file, ensure_dir, file_ids,
     list_serials, token_path, warn_if_shared,
 };
 use super::schema::{SCHEMA, SCHEMA_VERSION, keys_of, read_meta, upgrade_from_1, write_meta};
 use crate::config::Durability;
-use crate::error::{Result, err};
+use crate::error::{Result, err, is_sqlite_damage, take_sqlite_fault};
 use crate::storage::integrity::{Integrity, MAC_LEN, Tag, toggle};
 use crate::storage::store::{TokenMeta, TokenStore, Uid};
-use cryptoki_sys::{
-    CKR_DEVICE_ERROR, CKR_DEVICE_REMOVED, CKR_TOKEN_NOT_RECOGNIZED, CKR_TOKEN_WRITE_PROTECTED,
-};
+use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_DEVICE_REMOVED, CKR_TOKEN_WRITE_PROTECTED};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -52,6 +51,9 @@ pub struct SqliteStore {
     /// connection was reading an older snapshot): every later write of
     /// this connection tries again until one does.
     pub(super) wipe_pending: bool,
+    /// SQLite found the file damaged outside the records (see `damage`):
+    /// writes are refused while this is set.
+    pub(super) structure_damage: Option<String>,
 }
 
 /// The stored MACs of the records a connection knows of.
@@ -92,18 +94,48 @@ impl Known {
 /// `C_FindObjectsInit`.
 pub(super) const READ_FILE_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
-/// Opens every token in `dir`. A file that cannot be opened is logged and
-/// skipped, so one damaged token does not hide the others.
-pub fn discover(dir: &Path, durability: Durability) -> Result<Vec<Box<dyn TokenStore>>> {
-    let mut stores: Vec<Box<dyn TokenStore>> = Vec::new();
+/// A token file found in the token directory.
+pub enum Found {
+    /// Opened.
+    Token(Box<dyn TokenStore>),
+    /// Damaged: listed as such, never served.
+    Damaged(DamagedFile),
+}
+
+/// Opens every token in `dir`. A damaged file is returned as such (one
+/// damaged token hides neither itself nor the others); a copy under another
+/// name, or a file that cannot be opened for a passing reason, is logged
+/// and skipped.
+pub fn discover(dir: &Path, durability: Durability) -> Result<Vec<Found>> {
+    let mut found = Vec::new();
     warn_if_shared(dir, "token directory");
     for serial in list_serials(dir) {
-        match SqliteStore::open(dir, &serial, durability) {
-            Ok(s) => stores.push(Box::new(s)),
+        match open_found(dir, &serial, durability) {
+            Ok(f) => found.push(f),
             Err(e) => crate::log::error(format_args!("skipping token {serial}: {e}")),
         }
     }
-    Ok(stores)
+    Ok(found)
+}
+
+/// Opens token `serial`, or describes its damage; an error for a copy
+/// (`CKR_TOKEN_NOT_RECOGNIZED`) or a passing failure.
+pub fn open_found(dir: &Path, serial: &str, durability: Durability) -> Result<Found> {
+    match SqliteStore::open_classified(dir, serial, durability) {
+        Ok(s) => Ok(Found::Token(Box::new(s))),
+        Err(OpenFailure::Damaged(reason)) => {
+            crate::log::error(format_args!(
+                "token {serial} is damaged ({reason}): listed as damaged, not served; \
+                 `dalek-pkcs11-util verify --serial {serial}` names the damage"
+            ));
+            Ok(Found::Damaged(DamagedFile::new(
+                serial,
+                &token_path(dir, serial),
+                reason,
+            )))
+        }
+        Err(f) => Err(f.into_error()),
+    }
 }
 
 impl Drop for SqliteStore {
@@ -130,21 +162,30 @@ impl Drop for SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens the existing token `serial` in `dir`.
+    /// Opens the existing token `serial` in `dir`; a damaged file or a
+    /// copy is `CKR_TOKEN_NOT_RECOGNIZED`.
     pub fn open(dir: &Path, serial: &str, durability: Durability) -> Result<SqliteStore> {
+        Self::open_classified(dir, serial, durability).map_err(OpenFailure::into_error)
+    }
+
+    /// Opens the existing token `serial` in `dir`, telling damage from a
+    /// copy and from a passing failure.
+    pub fn open_classified(
+        dir: &Path,
+        serial: &str,
+        durability: Durability,
+    ) -> std::result::Result<SqliteStore, OpenFailure> {
+        take_sqlite_fault();
         let path = token_path(dir, serial);
+        let read_only = |what| connect_read_only(&path).map_err(|e| OpenFailure::of(e, what));
         let (conn, writable) = match connect_raw(&path, false, durability) {
             Ok(c) if !c.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) => (c, true),
-            Ok(_) => (connect_read_only(&path)?, false),
-            Err(e) if is_write_refusal(&e) => (connect_read_only(&path)?, false),
+            Ok(_) => (read_only("unreadable")?, false),
+            Err(e) if is_write_refusal(&e) => (read_only("unreadable")?, false),
             Err(e) if is_not_a_database(&e) => {
-                crate::log::warn(format_args!(
-                    "{} is not a SQLite database: token {serial} is not recognized",
-                    path.display()
-                ));
-                return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+                return Err(OpenFailure::Damaged("not a SQLite database".into()));
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(OpenFailure::of(e.into(), "unreadable")),
         };
         if !writable {
             crate::log::info(format_args!(
@@ -154,27 +195,49 @@ impl SqliteStore {
         }
         let mut conn = conn;
         let version: Option<i64> = conn
-            .query_row("SELECT value FROM meta WHERE name = 'schema'", [], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT value FROM meta NOT INDEXED WHERE name = 'schema'",
+                [],
+                |r| r.get(0),
+            )
             .optional()
-            .map_err(|_| err(CKR_TOKEN_NOT_RECOGNIZED))?;
+            .map_err(|e| {
+                if is_sqlite_damage(&e) {
+                    OpenFailure::Damaged("SQLite reports the file damaged".into())
+                } else if e.sqlite_error_code() == Some(rusqlite::ErrorCode::Unknown) {
+                    // SQLITE_ERROR: no `meta` table.
+                    OpenFailure::Damaged("no token schema (not a token file)".into())
+                } else {
+                    OpenFailure::Other(e.into())
+                }
+            })?;
         match version {
             Some(SCHEMA_VERSION) => {}
-            Some(1) if writable => upgrade_from_1(&mut conn)?,
+            Some(1) if writable => upgrade_from_1(&mut conn)
+                .map_err(|e| OpenFailure::of(e, "the upgrade of its schema 1 records failed"))?,
             Some(1) => crate::log::warn(format_args!(
                 "token {serial}: schema 1 file opened read-only: its records cannot be authenticated"
             )),
-            _ => return Err(err(CKR_TOKEN_NOT_RECOGNIZED)),
+            Some(v) => {
+                return Err(OpenFailure::Damaged(format!(
+                    "schema version {v}, not one this module knows"
+                )));
+            }
+            None => return Err(OpenFailure::Damaged("no schema version".into())),
         }
-        let meta = read_meta(&conn)?;
+        let meta = read_meta(&conn).map_err(|e| {
+            OpenFailure::of(
+                e,
+                "its metadata is missing or failed authentication (edited or corrupted)",
+            )
+        })?;
         let inner = meta.serial.clone();
         if inner != serial {
             crate::log::error(format_args!(
                 "skipping {}: it holds token {inner}, not {serial} (a copied file?)",
                 token_path(dir, serial).display()
             ));
-            return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+            return Err(OpenFailure::Foreign);
         }
         warn_if_shared(&path, "token file");
         let mut store = SqliteStore {
@@ -191,12 +254,16 @@ impl SqliteStore {
                 .integrity
                 .as_deref()
                 .map(Integrity::from_hex)
-                .transpose()?,
+                .transpose()
+                .map_err(|e| OpenFailure::of(e, "its integrity secret is unreadable"))?,
             known: Known::default(),
             accepted_epoch: meta.epoch.clone(),
             wipe_pending: false,
+            structure_damage: None,
         };
-        store.data_version = store.current_data_version()?;
+        store.data_version = store
+            .current_data_version()
+            .map_err(|e| OpenFailure::of(e, "unreadable"))?;
         Ok(store)
     }
 
@@ -286,6 +353,24 @@ impl SqliteStore {
         if !self.writable {
             return Err(err(CKR_TOKEN_WRITE_PROTECTED));
         }
+        if let Some(damage) = &self.structure_damage {
+            crate::log::warn(format_args!(
+                "token {}: write refused: the file is damaged ({damage}); \
+                 `dalek-pkcs11-util repair --serial {}` rebuilds it",
+                self.serial, self.serial
+            ));
+            return Err(err(CKR_TOKEN_WRITE_PROTECTED));
+        }
+        take_sqlite_fault();
+        let out = self.write_checked(body);
+        self.note_failure(&out);
+        out
+    }
+
+    fn write_checked<T>(
+        &mut self,
+        body: impl FnOnce(&rusqlite::Transaction<'_>, Option<&Integrity>) -> Result<T>,
+    ) -> Result<T> {
         self.check_files()?;
         let tx = self
             .conn

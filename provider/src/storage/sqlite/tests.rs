@@ -290,7 +290,12 @@ fn edited_metadata_is_refused() {
     let e = SqliteStore::open(dir.path(), "md", Durability::Normal)
         .err()
         .expect("refused");
-    assert_eq!(e.rv(), CKR_DEVICE_ERROR);
+    assert_eq!(e.rv(), CKR_TOKEN_NOT_RECOGNIZED);
+    // Damage, not a passing failure: the module lists the file as damaged.
+    match open_found(dir.path(), "md", Durability::Normal) {
+        Ok(Found::Damaged(d)) => assert!(d.reason.contains("authentication"), "{}", d.reason),
+        _ => panic!("not reported as damaged"),
+    }
 }
 
 #[test]
@@ -347,7 +352,81 @@ fn foreign_files_are_not_tokens() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("junk.sqlite"), b"not a database").unwrap();
     std::fs::write(dir.path().join("notes.txt"), b"x").unwrap();
-    assert!(discover(dir.path(), Durability::Normal).unwrap().is_empty());
+    // Named as a token but no database: listed as a damaged token, never
+    // opened; other names are not looked at.
+    let found = discover(dir.path(), Durability::Normal).unwrap();
+    assert_eq!(found.len(), 1);
+    match &found[0] {
+        Found::Damaged(d) => {
+            assert_eq!(d.serial, "junk");
+            assert_eq!(d.reason, "not a SQLite database");
+        }
+        Found::Token(_) => panic!("served"),
+    }
+}
+
+/// Damages an index of token `serial`'s file outside SQLite (the way a
+/// flipped bit on disk would): the `objects_label` index loses its
+/// entries while the table keeps its rows. Returns the file's path.
+pub(crate) fn damage_label_index(dir: &Path, serial: &str) -> std::path::PathBuf {
+    let path = token_path(dir, serial);
+    {
+        let conn = raw(dir, serial);
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+    }
+    let conn = raw(dir, serial);
+    let root: i64 = conn
+        .query_row(
+            "SELECT rootpage FROM sqlite_schema WHERE name = 'objects_label'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let page: i64 = conn
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .unwrap();
+    drop(conn);
+    // An empty leaf page in place of the index's root: the table's rows
+    // are all missing from the index.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = ((root - 1) * page) as usize;
+    bytes[at] = 0x0a; // leaf index b-tree page
+    bytes[at + 1..at + 8].fill(0); // no free block, no cells
+    bytes[at + 5] = (page >> 8) as u8; // cell content area at the page's end
+    bytes[at + 6] = page as u8;
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn damage_outside_the_records_makes_the_store_read_only_until_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = SqliteStore::create(dir.path(), &meta("ix"), Durability::Normal).unwrap();
+    a.put(&[&rec(1), &rec(2)], &[]).unwrap();
+    drop(a);
+    damage_label_index(dir.path(), "ix");
+    let complaints = super::damage::integrity_complaints(&raw(dir.path(), "ix"));
+    assert!(!complaints.is_empty(), "the damage is SQLite's to see");
+    // The records authenticate: the token opens, every record is served.
+    let mut b = SqliteStore::open(dir.path(), "ix", Durability::Normal).unwrap();
+    assert!(b.writable(), "nothing is known before the first read");
+    let c = b.changes_since("", u64::MAX).unwrap().unwrap();
+    assert_eq!(c.upserts.len(), 2);
+    assert_eq!(b.damage(), None, "the records are whole");
+    assert!(b.file_damage().unwrap().contains("integrity check"));
+    assert!(!b.writable());
+    assert_eq!(
+        b.put(&[&rec(3)], &[]).err().map(|e| e.rv()),
+        Some(CKR_TOKEN_WRITE_PROTECTED)
+    );
+    // Rebuilt by another connection (what `repair` does): writes are back
+    // at the next look.
+    raw(dir.path(), "ix").execute_batch("REINDEX").unwrap();
+    b.changes_since("e1", c.generation).unwrap();
+    assert_eq!(b.file_damage(), None);
+    assert!(b.writable());
+    b.put(&[&rec(3)], &[]).unwrap();
 }
 
 /// Metadata read while another connection rewrites it (a login writing its
