@@ -9,7 +9,7 @@
 //! - Damage SQLite's own integrity check finds in a file whose metadata and
 //!   records authenticate (most often an index: the MACs cover the rows,
 //!   not SQLite's indexes over them) makes the store read-only
-//!   ([`SqliteStore::structure_damage`]): every record was read and
+//!   (`SqliteStore::note_structure`, `note_failure`): every record was read and
 //!   authenticated, so reads and searches stay right, but a write through a
 //!   damaged index can miss the row it replaces or deletes. The check runs
 //!   at every full read of the records (a process's first look, a reload),
@@ -17,7 +17,6 @@
 //!   `dalek-pkcs11-util repair` by another process gives writes back.
 //!   SQLite reporting `SQLITE_CORRUPT` during any call does the same.
 
-use super::store::SqliteStore;
 use crate::error::{Error, SqliteFault, err, take_sqlite_fault};
 use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_NOT_RECOGNIZED};
 use rusqlite::Connection;
@@ -118,51 +117,5 @@ impl DamagedFile {
     /// repaired, replaced or deleted): worth opening again.
     pub fn changed(&self) -> bool {
         file_stamp(&self.path) != self.stamp
-    }
-}
-
-impl SqliteStore {
-    /// Records the outcome of SQLite's integrity check
-    /// ([`integrity_complaints`]): damage found makes the store read-only
-    /// (logged once), a clean check after damage gives writes back.
-    pub(super) fn note_structure(&mut self, complaints: Vec<String>) {
-        match (complaints.first(), &self.structure_damage) {
-            (Some(first), None) => {
-                crate::log::error(format_args!(
-                    "token {}: SQLite's integrity check of {} failed ({} complaint(s), first: {first}); \
-                     the records authenticate, so the token is served read-only until \
-                     `dalek-pkcs11-util repair --serial {}` rebuilds its indexes",
-                    self.serial,
-                    self.path.display(),
-                    complaints.len(),
-                    self.serial
-                ));
-                self.structure_damage = Some(format!("SQLite integrity check: {first}"));
-            }
-            (None, Some(_)) => {
-                crate::log::info(format_args!(
-                    "token {}: its file checks out again (repaired): writes are allowed",
-                    self.serial
-                ));
-                self.structure_damage = None;
-            }
-            _ => {}
-        }
-    }
-
-    /// After a failed call: SQLite reporting the file damaged makes the
-    /// store read-only, as a failed integrity check does.
-    pub(super) fn note_failure<T>(&mut self, r: &crate::error::Result<T>) {
-        if r.is_err()
-            && take_sqlite_fault() == SqliteFault::Damage
-            && self.structure_damage.is_none()
-        {
-            crate::log::error(format_args!(
-                "token {}: SQLite reported its file damaged; the token is read-only in this \
-                 process (see `dalek-pkcs11-util verify --serial {}`)",
-                self.serial, self.serial
-            ));
-            self.structure_damage = Some("SQLite reported the file damaged during a call".into());
-        }
     }
 }

@@ -15,7 +15,7 @@ use super::files::{
 };
 use super::schema::{SCHEMA, SCHEMA_VERSION, keys_of, read_meta, upgrade_from_1, write_meta};
 use crate::config::Durability;
-use crate::error::{Result, err, is_sqlite_damage, take_sqlite_fault};
+use crate::error::{Result, SqliteFault, err, is_sqlite_damage, take_sqlite_fault};
 use crate::storage::integrity::{Integrity, MAC_LEN, Tag, toggle};
 use crate::storage::store::{TokenMeta, TokenStore, Uid};
 use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_DEVICE_REMOVED, CKR_TOKEN_WRITE_PROTECTED};
@@ -505,4 +505,50 @@ pub(super) fn carry_iv_counters(tx: &Connection, meta: &TokenMeta, serial: &str)
         .and_then(|m| m.integrity)
         .and_then(|s| Integrity::from_hex(&s).ok());
     crate::storage::iv_counters::carry_over(tx, old.as_ref(), &Integrity::from_hex(new)?, serial)
+}
+
+impl SqliteStore {
+    /// Records the outcome of SQLite's integrity check
+    /// (`damage::integrity_complaints`): damage found makes the store read-only
+    /// (logged once), a clean check after damage gives writes back.
+    pub(super) fn note_structure(&mut self, complaints: Vec<String>) {
+        match (complaints.first(), &self.structure_damage) {
+            (Some(first), None) => {
+                crate::log::error(format_args!(
+                    "token {}: SQLite's integrity check of {} failed ({} complaint(s), first: {first}); \
+                     the records authenticate, so the token is served read-only until \
+                     `dalek-pkcs11-util repair --serial {}` rebuilds its indexes",
+                    self.serial,
+                    self.path.display(),
+                    complaints.len(),
+                    self.serial
+                ));
+                self.structure_damage = Some(format!("SQLite integrity check: {first}"));
+            }
+            (None, Some(_)) => {
+                crate::log::info(format_args!(
+                    "token {}: its file checks out again (repaired): writes are allowed",
+                    self.serial
+                ));
+                self.structure_damage = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// After a failed call: SQLite reporting the file damaged makes the
+    /// store read-only, as a failed integrity check does.
+    pub(super) fn note_failure<T>(&mut self, r: &crate::error::Result<T>) {
+        if r.is_err()
+            && take_sqlite_fault() == SqliteFault::Damage
+            && self.structure_damage.is_none()
+        {
+            crate::log::error(format_args!(
+                "token {}: SQLite reported its file damaged; the token is read-only in this \
+                 process (see `dalek-pkcs11-util verify --serial {}`)",
+                self.serial, self.serial
+            ));
+            self.structure_damage = Some("SQLite reported the file damaged during a call".into());
+        }
+    }
 }
