@@ -19,15 +19,15 @@ fn function_list_and_interfaces() {
         let lib = cryptoki_sys::Pkcs11::new(module_path()).unwrap();
         let mut count: CK_ULONG = 0;
         assert_eq!(lib.C_GetInterfaceList(null_mut(), &mut count), CKR_OK);
-        assert_eq!(count, 3);
+        assert_eq!(count, 4);
         let mut small = [std::mem::zeroed::<CK_INTERFACE>(); 1];
         let mut one: CK_ULONG = 1;
         assert_eq!(
             lib.C_GetInterfaceList(small.as_mut_ptr(), &mut one),
             CKR_BUFFER_TOO_SMALL
         );
-        assert_eq!(one, 3);
-        let mut all = [std::mem::zeroed::<CK_INTERFACE>(); 3];
+        assert_eq!(one, 4);
+        let mut all = [std::mem::zeroed::<CK_INTERFACE>(); 4];
         assert_eq!(lib.C_GetInterfaceList(all.as_mut_ptr(), &mut count), CKR_OK);
         let listed: Vec<(String, u8, u8)> = all
             .iter()
@@ -40,6 +40,7 @@ fn function_list_and_interfaces() {
         assert_eq!(
             listed,
             vec![
+                ("PKCS 11".to_string(), 3, 2),
                 ("PKCS 11".to_string(), 3, 0),
                 ("PKCS 11".to_string(), 2, 40),
                 ("Vendor dalek-pkcs11".to_string(), 1, 1)
@@ -51,12 +52,35 @@ fn function_list_and_interfaces() {
             lib.C_GetInterface(null_mut(), null_mut(), &mut iface, 0),
             CKR_OK
         );
+        // The default is 3.2 (cryptoki and python-pkcs11 use its
+        // functions only when it is).
+        let list32 = &*((*iface).pFunctionList as *const CK_FUNCTION_LIST_3_2);
+        assert_eq!((list32.version.major, list32.version.minor), (3, 2));
+        assert!(
+            list32.C_LoginUser.is_some()
+                && list32.C_SessionCancel.is_some()
+                && list32.C_MessageVerifyFinal.is_some()
+                && list32.C_VerifySignatureInit.is_some()
+                && list32.C_UnwrapKeyAuthenticated.is_some()
+        );
+        let mut info: CK_INFO = std::mem::zeroed();
+        assert_eq!(list32.C_GetInfo.unwrap()(&mut info), CKR_OK);
+        assert_eq!(
+            (info.cryptokiVersion.major, info.cryptokiVersion.minor),
+            (3, 2)
+        );
+        let mut v30 = CK_VERSION { major: 3, minor: 0 };
+        let mut name30 = *b"PKCS 11\0";
+        assert_eq!(
+            lib.C_GetInterface(name30.as_mut_ptr(), &mut v30, &mut iface, 0),
+            CKR_OK
+        );
         let list30 = &*((*iface).pFunctionList as *const CK_FUNCTION_LIST_3_0);
         assert_eq!((list30.version.major, list30.version.minor), (3, 0));
-        assert!(
-            list30.C_LoginUser.is_some()
-                && list30.C_SessionCancel.is_some()
-                && list30.C_MessageVerifyFinal.is_some()
+        assert_eq!(list30.C_GetInfo.unwrap()(&mut info), CKR_OK);
+        assert_eq!(
+            (info.cryptokiVersion.major, info.cryptokiVersion.minor),
+            (3, 0)
         );
         let mut v240 = CK_VERSION {
             major: 2,
@@ -101,6 +125,26 @@ fn every_table_entry_is_present() {
     };
     assert_eq!(n, 68);
     assert!(entries.iter().all(|&p| p != 0), "a 2.40 entry is null");
+    // And every entry of the 3.2 list (the 3.0 list is its prefix).
+    // SAFETY: the module's own interface table and static function list.
+    unsafe {
+        let lib = cryptoki_sys::Pkcs11::new(module_path()).unwrap();
+        let mut iface: *mut CK_INTERFACE = null_mut();
+        let mut v32 = CK_VERSION { major: 3, minor: 2 };
+        let mut name = *b"PKCS 11\0";
+        assert_eq!(
+            lib.C_GetInterface(name.as_mut_ptr(), &mut v32, &mut iface, 0),
+            CKR_OK
+        );
+        let n32 = (std::mem::size_of::<CK_FUNCTION_LIST_3_2>() - 8) / 8;
+        let entries32 = std::slice::from_raw_parts(
+            ((*iface).pFunctionList as *const u8).add(8) as *const usize,
+            n32,
+        );
+        assert_eq!(n32, 104);
+        assert!(entries32.iter().all(|&p| p != 0), "a 3.2 entry is null");
+        std::mem::forget(lib);
+    }
 }
 
 #[test]

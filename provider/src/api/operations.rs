@@ -59,6 +59,16 @@ pub struct Find {
     pub next: usize,
 }
 
+/// A verification whose signature was given when it began (PKCS#11 3.2
+/// `C_VerifySignatureInit`): the mechanism's verification and that
+/// signature.
+pub struct SignatureCheck {
+    /// The verification.
+    pub op: VerifyOp,
+    /// The signature to check the data against.
+    pub signature: Vec<u8>,
+}
+
 /// The active operations of a session.
 #[derive(Default)]
 pub struct Operations {
@@ -70,6 +80,9 @@ pub struct Operations {
     pub sign: Option<Active<SignOp>>,
     /// Verification.
     pub verify: Option<Active<VerifyOp>>,
+    /// Verification of a signature given at initialisation (3.2
+    /// `C_VerifySignatureInit`); excludes `verify` and is excluded by it.
+    pub verify_signature: Option<Active<SignatureCheck>>,
     /// Encryption.
     pub encrypt: Option<Active<CipherOp>>,
     /// Decryption.

@@ -16,7 +16,8 @@
 //!
 //! What is saved: the session's digest and its sign/verify operation when
 //! that is a MAC. Any other active operation (encryption, decryption, a
-//! signature, one awaiting its context-specific login) makes the state
+//! signature, a 3.2 `C_VerifySignatureInit` verification, one awaiting
+//! its context-specific login) makes the state
 //! `CKR_STATE_UNSAVEABLE`. Restoring needs the MAC's key again as
 //! `hAuthenticationKey` (`CKR_KEY_NEEDED`; another key: `CKR_KEY_CHANGED`;
 //! a key the state does not use: `CKR_KEY_NOT_NEEDED`).
@@ -173,9 +174,14 @@ pub fn get(
         decrypt,
         sign_recover,
         verify_recover,
+        verify_signature,
         ..
     } = ops;
-    if encrypt.is_some() || decrypt.is_some() || sign_recover.is_some() || verify_recover.is_some()
+    if encrypt.is_some()
+        || decrypt.is_some()
+        || sign_recover.is_some()
+        || verify_recover.is_some()
+        || verify_signature.is_some()
     {
         return Err(err(CKR_STATE_UNSAVEABLE));
     }

@@ -126,6 +126,20 @@ pub unsafe extern "C" fn C_GetInfo(pInfo: *mut CK_INFO) -> CK_RV {
     })
 }
 
+/// `C_GetInfo` as reached through the 3.2 function list: reports 3.2.
+///
+/// # Safety
+/// `pInfo` null or valid for writes.
+pub unsafe extern "C" fn get_info_v3_2(pInfo: *mut CK_INFO) -> CK_RV {
+    guard(|| {
+        module::with(|_| {
+            // SAFETY: caller guarantees a valid CK_INFO if non-null.
+            fill_info(unsafe { out(pInfo)? }, CK_VERSION { major: 3, minor: 2 });
+            Ok(())
+        })
+    })
+}
+
 /// `C_GetInfo` as reached through the 2.40 function list: reports 2.40.
 ///
 /// # Safety

@@ -22,7 +22,9 @@ pub mod session;
 pub mod sign;
 pub mod slot_token;
 pub mod util;
+pub mod v3_2;
 pub mod vendor;
+pub mod verify_signature;
 
 use crate::error::err;
 use cryptoki_sys::*;
@@ -40,6 +42,8 @@ use sign::*;
 use slot_token::*;
 use std::ffi::{CStr, c_void};
 use util::{guard, out};
+use v3_2::*;
+use verify_signature::*;
 
 macro_rules! function_list {
     ($list:ident, $version:expr, $get_info:expr, { $($extra:ident),* }) => {
@@ -138,18 +142,38 @@ pub static FUNCTION_LIST_3_0: CK_FUNCTION_LIST_3_0 = function_list!(CK_FUNCTION_
     C_MessageVerifyInit, C_VerifyMessage, C_VerifyMessageBegin, C_VerifyMessageNext, C_MessageVerifyFinal
 });
 
+/// The 3.2 function list (interface "PKCS 11" 3.2, the default): the 3.0
+/// list and the twelve functions 3.2 adds (`v3_2.rs`, `verify_signature.rs`).
+pub static FUNCTION_LIST_3_2: CK_FUNCTION_LIST_3_2 = function_list!(CK_FUNCTION_LIST_3_2, CK_VERSION { major: 3, minor: 2 }, get_info_v3_2, {
+    C_GetInterfaceList, C_GetInterface, C_LoginUser, C_SessionCancel,
+    C_MessageEncryptInit, C_EncryptMessage, C_EncryptMessageBegin, C_EncryptMessageNext, C_MessageEncryptFinal,
+    C_MessageDecryptInit, C_DecryptMessage, C_DecryptMessageBegin, C_DecryptMessageNext, C_MessageDecryptFinal,
+    C_MessageSignInit, C_SignMessage, C_SignMessageBegin, C_SignMessageNext, C_MessageSignFinal,
+    C_MessageVerifyInit, C_VerifyMessage, C_VerifyMessageBegin, C_VerifyMessageNext, C_MessageVerifyFinal,
+    C_EncapsulateKey, C_DecapsulateKey,
+    C_VerifySignatureInit, C_VerifySignature, C_VerifySignatureUpdate, C_VerifySignatureFinal,
+    C_GetSessionValidationFlags, C_AsyncComplete, C_AsyncGetID, C_AsyncJoin,
+    C_WrapKeyAuthenticated, C_UnwrapKeyAuthenticated
+});
+
 /// The name of the standard interface.
 pub const INTERFACE_NAME: &CStr = c"PKCS 11";
 
 /// Immutable interface table. The raw pointers point at statics, so sharing
 /// between threads is sound.
-pub struct Interfaces(pub [CK_INTERFACE; 3]);
+pub struct Interfaces(pub [CK_INTERFACE; 4]);
 // SAFETY: the table and everything it points to are immutable statics.
 unsafe impl Sync for Interfaces {}
 
-/// Interfaces in order of preference: 3.0 first, then 2.40, then the
+/// Interfaces in order of preference: 3.2 first (what `C_GetInterface`
+/// with no name and no version gives), then 3.0, then 2.40, then the
 /// vendor interface (`vendor.rs`).
 pub static INTERFACES: Interfaces = Interfaces([
+    CK_INTERFACE {
+        pInterfaceName: INTERFACE_NAME.as_ptr() as *mut CK_UTF8CHAR,
+        pFunctionList: &FUNCTION_LIST_3_2 as *const CK_FUNCTION_LIST_3_2 as *mut c_void,
+        flags: 0,
+    },
     CK_INTERFACE {
         pInterfaceName: INTERFACE_NAME.as_ptr() as *mut CK_UTF8CHAR,
         pFunctionList: &FUNCTION_LIST_3_0 as *const CK_FUNCTION_LIST_3_0 as *mut c_void,

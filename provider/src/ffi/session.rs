@@ -145,6 +145,7 @@ pub unsafe extern "C" fn C_SessionCancel(hSession: CK_SESSION_HANDLE, flags: CK_
             }
             if flags & CKF_VERIFY != 0 {
                 ops.verify = None;
+                ops.verify_signature = None;
             }
             if flags & CKF_ENCRYPT != 0 {
                 ops.encrypt = None;

@@ -138,6 +138,36 @@ pub fn verify_final(session: &Session, signature: &[u8]) -> Result<()> {
     active.op.finish(signature)
 }
 
+/// `C_VerifySignature` (PKCS#11 3.2 §5.15): the data of a single-part
+/// verification begun by `C_VerifySignatureInit`; always ends it.
+pub fn verify_signature(session: &Session, data: &[u8]) -> Result<()> {
+    let mut ops = session.ops.lock();
+    single_part(&mut ops.verify_signature)?;
+    let mut active = ops
+        .verify_signature
+        .take()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let check = &mut active.op;
+    check.op.verify(data, &check.signature)
+}
+
+/// `C_VerifySignatureUpdate`.
+pub fn verify_signature_update(session: &Session, data: &[u8]) -> Result<()> {
+    let mut ops = session.ops.lock();
+    update_step(&mut ops.verify_signature, |check| check.op.update(data))
+}
+
+/// `C_VerifySignatureFinal`: always ends the operation.
+pub fn verify_signature_final(session: &Session) -> Result<()> {
+    let mut ops = session.ops.lock();
+    let mut active = ops
+        .verify_signature
+        .take()
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    let check = &mut active.op;
+    check.op.finish(&check.signature)
+}
+
 /// `C_SignRecover`: single-part only.
 pub fn sign_recover(session: &Session, data: &[u8], out: Option<&mut [u8]>) -> Result<usize> {
     let mut ops = session.ops.lock();

@@ -7,7 +7,7 @@
 //! `CKU_CONTEXT_SPECIFIC`).
 
 use super::key_use::usable_key;
-use crate::api::operations::{Active, Operations};
+use crate::api::operations::{Active, Operations, SignatureCheck};
 use crate::api::session::Session;
 use crate::error::{Result, err};
 use crate::mechanisms::keys::KeyMaterial;
@@ -70,6 +70,14 @@ struct Keyed {
     /// The key's handle and the mechanism are kept for
     /// `C_SetOperationState`, which checks the key again (`opstate`).
     keep_key: bool,
+    /// Another slot whose active operation also makes this one
+    /// `CKR_OPERATION_ACTIVE` (the two kinds of verification share one).
+    excluded_by: fn(&Operations) -> bool,
+}
+
+/// No other slot excludes the operation.
+fn nothing(_: &Operations) -> bool {
+    false
 }
 
 /// Starts the operation in `slot` with `key`: `CKR_OPERATION_ACTIVE` if
@@ -84,7 +92,7 @@ fn init_keyed<T>(
     start: impl FnOnce(Arc<KeyMaterial>) -> Result<T>,
 ) -> Result<()> {
     let mut ops = session.ops.lock();
-    if slot(&mut ops).is_some() {
+    if slot(&mut ops).is_some() || (how.excluded_by)(&ops) {
         return Err(err(CKR_OPERATION_ACTIVE));
     }
     mechanisms::require(mech, how.function)?;
@@ -107,6 +115,7 @@ pub fn sign_init(session: &Session, mech: &Mechanism<'_>, key: CK_OBJECT_HANDLE)
         usage: CKA_SIGN,
         context_login: true,
         keep_key: true,
+        excluded_by: nothing,
     };
     init_keyed(
         session,
@@ -125,6 +134,7 @@ pub fn verify_init(session: &Session, mech: &Mechanism<'_>, key: CK_OBJECT_HANDL
         usage: CKA_VERIFY,
         context_login: false,
         keep_key: true,
+        excluded_by: |o| o.verify_signature.is_some(),
     };
     init_keyed(
         session,
@@ -133,6 +143,47 @@ pub fn verify_init(session: &Session, mech: &Mechanism<'_>, key: CK_OBJECT_HANDL
         key,
         how,
         |k| mechanisms::verify_init(mech, k),
+    )
+}
+
+/// The longest signature `C_VerifySignatureInit` keeps (SLH-DSA-256f's
+/// is 49,856 bytes; RSA-16384's 2,048): a longer one cannot verify under
+/// any mechanism of the token.
+pub const MAX_SIGNATURE_LEN: usize = 64 * 1024;
+
+/// `C_VerifySignatureInit` (PKCS#11 3.2 §5.15): a verification whose
+/// signature is given now and the data later (`C_VerifySignature`, or
+/// `C_VerifySignatureUpdate` and `C_VerifySignatureFinal`). It and
+/// `C_VerifyInit`'s operation exclude each other (one verification per
+/// session).
+pub fn verify_signature_init(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    key: CK_OBJECT_HANDLE,
+    signature: &[u8],
+) -> Result<()> {
+    if signature.len() > MAX_SIGNATURE_LEN {
+        return Err(err(CKR_SIGNATURE_LEN_RANGE));
+    }
+    let how = Keyed {
+        function: CKF_VERIFY,
+        usage: CKA_VERIFY,
+        context_login: false,
+        keep_key: true,
+        excluded_by: |o| o.verify.is_some(),
+    };
+    init_keyed(
+        session,
+        |o| &mut o.verify_signature,
+        mech,
+        key,
+        how,
+        |k| {
+            Ok(SignatureCheck {
+                op: mechanisms::verify_init(mech, k)?,
+                signature: signature.to_vec(),
+            })
+        },
     )
 }
 
@@ -147,6 +198,7 @@ pub fn sign_recover_init(
         usage: CKA_SIGN_RECOVER,
         context_login: true,
         keep_key: false,
+        excluded_by: nothing,
     };
     init_keyed(
         session,
@@ -169,6 +221,7 @@ pub fn verify_recover_init(
         usage: CKA_VERIFY_RECOVER,
         context_login: false,
         keep_key: false,
+        excluded_by: nothing,
     };
     init_keyed(
         session,
@@ -196,6 +249,7 @@ pub fn cipher_init(
         usage,
         context_login: direction == Direction::Decrypt,
         keep_key: false,
+        excluded_by: nothing,
     };
     init_keyed(
         session,

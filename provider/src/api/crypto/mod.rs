@@ -26,12 +26,13 @@ pub(super) mod wrap;
 pub use data::{
     MAX_BATCH, cipher, cipher_final, cipher_update, digest, digest_final, digest_key,
     digest_update, generate_random, sign, sign_final, sign_recover, sign_update, verify,
-    verify_batch_ed25519, verify_final, verify_recover, verify_update,
+    verify_batch_ed25519, verify_final, verify_recover, verify_signature, verify_signature_final,
+    verify_signature_update, verify_update,
 };
 pub use derive::{derive_key, derive_keys_sp800_108};
 pub use init::{
-    cipher_init, context_login, digest_init, sign_init, sign_recover_init, verify_init,
-    verify_recover_init,
+    MAX_SIGNATURE_LEN, cipher_init, context_login, digest_init, sign_init, sign_recover_init,
+    verify_init, verify_recover_init, verify_signature_init,
 };
 pub use keygen::{generate_key, generate_key_pair};
 pub use output::{OpKind, end};

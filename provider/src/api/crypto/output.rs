@@ -94,6 +94,8 @@ pub enum OpKind {
     Sign,
     /// Verify.
     Verify,
+    /// Verify a signature given at initialisation (3.2).
+    VerifySignature,
     /// Encrypt.
     Encrypt,
     /// Decrypt.
@@ -114,6 +116,7 @@ pub fn end(session: &Session, kind: OpKind) {
         OpKind::Digest => ops.digest = None,
         OpKind::Sign => ops.sign = None,
         OpKind::Verify => ops.verify = None,
+        OpKind::VerifySignature => ops.verify_signature = None,
         OpKind::Encrypt => ops.encrypt = None,
         OpKind::Decrypt => ops.decrypt = None,
         OpKind::SignRecover => ops.sign_recover = None,

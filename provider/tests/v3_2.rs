@@ -1,0 +1,274 @@
+//! The functions PKCS#11 3.2 adds, through the built module as consumers
+//! reach them (the default interface, "PKCS 11" 3.2): verification with the
+//! signature given first (§5.15), session validation flags (§5.6), the
+//! asynchronous calls of a synchronous token (§5.20) and key encapsulation
+//! (§5.18) before any KEM mechanism exists.
+
+mod common;
+
+use common::*;
+use cryptoki::context::Function;
+use cryptoki::mechanism::Mechanism;
+use cryptoki::object::{Attribute, KeyType, ObjectClass, ObjectHandle};
+use cryptoki::session::Session;
+use cryptoki_sys::*;
+
+/// The module's 3.2 function list.
+fn list_3_2() -> &'static CK_FUNCTION_LIST_3_2 {
+    // SAFETY: loading the module under test (it stays loaded); valid
+    // pointers; the module's interface table and lists are static.
+    unsafe {
+        let lib = cryptoki_sys::Pkcs11::new(module_path()).unwrap();
+        let mut iface: *mut CK_INTERFACE = std::ptr::null_mut();
+        let mut v = CK_VERSION { major: 3, minor: 2 };
+        let mut name = *b"PKCS 11\0";
+        assert_eq!(
+            lib.C_GetInterface(name.as_mut_ptr(), &mut v, &mut iface, 0),
+            CKR_OK
+        );
+        std::mem::forget(lib);
+        &*((*iface).pFunctionList as *const CK_FUNCTION_LIST_3_2)
+    }
+}
+
+fn ed25519_pair(s: &Session) -> (ObjectHandle, ObjectHandle) {
+    s.generate_key_pair(
+        &Mechanism::EccEdwardsKeyPairGen,
+        &[
+            Attribute::EcParams(vec![
+                0x13, 0x0c, b'e', b'd', b'w', b'a', b'r', b'd', b's', b'2', b'5', b'5', b'1', b'9',
+            ]),
+            Attribute::Verify(true),
+        ],
+        &[Attribute::Sign(true)],
+    )
+    .unwrap()
+}
+
+fn eddsa() -> Mechanism<'static> {
+    Mechanism::Eddsa(cryptoki::mechanism::eddsa::EddsaParams::new(
+        cryptoki::mechanism::eddsa::EddsaSignatureScheme::Pure,
+    ))
+}
+
+#[test]
+fn the_default_interface_is_3_2_with_the_new_functions() {
+    let f = Fixture::new();
+    for function in [
+        Function::VerifySignatureInit,
+        Function::VerifySignature,
+        Function::EncapsulateKey,
+        Function::GetSessionValidationFlags,
+    ] {
+        assert!(f.p().is_fn_supported(function), "{function:?}");
+    }
+}
+
+#[test]
+fn a_signature_given_first_verifies_its_data_in_one_part_or_many() {
+    let f = Fixture::new();
+    let s = f.user(f.token("v32"));
+    let (public, private) = ed25519_pair(&s);
+    let data = b"the data, signed before it is seen".repeat(10);
+    let sig = s.sign(&eddsa(), private, &data).unwrap();
+    // Single part.
+    s.verify_signature_init(&eddsa(), public, &sig).unwrap();
+    s.verify_signature(&data).unwrap();
+    // Single part, other data: invalid, and the operation ended.
+    s.verify_signature_init(&eddsa(), public, &sig).unwrap();
+    assert_rv!(s.verify_signature(b"other data"), SignatureInvalid);
+    assert_rv!(s.verify_signature(&data), OperationNotInitialized);
+    // Several parts (EdDSA buffers them).
+    s.verify_signature_init(&eddsa(), public, &sig).unwrap();
+    for part in data.chunks(37) {
+        s.verify_signature_update(part).unwrap();
+    }
+    s.verify_signature_final().unwrap();
+    // A changed signature fails at the end.
+    let mut bad = sig.clone();
+    bad[5] ^= 1;
+    s.verify_signature_init(&eddsa(), public, &bad).unwrap();
+    s.verify_signature_update(&data).unwrap();
+    assert_rv!(s.verify_signature_final(), SignatureInvalid);
+    assert_rv!(s.verify_signature_final(), OperationNotInitialized);
+    // An HMAC key too: every mechanism that verifies.
+    let mac_key = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::GENERIC_SECRET),
+            Attribute::Token(false),
+            Attribute::Sign(true),
+            Attribute::Verify(true),
+            Attribute::Value(vec![9; 32]),
+        ])
+        .unwrap();
+    let mac = s.sign(&Mechanism::Sha256Hmac, mac_key, &data).unwrap();
+    s.verify_signature_init(&Mechanism::Sha256Hmac, mac_key, &mac)
+        .unwrap();
+    s.verify_signature(&data).unwrap();
+}
+
+#[test]
+fn one_verification_per_session_whichever_way_it_began() {
+    let f = Fixture::new();
+    let s = f.user(f.token("v32"));
+    let (public, private) = ed25519_pair(&s);
+    let sig = s.sign(&eddsa(), private, b"m").unwrap();
+    s.verify_signature_init(&eddsa(), public, &sig).unwrap();
+    // The other kind cannot begin, nor finish what this one began.
+    assert_rv!(s.verify_init(&eddsa(), public), OperationActive);
+    assert_rv!(s.verify_final(&sig), OperationNotInitialized);
+    let l = list_3_2();
+    // SAFETY: module calls with valid pointers.
+    unsafe {
+        // Its state is not saved (the signature is part of it).
+        let mut len: CK_ULONG = 0;
+        assert_eq!(
+            l.C_GetOperationState.unwrap()(s.handle(), std::ptr::null_mut(), &mut len),
+            CKR_STATE_UNSAVEABLE
+        );
+        // C_SessionCancel(CKF_VERIFY) ends it.
+        assert_eq!(l.C_SessionCancel.unwrap()(s.handle(), CKF_VERIFY), CKR_OK);
+    }
+    assert_rv!(s.verify_signature(b"m"), OperationNotInitialized);
+    // And the other way round.
+    s.verify_init(&eddsa(), public).unwrap();
+    assert_rv!(
+        s.verify_signature_init(&eddsa(), public, &sig),
+        OperationActive
+    );
+    s.verify_update(b"m").unwrap();
+    s.verify_final(&sig).unwrap();
+}
+
+#[test]
+fn the_key_and_the_signature_length_are_checked_first() {
+    let f = Fixture::new();
+    let s = f.user(f.token("v32"));
+    let (public, private) = s
+        .generate_key_pair(
+            &Mechanism::EccEdwardsKeyPairGen,
+            &[
+                Attribute::EcParams(vec![
+                    0x13, 0x0c, b'e', b'd', b'w', b'a', b'r', b'd', b's', b'2', b'5', b'5', b'1',
+                    b'9',
+                ]),
+                Attribute::Verify(false),
+            ],
+            &[Attribute::Sign(true)],
+        )
+        .unwrap();
+    let sig = s.sign(&eddsa(), private, b"m").unwrap();
+    assert_rv!(
+        s.verify_signature_init(&eddsa(), public, &sig),
+        KeyFunctionNotPermitted
+    );
+    let (public, _) = ed25519_pair(&s);
+    let huge = vec![0u8; 64 * 1024 + 1];
+    assert_rv!(
+        s.verify_signature_init(&eddsa(), public, &huge),
+        SignatureLenRange
+    );
+    // Nothing began.
+    assert_rv!(s.verify_signature(b"m"), OperationNotInitialized);
+}
+
+#[test]
+fn validation_flags_async_calls_and_encapsulation_answer_as_the_spec_says() {
+    let f = Fixture::new();
+    let s = f.user(f.token("v32"));
+    let l = list_3_2();
+    let h = s.handle();
+    // SAFETY: calls into the module with valid or deliberately bad arguments.
+    unsafe {
+        let mut flags: CK_FLAGS = 0xff;
+        assert_eq!(
+            l.C_GetSessionValidationFlags.unwrap()(h, CKS_LAST_VALIDATION_OK, &mut flags),
+            CKR_OK
+        );
+        assert_eq!(
+            flags, 0,
+            "no operation of this token runs under a validation"
+        );
+        assert_eq!(
+            l.C_GetSessionValidationFlags.unwrap()(h, 7, &mut flags),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            l.C_GetSessionValidationFlags.unwrap()(h, CKS_LAST_VALIDATION_OK, std::ptr::null_mut()),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            l.C_GetSessionValidationFlags.unwrap()(h + 999, CKS_LAST_VALIDATION_OK, &mut flags),
+            CKR_SESSION_HANDLE_INVALID
+        );
+        let mut name = *b"C_Sign\0";
+        let mut id: CK_ULONG = 0;
+        assert_eq!(
+            l.C_AsyncGetID.unwrap()(h, name.as_mut_ptr(), &mut id),
+            CKR_FUNCTION_NOT_SUPPORTED
+        );
+        assert_eq!(
+            l.C_AsyncComplete.unwrap()(h, name.as_mut_ptr(), std::ptr::null_mut()),
+            CKR_FUNCTION_NOT_SUPPORTED
+        );
+        assert_eq!(
+            l.C_AsyncJoin.unwrap()(h, name.as_mut_ptr(), 1, std::ptr::null_mut(), 0),
+            CKR_FUNCTION_NOT_SUPPORTED
+        );
+        assert_eq!(
+            l.C_AsyncJoin.unwrap()(h + 999, name.as_mut_ptr(), 1, std::ptr::null_mut(), 0),
+            CKR_SESSION_HANDLE_INVALID
+        );
+        // No mechanism encapsulates yet: an ML-KEM request and a mechanism
+        // that exists but does not encapsulate are both refused.
+        for ty in [CKM_ML_KEM, CKM_AES_GCM] {
+            let mut mech = CK_MECHANISM {
+                mechanism: ty,
+                pParameter: std::ptr::null_mut(),
+                ulParameterLen: 0,
+            };
+            let mut len: CK_ULONG = 0;
+            let mut key: CK_OBJECT_HANDLE = 0;
+            assert_eq!(
+                l.C_EncapsulateKey.unwrap()(
+                    h,
+                    &mut mech,
+                    1,
+                    std::ptr::null_mut(),
+                    0,
+                    std::ptr::null_mut(),
+                    &mut len,
+                    &mut key
+                ),
+                CKR_MECHANISM_INVALID
+            );
+            assert_eq!(
+                l.C_DecapsulateKey.unwrap()(
+                    h,
+                    &mut mech,
+                    1,
+                    std::ptr::null_mut(),
+                    0,
+                    std::ptr::null_mut(),
+                    0,
+                    &mut key
+                ),
+                CKR_MECHANISM_INVALID
+            );
+        }
+        assert_eq!(
+            l.C_EncapsulateKey.unwrap()(
+                h,
+                std::ptr::null_mut(),
+                1,
+                std::ptr::null_mut(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut()
+            ),
+            CKR_ARGUMENTS_BAD
+        );
+    }
+}
