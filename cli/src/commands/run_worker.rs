@@ -18,10 +18,11 @@ use crate::measure::ipc::{self, Endpoint, FromWorker, KeysInfo, Opened, ToWorker
 use crate::measure::job::{Options, jobs};
 use crate::measure::module_bench::ModuleBench;
 use crate::suite::catalogue::catalogue;
-use crate::suite::existing::detect;
+use crate::suite::existing::{Detected, detect};
 use crate::suite::keys::KeyStore;
 use crate::suite::op::OpDef;
 use crate::suite::support::{default_size, unsupported};
+use crate::token::ckr::ckk_name;
 use crate::token::module::Module;
 use crate::token::temp_token::TempToken;
 
@@ -163,11 +164,20 @@ fn open(args: &RunArgs, ep: &Endpoint) -> Result<(ModuleBench, Request, Vec<OpDe
             let ex = detect(&module.raw, module.setup_session().handle(), &handles)
                 .map_err(|e| CliError::usage(format!("key '{label}' on {}: {e}", module.name)))?;
             keys.insert_existing(ex.handles.clone());
-            let ops = match &req.generic {
-                Some(g) => g.ops(Some(&ex), &module),
-                None => Ok(crate::suite::catalogue::ops_for_existing(&ex)),
+            let kind = match &ex.kind {
+                Detected::Other { key_type, .. } => ckk_name(*key_type),
+                known => format!("{known:?}"),
             };
-            (ops, Some(format!("{:?}", ex.kind)))
+            let ops = match (&req.generic, &ex.kind) {
+                (Some(g), _) => g.ops(Some(&ex), &module),
+                (None, Detected::Other { why, .. }) => Err(CliError::usage(format!(
+                    "key '{label}' on {} is {why}: measure it with --mechanism \
+                     (e.g. --mechanism CKM_NAME --function sign,verify)",
+                    module.name
+                ))),
+                (None, _) => Ok(crate::suite::catalogue::ops_for_existing(&ex)),
+            };
+            (ops, Some(kind))
         }
         None => match &req.generic {
             Some(g) => (g.ops(None, &module), None),

@@ -207,6 +207,8 @@ pub fn ops_for_existing(k: &crate::suite::existing::ExistingKey) -> Vec<OpDef> {
                 }
             }
         }
+        // Only the generic op measures it (`--mechanism`).
+        Detected::Other { .. } => {}
     }
     v.retain(|o| k.allows(o.mechanism));
     v

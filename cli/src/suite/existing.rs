@@ -6,7 +6,7 @@ use cryptoki_sys::*;
 use super::alg::*;
 use super::keys::*;
 use super::keyset::KeyHandles;
-use crate::token::ckr::ckr_name;
+use crate::token::ckr::{ckk_name, ckr_name};
 use crate::token::raw::RawModule;
 
 /// What `--key-label` found.
@@ -27,6 +27,16 @@ pub enum Detected {
     /// HMAC-capable secret key: a generic secret (any HMAC), or a key typed
     /// for one hash (`CKK_SHA256_HMAC`, …) that only that HMAC may use.
     Hmac(Option<CK_MECHANISM_TYPE>),
+    /// A key the catalogue has no op for — a type it does not know (ML-DSA
+    /// on a token with post-quantum firmware, a vendor type) or an EC curve
+    /// it does not cover: measured by the generic op (`--mechanism`), which
+    /// needs nothing but the key's handles. `why` says what it is.
+    Other {
+        /// `CKA_KEY_TYPE`.
+        key_type: CK_KEY_TYPE,
+        /// What the catalogue lacks for it, for messages.
+        why: String,
+    },
 }
 
 /// An existing key with its usage flags.
@@ -222,12 +232,13 @@ fn detect_with(get: &Reader<'_>, handles: &[CK_OBJECT_HANDLE]) -> Result<Existin
             CKK_EC => match get(h, CKA_EC_PARAMS) {
                 Ok(p) => match Curve::from_params(&p) {
                     Some(c) => Ok(Detected::Ec(c)),
-                    None => {
-                        return Err(format!(
-                            "EC key on a curve hsm-bench does not benchmark ({}; it knows P-256, P-384, P-521 and secp256k1)",
+                    None => Ok(Detected::Other {
+                        key_type: CKK_EC,
+                        why: format!(
+                            "an EC key on a curve the catalogue does not cover ({}; it knows P-256, P-384, P-521 and secp256k1)",
                             curve_name(&p)
-                        ));
-                    }
+                        ),
+                    }),
                 },
                 Err(rv) => Err(format!(
                     "the EC key's curve is unknown: C_GetAttributeValue(CKA_EC_PARAMS) returned {}",
@@ -255,11 +266,13 @@ fn detect_with(get: &Reader<'_>, handles: &[CK_OBJECT_HANDLE]) -> Result<Existin
             CKK_GENERIC_SECRET => Ok(Detected::Hmac(None)),
             CKK_SHA256_HMAC => Ok(Detected::Hmac(Some(CKM_SHA256_HMAC))),
             CKK_SHA512_HMAC => Ok(Detected::Hmac(Some(CKM_SHA512_HMAC))),
-            other => {
-                return Err(format!(
-                    "key type 0x{other:x} is not benchmarked by hsm-bench"
-                ));
-            }
+            other => Ok(Detected::Other {
+                key_type: other,
+                why: format!(
+                    "a {} key, which the catalogue has no op for",
+                    ckk_name(other)
+                ),
+            }),
         };
         match k {
             Ok(k) if kind.is_none() => kind = Some(k),
@@ -347,6 +360,68 @@ mod tests {
             e.contains("CKA_VALUE_LEN) gave 2 bytes, not a CK_ULONG"),
             "{e}"
         );
+    }
+
+    /// A key pair (public 3, private 4) of type `kt`, with `extra`
+    /// attributes on both.
+    fn detect_pair(
+        kt: CK_KEY_TYPE,
+        extra: &[(CK_ATTRIBUTE_TYPE, Result<Vec<u8>, CK_RV>)],
+    ) -> Result<ExistingKey, String> {
+        let mut attrs: Attrs = [
+            ((3, CKA_CLASS), ulong(CKO_PUBLIC_KEY)),
+            ((3, CKA_KEY_TYPE), ulong(kt)),
+            ((3, CKA_VERIFY), Ok(vec![CK_TRUE])),
+            ((4, CKA_CLASS), ulong(CKO_PRIVATE_KEY)),
+            ((4, CKA_KEY_TYPE), ulong(kt)),
+            ((4, CKA_SIGN), Ok(vec![CK_TRUE])),
+        ]
+        .into_iter()
+        .collect();
+        for (t, v) in extra {
+            attrs.insert((3, *t), v.clone());
+            attrs.insert((4, *t), v.clone());
+        }
+        detect_with(
+            &|h, t| {
+                attrs
+                    .get(&(h, t))
+                    .cloned()
+                    .unwrap_or(Err(CKR_ATTRIBUTE_TYPE_INVALID))
+            },
+            &[3, 4],
+        )
+    }
+
+    #[test]
+    fn keys_the_catalogue_lacks_are_found_for_the_generic_op() {
+        // An ML-DSA pair (a type hsm-bench has no catalogue entry for): its
+        // handles and usage flags, for `--mechanism`.
+        let k = detect_pair(CKK_ML_DSA, &[]).unwrap();
+        assert_eq!(
+            k.kind,
+            Detected::Other {
+                key_type: CKK_ML_DSA,
+                why: "a CKK_ML_DSA key, which the catalogue has no op for".into()
+            }
+        );
+        assert_eq!((k.handles.public, k.handles.private), (Some(3), Some(4)));
+        assert!(k.can_sign && k.can_verify);
+        // A vendor type is named by its value.
+        let k = detect_pair(CKK_VENDOR_DEFINED | 7, &[]).unwrap();
+        assert!(matches!(&k.kind, Detected::Other { why, .. } if why.contains("CKK_0x80000007")));
+        // An EC key on a curve the catalogue does not cover
+        // (brainpoolP256r1).
+        let bp256 = vec![
+            0x06, 0x09, 0x2b, 0x24, 0x03, 0x03, 0x02, 0x08, 0x01, 0x01, 0x07,
+        ];
+        let k = detect_pair(CKK_EC, &[(CKA_EC_PARAMS, Ok(bp256))]).unwrap();
+        assert!(
+            matches!(&k.kind, Detected::Other { key_type: CKK_EC, why } if why.contains("curve the catalogue does not cover")),
+            "{:?}",
+            k.kind
+        );
+        assert!(crate::suite::catalogue::ops_for_existing(&k).is_empty());
     }
 
     #[test]

@@ -37,11 +37,72 @@ pub fn curve_name(params: &[u8]) -> String {
         (X25519_OID, "X25519"),
         (X25519_PRINTABLE, "X25519"),
     ];
+    /// Curves the catalogue does not cover, named in messages.
+    const OTHERS: &[(&[u8], &str)] = &[
+        (
+            &[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x01],
+            "P-192",
+        ),
+        (&[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x21], "P-224"),
+        (
+            &[
+                0x06, 0x09, 0x2b, 0x24, 0x03, 0x03, 0x02, 0x08, 0x01, 0x01, 0x07,
+            ],
+            "brainpoolP256r1",
+        ),
+        (
+            &[
+                0x06, 0x09, 0x2b, 0x24, 0x03, 0x03, 0x02, 0x08, 0x01, 0x01, 0x0b,
+            ],
+            "brainpoolP384r1",
+        ),
+        (
+            &[
+                0x06, 0x09, 0x2b, 0x24, 0x03, 0x03, 0x02, 0x08, 0x01, 0x01, 0x0d,
+            ],
+            "brainpoolP512r1",
+        ),
+    ];
     NAMED
         .iter()
+        .chain(OTHERS)
         .find(|(p, _)| *p == params)
         .map(|(_, n)| n.to_string())
+        .or_else(|| dotted_oid(params).map(|oid| format!("OID {oid}")))
         .unwrap_or_else(|| params.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The dotted form of a DER OBJECT IDENTIFIER (`06 len …`), if `der` is
+/// one (X.690 §8.19).
+fn dotted_oid(der: &[u8]) -> Option<String> {
+    let (&[0x06, len], body) = der.split_first_chunk::<2>()? else {
+        return None;
+    };
+    if body.len() != usize::from(len) || body.is_empty() || body.last()? & 0x80 != 0 {
+        return None;
+    }
+    let mut arcs = Vec::new();
+    let mut arc: u64 = 0;
+    for &b in body {
+        arc = arc.checked_mul(128)? | u64::from(b & 0x7f);
+        if b & 0x80 == 0 {
+            arcs.push(arc);
+            arc = 0;
+        }
+    }
+    let first = arcs.first().copied()?;
+    let (a, b) = match first {
+        0..=39 => (0, first),
+        40..=79 => (1, first - 40),
+        _ => (2, first - 80),
+    };
+    let rest: Vec<String> = arcs[1..].iter().map(u64::to_string).collect();
+    Some(
+        std::iter::once(format!("{a}.{b}"))
+            .chain(rest)
+            .collect::<Vec<_>>()
+            .join("."),
+    )
 }
 
 impl KeySpec {
@@ -602,5 +663,32 @@ impl Drop for KeyStore {
         for label in kept {
             eprintln!("kept token key '{label}' (--keep-keys; reuse it with --key-label)");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curves_are_named_or_shown_as_their_oid() {
+        assert_eq!(curve_name(P256_OID), "P-256");
+        assert_eq!(
+            curve_name(&[
+                0x06, 0x09, 0x2b, 0x24, 0x03, 0x03, 0x02, 0x08, 0x01, 0x01, 0x07
+            ]),
+            "brainpoolP256r1"
+        );
+        // secp192k1 (1.3.132.0.31): not named, shown dotted.
+        assert_eq!(
+            curve_name(&[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x1f]),
+            "OID 1.3.132.0.31"
+        );
+        // Multi-byte arcs and the first arc of 2 (2.999.3).
+        assert_eq!(curve_name(&[0x06, 0x03, 0x88, 0x37, 0x03]), "OID 2.999.3");
+        // Not an OID (explicit parameters, a truncated one): hex.
+        assert_eq!(curve_name(&[0x30, 0x01, 0x00]), "300100");
+        assert_eq!(curve_name(&[0x06, 0x05, 0x2b]), "06052b");
+        assert_eq!(curve_name(&[0x06, 0x01, 0x81]), "060181");
     }
 }

@@ -75,6 +75,16 @@ pub fn ckm_name(m: CK_MECHANISM_TYPE) -> String {
     }
 }
 
+/// The `CKK_*` name of a key type (`cryptoki`'s table, PKCS#11 3.2 types
+/// included), or its hex value for unknown and vendor ones.
+pub fn ckk_name(k: cryptoki_sys::CK_KEY_TYPE) -> String {
+    cryptoki::object::KeyType::try_from(k)
+        .map(|t| t.to_string())
+        .ok()
+        .filter(|n| n.starts_with("CKK_"))
+        .unwrap_or_else(|| format!("CKK_0x{k:X}"))
+}
+
 /// The value of the mechanism named `name` (`CKM_AES_XTS`, exact case).
 pub fn ckm_value(name: &str) -> Option<CK_MECHANISM_TYPE> {
     crate::token::mechanism_names::MECHANISMS
