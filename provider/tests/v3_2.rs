@@ -1,8 +1,9 @@
 //! The functions PKCS#11 3.2 adds, through the built module as consumers
 //! reach them (the default interface, "PKCS 11" 3.2): verification with the
 //! signature given first (§5.15), session validation flags (§5.6), the
-//! asynchronous calls of a synchronous token (§5.20) and key encapsulation
-//! (§5.18) before any KEM mechanism exists.
+//! asynchronous calls of a synchronous token (§5.20), authenticated key
+//! wrapping with AES-GCM (§5.18) and key encapsulation before any KEM
+//! mechanism exists.
 
 mod common;
 
@@ -271,4 +272,258 @@ fn validation_flags_async_calls_and_encapsulation_answer_as_the_spec_says() {
             CKR_ARGUMENTS_BAD
         );
     }
+}
+
+/// An AES key of `value` with the given flags (a session object).
+fn aes_key(s: &Session, value: &[u8], extra: &[Attribute]) -> ObjectHandle {
+    let mut t = vec![
+        Attribute::Class(ObjectClass::SECRET_KEY),
+        Attribute::KeyType(KeyType::AES),
+        Attribute::Token(false),
+        Attribute::Value(value.to_vec()),
+    ];
+    t.extend_from_slice(extra);
+    s.create_object(&t).unwrap()
+}
+
+/// `C_WrapKeyAuthenticated` / `C_UnwrapKeyAuthenticated` with AES-GCM and
+/// the per-message parameters.
+struct AuthWrap {
+    iv: Vec<u8>,
+    tag: [u8; 16],
+    generator: CK_GENERATOR_FUNCTION,
+}
+
+impl AuthWrap {
+    fn new(generator: CK_GENERATOR_FUNCTION) -> Self {
+        AuthWrap {
+            iv: vec![0; 12],
+            tag: [0; 16],
+            generator,
+        }
+    }
+
+    fn params(&mut self) -> CK_GCM_MESSAGE_PARAMS {
+        CK_GCM_MESSAGE_PARAMS {
+            pIv: self.iv.as_mut_ptr(),
+            ulIvLen: self.iv.len() as CK_ULONG,
+            ulIvFixedBits: 0,
+            ivGenerator: self.generator,
+            pTag: self.tag.as_mut_ptr(),
+            ulTagBits: 128,
+        }
+    }
+
+    /// The length query, then the wrap.
+    fn wrap(
+        &mut self,
+        s: &Session,
+        wrapping: ObjectHandle,
+        key: ObjectHandle,
+        aad: &[u8],
+    ) -> Result<Vec<u8>, CK_RV> {
+        let l = list_3_2();
+        let mut p = self.params();
+        let mut mech = CK_MECHANISM {
+            mechanism: CKM_AES_GCM,
+            pParameter: &mut p as *mut _ as *mut std::ffi::c_void,
+            ulParameterLen: std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>() as CK_ULONG,
+        };
+        let mut aad = aad.to_vec();
+        let mut len: CK_ULONG = 0;
+        // SAFETY: valid pointers for every argument.
+        unsafe {
+            let f = l.C_WrapKeyAuthenticated.unwrap();
+            let mut call = |out: *mut u8, len: &mut CK_ULONG, mech: &mut CK_MECHANISM| {
+                f(
+                    s.handle(),
+                    mech,
+                    wrapping.handle(),
+                    key.handle(),
+                    aad.as_mut_ptr(),
+                    aad.len() as CK_ULONG,
+                    out,
+                    len,
+                )
+            };
+            let rv = call(std::ptr::null_mut(), &mut len, &mut mech);
+            if rv != CKR_OK {
+                return Err(rv);
+            }
+            let mut out = vec![0u8; len as usize];
+            let rv = call(out.as_mut_ptr(), &mut len, &mut mech);
+            if rv != CKR_OK {
+                return Err(rv);
+            }
+            out.truncate(len as usize);
+            Ok(out)
+        }
+    }
+
+    fn unwrap(
+        &mut self,
+        s: &Session,
+        unwrapping: ObjectHandle,
+        wrapped: &[u8],
+        aad: &[u8],
+    ) -> Result<ObjectHandle, CK_RV> {
+        let l = list_3_2();
+        let mut p = self.params();
+        let mut mech = CK_MECHANISM {
+            mechanism: CKM_AES_GCM,
+            pParameter: &mut p as *mut _ as *mut std::ffi::c_void,
+            ulParameterLen: std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>() as CK_ULONG,
+        };
+        let (mut class, mut kt, mut yes) = (CKO_SECRET_KEY, CKK_AES, CK_TRUE);
+        let mut template = [
+            CK_ATTRIBUTE {
+                type_: CKA_CLASS,
+                pValue: &mut class as *mut _ as *mut std::ffi::c_void,
+                ulValueLen: std::mem::size_of::<CK_ULONG>() as CK_ULONG,
+            },
+            CK_ATTRIBUTE {
+                type_: CKA_KEY_TYPE,
+                pValue: &mut kt as *mut _ as *mut std::ffi::c_void,
+                ulValueLen: std::mem::size_of::<CK_ULONG>() as CK_ULONG,
+            },
+            CK_ATTRIBUTE {
+                type_: CKA_EXTRACTABLE,
+                pValue: &mut yes as *mut _ as *mut std::ffi::c_void,
+                ulValueLen: 1,
+            },
+        ];
+        let mut wrapped = wrapped.to_vec();
+        let mut aad = aad.to_vec();
+        let mut key: CK_OBJECT_HANDLE = 0;
+        // SAFETY: valid pointers for every argument.
+        let rv = unsafe {
+            l.C_UnwrapKeyAuthenticated.unwrap()(
+                s.handle(),
+                &mut mech,
+                unwrapping.handle(),
+                wrapped.as_mut_ptr(),
+                wrapped.len() as CK_ULONG,
+                template.as_mut_ptr(),
+                template.len() as CK_ULONG,
+                aad.as_mut_ptr(),
+                aad.len() as CK_ULONG,
+                &mut key,
+            )
+        };
+        match rv {
+            // SAFETY: a handle the module just returned.
+            CKR_OK => Ok(unsafe { ObjectHandle::new_from_raw(key) }),
+            rv => Err(rv),
+        }
+    }
+}
+
+fn value_of(s: &Session, key: ObjectHandle) -> Vec<u8> {
+    match s
+        .get_attributes(key, &[cryptoki::object::AttributeType::Value])
+        .unwrap()
+        .pop()
+    {
+        Some(Attribute::Value(v)) => v,
+        other => panic!("no value: {other:?}"),
+    }
+}
+
+#[test]
+fn authenticated_wrap_binds_the_associated_data_and_generates_the_iv() {
+    use aes_gcm::aead::{Aead, KeyInit, Payload};
+    let f = Fixture::new();
+    let s = f.user(f.token("v32"));
+    let kek = [0x42u8; 32];
+    let wrapping = aes_key(&s, &kek, &[Attribute::Wrap(true), Attribute::Unwrap(true)]);
+    let secret = [0x5au8; 16];
+    let target = aes_key(
+        &s,
+        &secret,
+        &[Attribute::Extractable(true), Attribute::Sensitive(false)],
+    );
+    let mut w = AuthWrap::new(CKG_GENERATE_RANDOM);
+    let wrapped = w.wrap(&s, wrapping, target, b"key of tenant 7").unwrap();
+    assert_eq!(wrapped.len(), 16, "the ciphertext alone");
+    assert_ne!(w.iv, [0; 12], "the token generated the IV");
+    // An independent AES-GCM (RustCrypto) opens it with the same IV, tag
+    // and associated data.
+    let gcm = aes_gcm::Aes256Gcm::new_from_slice(&kek).unwrap();
+    let mut sealed = wrapped.clone();
+    sealed.extend_from_slice(&w.tag);
+    let opened = gcm
+        .decrypt(
+            &aes_gcm::Nonce::try_from(w.iv.as_slice()).unwrap(),
+            Payload {
+                msg: &sealed,
+                aad: b"key of tenant 7",
+            },
+        )
+        .unwrap();
+    assert_eq!(opened, secret);
+    // The token unwraps it with the same associated data only.
+    let back = w
+        .unwrap(&s, wrapping, &wrapped, b"key of tenant 7")
+        .unwrap();
+    assert_eq!(value_of(&s, back), secret);
+    assert_eq!(
+        w.unwrap(&s, wrapping, &wrapped, b"key of tenant 8"),
+        Err(CKR_WRAPPED_KEY_INVALID)
+    );
+    let mut bad = wrapped.clone();
+    bad[0] ^= 1;
+    assert_eq!(
+        w.unwrap(&s, wrapping, &bad, b"key of tenant 7"),
+        Err(CKR_WRAPPED_KEY_INVALID)
+    );
+    // A counter generator never repeats an IV under one key value.
+    let mut c = AuthWrap::new(CKG_GENERATE_COUNTER);
+    c.wrap(&s, wrapping, target, b"").unwrap();
+    let first = c.iv.clone();
+    c.iv = vec![0; 12];
+    c.wrap(&s, wrapping, target, b"").unwrap();
+    assert_ne!(first, c.iv);
+}
+
+#[test]
+fn authenticated_wrap_keeps_every_rule_of_c_wrapkey() {
+    let f = Fixture::new();
+    let s = f.user(f.token("v32"));
+    let wrapping = aes_key(
+        &s,
+        &[1; 32],
+        &[Attribute::Wrap(true), Attribute::Unwrap(true)],
+    );
+    // An unextractable key is not wrapped.
+    let kept = aes_key(&s, &[2; 16], &[Attribute::Extractable(false)]);
+    let mut w = AuthWrap::new(CKG_GENERATE_RANDOM);
+    assert_eq!(w.wrap(&s, wrapping, kept, b""), Err(CKR_KEY_UNEXTRACTABLE));
+    // A key that may not wrap does not.
+    let no_wrap = aes_key(&s, &[3; 32], &[Attribute::Wrap(false)]);
+    let target = aes_key(&s, &[4; 16], &[Attribute::Extractable(true)]);
+    assert_eq!(
+        w.wrap(&s, no_wrap, target, b""),
+        Err(CKR_KEY_FUNCTION_NOT_PERMITTED)
+    );
+    // Wrap separation (Clulow 2003 §2.1): a sensitive key does not go
+    // under a key that could also decrypt the blob (with
+    // C_DecryptMessage here).
+    let both = aes_key(
+        &s,
+        &[5; 32],
+        &[Attribute::Wrap(true), Attribute::Decrypt(true)],
+    );
+    let sensitive = aes_key(
+        &s,
+        &[6; 16],
+        &[Attribute::Extractable(true), Attribute::Sensitive(true)],
+    );
+    assert_eq!(w.wrap(&s, both, sensitive, b""), Err(CKR_KEY_NOT_WRAPPABLE));
+    // A too-short IV for the generator is a bad parameter.
+    let mut short = AuthWrap::new(CKG_GENERATE_RANDOM);
+    short.iv = vec![0; 4];
+    assert_eq!(
+        short.wrap(&s, wrapping, target, b""),
+        Err(CKR_MECHANISM_PARAM_INVALID)
+    );
 }

@@ -314,6 +314,44 @@ pub fn message(
     )
 }
 
+/// One whole message under `key` outside any message operation (3.2
+/// `C_WrapKeyAuthenticated` / `C_UnwrapKeyAuthenticated`): the parameter
+/// checks, IV generation (a counter shared with every message encryption
+/// under the same key value) and AES-GCM of `C_EncryptMessage` /
+/// `C_DecryptMessage`. `out` holds at least `input.len()` bytes; a
+/// decryption writes it only once the tag verified.
+#[allow(clippy::too_many_arguments)]
+pub(in crate::api) fn one_message(
+    session: &Session,
+    key: Arc<KeyMaterial>,
+    direction: Direction,
+    mut params: GcmMessage<'_>,
+    aad: &[u8],
+    input: &[u8],
+    out: &mut [u8],
+) -> Result<usize> {
+    if !matches!(&*key, KeyMaterial::Aes(_)) {
+        return Err(err(CKR_KEY_TYPE_INCONSISTENT));
+    }
+    check_params(&params)?;
+    let mut op = MessageCipher {
+        key,
+        counter: None,
+        pending: None,
+    };
+    prepare_iv(&session.token, &mut op, direction, &mut params)?;
+    run(
+        &op.key,
+        direction,
+        params.iv,
+        params.tag_bits,
+        aad,
+        input,
+        params.tag,
+        out,
+    )
+}
+
 /// The message operation of `direction`, with no multi-part message in
 /// progress (`CKR_OPERATION_ACTIVE` while one is).
 fn idle(ops: &mut Operations, direction: Direction) -> Result<&mut MessageCipher> {

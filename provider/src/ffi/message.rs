@@ -47,7 +47,7 @@ unsafe fn read_mechanism(ptr: *const CK_MECHANISM) -> Result<Mechanism<'static>>
 /// # Safety
 /// `ptr` null or valid for `len` bytes; its `pIv` / `pTag` valid for
 /// `ulIvLen` / `ulTagBits / 8` bytes.
-unsafe fn read_params<'a>(ptr: *mut c_void, len: CK_ULONG) -> Result<GcmMessage<'a>> {
+pub(super) unsafe fn read_params<'a>(ptr: *mut c_void, len: CK_ULONG) -> Result<GcmMessage<'a>> {
     let bad = || err(CKR_MECHANISM_PARAM_INVALID);
     if ptr.is_null() || len as usize != std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>() {
         return Err(bad());

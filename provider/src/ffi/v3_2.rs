@@ -1,13 +1,15 @@
 //! The other functions PKCS#11 3.2 adds to the function list (base spec
 //! 3.2 §5.6, §5.18, §5.20): session validation flags, the asynchronous
 //! calls of a token that runs every call synchronously, key encapsulation
-//! and authenticated key wrapping. `verify_signature.rs` has the 3.2
+//! and authenticated key wrapping (AES-GCM). `verify_signature.rs` has the 3.2
 //! verification calls.
 
-use super::calls::init;
-use super::util::{guard, out};
+use super::calls::{init, new_object};
+use super::util::{bytes, finish_output, guard, guard_deep, out, out_buffer};
+use crate::api::crypto;
+use crate::api::message::GcmMessage;
 use crate::api::module;
-use crate::error::err;
+use crate::error::{Result, err};
 use crate::mechanisms;
 use cryptoki_sys::*;
 
@@ -138,36 +140,96 @@ pub unsafe extern "C" fn C_DecapsulateKey(
     unsafe { kem(hSession, pMechanism, CKF_DECAPSULATE) }
 }
 
-/// `C_WrapKeyAuthenticated` (3.2 §5.18): not offered yet (docs/
-/// mechanisms.md, "PKCS#11 3.2"): `CKR_FUNCTION_NOT_SUPPORTED` after the
-/// session is checked.
-#[unsafe(no_mangle)]
-pub extern "C" fn C_WrapKeyAuthenticated(
-    hSession: CK_SESSION_HANDLE,
-    _pMechanism: *mut CK_MECHANISM,
-    _hWrappingKey: CK_OBJECT_HANDLE,
-    _hKey: CK_OBJECT_HANDLE,
-    _pAssociatedData: *mut CK_BYTE,
-    _ulAssociatedDataLen: CK_ULONG,
-    _pWrappedKey: *mut CK_BYTE,
-    _pulWrappedKeyLen: *mut CK_ULONG,
-) -> CK_RV {
-    unsupported(hSession)
+/// `CKM_AES_GCM` and its `CK_GCM_MESSAGE_PARAMS` (the authenticated wrap
+/// calls' mechanism; another mechanism is `CKR_MECHANISM_INVALID`).
+///
+/// # Safety
+/// `p` null or a valid `CK_MECHANISM` whose parameter is valid for its
+/// length, with `pIv` / `pTag` valid for their lengths.
+unsafe fn gcm_message<'a>(p: *const CK_MECHANISM) -> Result<GcmMessage<'a>> {
+    // SAFETY: caller guarantees validity when non-null.
+    let m = unsafe { p.as_ref() }.ok_or(err(CKR_ARGUMENTS_BAD))?;
+    if m.mechanism != CKM_AES_GCM {
+        mechanisms::lookup(m.mechanism)?;
+        return Err(err(CKR_MECHANISM_INVALID));
+    }
+    // SAFETY: forwarded caller guarantee.
+    unsafe { super::message::read_params(m.pParameter, m.ulParameterLen) }
 }
 
-/// `C_UnwrapKeyAuthenticated` (3.2 §5.18): as [`C_WrapKeyAuthenticated`].
+/// `C_WrapKeyAuthenticated` (3.2 §5.18; AES-GCM, mechanisms §6.13.3): the
+/// IV is generated into the parameter's `pIv` as its `ivGenerator` asks
+/// and the tag written to `pTag`; the wrapped key is the ciphertext.
+///
+/// # Safety
+/// `pMechanism` as for `C_EncryptMessage`; `pAssociatedData` valid for
+/// `ulAssociatedDataLen`; `pWrappedKey` null or valid for
+/// `*pulWrappedKeyLen` bytes.
 #[unsafe(no_mangle)]
-pub extern "C" fn C_UnwrapKeyAuthenticated(
+pub unsafe extern "C" fn C_WrapKeyAuthenticated(
     hSession: CK_SESSION_HANDLE,
-    _pMechanism: *mut CK_MECHANISM,
-    _hUnwrappingKey: CK_OBJECT_HANDLE,
-    _pWrappedKey: *mut CK_BYTE,
-    _ulWrappedKeyLen: CK_ULONG,
-    _pTemplate: *mut CK_ATTRIBUTE,
-    _ulAttributeCount: CK_ULONG,
-    _pAssociatedData: *mut CK_BYTE,
-    _ulAssociatedDataLen: CK_ULONG,
-    _phKey: *mut CK_OBJECT_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+    hWrappingKey: CK_OBJECT_HANDLE,
+    hKey: CK_OBJECT_HANDLE,
+    pAssociatedData: *mut CK_BYTE,
+    ulAssociatedDataLen: CK_ULONG,
+    pWrappedKey: *mut CK_BYTE,
+    pulWrappedKeyLen: *mut CK_ULONG,
 ) -> CK_RV {
-    unsupported(hSession)
+    guard(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantees.
+            let ((buf, len), params, aad) = unsafe {
+                (
+                    out_buffer(pWrappedKey, pulWrappedKeyLen)?,
+                    gcm_message(pMechanism)?,
+                    bytes(pAssociatedData, ulAssociatedDataLen)?,
+                )
+            };
+            finish_output(
+                crypto::wrap_key_authenticated(s, params, hWrappingKey, hKey, aad, buf),
+                len,
+            )
+        })
+    })
+}
+
+/// `C_UnwrapKeyAuthenticated` (3.2 §5.18): the IV and tag come from the
+/// parameter; a wrong IV, tag or associated data is
+/// `CKR_WRAPPED_KEY_INVALID` and makes no key.
+///
+/// # Safety
+/// As [`C_WrapKeyAuthenticated`]; `pWrappedKey` valid for
+/// `ulWrappedKeyLen`; the template valid for its count; `phKey` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn C_UnwrapKeyAuthenticated(
+    hSession: CK_SESSION_HANDLE,
+    pMechanism: *mut CK_MECHANISM,
+    hUnwrappingKey: CK_OBJECT_HANDLE,
+    pWrappedKey: *mut CK_BYTE,
+    ulWrappedKeyLen: CK_ULONG,
+    pTemplate: *mut CK_ATTRIBUTE,
+    ulAttributeCount: CK_ULONG,
+    pAssociatedData: *mut CK_BYTE,
+    ulAssociatedDataLen: CK_ULONG,
+    phKey: *mut CK_OBJECT_HANDLE,
+) -> CK_RV {
+    guard_deep(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantees.
+            let (wrapped, aad) = unsafe {
+                (
+                    bytes(pWrappedKey, ulWrappedKeyLen)?,
+                    bytes(pAssociatedData, ulAssociatedDataLen)?,
+                )
+            };
+            let unwrap = |t: &[_]| {
+                // SAFETY: forwarded caller guarantee.
+                let params = unsafe { gcm_message(pMechanism)? };
+                crypto::unwrap_key_authenticated(s, params, hUnwrappingKey, wrapped, t, aad)
+            };
+            // SAFETY: forwarded caller guarantees.
+            unsafe { new_object(pTemplate, ulAttributeCount, phKey, unwrap) }
+        })
+    })
 }

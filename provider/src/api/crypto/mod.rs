@@ -22,6 +22,7 @@ pub(super) mod keygen;
 pub(super) mod new_key;
 pub(super) mod output;
 pub(super) mod wrap;
+pub(super) mod wrap_authenticated;
 
 pub use data::{
     MAX_BATCH, cipher, cipher_final, cipher_update, digest, digest_final, digest_key,
@@ -37,3 +38,4 @@ pub use init::{
 pub use keygen::{generate_key, generate_key_pair};
 pub use output::{OpKind, end};
 pub use wrap::{unwrap_key, wrap_key};
+pub use wrap_authenticated::{unwrap_key_authenticated, wrap_key_authenticated};

@@ -31,6 +31,40 @@ pub fn wrap_key(
     out: Option<&mut [u8]>,
 ) -> Result<usize> {
     mechanisms::require(mech, CKF_WRAP)?;
+    let (material, bytes) = checked_export(session, mech, wrapping, key)?;
+    let mut op = mechanisms::cipher_init(mech, material, Direction::Encrypt, CKF_WRAP).map_err(
+        |e| match e.rv() {
+            CKR_KEY_TYPE_INCONSISTENT => err(CKR_WRAPPING_KEY_TYPE_INCONSISTENT),
+            _ => e,
+        },
+    )?;
+    let need = op.output_len(bytes.len());
+    let Some(out) = out else {
+        return Ok(need.bound());
+    };
+    let mut tmp = Zeroizing::new(vec![0u8; need.bound()]);
+    let n = op.process(&bytes, &mut tmp).map_err(|e| match e.rv() {
+        CKR_DATA_LEN_RANGE => err(CKR_KEY_SIZE_RANGE),
+        _ => e,
+    })?;
+    if out.len() < n {
+        return Err(Error::buffer_too_small(n));
+    }
+    out[..n].copy_from_slice(&tmp[..n]);
+    Ok(n)
+}
+
+/// Every check a wrap makes before it encrypts (`C_WrapKey`,
+/// `C_WrapKeyAuthenticated`): the wrapping key's usage and mechanism, the
+/// key's extractability, `CKA_WRAP_WITH_TRUSTED`, `CKA_WRAP_TEMPLATE`, wrap
+/// separation, the wrapping key's strength and the `strict` policy's
+/// rules. The wrapping key's material and the key's encoding to wrap.
+pub(super) fn checked_export(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    wrapping: CK_OBJECT_HANDLE,
+    key: CK_OBJECT_HANDLE,
+) -> Result<(std::sync::Arc<keys::KeyMaterial>, Zeroizing<Vec<u8>>)> {
     let token = &session.token;
     let material =
         single_call_key(session, wrapping, mech, CKA_WRAP).map_err(|e| match e.rv() {
@@ -78,26 +112,7 @@ pub fn wrap_key(
     let bytes = keys::export_for_wrap(target.class, target.key_type, &|ty| {
         target.plain_value(ty, seal.as_deref())
     })?;
-    let mut op = mechanisms::cipher_init(mech, material, Direction::Encrypt, CKF_WRAP).map_err(
-        |e| match e.rv() {
-            CKR_KEY_TYPE_INCONSISTENT => err(CKR_WRAPPING_KEY_TYPE_INCONSISTENT),
-            _ => e,
-        },
-    )?;
-    let need = op.output_len(bytes.len());
-    let Some(out) = out else {
-        return Ok(need.bound());
-    };
-    let mut tmp = Zeroizing::new(vec![0u8; need.bound()]);
-    let n = op.process(&bytes, &mut tmp).map_err(|e| match e.rv() {
-        CKR_DATA_LEN_RANGE => err(CKR_KEY_SIZE_RANGE),
-        _ => e,
-    })?;
-    if out.len() < n {
-        return Err(Error::buffer_too_small(n));
-    }
-    out[..n].copy_from_slice(&tmp[..n]);
-    Ok(n)
+    Ok((material, bytes))
 }
 
 /// §4.8 `CKA_WRAP_TEMPLATE`: a key the wrapping key's template does not
@@ -191,13 +206,7 @@ pub fn unwrap_key(
     template: &[Attr],
 ) -> Result<CK_OBJECT_HANDLE> {
     mechanisms::require(mech, CKF_UNWRAP)?;
-    let token = &session.token;
-    let material =
-        single_call_key(session, unwrapping, mech, CKA_UNWRAP).map_err(|e| match e.rv() {
-            CKR_KEY_HANDLE_INVALID => err(CKR_UNWRAPPING_KEY_HANDLE_INVALID),
-            CKR_KEY_TYPE_INCONSISTENT => err(CKR_UNWRAPPING_KEY_TYPE_INCONSISTENT),
-            _ => e,
-        })?;
+    let material = unwrapping_key(session, mech, unwrapping)?;
     let mut op = mechanisms::cipher_init(mech, material, Direction::Decrypt, CKF_UNWRAP).map_err(
         |e| match e.rv() {
             CKR_KEY_TYPE_INCONSISTENT => err(CKR_UNWRAPPING_KEY_TYPE_INCONSISTENT),
@@ -212,6 +221,32 @@ pub fn unwrap_key(
         _ => e,
     })?;
     plain.truncate(n);
+    import_unwrapped(session, unwrapping, &plain, template)
+}
+
+/// The unwrapping key's material, checked for `mech` and `CKA_UNWRAP`.
+pub(super) fn unwrapping_key(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    unwrapping: CK_OBJECT_HANDLE,
+) -> Result<std::sync::Arc<keys::KeyMaterial>> {
+    single_call_key(session, unwrapping, mech, CKA_UNWRAP).map_err(|e| match e.rv() {
+        CKR_KEY_HANDLE_INVALID => err(CKR_UNWRAPPING_KEY_HANDLE_INVALID),
+        CKR_KEY_TYPE_INCONSISTENT => err(CKR_UNWRAPPING_KEY_TYPE_INCONSISTENT),
+        _ => e,
+    })
+}
+
+/// The new key an unwrap makes of `plain` (the decrypted key value or
+/// PKCS#8 encoding) with `template` and the unwrapping key's
+/// `CKA_UNWRAP_TEMPLATE` (`C_UnwrapKey`, `C_UnwrapKeyAuthenticated`).
+pub(super) fn import_unwrapped(
+    session: &Session,
+    unwrapping: CK_OBJECT_HANDLE,
+    plain: &[u8],
+    template: &[Attr],
+) -> Result<CK_OBJECT_HANDLE> {
+    let token = &session.token;
     let template = &with_key_template(&*token.key(unwrapping)?, CKA_UNWRAP_TEMPLATE, template)?;
     let (class, key_type, tables) = template::tables_for_new(template, None, None)?;
     let key_type = key_type.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
@@ -224,7 +259,7 @@ pub fn unwrap_key(
     )?;
     check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
     attrs.set_ulong(CKA_CLASS, class);
-    keys::import_unwrapped(class, key_type, &plain, &mut attrs)?;
+    keys::import_unwrapped(class, key_type, plain, &mut attrs)?;
     keys::complete_import(class, Some(key_type), &mut attrs).map_err(|e| match e.rv() {
         CKR_ATTRIBUTE_VALUE_INVALID | CKR_CURVE_NOT_SUPPORTED => err(CKR_WRAPPED_KEY_INVALID),
         _ => e,
