@@ -34,6 +34,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         "breadth",
         include_str!("../../../bench-profiles/breadth.toml"),
     ),
+    ("pqc", include_str!("../../../bench-profiles/pqc.toml")),
 ];
 
 /// Per-op settings that differ from the profile's (e.g. few RSA key generations).
@@ -292,6 +293,29 @@ mod tests {
         let picked = select(&all, &scaling.ops).unwrap();
         assert_eq!(picked.len(), all.iter().filter(is_scaling).count());
         assert!(picked.iter().all(is_scaling));
+    }
+
+    #[test]
+    fn pqc_runs_the_post_quantum_ops_and_nothing_else() {
+        let all = catalogue();
+        let pqc = embedded("pqc");
+        let picked: Vec<String> = select(&all, &pqc.ops)
+            .unwrap()
+            .iter()
+            .map(|o| o.id.clone())
+            .collect();
+        let want: Vec<String> = all
+            .iter()
+            .filter(|o| {
+                matches!(
+                    o.mechanism,
+                    cryptoki_sys::CKM_ML_DSA | cryptoki_sys::CKM_ML_DSA_KEY_PAIR_GEN
+                )
+            })
+            .map(|o| o.id.clone())
+            .collect();
+        assert_eq!(picked, want);
+        assert_eq!(picked.len(), 9, "sign, verify and keygen of three sets");
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! the scaling ops and the key an op needs. Plain enums; the family file of
 //! each implements its own methods (`derive.rs` for [`DeriveAlg`], …).
 
+use cryptoki_sys::{CK_ULONG, CKP_ML_DSA_44, CKP_ML_DSA_65, CKP_ML_DSA_87};
+
 /// DER of the printable string "edwards25519" (accepted by SoftHSM2).
 pub const ED25519_PRINTABLE: &[u8] = b"\x13\x0cedwards25519";
 
@@ -41,6 +43,68 @@ pub enum SigAlg {
     RsaPkcs(u32),
     /// RSA-PSS with SHA-256, MGF1-SHA256, 32-byte salt.
     RsaPss(u32),
+    /// Pure ML-DSA (FIPS 204; PKCS#11 3.2 `CKM_ML_DSA`, no parameter: empty
+    /// context, hedged) of a parameter set.
+    MlDsa(MlDsaSet),
+}
+
+/// The ML-DSA parameter sets (FIPS 204 §4, `CKA_PARAMETER_SET`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MlDsaSet {
+    /// ML-DSA-44 (`CKP_ML_DSA_44`).
+    L44,
+    /// ML-DSA-65 (`CKP_ML_DSA_65`).
+    L65,
+    /// ML-DSA-87 (`CKP_ML_DSA_87`).
+    L87,
+}
+
+impl MlDsaSet {
+    /// Every set, in catalogue order.
+    pub const ALL: [MlDsaSet; 3] = [MlDsaSet::L44, MlDsaSet::L65, MlDsaSet::L87];
+
+    /// The id part (`mldsa65`).
+    pub fn id(&self) -> &'static str {
+        match self {
+            MlDsaSet::L44 => "mldsa44",
+            MlDsaSet::L65 => "mldsa65",
+            MlDsaSet::L87 => "mldsa87",
+        }
+    }
+
+    /// The display name (`ML-DSA-65`).
+    pub fn title(&self) -> &'static str {
+        match self {
+            MlDsaSet::L44 => "ML-DSA-44",
+            MlDsaSet::L65 => "ML-DSA-65",
+            MlDsaSet::L87 => "ML-DSA-87",
+        }
+    }
+
+    /// `CKA_PARAMETER_SET`.
+    pub fn parameter_set(&self) -> CK_ULONG {
+        match self {
+            MlDsaSet::L44 => CKP_ML_DSA_44,
+            MlDsaSet::L65 => CKP_ML_DSA_65,
+            MlDsaSet::L87 => CKP_ML_DSA_87,
+        }
+    }
+
+    /// The set of a `CKA_PARAMETER_SET` value.
+    pub fn of(parameter_set: CK_ULONG) -> Option<MlDsaSet> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.parameter_set() == parameter_set)
+    }
+
+    /// Signature length in bytes (FIPS 204 Table 2).
+    pub fn sig_len(&self) -> usize {
+        match self {
+            MlDsaSet::L44 => 2420,
+            MlDsaSet::L65 => 3309,
+            MlDsaSet::L87 => 4627,
+        }
+    }
 }
 
 /// The Weierstrass curves of the ECDSA (and ECDH) ops.
@@ -248,6 +312,8 @@ pub enum KeySpec {
     WrapAes(u32),
     /// RSA key pair of n bits that wraps (public) and unwraps (private) keys.
     WrapRsa(u32),
+    /// ML-DSA key pair of a parameter set (PKCS#11 3.2).
+    MlDsa(MlDsaSet),
     /// The key named by `--key-label`.
     Existing,
 }

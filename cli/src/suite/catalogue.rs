@@ -207,6 +207,7 @@ pub fn ops_for_existing(k: &crate::suite::existing::ExistingKey) -> Vec<OpDef> {
                 }
             }
         }
+        Detected::MlDsa(s) => sigs(&mut v, SigAlg::MlDsa(*s)),
         // Only the generic op measures it (`--mechanism`).
         Detected::Other { .. } => {}
     }
@@ -306,7 +307,10 @@ mod tests {
                 "p521-keygen",
                 "ed25519-keygen",
                 "rsa2048-keygen",
-                "aes256-keygen"
+                "aes256-keygen",
+                "mldsa44-keygen",
+                "mldsa65-keygen",
+                "mldsa87-keygen",
             ]
         );
         assert_eq!(

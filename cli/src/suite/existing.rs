@@ -27,6 +27,8 @@ pub enum Detected {
     /// HMAC-capable secret key: a generic secret (any HMAC), or a key typed
     /// for one hash (`CKK_SHA256_HMAC`, …) that only that HMAC may use.
     Hmac(Option<CK_MECHANISM_TYPE>),
+    /// ML-DSA key of a parameter set (PKCS#11 3.2, `CKA_PARAMETER_SET`).
+    MlDsa(MlDsaSet),
     /// A key the catalogue has no op for — a type it does not know (ML-DSA
     /// on a token with post-quantum firmware, a vendor type) or an EC curve
     /// it does not cover: measured by the generic op (`--mechanism`), which
@@ -266,6 +268,18 @@ fn detect_with(get: &Reader<'_>, handles: &[CK_OBJECT_HANDLE]) -> Result<Existin
             CKK_GENERIC_SECRET => Ok(Detected::Hmac(None)),
             CKK_SHA256_HMAC => Ok(Detected::Hmac(Some(CKM_SHA256_HMAC))),
             CKK_SHA512_HMAC => Ok(Detected::Hmac(Some(CKM_SHA512_HMAC))),
+            CKK_ML_DSA => match read_ulong(get, h, CKA_PARAMETER_SET, "CKA_PARAMETER_SET") {
+                Ok(set) => match MlDsaSet::of(set) {
+                    Some(s) => Ok(Detected::MlDsa(s)),
+                    None => Ok(Detected::Other {
+                        key_type: CKK_ML_DSA,
+                        why: format!(
+                            "an ML-DSA key of parameter set 0x{set:x}, which the catalogue does not cover"
+                        ),
+                    }),
+                },
+                Err(e) => Err(format!("the ML-DSA key's parameter set is unknown: {e}")),
+            },
             other => Ok(Detected::Other {
                 key_type: other,
                 why: format!(
@@ -395,18 +409,37 @@ mod tests {
 
     #[test]
     fn keys_the_catalogue_lacks_are_found_for_the_generic_op() {
-        // An ML-DSA pair (a type hsm-bench has no catalogue entry for): its
-        // handles and usage flags, for `--mechanism`.
-        let k = detect_pair(CKK_ML_DSA, &[]).unwrap();
+        // An SLH-DSA pair (a type the catalogue has no op for): its handles
+        // and usage flags, for `--mechanism`.
+        let k = detect_pair(CKK_SLH_DSA, &[]).unwrap();
         assert_eq!(
             k.kind,
             Detected::Other {
-                key_type: CKK_ML_DSA,
-                why: "a CKK_ML_DSA key, which the catalogue has no op for".into()
+                key_type: CKK_SLH_DSA,
+                why: "a CKK_SLH_DSA key, which the catalogue has no op for".into()
             }
         );
         assert_eq!((k.handles.public, k.handles.private), (Some(3), Some(4)));
         assert!(k.can_sign && k.can_verify);
+        // ML-DSA: the catalogue's ops of its parameter set; an unknown set
+        // is left to the generic op; an unreadable one is said.
+        let k = detect_pair(CKK_ML_DSA, &[(CKA_PARAMETER_SET, ulong(CKP_ML_DSA_65))]).unwrap();
+        assert_eq!(k.kind, Detected::MlDsa(MlDsaSet::L65));
+        let ids: Vec<String> = crate::suite::catalogue::ops_for_existing(&k)
+            .into_iter()
+            .map(|o| o.id)
+            .collect();
+        assert_eq!(ids, ["mldsa65-sign", "mldsa65-verify"]);
+        let k = detect_pair(CKK_ML_DSA, &[(CKA_PARAMETER_SET, ulong(9))]).unwrap();
+        assert!(matches!(
+            k.kind,
+            Detected::Other {
+                key_type: CKK_ML_DSA,
+                ..
+            }
+        ));
+        let e = detect_pair(CKK_ML_DSA, &[]).unwrap_err();
+        assert!(e.contains("parameter set is unknown"), "{e}");
         // A vendor type is named by its value.
         let k = detect_pair(CKK_VENDOR_DEFINED | 7, &[]).unwrap();
         assert!(matches!(&k.kind, Detected::Other { why, .. } if why.contains("CKK_0x80000007")));

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use cryptoki_sys::*;
 
-use super::alg::Curve;
 use super::alg::KeySpec;
+use super::alg::{Curve, MlDsaSet};
 use super::failure::Failure;
 use super::failure::ck;
 use super::keys::aes_template;
@@ -30,7 +30,10 @@ pub fn keygen_op(k: KeySpec) -> OpDef {
     };
     OpDef {
         id: format!("{}-keygen", k.name()),
-        title: format!("{} key generation", k.name().to_uppercase()),
+        title: match k {
+            KeySpec::MlDsa(s) => format!("{} key generation", s.title()),
+            _ => format!("{} key generation", k.name().to_uppercase()),
+        },
         kind: OpKind::KeyGen(k),
         mechanism: k.gen_mechanism().unwrap_or(0),
         also_needs: vec![],
@@ -42,7 +45,8 @@ pub fn keygen_op(k: KeySpec) -> OpDef {
 
 /// Key generation ops of the catalogue: EC key pairs on P-256, P-384 and
 /// P-521 (`CKM_EC_KEY_PAIR_GEN`, PKCS#11 3.0 mechanisms, "Elliptic curve key
-/// pair generation"), Ed25519, RSA-2048 and AES-256.
+/// pair generation"), Ed25519, RSA-2048, AES-256 and the ML-DSA sets
+/// (PKCS#11 3.2).
 pub fn ops() -> Vec<OpDef> {
     [
         KeySpec::Ec(Curve::P256),
@@ -53,6 +57,7 @@ pub fn ops() -> Vec<OpDef> {
         KeySpec::Aes(32),
     ]
     .into_iter()
+    .chain(MlDsaSet::ALL.map(KeySpec::MlDsa))
     .map(keygen_op)
     .collect()
 }
@@ -207,7 +212,10 @@ mod tests {
                 "p521-keygen",
                 "ed25519-keygen",
                 "rsa2048-keygen",
-                "aes256-keygen"
+                "aes256-keygen",
+                "mldsa44-keygen",
+                "mldsa65-keygen",
+                "mldsa87-keygen",
             ]
         );
         for (o, bits) in ops.iter().zip([256, 384, 521]) {

@@ -119,6 +119,7 @@ impl KeySpec {
             KeySpec::X25519 => "x25519".into(),
             KeySpec::WrapAes(n) => format!("aes{}-wrap", n * 8),
             KeySpec::WrapRsa(b) => format!("rsa{b}-wrap"),
+            KeySpec::MlDsa(s) => s.id().into(),
             KeySpec::Existing => "existing".into(),
         }
     }
@@ -134,6 +135,7 @@ impl KeySpec {
             KeySpec::WrapRsa(_) => Some(CKM_RSA_PKCS_KEY_PAIR_GEN),
             KeySpec::Rsa(_) => Some(CKM_RSA_PKCS_KEY_PAIR_GEN),
             KeySpec::Aes(_) => Some(CKM_AES_KEY_GEN),
+            KeySpec::MlDsa(_) => Some(CKM_ML_DSA_KEY_PAIR_GEN),
             KeySpec::GenericSecret(_) | KeySpec::Existing => None,
         }
     }
@@ -225,6 +227,15 @@ pub fn pair_templates_on(
                 .ulong(CKA_MODULUS_BITS, bits as CK_ULONG)
                 .bytes(CKA_PUBLIC_EXPONENT, &[0x01, 0x00, 0x01]),
             private.bool(CKA_DECRYPT, true),
+        )),
+        // The parameter set in the public template (what PKCS#11 3.2
+        // consumers and tokens agree on).
+        KeySpec::MlDsa(s) => Some((
+            Mech::plain(CKM_ML_DSA_KEY_PAIR_GEN),
+            common(Template::new())
+                .bool(CKA_VERIFY, true)
+                .ulong(CKA_PARAMETER_SET, s.parameter_set()),
+            private,
         )),
         _ => None,
     }

@@ -18,6 +18,7 @@ use cryptoki_sys::*;
 use super::alg::Curve;
 use super::alg::HashAlg;
 use super::alg::KeySpec;
+use super::alg::MlDsaSet;
 use super::alg::SigAlg;
 use super::check;
 use super::failure::Failure;
@@ -42,6 +43,7 @@ impl SigAlg {
             SigAlg::EcdsaHash(c, h) => format!("{}-ecdsa-{}", c.id(), h.id()),
             SigAlg::RsaPkcs(b) => format!("rsa{b}"),
             SigAlg::RsaPss(b) => format!("rsa{b}-pss"),
+            SigAlg::MlDsa(s) => s.id().into(),
         }
     }
 
@@ -58,6 +60,7 @@ impl SigAlg {
             }
             SigAlg::RsaPkcs(b) => format!("RSA-{b} PKCS#1 SHA-256"),
             SigAlg::RsaPss(b) => format!("RSA-{b} PSS SHA-256"),
+            SigAlg::MlDsa(s) => s.title().into(),
         }
     }
 
@@ -74,6 +77,7 @@ impl SigAlg {
             },
             SigAlg::RsaPkcs(_) => CKM_SHA256_RSA_PKCS,
             SigAlg::RsaPss(_) => CKM_SHA256_RSA_PKCS_PSS,
+            SigAlg::MlDsa(_) => CKM_ML_DSA,
         }
     }
 
@@ -92,12 +96,13 @@ impl SigAlg {
             SigAlg::Ed25519 => KeySpec::Ed25519,
             SigAlg::Ecdsa(c) | SigAlg::EcdsaHash(c, _) => KeySpec::Ec(*c),
             SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => KeySpec::Rsa(*b),
+            SigAlg::MlDsa(s) => KeySpec::MlDsa(*s),
         }
     }
 
     fn key_bits(&self) -> Option<u64> {
         match self {
-            SigAlg::Ed25519 => None,
+            SigAlg::Ed25519 | SigAlg::MlDsa(_) => None,
             SigAlg::Ecdsa(c) | SigAlg::EcdsaHash(c, _) => Some(u64::from(c.bits())),
             SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => Some(*b as u64),
         }
@@ -109,6 +114,7 @@ impl SigAlg {
             SigAlg::Ed25519 => 64,
             SigAlg::Ecdsa(c) | SigAlg::EcdsaHash(c, _) => (c.bits() as usize).div_ceil(8) * 2,
             SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => (*b as usize).div_ceil(8),
+            SigAlg::MlDsa(s) => s.sig_len(),
         }
     }
 
@@ -117,14 +123,16 @@ impl SigAlg {
         matches!(self, SigAlg::Ed25519 | SigAlg::RsaPkcs(_))
     }
 
-    /// Input: a 32/48-byte digest for ECDSA, a 32-byte message otherwise; Ed25519
-    /// signing takes any message size.
+    /// Input: a 32/48-byte digest for ECDSA, a 32-byte message otherwise;
+    /// Ed25519, ECDSA with a hash and ML-DSA signing take any message size.
     fn data(&self, sign: bool) -> DataSpec {
         match self {
-            SigAlg::Ed25519 | SigAlg::EcdsaHash(..) if sign => DataSpec::Variable {
-                default: 32,
-                align: 1,
-            },
+            SigAlg::Ed25519 | SigAlg::EcdsaHash(..) | SigAlg::MlDsa(_) if sign => {
+                DataSpec::Variable {
+                    default: 32,
+                    align: 1,
+                }
+            }
             SigAlg::Ecdsa(Curve::P384) => DataSpec::Fixed(48),
             SigAlg::Ecdsa(Curve::P521) => DataSpec::Fixed(64),
             _ => DataSpec::Fixed(32),
@@ -194,6 +202,12 @@ pub fn ops() -> Vec<OpDef> {
             v.push(sign_op(a, a.key()));
             v.push(verify_op(a, a.key()));
         }
+    }
+    // Post-quantum (PKCS#11 3.2): on tokens that list CKM_ML_DSA.
+    for s in MlDsaSet::ALL {
+        let a = MlDsa(s);
+        v.push(sign_op(a, a.key()));
+        v.push(verify_op(a, a.key()));
     }
     v
 }
@@ -396,6 +410,11 @@ mod tests {
         assert_eq!(SigAlg::Ecdsa(Curve::P521).sig_len(), 132);
         assert_eq!(SigAlg::Ecdsa(Curve::Secp256k1).sig_len(), 64);
         assert_eq!(SigAlg::RsaPkcs(2048).sig_len(), 256);
+        // FIPS 204 Table 2.
+        assert_eq!(SigAlg::MlDsa(MlDsaSet::L44).sig_len(), 2420);
+        assert_eq!(SigAlg::MlDsa(MlDsaSet::L65).sig_len(), 3309);
+        assert_eq!(SigAlg::MlDsa(MlDsaSet::L87).sig_len(), 4627);
+        assert!(!SigAlg::MlDsa(MlDsaSet::L65).deterministic(), "hedged");
         assert_eq!(SigAlg::RsaPss(3072).sig_len(), 384);
         assert_eq!(SigAlg::RsaPkcs(4096).sig_len(), 512);
         assert!(SigAlg::Ed25519.deterministic() && SigAlg::RsaPkcs(2048).deterministic());
