@@ -216,8 +216,9 @@ fn an_interrupted_run_leaves_no_token_keys() {
         .spawn()
         .unwrap();
     // The keys are made before the first op is measured; wait until they
-    // are on the token, then interrupt.
-    wait_for(&mut child, "token keys", || !tmp_keys(&t).is_empty());
+    // are on the token (in SoftHSM2's files: no second SoftHSM2 process
+    // beside the run's), then interrupt.
+    wait_for(&mut child, "token keys", || object_files(&t) > 0);
     let pid = child.id() as libc::pid_t;
     // SAFETY: sending SIGINT to the child this test started.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
@@ -300,9 +301,13 @@ fn a_failed_run_leaves_no_token_keys() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The keys are on the token; the report cannot be written any more.
-    wait_for(&mut child, "token keys", || !tmp_keys(&t).is_empty());
-    std::fs::remove_dir(&gone).unwrap();
+    // The keys are on the token; the report cannot be written any more
+    // (the directory goes with what the run wrote into it so far: results
+    // are written as ops finish). The keys are seen in SoftHSM2's files,
+    // not by a second SoftHSM2 process beside the run's (SoftHSM2 does not
+    // keep its object store consistent across concurrent processes).
+    wait_for(&mut child, "token keys", || object_files(&t) > 0);
+    std::fs::remove_dir_all(&gone).unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("cannot write"), "{}", stderr(&o));
