@@ -228,3 +228,69 @@ fn wrap_and_unwrap_carry_the_seed() {
         KeyUnextractable
     );
 }
+
+/// Every byte of the token files under the fixture's directory.
+fn token_file_bytes(dir: &std::path::Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(token_file_bytes(&path));
+        } else {
+            out.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    out
+}
+
+#[test]
+fn seed_and_expanded_key_are_sealed_at_rest() {
+    let mut f = Fixture::new();
+    let slot = f.token("sealed");
+    let seed: Vec<u8> = (0..32u8).map(|i| i.wrapping_mul(37) ^ 0xa5).collect();
+    let expanded = {
+        let s = f.user(slot);
+        // A readable session copy (not sensitive, extractable) shows the
+        // values the token object must not store in the clear.
+        let readable = s
+            .create_object(&[
+                Attribute::Class(ObjectClass::PRIVATE_KEY),
+                Attribute::KeyType(KeyType::ML_DSA),
+                Attribute::ParameterSet(MlDsaParameterSetType::ML_DSA_65.into()),
+                Attribute::Seed(seed.clone()),
+                Attribute::Sensitive(false),
+                Attribute::Extractable(true),
+            ])
+            .unwrap();
+        assert_eq!(bytes_of(&s, readable, AttributeType::Seed), seed);
+        let expanded = bytes_of(&s, readable, AttributeType::Value);
+        assert_eq!(expanded.len(), 4032);
+        s.create_object(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::KeyType(KeyType::ML_DSA),
+            Attribute::ParameterSet(MlDsaParameterSetType::ML_DSA_65.into()),
+            Attribute::Seed(seed.clone()),
+            Attribute::Token(true),
+        ])
+        .unwrap();
+        expanded
+    };
+    f.stop();
+    let bytes = token_file_bytes(&f.dir.path().join("tokens"));
+    assert!(
+        !bytes.windows(32).any(|w| w == &seed[..]),
+        "seed in the clear"
+    );
+    assert!(
+        !bytes.windows(64).any(|w| w == &expanded[1000..1064]),
+        "expanded key in the clear"
+    );
+    f.start();
+    let s = f.user(slot);
+    let found = s
+        .find_objects(&[Attribute::Class(ObjectClass::PRIVATE_KEY)])
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    s.sign(&deterministic(b""), found[0], b"still works")
+        .unwrap();
+}
