@@ -11,6 +11,7 @@ mod common;
 
 mod keys;
 mod known_answers;
+mod message;
 mod sign_verify;
 
 use common::*;
