@@ -64,7 +64,8 @@ fn generation_needs_a_known_parameter_set_in_the_public_template() {
     let p65 = Attribute::ParameterSet(MlDsaParameterSetType::ML_DSA_65.into());
     let p87 = Attribute::ParameterSet(MlDsaParameterSetType::ML_DSA_87.into());
     // The same set in the private template is fine; another one is not.
-    let (_, private) = gen_with(&[p65.clone()], &[p65.clone()]).unwrap();
+    let one = std::slice::from_ref(&p65);
+    let (_, private) = gen_with(one, one).unwrap();
     assert_eq!(parameter_set_of(&s, private), CKP_ML_DSA_65);
     assert_rv!(gen_with(&[p65], &[p87]), TemplateInconsistent);
 }

@@ -6,6 +6,7 @@
 
 use super::params::{ParamSet, SEED_LEN};
 use crate::error::{Result, err};
+use crate::hygiene::wiping_ml_dsa;
 use cryptoki_sys::*;
 use ml_dsa::{
     EncodedVerifyingKey, Keypair, MlDsa44, MlDsa65, MlDsa87, MlDsaParams, Signature, SigningKey,
@@ -121,18 +122,21 @@ impl PrivateKey {
     /// The key of `set` generated from the seed ξ (Algorithm 6).
     pub fn from_seed(set: ParamSet, seed: &[u8]) -> Result<PrivateKey> {
         let xi: &[u8; SEED_LEN] = seed.try_into().map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
-        let xi = Zeroizing::new(*xi);
-        let key = match set {
-            ParamSet::P44 => Signing::P44(SigningKey::from_seed(&(*xi).into())),
-            ParamSet::P65 => Signing::P65(SigningKey::from_seed(&(*xi).into())),
-            ParamSet::P87 => Signing::P87(SigningKey::from_seed(&(*xi).into())),
-        };
-        let public = each_set!(&key, Signing, k => k.verifying_key().encode().to_vec());
-        Ok(PrivateKey {
-            set,
-            key,
-            tr: tr_of(&public),
-        })
+        // Key expansion (Algorithm 6) reaches deep: wiped behind it.
+        Ok(wiping_ml_dsa(|| {
+            let xi = Zeroizing::new(*xi);
+            let key = match set {
+                ParamSet::P44 => Signing::P44(SigningKey::from_seed(&(*xi).into())),
+                ParamSet::P65 => Signing::P65(SigningKey::from_seed(&(*xi).into())),
+                ParamSet::P87 => Signing::P87(SigningKey::from_seed(&(*xi).into())),
+            };
+            let public = each_set!(&key, Signing, k => k.verifying_key().encode().to_vec());
+            PrivateKey {
+                set,
+                key,
+                tr: tr_of(&public),
+            }
+        }))
     }
 
     /// Its parameter set.
@@ -147,21 +151,23 @@ impl PrivateKey {
 
     /// The encoded public key (pkEncode).
     pub fn public_encoding(&self) -> Vec<u8> {
-        each_set!(&self.key, Signing, k => k.verifying_key().encode().to_vec())
+        wiping_ml_dsa(|| each_set!(&self.key, Signing, k => k.verifying_key().encode().to_vec()))
     }
 
     /// The expanded private key (skEncode, FIPS 204 Algorithm 24): what
     /// `CKA_VALUE` holds.
     pub fn expanded_encoding(&self) -> Zeroizing<Vec<u8>> {
         #[allow(deprecated)] // the crate marks skEncode deprecated; FIPS 204 defines it
-        let v = each_set!(&self.key, Signing, k => k.expanded_key().to_expanded().to_vec());
-        Zeroizing::new(v)
+        wiping_ml_dsa(|| {
+            let v = each_set!(&self.key, Signing, k => k.expanded_key().to_expanded().to_vec());
+            Zeroizing::new(v)
+        })
     }
 
     /// Signs μ (Algorithm 7 from line 7) with the randomness `rnd` (all
     /// zeros: the deterministic variant).
     pub fn sign_mu(&self, mu: &[u8; TR_LEN], rnd: &[u8; 32]) -> Result<Vec<u8>> {
-        each_set!(&self.key, Signing, k => sign_with(k, mu, rnd))
+        wiping_ml_dsa(|| each_set!(&self.key, Signing, k => sign_with(k, mu, rnd)))
     }
 }
 
@@ -178,11 +184,13 @@ impl PublicKey {
         if value.len() != set.public_len() {
             return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
         }
-        let key = match set {
-            ParamSet::P44 => Verifying::P44(dec(value)?),
-            ParamSet::P65 => Verifying::P65(dec(value)?),
-            ParamSet::P87 => Verifying::P87(dec(value)?),
-        };
+        let key = wiping_ml_dsa(|| {
+            Ok::<_, crate::error::Error>(match set {
+                ParamSet::P44 => Verifying::P44(dec(value)?),
+                ParamSet::P65 => Verifying::P65(dec(value)?),
+                ParamSet::P87 => Verifying::P87(dec(value)?),
+            })
+        })?;
         Ok(PublicKey {
             set,
             key,
@@ -204,6 +212,6 @@ impl PublicKey {
     /// `CKR_SIGNATURE_INVALID` if it does not verify or does not decode
     /// (the caller checks its length first).
     pub fn verify_mu(&self, mu: &[u8; TR_LEN], signature: &[u8]) -> Result<()> {
-        each_set!(&self.key, Verifying, k => verify_with(k, mu, signature))
+        wiping_ml_dsa(|| each_set!(&self.key, Verifying, k => verify_with(k, mu, signature)))
     }
 }
