@@ -351,6 +351,41 @@ fn no_call_leaves_its_stack_below_the_wipe() {
                     .unwrap()
                 };
                 rec("C_CreateObject ml-dsa-87", probe(ml_dsa_import));
+                // The expanded key alone is decoded and checked on import.
+                let readable = s
+                    .create_object(&[
+                        Attribute::Class(ObjectClass::PRIVATE_KEY),
+                        Attribute::KeyType(KeyType::ML_DSA),
+                        Attribute::ParameterSet(
+                            cryptoki::object::MlDsaParameterSetType::ML_DSA_87.into(),
+                        ),
+                        Attribute::Seed(vec![0x33; 32]),
+                        Attribute::Sensitive(false),
+                        Attribute::Extractable(true),
+                    ])
+                    .unwrap();
+                let expanded = match s
+                    .get_attributes(readable, &[cryptoki::object::AttributeType::Value])
+                    .unwrap()
+                    .pop()
+                {
+                    Some(Attribute::Value(v)) => v,
+                    other => panic!("{other:?}"),
+                };
+                rec(
+                    "C_CreateObject ml-dsa-87 (expanded key)",
+                    probe(|| {
+                        s.create_object(&[
+                            Attribute::Class(ObjectClass::PRIVATE_KEY),
+                            Attribute::KeyType(KeyType::ML_DSA),
+                            Attribute::ParameterSet(
+                                cryptoki::object::MlDsaParameterSetType::ML_DSA_87.into(),
+                            ),
+                            Attribute::Value(expanded.clone()),
+                        ])
+                        .unwrap()
+                    }),
+                );
                 let fresh = ml_dsa_import();
                 let ml_dsa =
                     Mechanism::MlDsa(cryptoki::mechanism::dsa::SignAdditionalContext::new(

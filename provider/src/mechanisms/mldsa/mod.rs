@@ -8,6 +8,7 @@
 //! generation, RFC 9881 encodings), `prehash` (HashML-DSA's hashes),
 //! `sign` (the operations).
 
+mod expanded;
 pub mod key;
 mod keys;
 pub mod params;

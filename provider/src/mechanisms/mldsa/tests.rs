@@ -234,8 +234,8 @@ fn import_checks_seed_value_and_lengths() {
     let info = a.bytes(CKA_PUBLIC_KEY_INFO).unwrap();
     assert_eq!(info.len(), 1974);
     assert!(info.ends_with(&sk.public_encoding()));
-    // Seed and agreeing value: fine; disagreeing value, a value alone, a
-    // short seed, or a seed under another set's value: refused.
+    // Seed and agreeing value: fine; disagreeing value, a short seed, a
+    // seed under another set's value, an unknown set: refused.
     let ok = [
         (CKA_PARAMETER_SET, set(ParamSet::P65)),
         (CKA_SEED, SEED.to_vec()),
@@ -249,10 +249,6 @@ fn import_checks_seed_value_and_lengths() {
             (CKA_PARAMETER_SET, set(ParamSet::P65)),
             (CKA_SEED, SEED.to_vec()),
             (CKA_VALUE, wrong),
-        ],
-        vec![
-            (CKA_PARAMETER_SET, set(ParamSet::P65)),
-            (CKA_VALUE, expanded.clone()),
         ],
         vec![
             (CKA_PARAMETER_SET, set(ParamSet::P65)),
@@ -277,6 +273,24 @@ fn import_checks_seed_value_and_lengths() {
         import(CKO_PRIVATE_KEY, &[(CKA_PARAMETER_SET, set(ParamSet::P65))]).unwrap_err(),
         CKR_TEMPLATE_INCOMPLETE
     );
+    // The expanded key alone: accepted when consistent, and it signs as the
+    // seed's key does.
+    let a = import(
+        CKO_PRIVATE_KEY,
+        &[
+            (CKA_PARAMETER_SET, set(ParamSet::P65)),
+            (CKA_VALUE, expanded.clone()),
+        ],
+    )
+    .unwrap();
+    assert_eq!(a.bytes(CKA_PUBLIC_KEY_INFO), Some(info));
+    let from_value = PrivateKey::from_expanded(ParamSet::P65, &expanded).unwrap();
+    assert_eq!(from_value.public_encoding(), sk.public_encoding());
+    assert_eq!(
+        from_value.sign_mu(&[3; 64], &[0; 32]).unwrap(),
+        sk.sign_mu(&[3; 64], &[0; 32]).unwrap()
+    );
+    assert_eq!(&from_value.expanded_encoding()[..], &expanded[..]);
     let pk = sk.public_encoding();
     assert!(
         import(
@@ -366,4 +380,41 @@ fn generation_sets_every_attribute() {
         generate(&Attributes::new()).err().unwrap().rv(),
         CKR_TEMPLATE_INCOMPLETE
     );
+}
+
+#[test]
+fn malformed_expanded_keys_are_refused_without_panicking() {
+    for s in ParamSet::ALL {
+        let sk = PrivateKey::from_seed(s, &SEED).unwrap();
+        let good = sk.expanded_encoding().to_vec();
+        let refused = |v: &[u8]| PrivateKey::from_expanded(s, v).err().map(|e| e.rv());
+        assert_eq!(refused(&good), None);
+        // Wrong length, a changed rho (A differs: tr no longer matches), a
+        // changed tr, and s1 / s2 coefficients out of [-eta, eta] (an
+        // all-ones packing is 7 or 15 > 2 eta).
+        let mut cases = vec![good[..good.len() - 1].to_vec()];
+        for (at, xor) in [(0, 1), (70, 0x80)] {
+            let mut v = good.clone();
+            v[at] ^= xor;
+            cases.push(v);
+        }
+        // The end of s2 (t0 follows: its 13-bit values are all in range).
+        let s2_end = match s {
+            ParamSet::P44 => 128 + 8 * 96,
+            ParamSet::P65 => 128 + 11 * 128,
+            ParamSet::P87 => 128 + 15 * 96,
+        };
+        for at in [128, 128 + 300, s2_end - 3] {
+            let mut v = good.clone();
+            v[at] = 0xff;
+            v[at + 1] = 0xff;
+            v[at + 2] = 0xff;
+            cases.push(v);
+        }
+        cases.push(vec![0xff; s.private_len()]);
+        cases.push(vec![0; s.private_len()]);
+        for v in cases {
+            assert_eq!(refused(&v), Some(CKR_ATTRIBUTE_VALUE_INVALID), "{s:?}");
+        }
+    }
 }
