@@ -5,7 +5,8 @@
 //!
 //! One job per file: `params` (the parameter sets), `key` (parsed keys,
 //! signing and verifying on μ), `keys` (key objects: loading, import,
-//! generation, RFC 9881 encodings), `prehash` (HashML-DSA's hashes),
+//! generation, RFC 9881 encodings), `expanded` (the checks of an expanded
+//! key before it is decoded), `prehash` (HashML-DSA's hashes),
 //! `sign` (the operations).
 
 mod expanded;
