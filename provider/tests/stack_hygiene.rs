@@ -324,6 +324,101 @@ fn no_call_leaves_its_stack_below_the_wipe() {
                         s.get_session_info().unwrap()
                     }),
                 );
+                // ML-DSA-87 (the largest set): generation, import from the
+                // seed, a first signature (the key is expanded from its seed
+                // then) and unwrapping.
+                let ml_dsa_87 = || {
+                    s.generate_key_pair(
+                        &Mechanism::MlDsaKeyPairGen,
+                        &[Attribute::ParameterSet(
+                            cryptoki::object::MlDsaParameterSetType::ML_DSA_87.into(),
+                        )],
+                        &[Attribute::Sign(true), Attribute::Extractable(true)],
+                    )
+                    .unwrap()
+                };
+                rec("C_GenerateKeyPair ml-dsa-87", probe(ml_dsa_87));
+                let ml_dsa_import = || {
+                    s.create_object(&[
+                        Attribute::Class(ObjectClass::PRIVATE_KEY),
+                        Attribute::KeyType(KeyType::ML_DSA),
+                        Attribute::ParameterSet(
+                            cryptoki::object::MlDsaParameterSetType::ML_DSA_87.into(),
+                        ),
+                        Attribute::Seed(vec![0x5a; 32]),
+                        Attribute::Sign(true),
+                    ])
+                    .unwrap()
+                };
+                rec("C_CreateObject ml-dsa-87", probe(ml_dsa_import));
+                // The expanded key alone is decoded and checked on import.
+                let readable = s
+                    .create_object(&[
+                        Attribute::Class(ObjectClass::PRIVATE_KEY),
+                        Attribute::KeyType(KeyType::ML_DSA),
+                        Attribute::ParameterSet(
+                            cryptoki::object::MlDsaParameterSetType::ML_DSA_87.into(),
+                        ),
+                        Attribute::Seed(vec![0x33; 32]),
+                        Attribute::Sensitive(false),
+                        Attribute::Extractable(true),
+                    ])
+                    .unwrap();
+                let expanded = match s
+                    .get_attributes(readable, &[cryptoki::object::AttributeType::Value])
+                    .unwrap()
+                    .pop()
+                {
+                    Some(Attribute::Value(v)) => v,
+                    other => panic!("{other:?}"),
+                };
+                rec(
+                    "C_CreateObject ml-dsa-87 (expanded key)",
+                    probe(|| {
+                        s.create_object(&[
+                            Attribute::Class(ObjectClass::PRIVATE_KEY),
+                            Attribute::KeyType(KeyType::ML_DSA),
+                            Attribute::ParameterSet(
+                                cryptoki::object::MlDsaParameterSetType::ML_DSA_87.into(),
+                            ),
+                            Attribute::Value(expanded.clone()),
+                        ])
+                        .unwrap()
+                    }),
+                );
+                let fresh = ml_dsa_import();
+                let ml_dsa =
+                    Mechanism::MlDsa(cryptoki::mechanism::dsa::SignAdditionalContext::new(
+                        cryptoki::mechanism::dsa::HedgeType::Preferred,
+                        None,
+                    ));
+                rec(
+                    "C_Sign ml-dsa-87 (first use), then C_GetSessionInfo",
+                    probe(|| {
+                        s.sign(&ml_dsa, fresh, &data).unwrap();
+                        s.get_session_info().unwrap()
+                    }),
+                );
+                let (_, extractable) = ml_dsa_87();
+                let wrapped = s
+                    .wrap_key(&Mechanism::AesKeyWrapPad, aes, extractable)
+                    .unwrap();
+                rec(
+                    "C_UnwrapKey ml-dsa-87",
+                    probe(|| {
+                        s.unwrap_key(
+                            &Mechanism::AesKeyWrapPad,
+                            aes,
+                            &wrapped,
+                            &[
+                                Attribute::Class(ObjectClass::PRIVATE_KEY),
+                                Attribute::KeyType(KeyType::ML_DSA),
+                                Attribute::Sign(true),
+                            ],
+                        )
+                        .unwrap()
+                    }),
+                );
                 rec("C_Logout", probe(|| s.logout()));
             })
             .unwrap();

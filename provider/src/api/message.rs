@@ -501,7 +501,8 @@ fn append(buf: &mut Zeroizing<Vec<u8>>, part: &[u8]) {
 }
 
 /// `C_MessageSignInit` / `C_MessageVerifyInit` (§5.21 / §5.22): the HMAC
-/// mechanisms and `CKM_EDDSA`, with their usual (`C_SignInit`) parameter.
+/// mechanisms, `CKM_EDDSA`, `CKM_ML_DSA` and `CKM_HASH_ML_DSA_<hash>`, with
+/// their usual (`C_SignInit`) parameter.
 /// Their messages take no per-message parameter.
 pub fn sign_init(
     session: &Session,
@@ -521,12 +522,16 @@ pub fn sign_init(
     };
     mechanisms::require(mech, function)?;
     let key = message_key(session, key, mech, usage)?;
-    let (mac_len, eddsa) = match mech.param {
-        Param::None => (None, None),
-        Param::MacLength(n) => (Some(n), None),
-        Param::EdDsa { prehash, context } => (None, Some((prehash, context.map(<[u8]>::to_vec)))),
+    let (mut mac_len, mut eddsa, mut sign_context) = (None, None, None);
+    match mech.param {
+        Param::None => {}
+        Param::MacLength(n) => mac_len = Some(n),
+        Param::EdDsa { prehash, context } => {
+            eddsa = Some((prehash, context.map(<[u8]>::to_vec)));
+        }
+        Param::SignContext { hedge, context } => sign_context = Some((hedge, context.to_vec())),
         _ => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
-    };
+    }
     // Checks key and parameter now, as C_SignInit would.
     if sign {
         mechanisms::sign_init(mech, key.clone())?;
@@ -538,6 +543,7 @@ pub fn sign_init(
         ty: mech.ty,
         mac_len,
         eddsa,
+        sign_context,
         signing: None,
         verifying: None,
     });

@@ -203,6 +203,8 @@ pub struct MessageSign {
     pub(super) ty: CK_MECHANISM_TYPE,
     pub(super) mac_len: Option<CK_ULONG>,
     pub(super) eddsa: Option<(bool, Option<Vec<u8>>)>,
+    /// A `CK_SIGN_ADDITIONAL_CONTEXT` (ML-DSA): hedge variant and context.
+    pub(super) sign_context: Option<(CK_HEDGE_TYPE, Vec<u8>)>,
     /// The multi-part message being signed (`C_SignMessageBegin` .. `Next`).
     pub(super) signing: Option<SignOp>,
     /// The multi-part message being verified (`C_VerifyMessageBegin` .. `Next`).
@@ -212,13 +214,17 @@ pub struct MessageSign {
 impl MessageSign {
     /// The mechanism of each message: the init's type and parameter.
     pub(super) fn mechanism(&self) -> Mechanism<'_> {
-        let param = match (&self.mac_len, &self.eddsa) {
-            (Some(n), _) => Param::MacLength(*n),
-            (None, Some((prehash, context))) => Param::EdDsa {
+        let param = match (&self.mac_len, &self.eddsa, &self.sign_context) {
+            (Some(n), ..) => Param::MacLength(*n),
+            (None, Some((prehash, context)), _) => Param::EdDsa {
                 prehash: *prehash,
                 context: context.as_deref(),
             },
-            (None, None) => Param::None,
+            (None, None, Some((hedge, context))) => Param::SignContext {
+                hedge: *hedge,
+                context,
+            },
+            (None, None, None) => Param::None,
         };
         Mechanism { ty: self.ty, param }
     }

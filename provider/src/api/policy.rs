@@ -425,6 +425,43 @@ const DSA_PRIVATE: &[Rule] = &[
     ),
 ];
 
+/// PKCS#11 3.2 mechanisms spec, ML-DSA public keys: the parameter set
+/// and pkEncode.
+const ML_DSA_PUBLIC: &[Rule] = &[
+    r(
+        CKA_PARAMETER_SET,
+        K::Ulong,
+        REQUIRED_ON_CREATE | REQUIRED_ON_GENERATE,
+        D::None,
+    ),
+    r(
+        CKA_VALUE,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE,
+        D::None,
+    ),
+];
+
+/// ML-DSA private keys: the seed ξ (`CKA_SEED`) and skEncode
+/// (`CKA_VALUE`), both sensitive. The parameter set may appear in a
+/// generation's private template (it must then agree with the public one);
+/// an unwrapped key takes it from the PKCS#8 OID.
+const ML_DSA_PRIVATE: &[Rule] = &[
+    r(CKA_PARAMETER_SET, K::Ulong, REQUIRED_ON_CREATE, D::None),
+    r(
+        CKA_SEED,
+        K::Bytes,
+        NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
+        D::None,
+    ),
+    r(
+        CKA_VALUE,
+        K::Bytes,
+        NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
+        D::None,
+    ),
+];
+
 /// §4.13 Domain parameter objects, common part.
 const DOMAIN_PARAMETERS: &[Rule] = &[
     r(CKA_KEY_TYPE, K::Ulong, REQUIRED_ON_CREATE, D::None),
@@ -501,6 +538,8 @@ pub fn tables(
         (CKO_PUBLIC_KEY, Some(CKK_RSA)) => &[STORAGE, KEY, PUBLIC_KEY, RSA_PUBLIC],
         (CKO_PRIVATE_KEY, Some(CKK_RSA)) => &[STORAGE, KEY, PRIVATE_KEY, RSA_PRIVATE],
         (CKO_PUBLIC_KEY, Some(CKK_DSA)) => &[STORAGE, KEY, PUBLIC_KEY, DSA_PUBLIC],
+        (CKO_PUBLIC_KEY, Some(CKK_ML_DSA)) => &[STORAGE, KEY, PUBLIC_KEY, ML_DSA_PUBLIC],
+        (CKO_PRIVATE_KEY, Some(CKK_ML_DSA)) => &[STORAGE, KEY, PRIVATE_KEY, ML_DSA_PRIVATE],
         (CKO_PRIVATE_KEY, Some(CKK_DSA)) => &[STORAGE, KEY, PRIVATE_KEY, DSA_PRIVATE],
         (CKO_DOMAIN_PARAMETERS, Some(CKK_DSA)) => &[STORAGE, DOMAIN_PARAMETERS, DSA_DOMAIN],
         (
@@ -540,6 +579,8 @@ mod tests {
             (CKO_PUBLIC_KEY, Some(CKK_DSA)),
             (CKO_PRIVATE_KEY, Some(CKK_DSA)),
             (CKO_DOMAIN_PARAMETERS, Some(CKK_DSA)),
+            (CKO_PUBLIC_KEY, Some(CKK_ML_DSA)),
+            (CKO_PRIVATE_KEY, Some(CKK_ML_DSA)),
             (CKO_SECRET_KEY, Some(CKK_AES)),
             (CKO_SECRET_KEY, Some(CKK_DES3)),
         ] {
@@ -554,11 +595,18 @@ mod tests {
 
     #[test]
     fn key_value_rules_override_generic_ones() {
-        for kt in [CKK_EC_EDWARDS, CKK_EC_MONTGOMERY] {
+        for kt in [CKK_EC_EDWARDS, CKK_EC_MONTGOMERY, CKK_ML_DSA] {
             let t = tables(CKO_PRIVATE_KEY, Some(kt), None).unwrap();
             let v = find(t, CKA_VALUE).unwrap();
             assert!(v.flags & SENSITIVE != 0, "{kt:#x}");
         }
+        // ML-DSA: the seed is as secret as the expanded key; the public
+        // key's value is not secret.
+        let t = tables(CKO_PRIVATE_KEY, Some(CKK_ML_DSA), None).unwrap();
+        assert!(find(t, CKA_SEED).unwrap().flags & SENSITIVE != 0);
+        let t = tables(CKO_PUBLIC_KEY, Some(CKK_ML_DSA), None).unwrap();
+        assert!(find(t, CKA_VALUE).unwrap().flags & SENSITIVE == 0);
+        assert!(find(t, CKA_PARAMETER_SET).unwrap().flags & REQUIRED_ON_GENERATE != 0);
         let t = tables(CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS), None).unwrap();
         assert!(find(t, CKA_MODULUS).is_none());
         let d = tables(CKO_DATA, None, None).unwrap();
@@ -580,6 +628,8 @@ mod tests {
             EC_PRIVATE,
             RSA_PUBLIC,
             RSA_PRIVATE,
+            ML_DSA_PUBLIC,
+            ML_DSA_PRIVATE,
             SECRET_VALUE,
         ] {
             for (i, a) in t.iter().enumerate() {

@@ -19,7 +19,11 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
     let absent = m.pParameter.is_null() || m.ulParameterLen == 0;
     let invalid = |_| err(CKR_MECHANISM_PARAM_INVALID);
     let param = match descriptor.param {
-        ParamKind::None | ParamKind::EdDsa | ParamKind::OptionalBytes | ParamKind::Pss
+        ParamKind::None
+        | ParamKind::EdDsa
+        | ParamKind::OptionalBytes
+        | ParamKind::Pss
+        | ParamKind::SignContext
             if absent =>
         {
             Param::None
@@ -37,6 +41,33 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
             Param::EdDsa {
                 prehash: p.phFlag != 0,
                 context,
+            }
+        }
+        ParamKind::SignContext => {
+            // SAFETY: length checked by param_struct; caller guarantees validity.
+            let p: &CK_SIGN_ADDITIONAL_CONTEXT = unsafe { param_struct(m)? };
+            // FIPS 204 §5.2: at most 255 bytes (checked before reading).
+            if p.ulContextLen > 255 {
+                return Err(err(CKR_MECHANISM_PARAM_INVALID));
+            }
+            Param::SignContext {
+                hedge: p.hedgeVariant,
+                // SAFETY: caller guarantees pContext holds ulContextLen bytes.
+                context: unsafe { bytes(p.pContext, p.ulContextLen) }.map_err(invalid)?,
+            }
+        }
+        ParamKind::HashSignContext => {
+            // SAFETY: as above (absent: param_struct refuses a null pointer).
+            let p: &CK_HASH_SIGN_ADDITIONAL_CONTEXT = unsafe { param_struct(m)? };
+            // FIPS 204 §5.2: at most 255 bytes (checked before reading).
+            if p.ulContextLen > 255 {
+                return Err(err(CKR_MECHANISM_PARAM_INVALID));
+            }
+            Param::HashSignContext {
+                hedge: p.hedgeVariant,
+                // SAFETY: caller guarantees pContext holds ulContextLen bytes.
+                context: unsafe { bytes(p.pContext, p.ulContextLen) }.map_err(invalid)?,
+                hash: p.hash,
             }
         }
         ParamKind::Bytes | ParamKind::OptionalBytes => {

@@ -3,7 +3,7 @@
 //! verification over a MAC computation.
 
 use super::operation::{CipherOperation, OutputLen, SignOperation, VerifyOperation};
-use super::{aes, cmac, des, dsa, ec, eddsa, hmac, rsa};
+use super::{aes, cmac, des, dsa, ec, eddsa, hmac, mldsa, rsa};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 
@@ -30,6 +30,7 @@ dispatch_enum!(
         EdDsa(eddsa::EdDsaSign),
         Ecdsa(ec::EcdsaSign),
         Dsa(dsa::DsaSign),
+        MlDsa(Box<mldsa::MlDsaSign>),
         Rsa(rsa::RsaSign),
         Hmac(hmac::HmacSign),
         Cmac(cmac::CmacSign),
@@ -82,6 +83,7 @@ dispatch_enum!(
         EdDsa(eddsa::EdDsaVerify),
         Ecdsa(ec::EcdsaVerify),
         Dsa(dsa::DsaVerify),
+        MlDsa(Box<mldsa::MlDsaVerify>),
         Rsa(rsa::RsaVerify),
         Mac(MacVerify),
     }

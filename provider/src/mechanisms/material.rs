@@ -60,6 +60,10 @@ pub enum KeyMaterial {
     DsaPrivate(Box<::dsa::SigningKey>),
     /// DSA public key.
     DsaPublic(Box<::dsa::VerifyingKey>),
+    /// ML-DSA private key (FIPS 204; seed and expanded key zeroized on drop).
+    MlDsaPrivate(Box<super::mldsa::key::PrivateKey>),
+    /// ML-DSA public key.
+    MlDsaPublic(Box<super::mldsa::key::PublicKey>),
     /// AES key.
     Aes(AesKey),
     /// DES, double- or triple-length DES key (legacy).

@@ -30,6 +30,7 @@ mod init;
 pub mod kdf;
 pub mod keys;
 mod material;
+pub mod mldsa;
 mod operation;
 mod params;
 pub mod random;

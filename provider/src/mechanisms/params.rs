@@ -14,6 +14,10 @@ pub enum ParamKind {
     None,
     /// Optional `CK_EDDSA_PARAMS`.
     EdDsa,
+    /// Optional `CK_SIGN_ADDITIONAL_CONTEXT` (PKCS#11 3.2: ML-DSA).
+    SignContext,
+    /// `CK_HASH_SIGN_ADDITIONAL_CONTEXT`, required (`CKM_HASH_ML_DSA`).
+    HashSignContext,
     /// A byte string (an IV), required.
     Bytes,
     /// A byte string, optional (the IV of the AES key-wrap mechanisms).
@@ -57,6 +61,22 @@ pub enum Param<'a> {
         prehash: bool,
         /// `pContextData`; `None` when `ulContextDataLen` is 0.
         context: Option<&'a [u8]>,
+    },
+    /// `CK_SIGN_ADDITIONAL_CONTEXT`.
+    SignContext {
+        /// `hedgeVariant` (`CKH_HEDGE_*`, `CKH_DETERMINISTIC_REQUIRED`).
+        hedge: CK_HEDGE_TYPE,
+        /// `pContext` (empty when `ulContextLen` is 0).
+        context: &'a [u8],
+    },
+    /// `CK_HASH_SIGN_ADDITIONAL_CONTEXT`.
+    HashSignContext {
+        /// `hedgeVariant`.
+        hedge: CK_HEDGE_TYPE,
+        /// `pContext`.
+        context: &'a [u8],
+        /// `hash`: the function the caller's pre-hash was computed with.
+        hash: CK_MECHANISM_TYPE,
     },
     /// A byte-string parameter (an IV).
     Bytes(&'a [u8]),

@@ -51,6 +51,13 @@ pub fn generate_key_pair(
         return Err(err(CKR_KEY_SIZE_RANGE));
     }
     let generated = mechanisms::generate_key_pair(mech, &pub_attrs)?;
+    // A parameter set (ML-DSA, PKCS#11 3.2) belongs in the public template;
+    // one in the private template too must name the same set.
+    if let Some(set) = priv_attrs.ulong(CKA_PARAMETER_SET)
+        && generated.private.ulong(CKA_PARAMETER_SET) != Some(set)
+    {
+        return Err(err(CKR_TEMPLATE_INCONSISTENT));
+    }
     merge(&mut pub_attrs, &generated.public);
     merge(&mut priv_attrs, &generated.private);
     for (attrs, class) in [

@@ -1,0 +1,32 @@
+//! ML-DSA (FIPS 204) with the RustCrypto `ml-dsa` crate: the key type
+//! `CKK_ML_DSA`, `CKM_ML_DSA_KEY_PAIR_GEN`, pure `CKM_ML_DSA` and the
+//! pre-hash variants `CKM_HASH_ML_DSA` / `CKM_HASH_ML_DSA_<hash>`
+//! (PKCS#11 3.2 mechanisms spec, ML-DSA section).
+//!
+//! One job per file: `params` (the parameter sets), `key` (parsed keys,
+//! signing and verifying on μ), `keys` (key objects: loading, import,
+//! generation, RFC 9881 encodings), `expanded` (the checks of an expanded
+//! key before it is decoded), `prehash` (HashML-DSA's hashes),
+//! `sign` (the operations).
+
+mod expanded;
+pub mod key;
+mod keys;
+pub mod params;
+mod prehash;
+mod sign;
+
+pub use key::{PrivateKey, PublicKey};
+pub use keys::*;
+pub use params::ParamSet;
+pub use sign::{MlDsaSign, MlDsaVerify};
+
+/// True for the mechanisms this family signs and verifies with.
+pub fn is_signature_mechanism(ty: cryptoki_sys::CK_MECHANISM_TYPE) -> bool {
+    ty == cryptoki_sys::CKM_ML_DSA
+        || ty == cryptoki_sys::CKM_HASH_ML_DSA
+        || prehash::HashAlg::of_mechanism(ty).is_some()
+}
+
+#[cfg(test)]
+mod tests;
