@@ -179,6 +179,56 @@ fn p521_ecdh_and_ec_key_generation_run_on_both_modules() {
     assert!(leftovers(tmp.path()).is_empty());
 }
 
+/// The post-quantum ops (`pqc` profile) on our module, which offers
+/// ML-DSA: every result checked (signatures verified and a corrupted one
+/// rejected by the token), an existing ML-DSA key found by its parameter
+/// set.
+#[test]
+fn our_module_runs_the_pqc_profile() {
+    let Some(m) = dalek() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r.json");
+    let v = run_json(
+        dcmd(&m, tmp.path()).args([
+            "run",
+            "--quiet",
+            "--module",
+            "dalek",
+            "--profile",
+            "pqc",
+            "--iterations",
+            "12",
+            "--warmup",
+            "1",
+        ]),
+        &out,
+    );
+    let ids: Vec<&str> = results(&v)
+        .iter()
+        .map(|r| r["op"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "mldsa44-sign",
+            "mldsa44-verify",
+            "mldsa65-sign",
+            "mldsa65-verify",
+            "mldsa87-sign",
+            "mldsa87-verify",
+            "mldsa44-keygen",
+            "mldsa65-keygen",
+            "mldsa87-keygen"
+        ]
+    );
+    for r in results(&v) {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["errors"], 0, "{r}");
+        assert_sane(r);
+    }
+    assert!(leftovers(tmp.path()).is_empty());
+}
+
 #[test]
 fn our_module_is_listed() {
     let Some(m) = dalek() else { return };

@@ -140,6 +140,12 @@ impl SigAlg {
     }
 }
 
+/// The output buffer of a signature: room for the longest signature of
+/// the algorithm (an ML-DSA-87 one is 4,627 bytes), never less than 1 KiB.
+fn sig_buffer(a: SigAlg) -> usize {
+    a.sig_len().max(1024)
+}
+
 /// A sign op on a generated key.
 pub fn sign_op(a: SigAlg, key: KeySpec) -> OpDef {
     OpDef {
@@ -223,7 +229,7 @@ pub(crate) fn sign_once(
 ) -> Result<Vec<u8>, Failure> {
     let mut m = a.mech();
     ck(raw.sign_init(s, &mut m, key))?;
-    let mut out = vec![0u8; 1024];
+    let mut out = vec![0u8; sig_buffer(a)];
     let (rv, n) = raw.sign(s, data, &mut out);
     let n = written(raw, rv, &out, n)?.len();
     out.truncate(n);
@@ -346,7 +352,7 @@ pub fn sign_worker(a: SigAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> 
         // deterministic ones are compared with it unverified.
         reference: a.deterministic().then(|| sig.clone()),
         data,
-        out: vec![0u8; 1024],
+        out: vec![0u8; sig_buffer(a)],
         len: 0,
         sampler: check::Sampler::default(),
     }))
