@@ -287,7 +287,7 @@ fn run(
 pub fn message(
     session: &Session,
     direction: Direction,
-    mut params: GcmMessage<'_>,
+    params: GcmMessage<'_>,
     aad: &[u8],
     input: &[u8],
     out: Option<&mut [u8]>,
@@ -301,7 +301,21 @@ pub fn message(
     if out.len() < input.len() {
         return Err(Error::buffer_too_small(input.len()));
     }
-    prepare_iv(&session.token, op, direction, &mut params)?;
+    whole_message(&session.token, op, direction, params, aad, input, out)
+}
+
+/// The IV of one whole message (generated or checked, [`prepare_iv`]),
+/// then its encryption or decryption ([`run`]).
+fn whole_message(
+    token: &Token,
+    op: &mut MessageCipher,
+    direction: Direction,
+    mut params: GcmMessage<'_>,
+    aad: &[u8],
+    input: &[u8],
+    out: &mut [u8],
+) -> Result<usize> {
+    prepare_iv(token, op, direction, &mut params)?;
     run(
         &op.key,
         direction,
@@ -325,7 +339,7 @@ pub(in crate::api) fn one_message(
     session: &Session,
     key: Arc<KeyMaterial>,
     direction: Direction,
-    mut params: GcmMessage<'_>,
+    params: GcmMessage<'_>,
     aad: &[u8],
     input: &[u8],
     out: &mut [u8],
@@ -339,17 +353,7 @@ pub(in crate::api) fn one_message(
         counter: None,
         pending: None,
     };
-    prepare_iv(&session.token, &mut op, direction, &mut params)?;
-    run(
-        &op.key,
-        direction,
-        params.iv,
-        params.tag_bits,
-        aad,
-        input,
-        params.tag,
-        out,
-    )
+    whole_message(&session.token, &mut op, direction, params, aad, input, out)
 }
 
 /// The message operation of `direction`, with no multi-part message in

