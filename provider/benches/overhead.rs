@@ -12,6 +12,8 @@ use std::hint::black_box;
 use std::ptr::null_mut;
 use std::time::Duration;
 
+#[path = "overhead/ml_dsa.rs"]
+mod ml_dsa;
 #[path = "overhead/new_keys.rs"]
 mod new_keys;
 
@@ -590,6 +592,7 @@ fn all(c: &mut Criterion) {
     rsa2048(c, &t);
     symmetric(c, &t);
     new_keys::bench(c, &t);
+    ml_dsa::bench(c, &t);
 }
 
 criterion_group!(benches, all);
