@@ -5,8 +5,9 @@
 //! PKCS#11 consumer would give `C_CreateObject` (base spec §4.9; mechanisms
 //! spec §2.1.3 RSA, §2.3.4 EC, §2.3.7 Edwards, §2.3.8 Montgomery); the
 //! module itself checks them and computes the rest, as it does for any
-//! caller. Also the SubjectPublicKeyInfo (RFC 5280 §4.1.2.7) of a public
-//! key's attributes, for `export-public` and default `CKA_ID`s.
+//! caller. PKCS#8 keys of ML-DSA, ML-KEM and SLH-DSA are read by `pqc`.
+//! Also the SubjectPublicKeyInfo (RFC 5280 §4.1.2.7) of a public key's
+//! attributes, for `export-public` and default `CKA_ID`s.
 
 use cryptoki_sys::*;
 use sha1::Digest;
