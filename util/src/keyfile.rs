@@ -674,7 +674,10 @@ mod tests {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             let file = path.file_name().unwrap().to_str().unwrap().to_string();
-            if !(file.ends_with(".der") || file.ends_with(".pem")) || file.contains(".spki.") {
+            if !(file.ends_with(".der") || file.ends_with(".pem"))
+                || file.contains(".spki.")
+                || file.contains(".encrypted.")
+            {
                 continue;
             }
             let name = file.split('.').next().unwrap();
@@ -728,6 +731,31 @@ mod tests {
         }
         // 3 ML-DSA seed files; 3 ML-KEM sets in 3 forms; 12 SLH-DSA sets.
         assert_eq!((seen, with_public), (24, 18));
+    }
+
+    #[test]
+    fn an_encrypted_post_quantum_key_decrypts_to_the_same_key() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pqc");
+        let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
+        let pass: Passphrase<'_> = &|| Ok(Zeroizing::new(b"pqc fixture".to_vec()));
+        let enc = parse(&read("ml-dsa-65.encrypted.pem"), pass, kdf::Limits::DEFAULT).unwrap();
+        let plain = parse(&read("ml-dsa-65.seed.pem"), NONE, kdf::Limits::DEFAULT).unwrap();
+        let (Item::Key(a), Item::Key(b)) = (&enc[0], &plain[0]) else {
+            panic!("not keys")
+        };
+        assert_eq!(
+            (a.key_type, &a.kind, &a.values),
+            (b.key_type, &b.kind, &b.values)
+        );
+        let wrong: Passphrase<'_> = &|| Ok(Zeroizing::new(b"pqc fixturE".to_vec()));
+        assert!(
+            parse(
+                &read("ml-dsa-65.encrypted.pem"),
+                wrong,
+                kdf::Limits::DEFAULT
+            )
+            .is_err()
+        );
     }
 
     #[test]
