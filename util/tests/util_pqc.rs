@@ -5,8 +5,8 @@
 //! wrote for the same key, the token holds the seed and/or expanded value
 //! the file gave, the imported key signs (or decapsulates) with its public
 //! half, and files that are wrong are refused in one line with nothing
-//! left on the token. The ML-KEM and SLH-DSA tests wait for those key
-//! types in the token (`#[ignore]`).
+//! left on the token. The SLH-DSA test waits for that key type in the
+//! token (`#[ignore]`).
 
 #[path = "../../provider/tests/common/mod.rs"]
 mod common;
@@ -521,7 +521,6 @@ const ML_KEM: [(&str, &str, CK_ULONG, usize); 3] = [
 ];
 
 #[test]
-#[ignore = "needs ML-KEM in the token"]
 fn ml_kem_keys_in_each_form_import_export_and_decapsulate() {
     let mut f = Fixture::new();
     f.stop();
@@ -608,7 +607,6 @@ fn ml_kem_keys_in_each_form_import_export_and_decapsulate() {
 }
 
 #[test]
-#[ignore = "needs ML-KEM in the token"]
 fn ml_kem_files_that_are_wrong_are_refused_and_keys_migrate() {
     let mut f = Fixture::new();
     f.stop();
