@@ -1,9 +1,13 @@
 //! The two back ends agree (default build, where aws-lc-rs is linked): the
-//! token runs ML-DSA and ML-KEM on the RustCrypto crates in both builds
-//! (docs/mechanisms.md says why), and aws-lc-rs, which has both, checks it
-//! through the built module: the same seed gives the same keys (ML-DSA
-//! public key and expanded private key; ML-KEM dk), one side signs and the
-//! other verifies, one encapsulates and the other decapsulates.
+//! token runs ML-KEM, and ML-DSA with a context, HashML-DSA or the
+//! deterministic variant, on the RustCrypto crates in both builds, and
+//! pure ML-DSA with an empty context on aws-lc-rs in the default one
+//! (docs/mechanisms.md). aws-lc-rs checks the RustCrypto paths through the
+//! built module: the same seed gives the same keys (ML-DSA public key and
+//! expanded private key; ML-KEM dk), one side signs and the other verifies
+//! (the token's deterministic signatures, and a multi-part verification
+//! past the 64 KiB the token buffers for aws-lc, run on the crate), one
+//! encapsulates and the other decapsulates.
 #![cfg(feature = "aws-lc")]
 
 mod common;
@@ -111,6 +115,24 @@ fn ml_dsa_keys_and_signatures_agree_with_aws_lc() {
                     .verify(b"other", &ours)
                     .is_err()
             );
+            // The crate's paths: the token signs deterministically (on μ),
+            // aws-lc verifies; aws-lc signs a long message, the token
+            // verifies it in parts past its buffer (on μ).
+            let det = Mechanism::MlDsa(SignAdditionalContext::new(
+                HedgeType::DeterministicRequired,
+                Some(b""),
+            ));
+            let ours = s.sign(&det, private, msg).unwrap();
+            UnparsedPublicKey::new(verifying, theirs.public_key().as_ref())
+                .verify(msg, &ours)
+                .unwrap();
+            let long: Vec<u8> = (0..70_000u32).map(|i| i as u8).collect();
+            let n = theirs.sign(&long, &mut sig).unwrap();
+            s.verify_init(&pure, public).unwrap();
+            for part in long.chunks(8192) {
+                s.verify_update(part).unwrap();
+            }
+            s.verify_final(&sig[..n]).unwrap();
         }
     }
 }

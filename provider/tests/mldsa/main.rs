@@ -10,6 +10,7 @@
 mod common;
 
 mod acvp;
+mod backends;
 mod keys;
 mod known_answers;
 mod message;

@@ -4,6 +4,8 @@
 //! both keep for μ (Algorithm 7 line 6), and signing and verification on a
 //! computed μ.
 
+#[cfg(feature = "aws-lc")]
+use super::awslc;
 use super::params::{ParamSet, SEED_LEN};
 use crate::error::{Result, err};
 use crate::hygiene::wiping_ml_dsa;
@@ -14,6 +16,8 @@ use ml_dsa::{
 };
 use sha3::Shake256;
 use sha3::digest::{ExtendableOutput, Update};
+#[cfg(feature = "aws-lc")]
+use std::sync::OnceLock;
 use zeroize::Zeroizing;
 
 /// Length of `tr` and of μ (FIPS 204 Algorithm 7).
@@ -66,6 +70,11 @@ pub struct PrivateKey {
     key: Signing,
     public: Vec<u8>,
     tr: [u8; TR_LEN],
+    /// With `aws-lc`: the same key in aws-lc, built from the seed (or the
+    /// expanded key) on its first aws-lc signature; `None` if aws-lc
+    /// refused it.
+    #[cfg(feature = "aws-lc")]
+    aws: OnceLock<Option<awslc::Signer>>,
 }
 
 /// An ML-DSA public key.
@@ -73,6 +82,9 @@ pub struct PublicKey {
     set: ParamSet,
     key: Verifying,
     tr: [u8; TR_LEN],
+    /// With `aws-lc`: the same key parsed by aws-lc (`None` if it refused).
+    #[cfg(feature = "aws-lc")]
+    aws: Option<awslc::Verifier>,
 }
 
 /// `tr = H(pk, 64)` (FIPS 204 Algorithm 6 line 9).
@@ -166,6 +178,8 @@ impl PrivateKey {
                 key,
                 tr: tr_of(&public),
                 public,
+                #[cfg(feature = "aws-lc")]
+                aws: OnceLock::new(),
             }
         }))
     }
@@ -217,6 +231,8 @@ impl PrivateKey {
             key,
             public,
             tr,
+            #[cfg(feature = "aws-lc")]
+            aws: OnceLock::new(),
         })
     }
 
@@ -250,6 +266,44 @@ impl PrivateKey {
     pub fn sign_mu(&self, mu: &[u8; TR_LEN], rnd: &[u8; 32]) -> Result<Vec<u8>> {
         wiping_ml_dsa(|| each_set!(&self.key, Signing, k => sign_with(k.expanded(), mu, rnd)))
     }
+
+    /// With `aws-lc`: hedged ML-DSA.Sign (Algorithm 2) of the whole
+    /// `message` with an empty context, computed by aws-lc, into `out` (at
+    /// least the signature's length). `None` if aws-lc has no form of this
+    /// key: sign on μ instead. The first call builds the aws-lc key.
+    #[cfg(feature = "aws-lc")]
+    pub fn sign_aws_lc(&self, message: &[u8], out: &mut [u8]) -> Option<Result<usize>> {
+        let signer = self
+            .aws
+            .get_or_init(|| {
+                // Key expansion reaches deep and holds the key: wiped behind it.
+                wiping_ml_dsa(|| each_set!(&self.key, Signing, k => aws_signer(self.set, k)))
+            })
+            .as_ref()?;
+        Some(wiping_ml_dsa(|| signer.sign(message, out)))
+    }
+}
+
+impl PrivateKey {
+    /// Whether its aws-lc form has been built (unit tests: which path signed).
+    #[cfg(all(test, feature = "aws-lc"))]
+    pub fn aws_lc_built(&self) -> bool {
+        self.aws.get().is_some_and(Option::is_some)
+    }
+}
+
+/// The aws-lc form of a private key: from its seed when it has one, else
+/// from its (checked) expanded form.
+#[cfg(feature = "aws-lc")]
+fn aws_signer<P: MlDsaParams>(set: ParamSet, key: &Held<P>) -> Option<awslc::Signer> {
+    match key {
+        Held::Seed(k) => awslc::Signer::new(set, awslc::Source::Seed(k.as_seed().as_slice())),
+        Held::Expanded(k) => {
+            #[allow(deprecated)] // skEncode, FIPS 204 Algorithm 24
+            let value = Zeroizing::new(k.to_expanded().to_vec());
+            awslc::Signer::new(set, awslc::Source::Expanded(&value))
+        }
+    }
 }
 
 impl PublicKey {
@@ -276,6 +330,8 @@ impl PublicKey {
             set,
             key,
             tr: tr_of(value),
+            #[cfg(feature = "aws-lc")]
+            aws: awslc::Verifier::new(set, value),
         })
     }
 
@@ -294,5 +350,15 @@ impl PublicKey {
     /// (the caller checks its length first).
     pub fn verify_mu(&self, mu: &[u8; TR_LEN], signature: &[u8]) -> Result<()> {
         wiping_ml_dsa(|| each_set!(&self.key, Verifying, k => verify_with(k, mu, signature)))
+    }
+
+    /// With `aws-lc`: ML-DSA.Verify (Algorithm 3) of `signature` (of the
+    /// set's length, checked by the caller) over the whole `message` with an
+    /// empty context, computed by aws-lc: `CKR_SIGNATURE_INVALID` if it does
+    /// not verify. `None` if aws-lc has no form of this key: verify on μ.
+    #[cfg(feature = "aws-lc")]
+    pub fn verify_aws_lc(&self, message: &[u8], signature: &[u8]) -> Option<Result<()>> {
+        let verifier = self.aws.as_ref()?;
+        Some(wiping_ml_dsa(|| verifier.verify(message, signature)))
     }
 }

@@ -9,6 +9,18 @@
 //! takes PH(M) from the caller, so it is single-part only: its
 //! `C_SignUpdate` / `C_VerifyUpdate` answer `CKR_OPERATION_NOT_INITIALIZED`
 //! and end the operation (what the cryptoki crate's test suite expects).
+//!
+//! With the `aws-lc` feature (the default build), pure `CKM_ML_DSA` with an
+//! empty context (no parameter, or a `CK_SIGN_ADDITIONAL_CONTEXT` without
+//! one) is computed by aws-lc-rs (`awslc`) on the whole message instead:
+//! signing only when hedged (`CKH_HEDGE_PREFERRED` / `CKH_HEDGE_REQUIRED`,
+//! or no parameter), verification whatever the `hedgeVariant`. A
+//! single-part call hands its data over; a multi-part one buffers the
+//! message beside μ, up to `awslc::MAX_BUFFERED` bytes, and finishes on μ
+//! when it grew past that. Everything else (a context, HashML-DSA, the
+//! deterministic variant) is signed and verified on μ. Either way the
+//! signature is a valid FIPS 204 signature (hedged ones are randomized
+//! anyway) and verification gives the same answer.
 
 use super::key::TR_LEN;
 use super::prehash::{HashAlg, Hasher};
@@ -21,6 +33,8 @@ use cryptoki_sys::*;
 use sha3::Shake256;
 use sha3::digest::{ExtendableOutput, Update};
 use std::sync::Arc;
+#[cfg(feature = "aws-lc")]
+use zeroize::Zeroizing;
 
 /// Longest context (its length is one octet of M′, FIPS 204 §5.2).
 pub const MAX_CONTEXT: usize = 255;
@@ -50,11 +64,18 @@ struct Stream {
     mu: Shake256,
     input: Input,
     hedge: Hedge,
+    /// With `aws-lc`, while aws-lc can finish the operation: the message
+    /// so far (wiped when dropped); `None` if it cannot (not pure ML-DSA
+    /// with an empty context, deterministic signing, or a multi-part
+    /// message past `awslc::MAX_BUFFERED`).
+    #[cfg(feature = "aws-lc")]
+    message: Option<Zeroizing<Vec<u8>>>,
 }
 
 impl Stream {
-    /// Reads the mechanism and its parameter and absorbs tr ‖ M′'s prefix.
-    fn new(mech: &Mechanism<'_>, tr: &[u8; TR_LEN]) -> Result<Stream> {
+    /// Reads the mechanism and its parameter and absorbs tr ‖ M′'s prefix
+    /// (`signing`: for a signature, else a verification).
+    fn new(mech: &Mechanism<'_>, tr: &[u8; TR_LEN], signing: bool) -> Result<Stream> {
         let invalid = || err(CKR_MECHANISM_PARAM_INVALID);
         let (hedge, context, hash) = match (mech.ty, mech.param) {
             (
@@ -93,7 +114,20 @@ impl Stream {
         if let Some(alg) = alg {
             mu.update(&alg.oid_der());
         }
-        Ok(Stream { mu, input, hedge })
+        #[cfg(feature = "aws-lc")]
+        let message = (matches!(input, Input::Pure)
+            && context.is_empty()
+            && (!signing || hedge == Hedge::Hedged))
+            .then(|| Zeroizing::new(Vec::new()));
+        #[cfg(not(feature = "aws-lc"))]
+        let _ = signing;
+        Ok(Stream {
+            mu,
+            input,
+            hedge,
+            #[cfg(feature = "aws-lc")]
+            message,
+        })
     }
 
     /// Multi-part: more of M.
@@ -104,7 +138,45 @@ impl Stream {
             // Single-part only (module docs).
             Input::External(_) => return Err(err(CKR_OPERATION_NOT_INITIALIZED)),
         }
+        #[cfg(feature = "aws-lc")]
+        self.buffer(data);
         Ok(())
+    }
+
+    /// Adds `data` to the buffered message, or drops (wipes) the buffer
+    /// once the message outgrows `awslc::MAX_BUFFERED`. A bigger buffer is
+    /// a new allocation the old one is copied into, so no copy of the
+    /// message is left in freed memory.
+    #[cfg(feature = "aws-lc")]
+    fn buffer(&mut self, data: &[u8]) {
+        let Some(buf) = &mut self.message else {
+            return;
+        };
+        let need = buf.len().saturating_add(data.len());
+        if need > super::awslc::MAX_BUFFERED {
+            self.message = None;
+            return;
+        }
+        if buf.capacity() < need {
+            let cap = need
+                .max(buf.capacity().saturating_mul(2))
+                .min(super::awslc::MAX_BUFFERED);
+            let mut grown = Zeroizing::new(Vec::with_capacity(cap));
+            grown.extend_from_slice(buf);
+            *buf = grown;
+        }
+        buf.extend_from_slice(data);
+    }
+
+    /// With `aws-lc`: the whole message, if aws-lc can finish the
+    /// operation (`data`: a single-part call's).
+    #[cfg(feature = "aws-lc")]
+    fn whole_message<'a>(&'a self, data: Option<&'a [u8]>) -> Option<&'a [u8]> {
+        match (self.message.as_ref()?, data) {
+            (buf, None) => Some(buf),
+            (buf, Some(d)) if buf.is_empty() => Some(d),
+            _ => None,
+        }
     }
 
     /// μ, after the whole message (`data` for a single-part call).
@@ -142,7 +214,7 @@ impl MlDsaSign {
         let KeyMaterial::MlDsaPrivate(k) = &*key else {
             return Err(err(CKR_KEY_TYPE_INCONSISTENT));
         };
-        let stream = Stream::new(mech, k.tr())?;
+        let stream = Stream::new(mech, k.tr(), true)?;
         let len = k.set().signature_len();
         Ok(MlDsaSign { key, stream, len })
     }
@@ -151,6 +223,16 @@ impl MlDsaSign {
         let KeyMaterial::MlDsaPrivate(k) = &*self.key else {
             unreachable!("checked in new");
         };
+        #[cfg(feature = "aws-lc")]
+        if let Some(message) = self.stream.whole_message(data)
+            && let Some(n) = k.sign_aws_lc(message, out)
+        {
+            let n = n?;
+            if n != self.len {
+                return Err(err(CKR_FUNCTION_FAILED));
+            }
+            return Ok(n);
+        }
         let mu = self.stream.mu(data)?;
         let mut rnd = [0u8; 32];
         if self.stream.hedge == Hedge::Hedged {
@@ -192,7 +274,7 @@ impl MlDsaVerify {
         let KeyMaterial::MlDsaPublic(k) = &*key else {
             return Err(err(CKR_KEY_TYPE_INCONSISTENT));
         };
-        let stream = Stream::new(mech, k.tr())?;
+        let stream = Stream::new(mech, k.tr(), false)?;
         Ok(MlDsaVerify { key, stream })
     }
 
@@ -202,6 +284,12 @@ impl MlDsaVerify {
         };
         if signature.len() != k.set().signature_len() {
             return Err(err(CKR_SIGNATURE_LEN_RANGE));
+        }
+        #[cfg(feature = "aws-lc")]
+        if let Some(message) = self.stream.whole_message(data)
+            && let Some(result) = k.verify_aws_lc(message, signature)
+        {
+            return result;
         }
         let mu = self.stream.mu(data)?;
         k.verify_mu(&mu, signature)
