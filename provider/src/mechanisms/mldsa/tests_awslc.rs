@@ -71,14 +71,17 @@ fn verify(
     }
 }
 
+/// A mechanism, the data, the parts (`None`: single-part), the context it
+/// signs with, and whether aws-lc must sign it.
+type Case<'a> = (Mechanism<'a>, &'a [u8], Option<usize>, &'a [u8], bool);
+
 #[test]
 fn each_operation_takes_the_path_the_design_says() {
     let reference = SigningKey::<MlDsa65>::from_seed(&SEED.into()).verifying_key();
     let small = vec![0x33u8; 1000];
     let at_bound = vec![0x44u8; MAX_BUFFERED];
     let past = vec![0x55u8; MAX_BUFFERED + 1];
-    // (mechanism, data, parts, context it signs with, aws-lc expected)
-    let cases: [(Mechanism<'_>, &[u8], Option<usize>, &[u8], bool); 12] = [
+    let cases: [Case<'_>; 12] = [
         (
             Mechanism {
                 ty: CKM_ML_DSA,
