@@ -113,6 +113,18 @@ impl Compare {
         }
     }
 
+    /// What a result says when the secrets are not compared by value.
+    fn notes(self) -> Vec<String> {
+        match self {
+            Compare::Value => Vec::new(),
+            other => vec![format!(
+                "the token refuses readable KEM keys: the two sides' secrets are compared by \
+                 {} with sensitive keys",
+                other.name()
+            )],
+        }
+    }
+
     /// The template of the keys the calls make (token objects when `token`).
     fn template(self, token: bool) -> Template {
         let t = Template::new()
@@ -405,6 +417,10 @@ impl Worker for EncapsWorker {
     fn rate_from_latency(&self) -> bool {
         self.kem.token
     }
+
+    fn notes(&self) -> Vec<String> {
+        self.compare.notes()
+    }
 }
 
 struct DecapsWorker {
@@ -450,6 +466,10 @@ impl Worker for DecapsWorker {
 
     fn rate_from_latency(&self) -> bool {
         self.kem.token
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.compare.notes()
     }
 }
 
@@ -596,5 +616,7 @@ mod tests {
             Compare::ALL.map(Compare::name),
             ["CKA_VALUE", "AES-ECB", "HMAC-SHA256"]
         );
+        assert!(Compare::Value.notes().is_empty());
+        assert!(Compare::Mac.notes()[0].contains("HMAC-SHA256"));
     }
 }
