@@ -93,6 +93,14 @@ fn our_module_runs_the_mlkem_ops_with_every_result_checked() {
         "{encaps}"
     );
     assert!(token_dirs(tmp.path()).is_empty(), "temporary token removed");
+    // `list` names the interface too.
+    let o = run(dcmd(&m, tmp.path()).args(["list", "--module", "dalek"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(", interface \"PKCS 11\" 3.2)"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 /// `--mechanism CKM_ML_KEM --function encapsulate,decapsulate --key-label
@@ -191,6 +199,27 @@ fn the_generic_op_encapsulates_with_an_existing_key() {
         .collect();
     assert_eq!(ids, ["mlkem768-encaps", "mlkem768-decaps"]);
     assert_all_checked(&v);
+    // With token objects (`--key-store token`) every key a call makes is
+    // destroyed: the token keeps the pair only.
+    let v = run_json(
+        &mut hsm(&[
+            "run",
+            "--quiet",
+            "--key-label",
+            "kem768",
+            "--key-store",
+            "token",
+            "--iterations",
+            "10",
+        ]),
+        &out,
+    );
+    assert_all_checked(&v);
+    let o = run(&mut hsm(&["keys", "list", "--format", "json"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let list: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let labels: Vec<&str> = list.iter().map(|k| k["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["kem768", "kem768"], "{list:?}");
 }
 
 /// SoftHSM2 2.6 has no `C_GetInterface`: no 3.2 interface, so the ML-KEM

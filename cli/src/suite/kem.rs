@@ -31,7 +31,7 @@ use cryptoki_sys::*;
 use super::alg::{GenericFn, KeySpec, MlKemSet};
 use super::check;
 use super::failure::{Failure, ck, written};
-use super::keyset::KeyHandles;
+use super::keyset::{KeyHandles, token_key_prefix};
 use super::op::{DataSpec, OpDef, OpKind, Prep, Worker};
 use crate::token::ckr::ckr_name;
 use crate::token::raw::{Mech, RawModule, Template};
@@ -125,12 +125,17 @@ impl Compare {
         }
     }
 
-    /// The template of the keys the calls make (token objects when `token`).
-    fn template(self, token: bool) -> Template {
+    /// The template of the keys the calls make: session objects, or token
+    /// objects labelled `label` (with [`token_key_prefix`], so that `keys
+    /// delete` finds any a killed run leaves).
+    fn template(self, label: Option<&str>) -> Template {
         let t = Template::new()
             .ulong(CKA_CLASS, CKO_SECRET_KEY)
-            .bool(CKA_TOKEN, token)
             .ulong(CKA_VALUE_LEN, SECRET_LEN);
+        let t = match label {
+            Some(l) => t.bool(CKA_TOKEN, true).bytes(CKA_LABEL, l.as_bytes()),
+            None => t.bool(CKA_TOKEN, false),
+        };
         match self {
             Compare::Value => t
                 .ulong(CKA_KEY_TYPE, CKK_GENERIC_SECRET)
@@ -193,7 +198,9 @@ struct Kem {
     param: Arc<[u8]>,
     public: CK_OBJECT_HANDLE,
     private: CK_OBJECT_HANDLE,
-    token: bool,
+    /// The label of the token objects the calls make (`--key-store
+    /// token`); `None`: session objects.
+    label: Option<String>,
     /// FIPS 203's ciphertext length (catalogue ops).
     ct_len: Option<usize>,
 }
@@ -233,7 +240,17 @@ impl Kem {
         if rv == CKR_OK && h == CK_INVALID_HANDLE {
             return Err(check::failed("C_EncapsulateKey returned CKR_OK and no key"));
         }
-        let n = written(&self.raw, rv, &out, n)?.len();
+        let n = match written(&self.raw, rv, &out, n) {
+            Ok(ct) => ct.len(),
+            Err(f) => {
+                // A module that claimed CKR_OK with an overlong ciphertext
+                // made its key all the same.
+                if matches!(f, Failure::Module(_)) && h != CK_INVALID_HANDLE {
+                    let _ = self.raw.destroy_object(self.s, h);
+                }
+                return Err(f);
+            }
+        };
         out.truncate(n);
         if let Some(want) = self.ct_len {
             check::length("ciphertext", n, want).inspect_err(|_| {
@@ -259,7 +276,7 @@ impl Kem {
 
     /// The fingerprint of the secret `ct` decapsulates to.
     fn decapsulated(&self, c: Compare, ct: &[u8]) -> Result<Vec<u8>, Failure> {
-        let (rv, h) = self.decapsulate(&mut c.template(self.token), ct);
+        let (rv, h) = self.decapsulate(&mut c.template(self.label.as_deref()), ct);
         ck(rv)?;
         if h == CK_INVALID_HANDLE {
             return Err(check::failed("C_DecapsulateKey returned CKR_OK and no key"));
@@ -276,7 +293,7 @@ impl Kem {
     /// Encapsulate, decapsulate and compare the two secrets `c`'s way:
     /// the ciphertext and the secret's fingerprint.
     fn agree(&self, c: Compare) -> Result<(Vec<u8>, Vec<u8>), Attempt> {
-        let mut t = c.template(self.token);
+        let mut t = c.template(self.label.as_deref());
         let (ct, sent) = match self.encapsulate(&mut t) {
             Ok(v) => v,
             Err(Failure::Rv(rv)) if refused(rv) => {
@@ -415,7 +432,7 @@ impl Worker for EncapsWorker {
     }
 
     fn rate_from_latency(&self) -> bool {
-        self.kem.token
+        self.kem.label.is_some()
     }
 
     fn notes(&self) -> Vec<String> {
@@ -465,7 +482,7 @@ impl Worker for DecapsWorker {
     }
 
     fn rate_from_latency(&self) -> bool {
-        self.kem.token
+        self.kem.label.is_some()
     }
 
     fn notes(&self) -> Vec<String> {
@@ -479,7 +496,7 @@ fn worker(f: GenericFn, kem: Kem, refusal_ok: bool) -> Result<Box<dyn Worker>, F
         return Err(Failure::Unsupported(NO_3_2.into()));
     }
     let (compare, ct, secret) = kem.prepare(refusal_ok)?;
-    let (mech, template) = (kem.mech(), compare.template(kem.token));
+    let (mech, template) = (kem.mech(), compare.template(kem.label.as_deref()));
     if f == GenericFn::Encapsulate {
         return Ok(Box::new(EncapsWorker {
             kem,
@@ -517,6 +534,13 @@ fn pair(k: &KeyHandles) -> Result<(CK_OBJECT_HANDLE, CK_OBJECT_HANDLE), Failure>
     ))
 }
 
+/// The label of the keys a worker's calls make as token objects, when
+/// `--key-store` wants token objects (as `keygen.rs` and `derive.rs` do;
+/// session objects are not retried as token objects here).
+fn token_label(p: &Prep<'_>) -> Option<String> {
+    (!p.store.session_first()).then(|| format!("{}kem-{}", token_key_prefix(), p.thread))
+}
+
 /// Worker of a catalogue op (`OpKind::Encapsulate` / `Decapsulate`).
 pub fn catalogue_worker(op: &OpDef, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let (f, s) = match op.kind {
@@ -532,7 +556,7 @@ pub fn catalogue_worker(op: &OpDef, p: &Prep<'_>) -> Result<Box<dyn Worker>, Fai
         param: Arc::from([]),
         public,
         private,
-        token: !p.store.session_first(),
+        label: token_label(p),
         ct_len: Some(s.ciphertext_len()),
     };
     worker(f, kem, false)
@@ -555,7 +579,7 @@ pub fn generic_worker(
         param,
         public,
         private,
-        token: !p.store.session_first(),
+        label: token_label(p),
         ct_len: None,
     };
     worker(f, kem, true)
