@@ -64,6 +64,10 @@ pub enum KeyMaterial {
     MlDsaPrivate(Box<super::mldsa::key::PrivateKey>),
     /// ML-DSA public key.
     MlDsaPublic(Box<super::mldsa::key::PublicKey>),
+    /// SLH-DSA private key (FIPS 205; its encoding zeroized on drop).
+    SlhDsaPrivate(Box<super::slhdsa::key::PrivateKey>),
+    /// SLH-DSA public key.
+    SlhDsaPublic(Box<super::slhdsa::key::PublicKey>),
     /// AES key.
     Aes(AesKey),
     /// DES, double- or triple-length DES key (legacy).
