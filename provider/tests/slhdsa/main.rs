@@ -13,6 +13,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod differential;
 mod keys;
 mod known_answers;
 mod message;
