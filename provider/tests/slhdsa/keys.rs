@@ -293,3 +293,63 @@ fn wrap_and_unwrap_carry_the_private_key() {
         KeyUnextractable
     );
 }
+
+/// Every byte of the token files under the fixture's directory.
+fn token_file_bytes(dir: &std::path::Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(token_file_bytes(&path));
+        } else {
+            out.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_private_value_is_sealed_at_rest() {
+    let mut f = Fixture::new();
+    let slot = f.token("sealed");
+    let value = {
+        let s = f.user(slot);
+        // A readable session key shows the value the token object must not
+        // store in the clear.
+        let (_, readable) = s
+            .generate_key_pair(
+                &Mechanism::SlhDsaKeyPairGen,
+                &[Attribute::ParameterSet(Set::SHAKE_128F.into())],
+                &[Attribute::Sensitive(false), Attribute::Extractable(true)],
+            )
+            .unwrap();
+        let value = bytes_of(&s, readable, AttributeType::Value);
+        s.create_object(&[
+            Attribute::Class(ObjectClass::PRIVATE_KEY),
+            Attribute::KeyType(KeyType::SLH_DSA),
+            Attribute::ParameterSet(Set::SHAKE_128F.into()),
+            Attribute::Value(value.clone()),
+            Attribute::Sign(true),
+            Attribute::Token(true),
+        ])
+        .unwrap();
+        value
+    };
+    f.stop();
+    let bytes = token_file_bytes(&f.dir.path().join("tokens"));
+    // SK.seed and SK.prf (the public half may appear: CKA_PUBLIC_KEY_INFO).
+    assert!(
+        !bytes
+            .windows(16)
+            .any(|w| w == &value[..16] || w == &value[16..32]),
+        "secret seed in the clear"
+    );
+    f.start();
+    let s = f.user(slot);
+    let found = s
+        .find_objects(&[Attribute::Class(ObjectClass::PRIVATE_KEY)])
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    s.sign(&deterministic(b""), found[0], b"still works")
+        .unwrap();
+}
