@@ -57,7 +57,7 @@ fn der_len(len: usize, out: &mut Vec<u8>) {
     }
 }
 
-/// SubjectPublicKeyInfo DER of a public key (RFC 9909 §4: the algorithm
+/// SubjectPublicKeyInfo DER of a public key (RFC 9909: the algorithm
 /// identifier without parameters, PK.seed ‖ PK.root as the BIT STRING).
 pub fn spki(set: ParamSet, public: &[u8]) -> Vec<u8> {
     let alg = set.algorithm_identifier();
@@ -72,7 +72,7 @@ pub fn spki(set: ParamSet, public: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Everything of a key's PKCS#8 `PrivateKeyInfo` (RFC 9909 §6: version 0,
+/// Everything of a key's PKCS#8 `PrivateKeyInfo` (RFC 9909: version 0,
 /// the algorithm identifier, and a `privateKey` OCTET STRING holding the
 /// 4n key bytes) before the key bytes.
 fn pkcs8_prefix(set: ParamSet) -> Vec<u8> {

@@ -1,6 +1,6 @@
 //! The SLH-DSA parameter sets (FIPS 205 §11 Table 2; PKCS#11 3.2
 //! mechanisms spec, `CKA_PARAMETER_SET` values `CKP_SLH_DSA_*`), their
-//! encoding sizes, OIDs (RFC 9909 §3) and security strengths.
+//! encoding sizes, OIDs (RFC 9909) and security strengths.
 
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -94,7 +94,7 @@ impl ParamSet {
     }
 
     /// Last arc of its OID id-slh-dsa-* (2.16.840.1.101.3.4.3.20 to .31,
-    /// RFC 9909 §3).
+    /// RFC 9909).
     pub fn oid_arc(self) -> u8 {
         match self {
             Sha2_128s => 20,
@@ -118,7 +118,7 @@ impl ParamSet {
         8 * self.n() as u32
     }
 
-    /// The DER `AlgorithmIdentifier` (parameters absent, RFC 9909 §3).
+    /// The DER `AlgorithmIdentifier` (parameters absent, RFC 9909).
     pub fn algorithm_identifier(self) -> [u8; 13] {
         [
             0x30,
