@@ -14,6 +14,8 @@ use std::time::Duration;
 
 #[path = "overhead/ml_dsa.rs"]
 mod ml_dsa;
+#[path = "overhead/ml_kem.rs"]
+mod ml_kem;
 #[path = "overhead/new_keys.rs"]
 mod new_keys;
 
@@ -593,6 +595,7 @@ fn all(c: &mut Criterion) {
     symmetric(c, &t);
     new_keys::bench(c, &t);
     ml_dsa::bench(c, &t);
+    ml_kem::bench(c, &t);
 }
 
 criterion_group!(benches, all);

@@ -2,8 +2,8 @@
 //! reach them (the default interface, "PKCS 11" 3.2): verification with the
 //! signature given first (§5.15), session validation flags (§5.6), the
 //! asynchronous calls of a synchronous token (§5.20), authenticated key
-//! wrapping with AES-GCM (§5.18) and key encapsulation before any KEM
-//! mechanism exists.
+//! wrapping with AES-GCM (§5.18) and the argument checks of key
+//! encapsulation (tests/mlkem has ML-KEM itself).
 
 mod common;
 
@@ -221,9 +221,12 @@ fn validation_flags_async_calls_and_encapsulation_answer_as_the_spec_says() {
             l.C_AsyncJoin.unwrap()(h + 999, name.as_mut_ptr(), 1, std::ptr::null_mut(), 0),
             CKR_SESSION_HANDLE_INVALID
         );
-        // No mechanism encapsulates yet: an ML-KEM request and a mechanism
-        // that exists but does not encapsulate are both refused.
-        for ty in [CKM_ML_KEM, CKM_SHA256] {
+        // A mechanism that exists but does not encapsulate, and CKM_ML_KEM
+        // with a handle that is no key (tests/mlkem has the KEM itself).
+        for (ty, rv) in [
+            (CKM_SHA256, CKR_MECHANISM_INVALID),
+            (CKM_ML_KEM, CKR_KEY_HANDLE_INVALID),
+        ] {
             let mut mech = CK_MECHANISM {
                 mechanism: ty,
                 pParameter: std::ptr::null_mut(),
@@ -231,31 +234,32 @@ fn validation_flags_async_calls_and_encapsulation_answer_as_the_spec_says() {
             };
             let mut len: CK_ULONG = 0;
             let mut key: CK_OBJECT_HANDLE = 0;
+            let mut ct = [0u8; 8];
             assert_eq!(
                 l.C_EncapsulateKey.unwrap()(
                     h,
                     &mut mech,
-                    1,
+                    9999,
                     std::ptr::null_mut(),
                     0,
                     std::ptr::null_mut(),
                     &mut len,
                     &mut key
                 ),
-                CKR_MECHANISM_INVALID
+                rv
             );
             assert_eq!(
                 l.C_DecapsulateKey.unwrap()(
                     h,
                     &mut mech,
-                    1,
+                    9999,
                     std::ptr::null_mut(),
                     0,
-                    std::ptr::null_mut(),
-                    0,
+                    ct.as_mut_ptr(),
+                    8,
                     &mut key
                 ),
-                CKR_MECHANISM_INVALID
+                rv
             );
         }
         assert_eq!(

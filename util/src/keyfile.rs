@@ -5,15 +5,16 @@
 //! PKCS#11 consumer would give `C_CreateObject` (base spec §4.9; mechanisms
 //! spec §2.1.3 RSA, §2.3.4 EC, §2.3.7 Edwards, §2.3.8 Montgomery); the
 //! module itself checks them and computes the rest, as it does for any
-//! caller. Also the SubjectPublicKeyInfo (RFC 5280 §4.1.2.7) of a public
-//! key's attributes, for `export-public` and default `CKA_ID`s.
+//! caller. PKCS#8 keys of ML-DSA, ML-KEM and SLH-DSA are read by `pqc`.
+//! Also the SubjectPublicKeyInfo (RFC 5280 §4.1.2.7) of a public key's
+//! attributes, for `export-public` and default `CKA_ID`s.
 
 use cryptoki_sys::*;
 use sha1::Digest;
 use zeroize::Zeroizing;
 
 use crate::asn1::{self, Reader};
-use crate::kdf;
+use crate::{kdf, pqc};
 
 /// `rsaEncryption` (1.2.840.113549.1.1.1), contents octets.
 const OID_RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
@@ -37,6 +38,9 @@ pub struct PrivateKey {
     pub kind: String,
     /// The key values (`CKA_MODULUS`…, or `CKA_EC_PARAMS` and `CKA_VALUE`).
     pub values: Vec<(CK_ATTRIBUTE_TYPE, Zeroizing<Vec<u8>>)>,
+    /// The raw public key, where the file gives it whole (SLH-DSA, an
+    /// expanded ML-KEM key): post-quantum keys only.
+    pub public: Option<Vec<u8>>,
 }
 
 /// An X.509 certificate and the fields `C_CreateObject` wants beside it.
@@ -267,13 +271,18 @@ fn pkcs8(der: &[u8]) -> Result<PrivateKey, String> {
                     ),
                     (CKA_VALUE, Zeroizing::new(secret.body.to_vec())),
                 ],
+                public: None,
             })
         }
         OID_ED448 | OID_X448 => Err("Ed448 and X448 keys are not supported by the token".into()),
-        other => Err(format!(
-            "PKCS#8 keys of algorithm {} are not supported (RSA, EC, Ed25519, X25519 are)",
-            oid_text(other)
-        )),
+        other => match pqc::by_oid(other) {
+            Some(set) => pqc::private_key(set, params, key.body),
+            None => Err(format!(
+                "PKCS#8 keys of algorithm {} are not supported (RSA, EC, Ed25519, X25519, \
+                 ML-DSA, ML-KEM, SLH-DSA are)",
+                oid_text(other)
+            )),
+        },
     }
 }
 
@@ -312,6 +321,7 @@ fn pkcs1(der: &[u8]) -> Result<PrivateKey, String> {
         key_type: CKK_RSA,
         kind: format!("RSA {bits}"),
         values,
+        public: None,
     })
 }
 
@@ -343,6 +353,7 @@ fn sec1(der: &[u8], outer_params: Option<&[u8]>) -> Result<PrivateKey, String> {
             (CKA_EC_PARAMS, Zeroizing::new(params.clone())),
             (CKA_VALUE, Zeroizing::new(scalar.body.to_vec())),
         ],
+        public: None,
     })
 }
 
@@ -420,7 +431,8 @@ fn ec_point(value: &[u8]) -> &[u8] {
 
 /// The SubjectPublicKeyInfo of a public key given by its attributes
 /// (`get`: `CKA_MODULUS`, `CKA_PUBLIC_EXPONENT`, `CKA_EC_PARAMS`,
-/// `CKA_EC_POINT` as the key type needs).
+/// `CKA_EC_POINT`, or `CKA_PARAMETER_SET` and `CKA_VALUE`, as the key type
+/// needs).
 pub fn public_key_info(
     key_type: CK_KEY_TYPE,
     get: &dyn Fn(CK_ATTRIBUTE_TYPE) -> Option<Vec<u8>>,
@@ -468,9 +480,17 @@ pub fn public_key_info(
             }
             (asn1::tlv(asn1::OID, oid), ec_point(&point).to_vec())
         }
+        CKK_ML_DSA | CKK_ML_KEM | CKK_SLH_DSA => {
+            return pqc::public_key_info(
+                key_type,
+                get(CKA_PARAMETER_SET).as_deref(),
+                get(CKA_VALUE).as_deref(),
+            );
+        }
         other => {
             return Err(format!(
-                "public keys of key type {other:#x} are not exported (RSA, EC, Ed25519, X25519 are)"
+                "public keys of key type {other:#x} are not exported (RSA, EC, Ed25519, X25519, \
+                 ML-DSA, ML-KEM, SLH-DSA are)"
             ));
         }
     };
@@ -491,6 +511,19 @@ pub fn default_id(spki: &[u8]) -> Result<Vec<u8>, String> {
     let key = r.expect(asn1::BIT_STRING).ok_or_else(bad)?;
     let bits = key.body.get(1..).ok_or_else(bad)?;
     Ok(sha1::Sha1::digest(bits).to_vec())
+}
+
+/// The subjectPublicKey bits of a SubjectPublicKeyInfo (whole octets).
+pub fn spki_public_key(spki: &[u8]) -> Result<Vec<u8>, String> {
+    let bad = || "the SubjectPublicKeyInfo is damaged".to_string();
+    let outer = asn1::single(spki, asn1::SEQUENCE).ok_or_else(bad)?;
+    let mut r = Reader::new(outer.body);
+    r.expect(asn1::SEQUENCE).ok_or_else(bad)?;
+    let key = r.expect(asn1::BIT_STRING).ok_or_else(bad)?;
+    match key.body.split_first() {
+        Some((0, bits)) if r.is_empty() => Ok(bits.to_vec()),
+        _ => Err(bad()),
+    }
 }
 
 /// PEM text (RFC 7468 §2, 64-character lines) of `der` under `label`.
@@ -560,6 +593,18 @@ mod tests {
             )
             .into_bytes(),
         ];
+        let pqc_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pqc");
+        let samples: Vec<Vec<u8>> = samples
+            .into_iter()
+            .chain(
+                [
+                    "ml-kem-512.both.der",
+                    "slh-dsa-sha2-128s.der",
+                    "ml-dsa-44.seed.pem",
+                ]
+                .map(|f| std::fs::read(pqc_dir.join(f)).unwrap()),
+            )
+            .collect();
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         for sample in &samples {
             assert!(parse(sample, NONE, kdf::Limits::DEFAULT).is_ok());
@@ -614,6 +659,131 @@ mod tests {
         };
         assert_eq!(k.key_type, CKK_EC_EDWARDS);
         assert_eq!(&k.values[1].1[..], &[4; 32]);
+    }
+
+    /// The key files python `cryptography` and the RustCrypto crates wrote
+    /// (tests/data/pqc/): every one parses as the parameter set its name
+    /// says (so the OID arcs are theirs), with the seed or value the file
+    /// holds, and where the file holds the public key (SLH-DSA, an expanded
+    /// ML-KEM key) its SubjectPublicKeyInfo is theirs byte for byte.
+    #[test]
+    fn post_quantum_key_files_of_other_implementations_parse_as_they_wrote_them() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pqc");
+        let mut seen = 0;
+        let mut with_public = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let file = path.file_name().unwrap().to_str().unwrap().to_string();
+            if !(file.ends_with(".der") || file.ends_with(".pem"))
+                || file.contains(".spki.")
+                || file.contains(".encrypted.")
+            {
+                continue;
+            }
+            let name = file.split('.').next().unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            let items =
+                parse(&bytes, NONE, kdf::Limits::DEFAULT).unwrap_or_else(|e| panic!("{file}: {e}"));
+            let Item::Key(k) = &items[0] else {
+                panic!("{file}: not a key")
+            };
+            assert_eq!(k.kind.to_lowercase(), name, "{file}");
+            let get = |ty| {
+                k.values
+                    .iter()
+                    .find(|(t, _)| *t == ty)
+                    .map(|(_, v)| v.to_vec())
+            };
+            let ckp = get(CKA_PARAMETER_SET).unwrap();
+            let set = pqc::by_ckp(
+                k.key_type,
+                dalek_pkcs11::attributes::decode_ulong(&ckp).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(set.name, k.kind);
+            let der = if file.ends_with(".pem") {
+                pem_blocks(std::str::from_utf8(&bytes).unwrap()).unwrap()[0]
+                    .der
+                    .to_vec()
+            } else {
+                bytes.clone()
+            };
+            if file.contains(".seed.") {
+                assert_eq!(get(CKA_SEED).as_deref(), Some(&der[22..]), "{file}");
+                assert_eq!(get(CKA_VALUE), None, "{file}");
+            }
+            if file.contains(".expanded.") || file.contains(".both.") {
+                let value = get(CKA_VALUE).unwrap();
+                assert_eq!(value.len(), set.private_len, "{file}");
+                assert_eq!(&der[der.len() - set.private_len..], &value[..], "{file}");
+                assert_eq!(get(CKA_SEED).is_some(), file.contains(".both."), "{file}");
+            }
+            if let Some(public) = &k.public {
+                let spki = std::fs::read(dir.join(format!("{name}.spki.der"))).unwrap();
+                assert_eq!(
+                    pqc::public_key_info(k.key_type, Some(&ckp), Some(public)).unwrap(),
+                    spki,
+                    "{file}"
+                );
+                with_public += 1;
+            }
+            seen += 1;
+        }
+        // 3 ML-DSA seed files; 3 ML-KEM sets in 3 forms; 12 SLH-DSA sets.
+        assert_eq!((seen, with_public), (24, 18));
+    }
+
+    #[test]
+    fn an_encrypted_post_quantum_key_decrypts_to_the_same_key() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pqc");
+        let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
+        let pass: Passphrase<'_> = &|| Ok(Zeroizing::new(b"pqc fixture".to_vec()));
+        let enc = parse(&read("ml-dsa-65.encrypted.pem"), pass, kdf::Limits::DEFAULT).unwrap();
+        let plain = parse(&read("ml-dsa-65.seed.pem"), NONE, kdf::Limits::DEFAULT).unwrap();
+        let (Item::Key(a), Item::Key(b)) = (&enc[0], &plain[0]) else {
+            panic!("not keys")
+        };
+        assert_eq!(
+            (a.key_type, &a.kind, &a.values),
+            (b.key_type, &b.kind, &b.values)
+        );
+        let wrong: Passphrase<'_> = &|| Ok(Zeroizing::new(b"pqc fixturE".to_vec()));
+        assert!(
+            parse(
+                &read("ml-dsa-65.encrypted.pem"),
+                wrong,
+                kdf::Limits::DEFAULT
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn post_quantum_public_key_infos_round_trip_through_the_bit_string() {
+        let spki = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/data/pqc/ml-dsa-65.spki.der"),
+        )
+        .unwrap();
+        let pk = spki_public_key(&spki).unwrap();
+        assert_eq!(pk.len(), 1952);
+        let ckp = CKP_ML_DSA_65.to_ne_bytes();
+        let get = |ty| match ty {
+            CKA_PARAMETER_SET => Some(ckp.to_vec()),
+            CKA_VALUE => Some(pk.clone()),
+            _ => None,
+        };
+        assert_eq!(public_key_info(CKK_ML_DSA, &get).unwrap(), spki);
+        // The private key's value (an expanded key) is no public key.
+        let get = |ty| match ty {
+            CKA_PARAMETER_SET => Some(ckp.to_vec()),
+            CKA_VALUE => Some(vec![0; 4032]),
+            _ => None,
+        };
+        assert!(public_key_info(CKK_ML_DSA, &get).is_err());
+        let mut unused_bits = spki.clone();
+        unused_bits[spki.len() - pk.len() - 1] = 1;
+        assert!(spki_public_key(&unused_bits).is_err());
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod migrate;
 mod objects;
 mod output;
 mod pin;
+mod pqc;
 mod tokens;
 
 use std::process::ExitCode;

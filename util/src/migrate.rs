@@ -105,7 +105,42 @@ fn key_values(class: ObjectClass, key_type: KeyType) -> &'static [AttributeType]
         (ObjectClass::PRIVATE_KEY, KeyType::EC | KeyType::EC_EDWARDS | KeyType::EC_MONTGOMERY) => {
             &[A::EcParams, A::Value]
         }
+        // PKCS#11 3.2 ML-DSA, ML-KEM and SLH-DSA keys: the parameter set
+        // and the raw public key; the private seed and/or expanded value
+        // (SLH-DSA: its one value). A key may lack one of seed and value:
+        // see `optional_value`.
+        (ObjectClass::PUBLIC_KEY, KeyType::ML_DSA | KeyType::ML_KEM | KeyType::SLH_DSA) => {
+            &[A::ParameterSet, A::Value]
+        }
+        (ObjectClass::PRIVATE_KEY, KeyType::ML_DSA | KeyType::ML_KEM) => {
+            &[A::ParameterSet, A::Seed, A::Value]
+        }
+        (ObjectClass::PRIVATE_KEY, KeyType::SLH_DSA) => &[A::ParameterSet, A::Value],
         (ObjectClass::SECRET_KEY, _) => &[A::Value],
+        _ => &[],
+    }
+}
+
+/// Key values a source may lack: RSA's CRT values (the module computes
+/// them), and one of an ML-DSA / ML-KEM private key's seed (a key imported
+/// from its expanded form has none) and expanded value (the seed gives it).
+fn optional_value(key_type: KeyType, t: AttributeType, got: &[Attribute]) -> bool {
+    let has = |t: AttributeType| got.iter().any(|a| a.attribute_type() == t);
+    match t {
+        AttributeType::Exponent1 | AttributeType::Exponent2 | AttributeType::Coefficient => true,
+        AttributeType::Seed => has(AttributeType::Value),
+        AttributeType::Value if matches!(key_type, KeyType::ML_DSA | KeyType::ML_KEM) => {
+            has(AttributeType::Seed)
+        }
+        _ => false,
+    }
+}
+
+/// Usage attributes of a key type beyond [`COMMON`] (PKCS#11 3.2's
+/// encapsulation flags exist on ML-KEM keys only).
+fn usage_of(key_type: KeyType) -> &'static [AttributeType] {
+    match key_type {
+        KeyType::ML_KEM => &[AttributeType::Encapsulate, AttributeType::Decapsulate],
         _ => &[],
     }
 }
@@ -150,6 +185,10 @@ fn to_attr(a: &Attribute) -> Option<Attr> {
         A::HashOfSubjectPublicKey(v) => Attr::new(CKA_HASH_OF_SUBJECT_PUBLIC_KEY, v),
         A::HashOfIssuerPublicKey(v) => Attr::new(CKA_HASH_OF_ISSUER_PUBLIC_KEY, v),
         A::Value(v) => Attr::new(CKA_VALUE, v),
+        A::Seed(v) => Attr::new(CKA_SEED, v),
+        A::ParameterSet(p) => Attr::ulong(CKA_PARAMETER_SET, ***p),
+        A::Encapsulate(v) => Attr::bool(CKA_ENCAPSULATE, *v),
+        A::Decapsulate(v) => Attr::bool(CKA_DECAPSULATE, *v),
         A::Modulus(v) => Attr::new(CKA_MODULUS, v),
         A::PublicExponent(v) => Attr::new(CKA_PUBLIC_EXPONENT, v),
         A::PrivateExponent(v) => Attr::new(CKA_PRIVATE_EXPONENT, v),
@@ -174,6 +213,7 @@ impl Drop for Values {
         for a in &mut self.0 {
             match a {
                 Attribute::Value(v)
+                | Attribute::Seed(v)
                 | Attribute::PrivateExponent(v)
                 | Attribute::Prime1(v)
                 | Attribute::Prime2(v)
@@ -282,6 +322,11 @@ impl Transport {
                 Attribute::KeyType(KeyType::AES),
                 Attribute::Token(false),
                 Attribute::Wrap(true),
+                // A wrapping key that could also decrypt (or derive a copy
+                // of itself that decrypts) what it wraps is refused by a
+                // token holding wrap separation, as ours does by default.
+                Attribute::Decrypt(false),
+                Attribute::Derive(false),
                 Attribute::Sensitive(true),
                 Attribute::Extractable(false),
                 Attribute::Value(value.to_vec()),
@@ -299,6 +344,8 @@ impl Transport {
                 Attr::ulong(CKA_KEY_TYPE, CKK_AES),
                 Attr::bool(CKA_TOKEN, false),
                 Attr::bool(CKA_UNWRAP, true),
+                Attr::bool(CKA_ENCRYPT, false),
+                Attr::bool(CKA_DERIVE, false),
                 Attr::bool(CKA_SENSITIVE, true),
                 Attr::bool(CKA_EXTRACTABLE, false),
                 Attr::new(CKA_VALUE, &value),
@@ -423,6 +470,7 @@ fn copy_object(
             };
             wanted.push(AttributeType::KeyType);
             wanted.extend_from_slice(COMMON);
+            wanted.extend_from_slice(usage_of(kt));
             if key_values(class, kt).is_empty() {
                 return not_movable(entry, format!("keys of type {kt} are not copied"));
             }
@@ -457,14 +505,7 @@ fn copy_object(
             let missing: Vec<String> = key_values(class, key_type.unwrap_or(KeyType::AES))
                 .iter()
                 .filter(|t| !got.iter().any(|a| a.attribute_type() == **t))
-                .filter(|t| {
-                    !matches!(
-                        t,
-                        AttributeType::Exponent1
-                            | AttributeType::Exponent2
-                            | AttributeType::Coefficient
-                    )
-                })
+                .filter(|t| !optional_value(key_type.unwrap_or(KeyType::AES), **t, got))
                 .map(ToString::to_string)
                 .collect();
             if !missing.is_empty() {

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::keyfile::{self, Item, PrivateKey};
 use crate::pin::Kind;
+use crate::pqc;
 use crate::tokens::{LoggedIn, Started, find, load_config};
 use crate::{ExportArgs, Failure, ImportArgs, ObjectChoice, Outcome};
 
@@ -91,7 +92,8 @@ fn private_template(k: &PrivateKey, a: &ImportArgs, id: &[u8]) -> Vec<Attr> {
     let usage: &[CK_ATTRIBUTE_TYPE] = match k.key_type {
         CKK_RSA => &[CKA_SIGN, CKA_DECRYPT],
         CKK_EC => &[CKA_SIGN, CKA_DERIVE],
-        CKK_EC_EDWARDS => &[CKA_SIGN],
+        CKK_EC_EDWARDS | CKK_ML_DSA | CKK_SLH_DSA => &[CKA_SIGN],
+        CKK_ML_KEM => &[CKA_DECAPSULATE],
         _ => &[CKA_DERIVE],
     };
     t.extend(usage.iter().map(|&u| Attr::bool(u, true)));
@@ -100,11 +102,14 @@ fn private_template(k: &PrivateKey, a: &ImportArgs, id: &[u8]) -> Vec<Attr> {
 }
 
 /// The public values of the private key `handle` (as the module computed
-/// them on import) and the public key's usage.
+/// them on import) and the public key's usage. A post-quantum key's public
+/// value is the key in its `CKA_PUBLIC_KEY_INFO` (else in `spki`, the one
+/// computed before import), beside its `CKA_PARAMETER_SET`.
 fn public_template(
     session: &Session,
     handle: CK_OBJECT_HANDLE,
     key_type: CK_KEY_TYPE,
+    spki: &[u8],
     label: &str,
     id: &[u8],
 ) -> dalek_pkcs11::error::Result<Vec<Attr>> {
@@ -114,6 +119,8 @@ fn public_template(
             &[CKA_VERIFY, CKA_ENCRYPT],
         ),
         CKK_EC | CKK_EC_EDWARDS => (&[CKA_EC_PARAMS, CKA_EC_POINT], &[CKA_VERIFY]),
+        CKK_ML_DSA | CKK_SLH_DSA => (&[CKA_PARAMETER_SET], &[CKA_VERIFY]),
+        CKK_ML_KEM => (&[CKA_PARAMETER_SET], &[CKA_ENCAPSULATE]),
         _ => (&[CKA_EC_PARAMS, CKA_EC_POINT], &[]),
     };
     let mut t = vec![
@@ -128,6 +135,14 @@ fn public_template(
         let v =
             read_attr(session, handle, ty)?.ok_or(dalek_pkcs11::error::err(CKR_FUNCTION_FAILED))?;
         t.push(Attr::new(ty, &v));
+    }
+    if pqc::Family::of(key_type).is_some() {
+        let info = read_attr(session, handle, CKA_PUBLIC_KEY_INFO)?
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| spki.to_vec());
+        let public = keyfile::spki_public_key(&info)
+            .map_err(|_| dalek_pkcs11::error::err(CKR_FUNCTION_FAILED))?;
+        t.push(Attr::new(CKA_VALUE, &public));
     }
     t.extend(usage.iter().map(|&u| Attr::bool(u, true)));
     Ok(t)
@@ -149,8 +164,33 @@ fn key_spki(k: &PrivateKey) -> Result<Vec<u8>, Failure> {
                 k.kind
             ))
         })?;
-    keyfile::public_key_info(k.key_type, &|ty| attrs.bytes(ty).map(<[u8]>::to_vec))
-        .map_err(Failure::new)
+    if pqc::Family::of(k.key_type).is_none() {
+        return keyfile::public_key_info(k.key_type, &|ty| attrs.bytes(ty).map(<[u8]>::to_vec))
+            .map_err(Failure::new);
+    }
+    // The module's SPKI of the key, and the one of the public key the file
+    // holds whole (SLH-DSA, expanded ML-KEM): one key, or the file is bad.
+    let computed = attrs
+        .bytes(CKA_PUBLIC_KEY_INFO)
+        .filter(|v| !v.is_empty())
+        .map(<[u8]>::to_vec);
+    let in_file = k
+        .public
+        .as_deref()
+        .map(|p| pqc::public_key_info(k.key_type, attrs.bytes(CKA_PARAMETER_SET), Some(p)))
+        .transpose()
+        .map_err(Failure::new)?;
+    match (computed, in_file) {
+        (Some(c), Some(f)) if c != f => Err(Failure::new(format!(
+            "the public key inside the {} private key is not the one its private part gives",
+            k.kind
+        ))),
+        (Some(spki), _) | (None, Some(spki)) => Ok(spki),
+        (None, None) => Err(Failure::new(format!(
+            "the token computed no public key for the {} key",
+            k.kind
+        ))),
+    }
 }
 
 /// Refuses an object of `class` labelled `label` or with id `id` already
@@ -260,7 +300,7 @@ pub fn import(a: &ImportArgs, json: bool) -> Outcome {
     let mut made = Vec::new();
     let result = s.session(|session| {
         let mut created: Vec<CK_OBJECT_HANDLE> = Vec::new();
-        let outcome = import_items(session, a, &items, &id, &mut created, &mut made);
+        let outcome = import_items(session, a, &items, &id, &spki, &mut created, &mut made);
         if outcome.is_err() {
             // All or nothing: what this import made goes again.
             for h in created.into_iter().rev() {
@@ -291,12 +331,13 @@ pub fn import(a: &ImportArgs, json: bool) -> Outcome {
 }
 
 /// Creates the objects of `items` on the token, recording each handle in
-/// `created` as it is made.
+/// `created` as it is made; `spki` is the key's, as computed before.
 fn import_items(
     session: &Session,
     a: &ImportArgs,
     items: &[Item],
     id: &[u8],
+    spki: &[u8],
     created: &mut Vec<CK_OBJECT_HANDLE>,
     made: &mut Vec<Made>,
 ) -> Result<(), Failure> {
@@ -316,7 +357,7 @@ fn import_items(
                     kind: k.kind.clone(),
                 });
                 if !a.no_public_key {
-                    let t = public_template(session, h, k.key_type, &a.label, id)
+                    let t = public_template(session, h, k.key_type, spki, &a.label, id)
                         .map_err(|e| Failure::new(format!("reading the public key: {e}")))?;
                     let p = objects::create(session, &t).map_err(|e| {
                         Failure::new(format!("C_CreateObject ({} public key): {e}", k.kind))

@@ -149,7 +149,7 @@ impl Token {
         h
     }
 
-    fn destroy(&self, h: CK_OBJECT_HANDLE) {
+    pub(super) fn destroy(&self, h: CK_OBJECT_HANDLE) {
         // SAFETY: a plain handle.
         call(
             unsafe { self.l.C_DestroyObject.unwrap()(self.s, h) },
@@ -159,7 +159,7 @@ impl Token {
 }
 
 /// Times `make` only (the objects it returns are destroyed off the clock).
-fn timed<const N: usize>(
+pub(super) fn timed<const N: usize>(
     t: &Token,
     iters: u64,
     mut make: impl FnMut() -> [CK_OBJECT_HANDLE; N],

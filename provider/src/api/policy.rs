@@ -425,8 +425,8 @@ const DSA_PRIVATE: &[Rule] = &[
     ),
 ];
 
-/// PKCS#11 3.2 mechanisms spec, ML-DSA public keys: the parameter set
-/// and pkEncode.
+/// PKCS#11 3.2 mechanisms spec, ML-DSA and ML-KEM public keys: the
+/// parameter set and the encoded key (pkEncode, ek).
 const ML_DSA_PUBLIC: &[Rule] = &[
     r(
         CKA_PARAMETER_SET,
@@ -442,8 +442,8 @@ const ML_DSA_PUBLIC: &[Rule] = &[
     ),
 ];
 
-/// ML-DSA private keys: the seed ξ (`CKA_SEED`) and skEncode
-/// (`CKA_VALUE`), both sensitive. The parameter set may appear in a
+/// ML-DSA and ML-KEM private keys: the seed (ξ, d‖z: `CKA_SEED`) and
+/// the expanded key (skEncode, dk: `CKA_VALUE`), both sensitive. The parameter set may appear in a
 /// generation's private template (it must then agree with the public one);
 /// an unwrapped key takes it from the PKCS#8 OID.
 const ML_DSA_PRIVATE: &[Rule] = &[
@@ -460,6 +460,21 @@ const ML_DSA_PRIVATE: &[Rule] = &[
         NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
         D::None,
     ),
+];
+
+/// PKCS#11 3.2 §4.8 `CKA_ENCAPSULATE` (true unless the template says
+/// otherwise, as the token's other usage flags) and
+/// `CKA_ENCAPSULATE_TEMPLATE`, on the public keys of a KEM (ML-KEM).
+const ENCAPSULATION_PUBLIC: &[Rule] = &[
+    r(CKA_ENCAPSULATE, K::Bool, MODIFIABLE, D::Bool(true)),
+    r(CKA_ENCAPSULATE_TEMPLATE, K::Template, 0, D::None),
+];
+
+/// §4.9 `CKA_DECAPSULATE` and `CKA_DECAPSULATE_TEMPLATE` on a KEM's
+/// private keys.
+const DECAPSULATION_PRIVATE: &[Rule] = &[
+    r(CKA_DECAPSULATE, K::Bool, MODIFIABLE, D::Bool(true)),
+    r(CKA_DECAPSULATE_TEMPLATE, K::Template, 0, D::None),
 ];
 
 /// PKCS#11 3.2 mechanisms spec, SLH-DSA public keys: the parameter set
@@ -556,6 +571,20 @@ pub fn tables(
         (CKO_PUBLIC_KEY, Some(CKK_DSA)) => &[STORAGE, KEY, PUBLIC_KEY, DSA_PUBLIC],
         (CKO_PUBLIC_KEY, Some(CKK_ML_DSA)) => &[STORAGE, KEY, PUBLIC_KEY, ML_DSA_PUBLIC],
         (CKO_PRIVATE_KEY, Some(CKK_ML_DSA)) => &[STORAGE, KEY, PRIVATE_KEY, ML_DSA_PRIVATE],
+        (CKO_PUBLIC_KEY, Some(CKK_ML_KEM)) => &[
+            STORAGE,
+            KEY,
+            PUBLIC_KEY,
+            ML_DSA_PUBLIC,
+            ENCAPSULATION_PUBLIC,
+        ],
+        (CKO_PRIVATE_KEY, Some(CKK_ML_KEM)) => &[
+            STORAGE,
+            KEY,
+            PRIVATE_KEY,
+            ML_DSA_PRIVATE,
+            DECAPSULATION_PRIVATE,
+        ],
         (CKO_PUBLIC_KEY, Some(CKK_SLH_DSA)) => &[STORAGE, KEY, PUBLIC_KEY, SLH_DSA_PUBLIC],
         (CKO_PRIVATE_KEY, Some(CKK_SLH_DSA)) => &[STORAGE, KEY, PRIVATE_KEY, SLH_DSA_PRIVATE],
         (CKO_PRIVATE_KEY, Some(CKK_DSA)) => &[STORAGE, KEY, PRIVATE_KEY, DSA_PRIVATE],
@@ -599,6 +628,8 @@ mod tests {
             (CKO_DOMAIN_PARAMETERS, Some(CKK_DSA)),
             (CKO_PUBLIC_KEY, Some(CKK_ML_DSA)),
             (CKO_PRIVATE_KEY, Some(CKK_ML_DSA)),
+            (CKO_PUBLIC_KEY, Some(CKK_ML_KEM)),
+            (CKO_PRIVATE_KEY, Some(CKK_ML_KEM)),
             (CKO_PUBLIC_KEY, Some(CKK_SLH_DSA)),
             (CKO_PRIVATE_KEY, Some(CKK_SLH_DSA)),
             (CKO_SECRET_KEY, Some(CKK_AES)),
@@ -615,7 +646,13 @@ mod tests {
 
     #[test]
     fn key_value_rules_override_generic_ones() {
-        for kt in [CKK_EC_EDWARDS, CKK_EC_MONTGOMERY, CKK_ML_DSA, CKK_SLH_DSA] {
+        for kt in [
+            CKK_EC_EDWARDS,
+            CKK_EC_MONTGOMERY,
+            CKK_ML_DSA,
+            CKK_ML_KEM,
+            CKK_SLH_DSA,
+        ] {
             let t = tables(CKO_PRIVATE_KEY, Some(kt), None).unwrap();
             let v = find(t, CKA_VALUE).unwrap();
             assert!(v.flags & SENSITIVE != 0, "{kt:#x}");
@@ -627,6 +664,13 @@ mod tests {
         let t = tables(CKO_PUBLIC_KEY, Some(CKK_ML_DSA), None).unwrap();
         assert!(find(t, CKA_VALUE).unwrap().flags & SENSITIVE == 0);
         assert!(find(t, CKA_PARAMETER_SET).unwrap().flags & REQUIRED_ON_GENERATE != 0);
+        let t = tables(CKO_PRIVATE_KEY, Some(CKK_ML_KEM), None).unwrap();
+        assert!(find(t, CKA_SEED).unwrap().flags & SENSITIVE != 0);
+        assert!(find(t, CKA_DECAPSULATE).is_some());
+        assert!(find(t, CKA_ENCAPSULATE).is_none());
+        let t = tables(CKO_PUBLIC_KEY, Some(CKK_ML_KEM), None).unwrap();
+        assert!(find(t, CKA_ENCAPSULATE).is_some());
+        assert!(find(t, CKA_SIGN).is_none());
         // SLH-DSA: the same, with the whole private key in CKA_VALUE.
         let t = tables(CKO_PUBLIC_KEY, Some(CKK_SLH_DSA), None).unwrap();
         assert!(find(t, CKA_VALUE).unwrap().flags & SENSITIVE == 0);
@@ -657,6 +701,8 @@ mod tests {
             RSA_PRIVATE,
             ML_DSA_PUBLIC,
             ML_DSA_PRIVATE,
+            ENCAPSULATION_PUBLIC,
+            DECAPSULATION_PRIVATE,
             SLH_DSA_PRIVATE,
             SECRET_VALUE,
         ] {

@@ -1,11 +1,12 @@
 //! The other functions PKCS#11 3.2 adds to the function list (base spec
 //! 3.2 §5.6, §5.18, §5.20): session validation flags, the asynchronous
 //! calls of a token that runs every call synchronously, key encapsulation
-//! and authenticated key wrapping (AES-GCM). `verify_signature.rs` has the 3.2
+//! (ML-KEM) and authenticated key wrapping (AES-GCM). `verify_signature.rs` has the 3.2
 //! verification calls.
 
-use super::calls::{init, new_object};
-use super::util::{bytes, finish_output, guard, guard_deep, out, out_buffer};
+use super::calls::{new_key, new_object};
+use super::mechanism;
+use super::util::{bytes, finish_output, guard, guard_deep, out, out_buffer, template};
 use crate::api::crypto;
 use crate::api::message::GcmMessage;
 use crate::api::module;
@@ -81,63 +82,84 @@ pub extern "C" fn C_AsyncJoin(
     unsupported(hSession)
 }
 
-/// The mechanism must offer `function` (`CKF_ENCAPSULATE`,
-/// `CKF_DECAPSULATE`): no mechanism of the token does yet (docs/
-/// mechanisms.md), so every call ends here with `CKR_MECHANISM_INVALID`,
-/// after the session and the mechanism are checked.
+/// `C_EncapsulateKey` (3.2 §5.18): a new secret key from the caller's
+/// template and the ciphertext that carries it to the holder of the
+/// private key. The ciphertext buffer follows the size-query convention
+/// (§5.2): a null `pCiphertext` asks for its length and makes no key, a
+/// buffer too small is `CKR_BUFFER_TOO_SMALL` with the length, and no key.
 ///
 /// # Safety
-/// `p_mechanism` null or a valid `CK_MECHANISM`.
-unsafe fn kem(
-    h_session: CK_SESSION_HANDLE,
-    p_mechanism: *mut CK_MECHANISM,
-    function: CK_FLAGS,
-) -> CK_RV {
-    // SAFETY: forwarded caller guarantee.
-    guard(|| unsafe {
-        init(h_session, p_mechanism, |_, mech| {
-            mechanisms::require(mech, function)?;
-            Err(err(CKR_MECHANISM_INVALID))
-        })
-    })
-}
-
-/// `C_EncapsulateKey` (3.2 §5.18): see [`kem`].
-///
-/// # Safety
-/// `pMechanism` null or valid.
+/// `pMechanism` null or valid; the template valid for its count;
+/// `pulCiphertextLen` null or valid; `pCiphertext` null or valid for
+/// `*pulCiphertextLen` bytes; `phKey` null or valid for writes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_EncapsulateKey(
     hSession: CK_SESSION_HANDLE,
     pMechanism: *mut CK_MECHANISM,
-    _hPublicKey: CK_OBJECT_HANDLE,
-    _pTemplate: *mut CK_ATTRIBUTE,
-    _ulAttributeCount: CK_ULONG,
-    _pCiphertext: *mut CK_BYTE,
-    _pulCiphertextLen: *mut CK_ULONG,
-    _phKey: *mut CK_OBJECT_HANDLE,
+    hPublicKey: CK_OBJECT_HANDLE,
+    pTemplate: *mut CK_ATTRIBUTE,
+    ulAttributeCount: CK_ULONG,
+    pCiphertext: *mut CK_BYTE,
+    pulCiphertextLen: *mut CK_ULONG,
+    phKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    // SAFETY: forwarded caller guarantee.
-    unsafe { kem(hSession, pMechanism, CKF_ENCAPSULATE) }
+    guard_deep(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantees.
+            let (template, (buf, len), mech) = unsafe {
+                (
+                    template(pTemplate, ulAttributeCount)?,
+                    out_buffer(pCiphertext, pulCiphertextLen)?,
+                    mechanism::read(pMechanism)?,
+                )
+            };
+            let asked = buf.is_some();
+            // SAFETY: forwarded caller guarantee.
+            let handle_out = if asked {
+                Some(unsafe { out(phKey)? })
+            } else {
+                None
+            };
+            let made = crypto::encapsulate_key(s, &mech, hPublicKey, &template, buf);
+            let made = made.map(|(n, handle)| {
+                if let (Some(h), Some(o)) = (handle, handle_out) {
+                    *o = h;
+                }
+                n
+            });
+            finish_output(made, len)
+        })
+    })
 }
 
-/// `C_DecapsulateKey` (3.2 §5.18): see [`kem`].
+/// `C_DecapsulateKey` (3.2 §5.18): the secret key `pCiphertext` carries,
+/// made from the caller's template.
 ///
 /// # Safety
-/// `pMechanism` null or valid.
+/// `pMechanism` null or valid; the template valid for its count;
+/// `pCiphertext` valid for `ulCiphertextLen` bytes; `phKey` valid for
+/// writes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_DecapsulateKey(
     hSession: CK_SESSION_HANDLE,
     pMechanism: *mut CK_MECHANISM,
-    _hPrivateKey: CK_OBJECT_HANDLE,
-    _pTemplate: *mut CK_ATTRIBUTE,
-    _ulAttributeCount: CK_ULONG,
-    _pCiphertext: *mut CK_BYTE,
-    _ulCiphertextLen: CK_ULONG,
-    _phKey: *mut CK_OBJECT_HANDLE,
+    hPrivateKey: CK_OBJECT_HANDLE,
+    pTemplate: *mut CK_ATTRIBUTE,
+    ulAttributeCount: CK_ULONG,
+    pCiphertext: *mut CK_BYTE,
+    ulCiphertextLen: CK_ULONG,
+    phKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    // SAFETY: forwarded caller guarantee.
-    unsafe { kem(hSession, pMechanism, CKF_DECAPSULATE) }
+    guard_deep(|| {
+        module::with_session(hSession, |s| {
+            // SAFETY: forwarded caller guarantee.
+            let ciphertext = unsafe { bytes(pCiphertext, ulCiphertextLen)? };
+            let decapsulate =
+                |mech: &_, t: &[_]| crypto::decapsulate_key(s, mech, hPrivateKey, t, ciphertext);
+            // SAFETY: forwarded caller guarantees.
+            unsafe { new_key(pMechanism, pTemplate, ulAttributeCount, phKey, decapsulate) }
+        })
+    })
 }
 
 /// `CKM_AES_GCM` and its `CK_GCM_MESSAGE_PARAMS` (the authenticated wrap

@@ -7,7 +7,7 @@ use super::material::{GeneratedPair, KeyMaterial};
 use super::operation::Direction;
 use super::params::{Mechanism, Param};
 use super::registry::require;
-use super::{aes, cmac, des, digest, dsa, ec, eddsa, hmac, mldsa, rsa, slhdsa, x25519};
+use super::{aes, cmac, des, digest, dsa, ec, eddsa, hmac, mldsa, mlkem, rsa, slhdsa, x25519};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -137,6 +137,7 @@ pub fn pair_key_type(mech: CK_MECHANISM_TYPE) -> Result<CK_KEY_TYPE> {
         CKM_RSA_PKCS_KEY_PAIR_GEN => Ok(CKK_RSA),
         CKM_DSA_KEY_PAIR_GEN => Ok(CKK_DSA),
         CKM_ML_DSA_KEY_PAIR_GEN => Ok(CKK_ML_DSA),
+        CKM_ML_KEM_KEY_PAIR_GEN => Ok(CKK_ML_KEM),
         CKM_SLH_DSA_KEY_PAIR_GEN => Ok(CKK_SLH_DSA),
         _ => Err(err(CKR_MECHANISM_INVALID)),
     }
@@ -164,6 +165,7 @@ pub fn generate_key_pair(
         CKM_RSA_PKCS_KEY_PAIR_GEN => wiping_deep(|| rsa::generate(public_template)),
         CKM_DSA_KEY_PAIR_GEN => wiping_deep(|| dsa::generate(public_template)),
         CKM_ML_DSA_KEY_PAIR_GEN => wiping_deep(|| mldsa::generate(public_template)),
+        CKM_ML_KEM_KEY_PAIR_GEN => wiping_deep(|| mlkem::generate(public_template)),
         // The key generation itself wipes behind it (`slhdsa::key`).
         CKM_SLH_DSA_KEY_PAIR_GEN => slhdsa::generate(public_template),
         _ => Err(err(CKR_MECHANISM_INVALID)),

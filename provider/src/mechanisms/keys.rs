@@ -5,7 +5,7 @@
 //! families by key type.
 
 pub use super::material::{KeyMaterial, ValueOf};
-use super::{aes, des, dsa, ec, eddsa, mldsa, rsa, slhdsa, x25519};
+use super::{aes, des, dsa, ec, eddsa, mldsa, mlkem, rsa, slhdsa, x25519};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -78,6 +78,17 @@ pub fn load(
             &required(get, CKA_PARAMETER_SET)?,
             &required(get, CKA_VALUE)?,
         ),
+        (CKO_PRIVATE_KEY, Some(CKK_ML_KEM)) => {
+            let set = required(get, CKA_PARAMETER_SET)?;
+            match get(CKA_SEED)? {
+                Some(seed) => mlkem::load_private(&set, Some(&seed), None),
+                None => mlkem::load_private(&set, None, Some(&required(get, CKA_VALUE)?)),
+            }
+        }
+        (CKO_PUBLIC_KEY, Some(CKK_ML_KEM)) => mlkem::load_public(
+            &required(get, CKA_PARAMETER_SET)?,
+            &required(get, CKA_VALUE)?,
+        ),
         (CKO_PRIVATE_KEY, Some(CKK_SLH_DSA)) => slhdsa::load_private(
             &required(get, CKA_PARAMETER_SET)?,
             &required(get, CKA_VALUE)?,
@@ -124,6 +135,9 @@ pub fn complete_import(
         }
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_SLH_DSA)) => {
             slhdsa::complete_import(class, attrs)
+        }
+        (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_ML_KEM)) => {
+            mlkem::complete_import(class, attrs)
         }
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(_)) => Err(err(CKR_ATTRIBUTE_VALUE_INVALID)),
         (CKO_SECRET_KEY, Some(key_type)) => {
@@ -181,6 +195,10 @@ pub fn export_for_wrap(
         (CKO_PRIVATE_KEY, Some(CKK_SLH_DSA)) => slhdsa::to_pkcs8(
             &required(get, CKA_PARAMETER_SET)?,
             &required(get, CKA_VALUE)?,
+        ),
+        (CKO_PRIVATE_KEY, Some(CKK_ML_KEM)) => mlkem::to_pkcs8(
+            &required(get, CKA_PARAMETER_SET)?,
+            get(CKA_SEED)?.as_deref().map(Vec::as_slice),
         ),
         _ => Err(err(CKR_KEY_NOT_WRAPPABLE)),
     }
@@ -243,6 +261,7 @@ pub fn import_unwrapped(
             CKK_DSA => dsa::from_pkcs8(bytes, attrs),
             CKK_ML_DSA => mldsa::from_pkcs8(bytes, attrs),
             CKK_SLH_DSA => slhdsa::from_pkcs8(bytes, attrs),
+            CKK_ML_KEM => mlkem::from_pkcs8(bytes, attrs),
             _ => Err(err(CKR_TEMPLATE_INCONSISTENT)),
         },
         _ => Err(err(CKR_TEMPLATE_INCONSISTENT)),

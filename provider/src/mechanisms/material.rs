@@ -64,6 +64,11 @@ pub enum KeyMaterial {
     MlDsaPrivate(Box<super::mldsa::key::PrivateKey>),
     /// ML-DSA public key.
     MlDsaPublic(Box<super::mldsa::key::PublicKey>),
+    /// ML-KEM decapsulation key (FIPS 203; seed and expanded key zeroized
+    /// on drop).
+    MlKemPrivate(Box<super::mlkem::key::PrivateKey>),
+    /// ML-KEM encapsulation key.
+    MlKemPublic(Box<super::mlkem::key::PublicKey>),
     /// SLH-DSA private key (FIPS 205; its encoding zeroized on drop).
     SlhDsaPrivate(Box<super::slhdsa::key::PrivateKey>),
     /// SLH-DSA public key.

@@ -70,6 +70,22 @@ pub static REGISTRY: &[Descriptor] = &[
         P::None,
     ),
     d(CKM_ML_DSA, 128, 256, SV | MSV, P::SignContext),
+    // ML-KEM (PKCS#11 3.2, FIPS 203): key sizes are the parameter sets'
+    // security strengths in bits, 128 (ML-KEM-512) to 256 (ML-KEM-1024).
+    d(
+        CKM_ML_KEM_KEY_PAIR_GEN,
+        128,
+        256,
+        CKF_GENERATE_KEY_PAIR,
+        P::None,
+    ),
+    d(
+        CKM_ML_KEM,
+        128,
+        256,
+        CKF_ENCAPSULATE | CKF_DECAPSULATE,
+        P::None,
+    ),
     d(CKM_HASH_ML_DSA, 128, 256, SV, P::HashSignContext),
     d(CKM_HASH_ML_DSA_SHA224, 128, 256, SV | MSV, P::SignContext),
     d(CKM_HASH_ML_DSA_SHA256, 128, 256, SV | MSV, P::SignContext),

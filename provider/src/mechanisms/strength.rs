@@ -72,6 +72,9 @@ pub fn strength(key: &KeyMaterial) -> u32 {
         // FIPS 204 Table 1: categories 2, 3, 5 (ML-DSA-44/65/87).
         KeyMaterial::MlDsaPrivate(k) => k.set().strength(),
         KeyMaterial::MlDsaPublic(k) => k.set().strength(),
+        // FIPS 203 §8: categories 1, 3, 5 (ML-KEM-512/768/1024).
+        KeyMaterial::MlKemPrivate(k) => k.set().strength(),
+        KeyMaterial::MlKemPublic(k) => k.set().strength(),
         // FIPS 205 Table 2: categories 1, 3, 5 (n = 16, 24, 32 bytes).
         KeyMaterial::SlhDsaPrivate(k) => k.set().strength(),
         KeyMaterial::SlhDsaPublic(k) => k.set().strength(),

@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 T="python"
 PY_PKCS11_VERSION=0.10.1      # manylinux wheels for CPython 3.10-3.13
-CRYPTOGRAPHY_VERSION=46.0.3   # abi3 manylinux wheels
+CRYPTOGRAPHY_VERSION=50.0.1   # abi3 manylinux wheels; OpenSSL with ML-DSA and ML-KEM
 
 check "token for python-pkcs11" new_token "$T"
 check "python3 -m venv" python3 -m venv "$WORK/venv"
@@ -23,5 +23,5 @@ run_py() { "$PY" "$HERE/python/interop.py" "$MODULE" "$T" "$@"; }
 check_fails "login with a wrong PIN is refused" run_py 0000 login
 check "login with the PIN" run_py "$USER_PIN" login
 
-count_cases interop.py 27 run_py "$USER_PIN"
+count_cases interop.py 42 run_py "$USER_PIN"
 finish

@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod acvp;
 mod keys;
 mod known_answers;
 mod message;

@@ -1,4 +1,4 @@
-//! NIST ACVP SLH-DSA known answers (tests/data/README.md) driven through
+//! NIST ACVP SLH-DSA known answers (tests/data/acvp/README.md) driven through
 //! the module: every keyGen case's private key SK.seed ‖ SK.prf ‖ PK.seed ‖
 //! PK.root imports with `C_CreateObject` and the public key the token
 //! derives from it is the case's; the same value with PK.root changed is
@@ -13,7 +13,7 @@ use std::io::Read;
 
 fn load(name: &str) -> Value {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
+        .join("tests/data/acvp")
         .join(name);
     let mut json = String::new();
     flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
@@ -70,7 +70,7 @@ fn check_key(s: &Session, set: Set, sk: &[u8], pk: &[u8], refuse: bool) -> Objec
 fn acvp_keygen_keys_import_and_derive_their_public_key() {
     let f = Fixture::new();
     let s = f.user(f.token("kat-keygen"));
-    let file = load("slh-dsa-keygen-fips205.json.gz");
+    let file = load("SLH-DSA-keyGen-FIPS205.json.gz");
     let (mut checked, mut refused) = (0, 0);
     for group in file["testGroups"].as_array().unwrap() {
         let set = set_named(group["parameterSet"].as_str().unwrap());
@@ -96,7 +96,7 @@ fn acvp_keygen_keys_import_and_derive_their_public_key() {
 fn acvp_sigver_keys_import_and_wrong_lengths_are_refused() {
     let f = Fixture::new();
     let s = f.user(f.token("kat-sigver"));
-    let file = load("slh-dsa-sigver-fips205-subset.json.gz");
+    let file = load("SLH-DSA-sigVer-FIPS205-subset.json.gz");
     let (mut keys, mut lengths) = (0, 0);
     for group in file["testGroups"].as_array().unwrap() {
         let set = set_named(group["parameterSet"].as_str().unwrap());

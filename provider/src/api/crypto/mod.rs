@@ -9,7 +9,8 @@
 //! - `init`: the `C_*Init` calls and the context login (§5.6);
 //! - `data`: single-part and multi-part data calls, random, batch verify;
 //! - `new_key`: what a key made from other keys takes from them;
-//! - `keygen`, `wrap`, `derive`: §5.15 key management.
+//! - `keygen`, `wrap`, `derive`: §5.15 key management;
+//! - `kem`: 3.2 §5.18 key encapsulation.
 //!
 //! This file only declares them and re-exports what the FFI layer and the
 //! operator's tool call; the files of `api/` import from the defining file.
@@ -17,6 +18,7 @@
 pub(super) mod data;
 pub(super) mod derive;
 pub(super) mod init;
+pub(super) mod kem;
 pub(super) mod key_use;
 pub(super) mod keygen;
 pub(super) mod new_key;
@@ -35,6 +37,7 @@ pub use init::{
     MAX_SIGNATURE_LEN, cipher_init, context_login, digest_init, sign_init, sign_recover_init,
     verify_init, verify_recover_init, verify_signature_init,
 };
+pub use kem::{decapsulate_key, encapsulate_key};
 pub use keygen::{generate_key, generate_key_pair};
 pub use output::{OpKind, end};
 pub use wrap::{unwrap_key, wrap_key};

@@ -15,6 +15,7 @@ use super::key::{PrivateKey, PublicKey};
 use super::params::{ParamSet, SEED_LEN};
 use crate::attributes::{Attributes, decode_ulong};
 use crate::error::{Result, err};
+use crate::mechanisms::lamps;
 use crate::mechanisms::material::{GeneratedPair, KeyMaterial};
 use crate::mechanisms::random::os_fill;
 use cryptoki_sys::*;
@@ -56,38 +57,16 @@ fn template_set(attrs: &Attributes) -> Result<ParamSet> {
     ParamSet::from_ckp(v)
 }
 
-/// DER length octets of `len`.
-fn der_len(len: usize, out: &mut Vec<u8>) {
-    match len {
-        0..0x80 => out.push(len as u8),
-        0x80..0x100 => out.extend_from_slice(&[0x81, len as u8]),
-        _ => out.extend_from_slice(&[0x82, (len >> 8) as u8, len as u8]),
-    }
-}
-
 /// SubjectPublicKeyInfo DER of a public key (RFC 9881 §4: the algorithm
 /// identifier without parameters, the raw pkEncode as the BIT STRING).
 pub fn spki(set: ParamSet, public: &[u8]) -> Vec<u8> {
-    let alg = set.algorithm_identifier();
-    let mut bits = vec![0x03];
-    der_len(public.len() + 1, &mut bits);
-    bits.push(0);
-    let mut out = vec![0x30];
-    der_len(alg.len() + bits.len() + public.len(), &mut out);
-    out.extend_from_slice(&alg);
-    out.extend_from_slice(&bits);
-    out.extend_from_slice(public);
-    out
+    lamps::spki(&set.algorithm_identifier(), public)
 }
 
 /// PKCS#8 `PrivateKeyInfo` of a key in the seed form (RFC 9881 §6: the
 /// `[0]` seed choice of `ML-DSA-PrivateKey`), for `C_WrapKey`.
 pub fn pkcs8(set: ParamSet, seed: &[u8]) -> Zeroizing<Vec<u8>> {
-    let mut out = Zeroizing::new(vec![0x30, 0x34, 0x02, 0x01, 0x00]);
-    out.extend_from_slice(&set.algorithm_identifier());
-    out.extend_from_slice(&[0x04, 0x22, 0x80, 0x20]);
-    out.extend_from_slice(seed);
-    out
+    lamps::seed_pkcs8(&set.algorithm_identifier(), seed)
 }
 
 /// Parses what [`pkcs8`] produces (`CKR_WRAPPED_KEY_INVALID` otherwise:
@@ -96,13 +75,9 @@ pub fn pkcs8(set: ParamSet, seed: &[u8]) -> Zeroizing<Vec<u8>> {
 /// `CKR_TEMPLATE_INCONSISTENT`). `CKA_VALUE` follows in [`complete_import`].
 pub fn from_pkcs8(der: &[u8], attrs: &mut Attributes) -> Result<()> {
     let bad = || err(CKR_WRAPPED_KEY_INVALID);
-    let arc = *der.get(17).ok_or_else(bad)?;
+    let arc = *der.get(lamps::PKCS8_OID_ARC_OFFSET).ok_or_else(bad)?;
     let set = ParamSet::from_oid_arc(arc).ok_or_else(bad)?;
-    let prefix = &pkcs8(set, &[])[..];
-    let seed = der.strip_prefix(prefix).ok_or_else(bad)?;
-    if seed.len() != SEED_LEN {
-        return Err(bad());
-    }
+    let seed = lamps::seed_of_pkcs8(der, &set.algorithm_identifier(), SEED_LEN).ok_or_else(bad)?;
     match attrs.ulong(CKA_PARAMETER_SET) {
         Some(v) if v != set.ckp() => return Err(err(CKR_TEMPLATE_INCONSISTENT)),
         _ => attrs.set_ulong(CKA_PARAMETER_SET, set.ckp()),

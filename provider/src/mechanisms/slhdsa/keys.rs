@@ -13,6 +13,7 @@ use super::key::{PrivateKey, PublicKey};
 use super::params::ParamSet;
 use crate::attributes::{Attributes, decode_ulong};
 use crate::error::{Result, err};
+use crate::mechanisms::lamps;
 use crate::mechanisms::material::{GeneratedPair, KeyMaterial};
 use crate::mechanisms::random::os_fill;
 use cryptoki_sys::*;
@@ -47,51 +48,25 @@ fn template_set(attrs: &Attributes) -> Result<ParamSet> {
     ParamSet::from_ckp(v)
 }
 
-/// DER length octets of `len` (at most 0xffff: every length here is a few
-/// hundred bytes).
-fn der_len(len: usize, out: &mut Vec<u8>) {
-    match len {
-        0..0x80 => out.push(len as u8),
-        0x80..0x100 => out.extend_from_slice(&[0x81, len as u8]),
-        _ => out.extend_from_slice(&[0x82, (len >> 8) as u8, len as u8]),
-    }
-}
-
 /// SubjectPublicKeyInfo DER of a public key (RFC 9909: the algorithm
 /// identifier without parameters, PK.seed ‖ PK.root as the BIT STRING).
 pub fn spki(set: ParamSet, public: &[u8]) -> Vec<u8> {
-    let alg = set.algorithm_identifier();
-    let mut bits = vec![0x03];
-    der_len(public.len() + 1, &mut bits);
-    bits.push(0);
-    let mut out = vec![0x30];
-    der_len(alg.len() + bits.len() + public.len(), &mut out);
-    out.extend_from_slice(&alg);
-    out.extend_from_slice(&bits);
-    out.extend_from_slice(public);
-    out
+    lamps::spki(&set.algorithm_identifier(), public)
 }
 
-/// Everything of a key's PKCS#8 `PrivateKeyInfo` (RFC 9909: version 0,
-/// the algorithm identifier, and a `privateKey` OCTET STRING holding the
-/// 4n key bytes) before the key bytes.
-fn pkcs8_prefix(set: ParamSet) -> Vec<u8> {
-    let alg = set.algorithm_identifier();
-    let mut octets = vec![0x04];
-    der_len(set.private_len(), &mut octets);
-    let mut out = vec![0x30];
-    der_len(3 + alg.len() + octets.len() + set.private_len(), &mut out);
-    out.extend_from_slice(&[0x02, 0x01, 0x00]);
-    out.extend_from_slice(&alg);
-    out.extend_from_slice(&octets);
-    out
-}
-
-/// PKCS#8 `PrivateKeyInfo` DER of a private key's 4n-byte value.
+/// PKCS#8 `PrivateKeyInfo` DER of a private key's 4n-byte value (RFC 9909:
+/// version 0, the algorithm identifier, and a `privateKey` OCTET STRING
+/// holding the 4n key bytes).
 pub fn pkcs8(set: ParamSet, value: &[u8]) -> Zeroizing<Vec<u8>> {
-    let mut out = Zeroizing::new(pkcs8_prefix(set));
-    out.extend_from_slice(value);
-    out
+    lamps::pkcs8(&set.algorithm_identifier(), value)
+}
+
+/// Everything of [`pkcs8`]'s encoding for `set` before the key bytes.
+fn pkcs8_prefix(set: ParamSet) -> Zeroizing<Vec<u8>> {
+    let mut der = pkcs8(set, &vec![0; set.private_len()]);
+    let len = der.len() - set.private_len();
+    der.truncate(len);
+    der
 }
 
 /// Parses what [`pkcs8`] produces: the DER must be exactly one set's

@@ -1,5 +1,5 @@
 //! NIST ACVP SLH-DSA sigVer sample vectors (FIPS 205's internal interface,
-//! which the C API cannot reach: tests/data/README.md) on this family's
+//! which the C API cannot reach: tests/data/acvp/README.md) on this family's
 //! keys: every case's private key imports with the checked PK.root and
 //! gives the case's public key, every signature verifies or is refused as
 //! the case says, and every valid signature is reproduced byte for byte
@@ -11,7 +11,8 @@ use cryptoki_sys::*;
 use serde_json::Value;
 use std::io::Read;
 
-const SIGVER: &[u8] = include_bytes!("../../../tests/data/slh-dsa-sigver-fips205-subset.json.gz");
+const SIGVER: &[u8] =
+    include_bytes!("../../../tests/data/acvp/SLH-DSA-sigVer-FIPS205-subset.json.gz");
 
 fn hex(v: &Value) -> Vec<u8> {
     let s = v.as_str().unwrap();

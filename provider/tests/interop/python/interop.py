@@ -93,7 +93,9 @@ def main():
             print(f"logged in to {token.label}")
         return 0
 
-    with token.open(rw=True, user_pin=pin) as s:
+    import interop_pqc
+
+    with token.open(rw=True, user_pin=pin, attribute_mapper=interop_pqc.attribute_mapper()) as s:
         run_cases(s)
     return 0 if failures == 0 else 1
 
@@ -385,6 +387,11 @@ def run_cases(s):
         expect(len(found) == 1, f"found {len(found)} objects")
         found[0].destroy()
         expect(not list(s.get_objects({Attribute.LABEL: "py-stored"})), "still there after destroy")
+
+    # ---- post-quantum (PKCS#11 3.2) -------------------------------------------
+    import interop_pqc
+
+    interop_pqc.run(s, case, expect, expect_raises)
 
 
 if __name__ == "__main__":
