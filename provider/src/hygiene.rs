@@ -62,6 +62,24 @@ pub fn wiping_ml_dsa<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// Bytes of stack wiped below the SLH-DSA computations that handle its
+/// secret seeds (`mechanisms::slhdsa::key`: key generation, the import
+/// check, signing). The crate builds a signature (up to 49,856 bytes,
+/// SLH-DSA-256f) and its parts on the stack: with this wipe shrunk to
+/// 4 KiB, a signature reached 220 KiB below the caller with SHAKE-256f and
+/// 127 KiB with SHA2-256s in a test build (tests/stack_hygiene.rs); key
+/// generation and import stayed within the normal 48 KiB.
+pub const SLH_DSA_WIPE_LEN: usize = 256 * 1024;
+
+/// [`wiping`] over [`SLH_DSA_WIPE_LEN`] bytes, around each SLH-DSA
+/// computation with a secret (whatever call runs it: data calls included).
+#[inline(never)]
+pub fn wiping_slh_dsa<R>(f: impl FnOnce() -> R) -> R {
+    let r = below(f);
+    zeroize::zeroize_stack::<SLH_DSA_WIPE_LEN>();
+    r
+}
+
 /// Runs `f` in a frame of its own, below this one, so that nothing `f`
 /// computes (inlined or not) lives in the caller's frame.
 #[inline(never)]

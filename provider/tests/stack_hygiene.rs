@@ -472,6 +472,79 @@ fn no_call_leaves_its_stack_below_the_wipe() {
                             .unwrap()
                     }),
                 );
+                // SLH-DSA-SHAKE-256f (the largest signature) and -SHA2-256s
+                // (the deepest trees): generation, import (PK.root is
+                // recomputed), a signature and unwrapping.
+                for set in [
+                    cryptoki::object::SlhDsaParameterSetType::SHAKE_256F,
+                    cryptoki::object::SlhDsaParameterSetType::SHA2_256S,
+                ] {
+                    let pair = || {
+                        s.generate_key_pair(
+                            &Mechanism::SlhDsaKeyPairGen,
+                            &[Attribute::ParameterSet(set.into())],
+                            &[
+                                Attribute::Sign(true),
+                                Attribute::Sensitive(false),
+                                Attribute::Extractable(true),
+                            ],
+                        )
+                        .unwrap()
+                    };
+                    rec(&format!("C_GenerateKeyPair slh-dsa {set}"), probe(pair));
+                    let (_, readable) = pair();
+                    let value = match s
+                        .get_attributes(readable, &[cryptoki::object::AttributeType::Value])
+                        .unwrap()
+                        .pop()
+                    {
+                        Some(Attribute::Value(v)) => v,
+                        other => panic!("{other:?}"),
+                    };
+                    let import = || {
+                        s.create_object(&[
+                            Attribute::Class(ObjectClass::PRIVATE_KEY),
+                            Attribute::KeyType(KeyType::SLH_DSA),
+                            Attribute::ParameterSet(set.into()),
+                            Attribute::Value(value.clone()),
+                            Attribute::Sign(true),
+                        ])
+                        .unwrap()
+                    };
+                    rec(&format!("C_CreateObject slh-dsa {set}"), probe(import));
+                    let fresh = import();
+                    let slh_dsa =
+                        Mechanism::SlhDsa(cryptoki::mechanism::dsa::SignAdditionalContext::new(
+                            cryptoki::mechanism::dsa::HedgeType::Preferred,
+                            None,
+                        ));
+                    rec(
+                        &format!("C_Sign slh-dsa {set}, then C_GetSessionInfo"),
+                        probe(|| {
+                            s.sign(&slh_dsa, fresh, &data).unwrap();
+                            s.get_session_info().unwrap()
+                        }),
+                    );
+                    let wrapped = s
+                        .wrap_key(&Mechanism::AesKeyWrapPad, aes, readable)
+                        .unwrap();
+                    rec(
+                        &format!("C_UnwrapKey slh-dsa {set}"),
+                        probe(|| {
+                            s.unwrap_key(
+                                &Mechanism::AesKeyWrapPad,
+                                aes,
+                                &wrapped,
+                                &[
+                                    Attribute::Class(ObjectClass::PRIVATE_KEY),
+                                    Attribute::KeyType(KeyType::SLH_DSA),
+                                    Attribute::Sign(true),
+                                ],
+                            )
+                            .unwrap()
+                        }),
+                    );
+                }
                 rec("C_Logout", probe(|| s.logout()));
             })
             .unwrap();

@@ -21,6 +21,7 @@ const KEY_TYPES: &[CK_KEY_TYPE] = &[
     CKK_EC_MONTGOMERY,
     CKK_ML_DSA,
     CKK_ML_KEM,
+    CKK_SLH_DSA,
     0x777,
 ];
 
