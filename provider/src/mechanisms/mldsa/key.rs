@@ -6,7 +6,7 @@
 
 use super::params::{ParamSet, SEED_LEN};
 use crate::error::{Result, err};
-use crate::hygiene::wiping_ml_dsa;
+use crate::hygiene::wiping_pqc;
 use cryptoki_sys::*;
 use ml_dsa::{
     EncodedVerifyingKey, ExpandedSigningKey, ExpandedSigningKeyBytes, Keypair, MlDsa44, MlDsa65,
@@ -140,7 +140,7 @@ impl PrivateKey {
     pub fn from_seed(set: ParamSet, seed: &[u8]) -> Result<PrivateKey> {
         let xi: &[u8; SEED_LEN] = seed.try_into().map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
         // Key expansion (Algorithm 6) reaches deep: wiped behind it.
-        Ok(wiping_ml_dsa(|| {
+        Ok(wiping_pqc(|| {
             let xi = Zeroizing::new(*xi);
             fn expand<P: MlDsaParams>(xi: &[u8; SEED_LEN]) -> (Held<P>, Vec<u8>) {
                 let sk = SigningKey::<P>::from_seed(&(*xi).into());
@@ -192,7 +192,7 @@ impl PrivateKey {
             }
             Ok((Held::Expanded(key), vk.encode().to_vec()))
         }
-        let (key, public) = wiping_ml_dsa(|| {
+        let (key, public) = wiping_pqc(|| {
             Ok::<_, crate::error::Error>(match set {
                 ParamSet::P44 => {
                     let (k, p) = decode(value)?;
@@ -239,7 +239,7 @@ impl PrivateKey {
     /// `CKA_VALUE` holds.
     pub fn expanded_encoding(&self) -> Zeroizing<Vec<u8>> {
         #[allow(deprecated)] // the crate marks skEncode deprecated; FIPS 204 defines it
-        wiping_ml_dsa(|| {
+        wiping_pqc(|| {
             let v = each_set!(&self.key, Signing, k => k.expanded().to_expanded().to_vec());
             Zeroizing::new(v)
         })
@@ -248,7 +248,7 @@ impl PrivateKey {
     /// Signs μ (Algorithm 7 from line 7) with the randomness `rnd` (all
     /// zeros: the deterministic variant).
     pub fn sign_mu(&self, mu: &[u8; TR_LEN], rnd: &[u8; 32]) -> Result<Vec<u8>> {
-        wiping_ml_dsa(|| each_set!(&self.key, Signing, k => sign_with(k.expanded(), mu, rnd)))
+        wiping_pqc(|| each_set!(&self.key, Signing, k => sign_with(k.expanded(), mu, rnd)))
     }
 }
 
@@ -265,7 +265,7 @@ impl PublicKey {
         if value.len() != set.public_len() {
             return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
         }
-        let key = wiping_ml_dsa(|| {
+        let key = wiping_pqc(|| {
             Ok::<_, crate::error::Error>(match set {
                 ParamSet::P44 => Verifying::P44(dec(value)?),
                 ParamSet::P65 => Verifying::P65(dec(value)?),
@@ -293,6 +293,6 @@ impl PublicKey {
     /// `CKR_SIGNATURE_INVALID` if it does not verify or does not decode
     /// (the caller checks its length first).
     pub fn verify_mu(&self, mu: &[u8; TR_LEN], signature: &[u8]) -> Result<()> {
-        wiping_ml_dsa(|| each_set!(&self.key, Verifying, k => verify_with(k, mu, signature)))
+        wiping_pqc(|| each_set!(&self.key, Verifying, k => verify_with(k, mu, signature)))
     }
 }

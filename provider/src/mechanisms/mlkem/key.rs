@@ -6,7 +6,7 @@
 
 use super::params::{ParamSet, SEED_LEN, SHARED_LEN};
 use crate::error::{Result, err};
-use crate::hygiene::wiping_deep;
+use crate::hygiene::wiping_pqc;
 use cryptoki_sys::*;
 use ml_kem::array::Array;
 use ml_kem::{
@@ -107,7 +107,7 @@ impl PrivateKey {
     pub fn from_seed(set: ParamSet, seed: &[u8]) -> Result<PrivateKey> {
         let seed: &[u8; SEED_LEN] = seed.try_into().map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
         // Key expansion reaches deep: wiped behind it.
-        wiping_deep(|| {
+        wiping_pqc(|| {
             let key = for_set!(set, Decaps, P => {
                 Box::new(DecapsulationKey::<P>::from_seed(Seed::from(*seed)))
             });
@@ -126,7 +126,7 @@ impl PrivateKey {
             return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
         }
         let bad = |_| err(CKR_ATTRIBUTE_VALUE_INVALID);
-        let key = wiping_deep(|| {
+        let key = wiping_pqc(|| {
             Ok::<_, ()>(for_set!(set, Decaps, P => {
                 let bytes = Array::try_from(value).map_err(|_| ())?;
                 #[allow(deprecated)] // FIPS 203 defines the expanded form; the crate deprecates it
@@ -174,7 +174,7 @@ impl PrivateKey {
     /// The expanded decapsulation key dk (FIPS 203 Algorithm 16 line 3):
     /// what `CKA_VALUE` holds.
     pub fn expanded_encoding(&self) -> Zeroizing<Vec<u8>> {
-        wiping_deep(|| expanded_of(&self.key))
+        wiping_pqc(|| expanded_of(&self.key))
     }
 
     /// ML-KEM.Decaps (Algorithm 18): the shared secret of `ciphertext`,
@@ -188,7 +188,7 @@ impl PrivateKey {
         #[cfg(feature = "aws-lc")]
         return self.lc.decapsulate(ciphertext);
         #[cfg(not(feature = "aws-lc"))]
-        wiping_deep(|| {
+        wiping_pqc(|| {
             use ml_kem::Decapsulate;
             each_set!(&self.key, Decaps, k => {
                 let ct = Array::try_from(ciphertext)
@@ -246,7 +246,7 @@ impl PublicKey {
     /// crate's; the known answers and the pairwise test of an imported
     /// key use it): the ciphertext and the shared secret.
     pub fn encapsulate_with(&self, m: &[u8; 32]) -> (Vec<u8>, SharedSecret) {
-        wiping_deep(|| {
+        wiping_pqc(|| {
             let m: B32 = Array::from(*m);
             each_set!(&self.key, Encaps, k => {
                 let (ct, k) = k.encapsulate_deterministic(&m);

@@ -12,7 +12,7 @@
 
 use super::params::ParamSet;
 use crate::error::{Result, err};
-use crate::hygiene::wiping_slh_dsa;
+use crate::hygiene::wiping_pqc;
 use cryptoki_sys::*;
 use slh_dsa::{ParameterSet, Signature, SigningKey, VerifyingKey};
 use zeroize::Zeroizing;
@@ -123,7 +123,7 @@ impl PrivateKey {
         if [sk_seed, sk_prf, pk_seed].iter().any(|s| s.len() != n) {
             return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
         }
-        let value = wiping_slh_dsa(|| with_set!(set, P => keygen::<P>(sk_seed, sk_prf, pk_seed)));
+        let value = wiping_pqc(|| with_set!(set, P => keygen::<P>(sk_seed, sk_prf, pk_seed)));
         Ok(PrivateKey { set, value })
     }
 
@@ -177,7 +177,7 @@ impl PrivateKey {
         if rand.is_some_and(|r| r.len() != self.set.n()) {
             return Err(err(CKR_FUNCTION_FAILED));
         }
-        wiping_slh_dsa(|| with_set!(self.set, P => sign::<P>(&self.value, parts, rand)))
+        wiping_pqc(|| with_set!(self.set, P => sign::<P>(&self.value, parts, rand)))
     }
 }
 
