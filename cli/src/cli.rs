@@ -378,7 +378,9 @@ pub struct KeysCreateArgs {
     /// Key type: ed25519, p256, p384, p521, secp256k1 (ECDSA), rsa2048,
     /// rsa3072, rsa4096, aes128, aes192, aes256, hmac-sha256 (32-byte generic
     /// secret), hmac-sha512 (64-byte generic secret), des3, p256-ecdh,
-    /// p384-ecdh, p521-ecdh, x25519 (key agreement).
+    /// p384-ecdh, p521-ecdh, x25519 (key agreement), mlkem512, mlkem768,
+    /// mlkem1024 (ML-KEM), slhdsa-sha2-128f, slhdsa-shake-128f,
+    /// slhdsa-sha2-128s (SLH-DSA; PKCS#11 3.2).
     #[arg(long = "type", value_name = "TYPE")]
     pub key_type: String,
     /// Label of the new key objects (a pair shares it); must be unused.

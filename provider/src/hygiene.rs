@@ -46,19 +46,28 @@ pub fn wipe_stack_deep() {
     zeroize::zeroize_stack::<DEEP_WIPE_LEN>();
 }
 
-/// Bytes of stack wiped below the ML-DSA computations (`mechanisms::mldsa`:
-/// key expansion from the seed, signing, verification): with only the
-/// other wipes, ML-DSA-87 generation, import, unwrap and a first signature
-/// reached 203–208 KiB below the caller in a test build
-/// (tests/stack_hygiene.rs), past [`DEEP_WIPE_LEN`].
-pub const ML_DSA_WIPE_LEN: usize = 256 * 1024;
+/// Bytes of stack wiped below the post-quantum computations that handle
+/// secrets, whatever call runs them (data calls included):
+/// - ML-DSA (`mechanisms::mldsa`: key expansion from the seed, signing,
+///   verification): with only the other wipes, ML-DSA-87 generation,
+///   import, unwrap and a first signature reached 203–208 KiB below the
+///   caller in a test build (tests/stack_hygiene.rs), past
+///   [`DEEP_WIPE_LEN`];
+/// - SLH-DSA (`mechanisms::slhdsa::key`: key generation, the import check,
+///   signing): the crate builds a signature (up to 49,856 bytes,
+///   SLH-DSA-256f) and its parts on the stack; with this wipe shrunk to
+///   4 KiB, a signature reached 220 KiB with SHAKE-256f and 127 KiB with
+///   SHA2-256s;
+/// - ML-KEM (`mechanisms::mlkem::key`: key expansion, the pure-Rust build's
+///   encapsulation and decapsulation): ML-KEM-1024 reached 193–199 KiB.
+pub const PQC_WIPE_LEN: usize = 256 * 1024;
 
-/// [`wiping`] over [`ML_DSA_WIPE_LEN`] bytes, around each ML-DSA
-/// computation (whatever call runs it: data calls included).
+/// [`wiping`] over [`PQC_WIPE_LEN`] bytes, around each post-quantum
+/// computation with a secret.
 #[inline(never)]
-pub fn wiping_ml_dsa<R>(f: impl FnOnce() -> R) -> R {
+pub fn wiping_pqc<R>(f: impl FnOnce() -> R) -> R {
     let r = below(f);
-    zeroize::zeroize_stack::<ML_DSA_WIPE_LEN>();
+    zeroize::zeroize_stack::<PQC_WIPE_LEN>();
     r
 }
 

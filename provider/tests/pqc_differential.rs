@@ -1,13 +1,13 @@
 //! The two back ends agree (default build, where aws-lc-rs is linked): the
-//! token runs ML-KEM, and ML-DSA with a context, HashML-DSA or the
-//! deterministic variant, on the RustCrypto crates in both builds, and
-//! pure ML-DSA with an empty context on aws-lc-rs in the default one
-//! (docs/mechanisms.md). aws-lc-rs checks the RustCrypto paths through the
-//! built module: the same seed gives the same keys (ML-DSA public key and
-//! expanded private key; ML-KEM dk), one side signs and the other verifies
-//! (the token's deterministic signatures, and a multi-part verification
-//! past the 64 KiB the token buffers for aws-lc, run on the crate), one
-//! encapsulates and the other decapsulates.
+//! token runs ML-DSA with a context, HashML-DSA and the deterministic
+//! variant on the RustCrypto crate in both builds, and pure ML-DSA with an
+//! empty context on aws-lc-rs in the default one (docs/mechanisms.md says
+//! which back end runs what, ML-KEM included). aws-lc-rs checks the token
+//! through the built module: the same seed gives the same keys (ML-DSA
+//! public key and expanded private key; ML-KEM dk), one side signs and the
+//! other verifies (the token's deterministic signatures, and a multi-part
+//! verification past the 64 KiB the token buffers for aws-lc, run on the
+//! crate), one encapsulates and the other decapsulates.
 #![cfg(feature = "aws-lc")]
 
 mod common;

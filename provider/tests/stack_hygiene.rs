@@ -419,6 +419,132 @@ fn no_call_leaves_its_stack_below_the_wipe() {
                         .unwrap()
                     }),
                 );
+                // ML-KEM-1024 (the largest set): generation, import from the
+                // seed, and both KEM calls (the first decapsulation parses
+                // the key).
+                let kem_set = || {
+                    Attribute::ParameterSet(
+                        cryptoki::object::MlKemParameterSetType::ML_KEM_1024.into(),
+                    )
+                };
+                let (kem_public, _) = {
+                    let mut pair = None;
+                    rec(
+                        "C_GenerateKeyPair ml-kem-1024",
+                        probe(|| {
+                            pair = Some(
+                                s.generate_key_pair(&Mechanism::MlKemKeyPairGen, &[kem_set()], &[])
+                                    .unwrap(),
+                            )
+                        }),
+                    );
+                    pair.unwrap()
+                };
+                let kem_import = || {
+                    s.create_object(&[
+                        Attribute::Class(ObjectClass::PRIVATE_KEY),
+                        Attribute::KeyType(KeyType::ML_KEM),
+                        kem_set(),
+                        Attribute::Seed(vec![0x6b; 64]),
+                    ])
+                    .unwrap()
+                };
+                rec("C_CreateObject ml-kem-1024", probe(kem_import));
+                let kem_private = kem_import();
+                let secret = [
+                    Attribute::Class(ObjectClass::SECRET_KEY),
+                    Attribute::KeyType(KeyType::AES),
+                ];
+                let mut ct = Vec::new();
+                rec(
+                    "C_EncapsulateKey ml-kem-1024",
+                    probe(|| {
+                        ct = s
+                            .encapsulate_key(&Mechanism::MlKem, kem_public, &secret)
+                            .unwrap()
+                            .0
+                    }),
+                );
+                rec(
+                    "C_DecapsulateKey ml-kem-1024 (first use)",
+                    probe(|| {
+                        s.decapsulate_key(&Mechanism::MlKem, kem_private, &secret, &ct)
+                            .unwrap()
+                    }),
+                );
+                // SLH-DSA-SHAKE-256f (the largest signature) and -SHA2-256s
+                // (the deepest trees): generation, import (PK.root is
+                // recomputed), a signature and unwrapping.
+                for set in [
+                    cryptoki::object::SlhDsaParameterSetType::SHAKE_256F,
+                    cryptoki::object::SlhDsaParameterSetType::SHA2_256S,
+                ] {
+                    let pair = || {
+                        s.generate_key_pair(
+                            &Mechanism::SlhDsaKeyPairGen,
+                            &[Attribute::ParameterSet(set.into())],
+                            &[
+                                Attribute::Sign(true),
+                                Attribute::Sensitive(false),
+                                Attribute::Extractable(true),
+                            ],
+                        )
+                        .unwrap()
+                    };
+                    rec(&format!("C_GenerateKeyPair slh-dsa {set}"), probe(pair));
+                    let (_, readable) = pair();
+                    let value = match s
+                        .get_attributes(readable, &[cryptoki::object::AttributeType::Value])
+                        .unwrap()
+                        .pop()
+                    {
+                        Some(Attribute::Value(v)) => v,
+                        other => panic!("{other:?}"),
+                    };
+                    let import = || {
+                        s.create_object(&[
+                            Attribute::Class(ObjectClass::PRIVATE_KEY),
+                            Attribute::KeyType(KeyType::SLH_DSA),
+                            Attribute::ParameterSet(set.into()),
+                            Attribute::Value(value.clone()),
+                            Attribute::Sign(true),
+                        ])
+                        .unwrap()
+                    };
+                    rec(&format!("C_CreateObject slh-dsa {set}"), probe(import));
+                    let fresh = import();
+                    let slh_dsa =
+                        Mechanism::SlhDsa(cryptoki::mechanism::dsa::SignAdditionalContext::new(
+                            cryptoki::mechanism::dsa::HedgeType::Preferred,
+                            None,
+                        ));
+                    rec(
+                        &format!("C_Sign slh-dsa {set}, then C_GetSessionInfo"),
+                        probe(|| {
+                            s.sign(&slh_dsa, fresh, &data).unwrap();
+                            s.get_session_info().unwrap()
+                        }),
+                    );
+                    let wrapped = s
+                        .wrap_key(&Mechanism::AesKeyWrapPad, aes, readable)
+                        .unwrap();
+                    rec(
+                        &format!("C_UnwrapKey slh-dsa {set}"),
+                        probe(|| {
+                            s.unwrap_key(
+                                &Mechanism::AesKeyWrapPad,
+                                aes,
+                                &wrapped,
+                                &[
+                                    Attribute::Class(ObjectClass::PRIVATE_KEY),
+                                    Attribute::KeyType(KeyType::SLH_DSA),
+                                    Attribute::Sign(true),
+                                ],
+                            )
+                            .unwrap()
+                        }),
+                    );
+                }
                 rec("C_Logout", probe(|| s.logout()));
             })
             .unwrap();

@@ -13,6 +13,7 @@
 
 mod asn1;
 mod files;
+mod items;
 mod kdf;
 mod keyfile;
 mod migrate;

@@ -24,7 +24,7 @@ use sha3::digest::{Digest, ExtendableOutput, Update};
 use zeroize::Zeroizing;
 
 use crate::asn1::{self, Reader};
-use crate::keyfile::PrivateKey;
+use crate::items::PrivateKey;
 
 /// Which algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,8 +5,7 @@
 //! wrote for the same key, the token holds the seed and/or expanded value
 //! the file gave, the imported key signs (or decapsulates) with its public
 //! half, and files that are wrong are refused in one line with nothing
-//! left on the token. The SLH-DSA test waits for that key type in the
-//! token (`#[ignore]`).
+//! left on the token.
 
 #[path = "../../provider/tests/common/mod.rs"]
 mod common;
@@ -686,7 +685,6 @@ const SLH_DSA: [(&str, CK_ULONG, usize); 12] = [
 ];
 
 #[test]
-#[ignore = "needs SLH-DSA in the token"]
 fn slh_dsa_keys_of_every_set_import_export_sign_and_migrate() {
     let mut f = Fixture::new();
     f.stop();

@@ -16,6 +16,7 @@ use crate::error::{CliError, EXIT_OK, Result};
 use crate::safe_text::escape;
 use crate::suite::alg::Curve;
 use crate::suite::alg::KeySpec;
+use crate::suite::alg::{MlKemSet, SlhDsaSet};
 use crate::suite::failure::Failure;
 use crate::suite::keys;
 use crate::token::choice::ModuleChoice;
@@ -52,6 +53,12 @@ const TYPES: &[(&str, KeySpec)] = &[
     ("p384-ecdh", KeySpec::EcDerive(Curve::P384)),
     ("p521-ecdh", KeySpec::EcDerive(Curve::P521)),
     ("x25519", KeySpec::X25519),
+    ("mlkem512", KeySpec::MlKem(MlKemSet::K512)),
+    ("mlkem768", KeySpec::MlKem(MlKemSet::K768)),
+    ("mlkem1024", KeySpec::MlKem(MlKemSet::K1024)),
+    ("slhdsa-sha2-128f", KeySpec::SlhDsa(SlhDsaSet::SHA2_128F)),
+    ("slhdsa-shake-128f", KeySpec::SlhDsa(SlhDsaSet::SHAKE_128F)),
+    ("slhdsa-sha2-128s", KeySpec::SlhDsa(SlhDsaSet::SHA2_128S)),
 ];
 
 fn key_spec(name: &str) -> Result<KeySpec> {
@@ -367,6 +374,14 @@ mod tests {
         assert_eq!(key_spec("hmac-sha512").unwrap(), KeySpec::GenericSecret(64));
         assert_eq!(key_spec("aes128").unwrap(), KeySpec::Aes(16));
         assert!(key_spec("rsa1024").is_err());
+        assert_eq!(
+            key_spec("mlkem768").unwrap(),
+            KeySpec::MlKem(MlKemSet::K768)
+        );
+        assert_eq!(
+            key_spec("slhdsa-shake-128f").unwrap(),
+            KeySpec::SlhDsa(SlhDsaSet::SHAKE_128F)
+        );
     }
 
     /// Every `*-ecdh-derive` op of the catalogue has its key-agreement type

@@ -175,6 +175,7 @@ fn listed_slots(
         let caps = crate::token::caps::TokenCaps {
             mechanisms: &mechs,
             verify_batch: raw.has_verify_batch(),
+            interface_3_2: raw.offers_3_2(),
         };
         let ops_unsupported: Vec<String> = all
             .iter()
@@ -245,10 +246,15 @@ fn print_listed(o: &mut String, m: &ListedModule, total_ops: usize) {
     let lib = &m.library;
     let _ = writeln!(
         o,
-        "  library: {} {} (cryptoki {}), manufacturer {}, sha256 {}",
+        "  library: {} {} (cryptoki {}{}), manufacturer {}, sha256 {}",
         escape(&lib.description),
         lib.version,
         lib.cryptoki_version,
+        if lib.interface_3_2 {
+            ", interface \"PKCS 11\" 3.2"
+        } else {
+            ", no 3.2 interface"
+        },
         escape(&lib.manufacturer),
         m.sha256
     );
@@ -420,7 +426,10 @@ mod tests {
             "{text}"
         );
         for want in [
-            format!("  library: {HOSTILE_SHOWN} 1.0 (cryptoki 3.0), manufacturer {HOSTILE_SHOWN},"),
+            format!(
+                "  library: {HOSTILE_SHOWN} 1.0 (cryptoki 3.0, no 3.2 interface), \
+                 manufacturer {HOSTILE_SHOWN},"
+            ),
             format!("  slot 1: {HOSTILE_SHOWN}\n"),
             format!("    token: C_GetTokenInfo failed: {HOSTILE_SHOWN}\n"),
             format!(

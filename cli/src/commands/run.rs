@@ -646,12 +646,15 @@ impl GenericRequest {
                     (GenericFn::Verify, Some(k)) => k.can_verify,
                     (GenericFn::Encrypt, Some(k)) => k.can_encrypt,
                     (GenericFn::Decrypt, Some(k)) => k.can_decrypt,
+                    (GenericFn::Encapsulate, Some(k)) => k.can_encapsulate,
+                    (GenericFn::Decapsulate, Some(k)) => k.can_decapsulate,
                 })
                 .collect()
         };
         if functions.is_empty() {
             return Err(CliError::usage(format!(
-                "{name} offers no function (sign, verify, encrypt, decrypt, digest) that the key allows on {}",
+                "{name} offers no function (sign, verify, encrypt, decrypt, digest, \
+                 encapsulate, decapsulate) that the key allows on {}",
                 m.name
             )));
         }

@@ -309,13 +309,21 @@ mod tests {
             .filter(|o| {
                 matches!(
                     o.mechanism,
-                    cryptoki_sys::CKM_ML_DSA | cryptoki_sys::CKM_ML_DSA_KEY_PAIR_GEN
+                    cryptoki_sys::CKM_ML_DSA
+                        | cryptoki_sys::CKM_ML_DSA_KEY_PAIR_GEN
+                        | cryptoki_sys::CKM_SLH_DSA
+                        | cryptoki_sys::CKM_SLH_DSA_KEY_PAIR_GEN
+                        | cryptoki_sys::CKM_ML_KEM
+                        | cryptoki_sys::CKM_ML_KEM_KEY_PAIR_GEN
                 )
             })
             .map(|o| o.id.clone())
             .collect();
         assert_eq!(picked, want);
-        assert_eq!(picked.len(), 9, "sign, verify and keygen of three sets");
+        // ML-DSA: sign, verify, keygen of three sets; SLH-DSA: sign and
+        // verify of three sets, keygen of two; ML-KEM: encaps, decaps and
+        // keygen of three sets.
+        assert_eq!(picked.len(), 9 + 8 + 9);
     }
 
     #[test]

@@ -120,6 +120,7 @@ pub fn module_meta(name: &str, text: &str) -> crate::token::info::ModuleMeta {
             description: text.into(),
             version: "1.0".into(),
             cryptoki_version: "3.0".into(),
+            interface_3_2: false,
             manufacturer: text.into(),
         },
         slot: 1,

@@ -3,7 +3,10 @@
 //! the scaling ops and the key an op needs. Plain enums; the family file of
 //! each implements its own methods (`derive.rs` for [`DeriveAlg`], …).
 
-use cryptoki_sys::{CK_ULONG, CKP_ML_DSA_44, CKP_ML_DSA_65, CKP_ML_DSA_87};
+use cryptoki_sys::{
+    CK_ULONG, CKP_ML_DSA_44, CKP_ML_DSA_65, CKP_ML_DSA_87, CKP_ML_KEM_512, CKP_ML_KEM_768,
+    CKP_ML_KEM_1024,
+};
 
 /// DER of the printable string "edwards25519" (accepted by SoftHSM2).
 pub const ED25519_PRINTABLE: &[u8] = b"\x13\x0cedwards25519";
@@ -46,6 +49,171 @@ pub enum SigAlg {
     /// Pure ML-DSA (FIPS 204; PKCS#11 3.2 `CKM_ML_DSA`, no parameter: empty
     /// context, hedged) of a parameter set.
     MlDsa(MlDsaSet),
+    /// Pure SLH-DSA (FIPS 205; PKCS#11 3.2 `CKM_SLH_DSA`, no parameter:
+    /// empty context, hedged) of a parameter set.
+    SlhDsa(SlhDsaSet),
+}
+
+/// An SLH-DSA parameter set (FIPS 205 §11, Table 2; `CKA_PARAMETER_SET`
+/// `CKP_SLH_DSA_*`): its hash family, security level and speed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SlhDsaSet {
+    /// SHAKE (`true`) or SHA-2.
+    pub shake: bool,
+    /// Security level: 128, 192 or 256.
+    pub bits: u16,
+    /// The fast ("f", larger signatures) or small ("s") variant.
+    pub fast: bool,
+}
+
+impl SlhDsaSet {
+    /// Every set, in `CKP_SLH_DSA_*` order (PKCS#11 3.2: SHA2-128S = 1,
+    /// SHAKE-128S, SHA2-128F, SHAKE-128F, then 192 and 256 alike).
+    pub const ALL: [SlhDsaSet; 12] = {
+        let mut all = [SlhDsaSet {
+            shake: false,
+            bits: 128,
+            fast: false,
+        }; 12];
+        let mut i = 0;
+        while i < 12 {
+            all[i] = SlhDsaSet {
+                shake: i % 2 == 1,
+                bits: [128, 192, 256][i / 4],
+                fast: i % 4 >= 2,
+            };
+            i += 1;
+        }
+        all
+    };
+
+    /// SLH-DSA-SHA2-128f.
+    pub const SHA2_128F: SlhDsaSet = SlhDsaSet {
+        shake: false,
+        bits: 128,
+        fast: true,
+    };
+    /// SLH-DSA-SHAKE-128f.
+    pub const SHAKE_128F: SlhDsaSet = SlhDsaSet {
+        shake: true,
+        bits: 128,
+        fast: true,
+    };
+    /// SLH-DSA-SHA2-128s.
+    pub const SHA2_128S: SlhDsaSet = SlhDsaSet {
+        shake: false,
+        bits: 128,
+        fast: false,
+    };
+
+    /// The id part (`slhdsa-sha2-128f`).
+    pub fn id(&self) -> String {
+        format!(
+            "slhdsa-{}-{}{}",
+            if self.shake { "shake" } else { "sha2" },
+            self.bits,
+            if self.fast { 'f' } else { 's' }
+        )
+    }
+
+    /// The display name (`SLH-DSA-SHA2-128f`, FIPS 205's).
+    pub fn title(&self) -> String {
+        format!(
+            "SLH-DSA-{}-{}{}",
+            if self.shake { "SHAKE" } else { "SHA2" },
+            self.bits,
+            if self.fast { 'f' } else { 's' }
+        )
+    }
+
+    /// `CKA_PARAMETER_SET` (`CKP_SLH_DSA_SHA2_128S` = 1 … `CKP_SLH_DSA_SHAKE_256F` = 12).
+    pub fn parameter_set(&self) -> CK_ULONG {
+        let level = match self.bits {
+            128 => 0,
+            192 => 4,
+            _ => 8,
+        };
+        level + 2 * CK_ULONG::from(self.fast) + CK_ULONG::from(self.shake) + 1
+    }
+
+    /// The set of a `CKA_PARAMETER_SET` value.
+    pub fn of(parameter_set: CK_ULONG) -> Option<SlhDsaSet> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.parameter_set() == parameter_set)
+    }
+
+    /// Signature length in bytes (FIPS 205 Table 2; the same for SHA2 and
+    /// SHAKE): up to 49,856 (256f).
+    pub fn sig_len(&self) -> usize {
+        match (self.bits, self.fast) {
+            (128, false) => 7856,
+            (128, true) => 17088,
+            (192, false) => 16224,
+            (192, true) => 35664,
+            (_, false) => 29792,
+            (_, true) => 49856,
+        }
+    }
+}
+
+/// The ML-KEM parameter sets (FIPS 203 §8, `CKA_PARAMETER_SET`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MlKemSet {
+    /// ML-KEM-512 (`CKP_ML_KEM_512`).
+    K512,
+    /// ML-KEM-768 (`CKP_ML_KEM_768`).
+    K768,
+    /// ML-KEM-1024 (`CKP_ML_KEM_1024`).
+    K1024,
+}
+
+impl MlKemSet {
+    /// Every set, in catalogue order.
+    pub const ALL: [MlKemSet; 3] = [MlKemSet::K512, MlKemSet::K768, MlKemSet::K1024];
+
+    /// The id part (`mlkem768`).
+    pub fn id(&self) -> &'static str {
+        match self {
+            MlKemSet::K512 => "mlkem512",
+            MlKemSet::K768 => "mlkem768",
+            MlKemSet::K1024 => "mlkem1024",
+        }
+    }
+
+    /// The display name (`ML-KEM-768`).
+    pub fn title(&self) -> &'static str {
+        match self {
+            MlKemSet::K512 => "ML-KEM-512",
+            MlKemSet::K768 => "ML-KEM-768",
+            MlKemSet::K1024 => "ML-KEM-1024",
+        }
+    }
+
+    /// `CKA_PARAMETER_SET`.
+    pub fn parameter_set(&self) -> CK_ULONG {
+        match self {
+            MlKemSet::K512 => CKP_ML_KEM_512,
+            MlKemSet::K768 => CKP_ML_KEM_768,
+            MlKemSet::K1024 => CKP_ML_KEM_1024,
+        }
+    }
+
+    /// The set of a `CKA_PARAMETER_SET` value.
+    pub fn of(parameter_set: CK_ULONG) -> Option<MlKemSet> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.parameter_set() == parameter_set)
+    }
+
+    /// Ciphertext length in bytes (FIPS 203 Table 3).
+    pub fn ciphertext_len(&self) -> usize {
+        match self {
+            MlKemSet::K512 => 768,
+            MlKemSet::K768 => 1088,
+            MlKemSet::K1024 => 1568,
+        }
+    }
 }
 
 /// The ML-DSA parameter sets (FIPS 204 §4, `CKA_PARAMETER_SET`).
@@ -287,6 +455,10 @@ pub enum GenericFn {
     Decrypt,
     /// `C_Digest` (no key).
     Digest,
+    /// `C_EncapsulateKey` (PKCS#11 3.2 §5.18).
+    Encapsulate,
+    /// `C_DecapsulateKey` (PKCS#11 3.2 §5.18).
+    Decapsulate,
 }
 
 /// A key an operation needs.
@@ -314,6 +486,11 @@ pub enum KeySpec {
     WrapRsa(u32),
     /// ML-DSA key pair of a parameter set (PKCS#11 3.2).
     MlDsa(MlDsaSet),
+    /// SLH-DSA key pair of a parameter set (PKCS#11 3.2).
+    SlhDsa(SlhDsaSet),
+    /// ML-KEM key pair of a parameter set (PKCS#11 3.2): the public key
+    /// encapsulates, the private key decapsulates.
+    MlKem(MlKemSet),
     /// The key named by `--key-label`.
     Existing,
 }

@@ -6,7 +6,8 @@ use super::alg::*;
 use super::failure::Failure;
 use super::op::{OpDef, OpKind, Prep, Worker};
 use super::{
-    cipher, derive, digest, generic, keygen, mac, objects, population, random, sign, vendor, wrap,
+    cipher, derive, digest, generic, kem, keygen, mac, objects, population, random, sign, vendor,
+    wrap,
 };
 
 /// Every operation hsm-bench knows, in report order.
@@ -16,6 +17,7 @@ pub fn catalogue() -> Vec<OpDef> {
     v.extend(vendor::ops());
     v.extend(cipher::ops());
     v.extend(derive::ops());
+    v.extend(kem::ops());
     v.extend(wrap::ops());
     v.extend(digest::ops());
     v.extend(mac::ops());
@@ -84,7 +86,11 @@ pub fn build_worker(op: &OpDef, prep: &Prep<'_>) -> Result<Box<dyn Worker>, Fail
         OpKind::KeyGen(k) => keygen::worker(k, prep),
         OpKind::FindObject(n) => objects::find_worker(n, prep),
         OpKind::VerifyBatch(n) => vendor::verify_batch_worker(n, prep),
+        OpKind::Generic(f @ (GenericFn::Encapsulate | GenericFn::Decapsulate), ref param) => {
+            kem::generic_worker(f, op.mechanism, param.clone(), prep)
+        }
         OpKind::Generic(..) => generic::op_worker(op, prep),
+        OpKind::Encapsulate(_) | OpKind::Decapsulate(_) => kem::catalogue_worker(op, prep),
         OpKind::Derive(a) => derive::worker(a, prep),
         OpKind::Wrap(a) => wrap::wrap_worker(a, prep),
         OpKind::Unwrap(a) => wrap::unwrap_worker(a, prep),
@@ -208,6 +214,17 @@ pub fn ops_for_existing(k: &crate::suite::existing::ExistingKey) -> Vec<OpDef> {
             }
         }
         Detected::MlDsa(s) => sigs(&mut v, SigAlg::MlDsa(*s)),
+        Detected::SlhDsa(s) => sigs(&mut v, SigAlg::SlhDsa(*s)),
+        // Both halves: each function's results are checked with the other.
+        Detected::MlKem(s) if h.public.is_some() && h.private.is_some() => {
+            if k.can_encapsulate {
+                v.push(kem::encaps_op(*s, ex));
+            }
+            if k.can_decapsulate {
+                v.push(kem::decaps_op(*s, ex));
+            }
+        }
+        Detected::MlKem(_) => {}
         // Only the generic op measures it (`--mechanism`).
         Detected::Other { .. } => {}
     }
@@ -311,6 +328,11 @@ mod tests {
                 "mldsa44-keygen",
                 "mldsa65-keygen",
                 "mldsa87-keygen",
+                "slhdsa-sha2-128f-keygen",
+                "slhdsa-shake-128f-keygen",
+                "mlkem512-keygen",
+                "mlkem768-keygen",
+                "mlkem1024-keygen",
             ]
         );
         assert_eq!(
@@ -345,6 +367,8 @@ mod tests {
                 can_encrypt: false,
                 can_decrypt: false,
                 can_derive: true,
+                can_encapsulate: false,
+                can_decapsulate: false,
                 value_len: None,
                 allowed: None,
             };

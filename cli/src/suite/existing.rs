@@ -29,8 +29,12 @@ pub enum Detected {
     Hmac(Option<CK_MECHANISM_TYPE>),
     /// ML-DSA key of a parameter set (PKCS#11 3.2, `CKA_PARAMETER_SET`).
     MlDsa(MlDsaSet),
-    /// A key the catalogue has no op for — a type it does not know (ML-DSA
-    /// on a token with post-quantum firmware, a vendor type) or an EC curve
+    /// SLH-DSA key of a parameter set (PKCS#11 3.2, `CKA_PARAMETER_SET`).
+    SlhDsa(SlhDsaSet),
+    /// ML-KEM key of a parameter set (PKCS#11 3.2, `CKA_PARAMETER_SET`).
+    MlKem(MlKemSet),
+    /// A key the catalogue has no op for — a type it does not know (a
+    /// vendor type, a parameter set it does not cover) or an EC curve
     /// it does not cover: measured by the generic op (`--mechanism`), which
     /// needs nothing but the key's handles. `why` says what it is.
     Other {
@@ -58,6 +62,10 @@ pub struct ExistingKey {
     pub can_decrypt: bool,
     /// CKA_DERIVE of the private key.
     pub can_derive: bool,
+    /// CKA_ENCAPSULATE of the public key (PKCS#11 3.2).
+    pub can_encapsulate: bool,
+    /// CKA_DECAPSULATE of the private key (PKCS#11 3.2).
+    pub can_decapsulate: bool,
     /// CKA_VALUE_LEN of the secret key in bytes, when the token gives it.
     pub value_len: Option<u32>,
     /// CKA_ALLOWED_MECHANISMS of the key objects (PKCS#11 3.0 §4.7), when any
@@ -160,6 +168,27 @@ fn size_of(
     })
 }
 
+/// A post-quantum key (`name`, of type `kt`) by its `CKA_PARAMETER_SET`:
+/// `known`'s kind, [`Detected::Other`] for a set the catalogue does not
+/// cover, or why the set cannot be read.
+fn parameter_set(
+    get: &Reader<'_>,
+    h: CK_OBJECT_HANDLE,
+    name: &str,
+    kt: CK_KEY_TYPE,
+    known: impl Fn(CK_ULONG) -> Option<Detected>,
+) -> Result<Detected, String> {
+    match read_ulong(get, h, CKA_PARAMETER_SET, "CKA_PARAMETER_SET") {
+        Ok(set) => Ok(known(set).unwrap_or_else(|| Detected::Other {
+            key_type: kt,
+            why: format!(
+                "an {name} key of parameter set 0x{set:x}, which the catalogue does not cover"
+            ),
+        })),
+        Err(e) => Err(format!("the {name} key's parameter set is unknown: {e}")),
+    }
+}
+
 /// Detect the type and flags of the key objects `handles` (all with one label).
 pub fn detect(
     raw: &RawModule,
@@ -178,6 +207,7 @@ fn detect_with(get: &Reader<'_>, handles: &[CK_OBJECT_HANDLE]) -> Result<Existin
     let mut why_not = Vec::new();
     let (mut sign, mut verify, mut enc, mut dec) = (false, false, false, false);
     let mut derive = false;
+    let (mut encapsulate, mut decapsulate) = (false, false);
     let mut allowed: Option<Vec<CK_MECHANISM_TYPE>> = None;
     let mut value_len = None;
     for &h in handles {
@@ -221,6 +251,8 @@ fn detect_with(get: &Reader<'_>, handles: &[CK_OBJECT_HANDLE]) -> Result<Existin
         enc |= read_bool(get, h, CKA_ENCRYPT);
         dec |= read_bool(get, h, CKA_DECRYPT);
         derive |= class == CKO_PRIVATE_KEY && read_bool(get, h, CKA_DERIVE);
+        encapsulate |= class == CKO_PUBLIC_KEY && read_bool(get, h, CKA_ENCAPSULATE);
+        decapsulate |= class == CKO_PRIVATE_KEY && read_bool(get, h, CKA_DECAPSULATE);
         if let Some(list) = allowed_mechanisms(get, h) {
             // Objects of one label that restrict differently: only what
             // every restricting object allows is certain to work.
@@ -280,6 +312,12 @@ fn detect_with(get: &Reader<'_>, handles: &[CK_OBJECT_HANDLE]) -> Result<Existin
                 },
                 Err(e) => Err(format!("the ML-DSA key's parameter set is unknown: {e}")),
             },
+            CKK_SLH_DSA => parameter_set(get, h, "SLH-DSA", CKK_SLH_DSA, |set| {
+                SlhDsaSet::of(set).map(Detected::SlhDsa)
+            }),
+            CKK_ML_KEM => parameter_set(get, h, "ML-KEM", CKK_ML_KEM, |set| {
+                MlKemSet::of(set).map(Detected::MlKem)
+            }),
             other => Ok(Detected::Other {
                 key_type: other,
                 why: format!(
@@ -307,6 +345,8 @@ fn detect_with(get: &Reader<'_>, handles: &[CK_OBJECT_HANDLE]) -> Result<Existin
         can_encrypt: enc,
         can_decrypt: dec,
         can_derive: derive,
+        can_encapsulate: encapsulate,
+        can_decapsulate: decapsulate,
         value_len,
         allowed,
     })
@@ -409,18 +449,67 @@ mod tests {
 
     #[test]
     fn keys_the_catalogue_lacks_are_found_for_the_generic_op() {
-        // An SLH-DSA pair (a type the catalogue has no op for): its handles
+        // An HSS pair (a type the catalogue has no op for): its handles
         // and usage flags, for `--mechanism`.
-        let k = detect_pair(CKK_SLH_DSA, &[]).unwrap();
-        assert_eq!(
-            k.kind,
-            Detected::Other {
-                key_type: CKK_SLH_DSA,
-                why: "a CKK_SLH_DSA key, which the catalogue has no op for".into()
-            }
+        let k = detect_pair(CKK_HSS, &[]).unwrap();
+        assert!(
+            matches!(&k.kind, Detected::Other { key_type: CKK_HSS, why }
+                if why.ends_with("key, which the catalogue has no op for")),
+            "{:?}",
+            k.kind
         );
         assert_eq!((k.handles.public, k.handles.private), (Some(3), Some(4)));
         assert!(k.can_sign && k.can_verify);
+        // SLH-DSA: the catalogue's ops of its set, by CKA_PARAMETER_SET
+        // (SHAKE-128f is 4); a set it has no op for is the generic op's.
+        let k = detect_pair(CKK_SLH_DSA, &[(CKA_PARAMETER_SET, ulong(4))]).unwrap();
+        assert_eq!(k.kind, Detected::SlhDsa(SlhDsaSet::SHAKE_128F));
+        let ids: Vec<String> = crate::suite::catalogue::ops_for_existing(&k)
+            .into_iter()
+            .map(|o| o.id)
+            .collect();
+        assert_eq!(ids, ["slhdsa-shake-128f-sign", "slhdsa-shake-128f-verify"]);
+        let e = detect_pair(CKK_SLH_DSA, &[]).unwrap_err();
+        assert!(e.contains("SLH-DSA key's parameter set is unknown"), "{e}");
+        let k = detect_pair(CKK_SLH_DSA, &[(CKA_PARAMETER_SET, ulong(13))]).unwrap();
+        assert!(matches!(
+            k.kind,
+            Detected::Other {
+                key_type: CKK_SLH_DSA,
+                ..
+            }
+        ));
+        // ML-KEM: encapsulate needs CKA_ENCAPSULATE on the public key,
+        // decapsulate CKA_DECAPSULATE on the private one.
+        let k = detect_pair(
+            CKK_ML_KEM,
+            &[
+                (CKA_PARAMETER_SET, ulong(CKP_ML_KEM_768)),
+                (CKA_ENCAPSULATE, Ok(vec![CK_TRUE])),
+                (CKA_DECAPSULATE, Ok(vec![CK_TRUE])),
+            ],
+        )
+        .unwrap();
+        assert_eq!(k.kind, Detected::MlKem(MlKemSet::K768));
+        assert!(k.can_encapsulate && k.can_decapsulate);
+        let ids: Vec<String> = crate::suite::catalogue::ops_for_existing(&k)
+            .into_iter()
+            .map(|o| o.id)
+            .collect();
+        assert_eq!(ids, ["mlkem768-encaps", "mlkem768-decaps"]);
+        let k = detect_pair(
+            CKK_ML_KEM,
+            &[
+                (CKA_PARAMETER_SET, ulong(CKP_ML_KEM_512)),
+                (CKA_DECAPSULATE, Ok(vec![CK_TRUE])),
+            ],
+        )
+        .unwrap();
+        let ids: Vec<String> = crate::suite::catalogue::ops_for_existing(&k)
+            .into_iter()
+            .map(|o| o.id)
+            .collect();
+        assert_eq!(ids, ["mlkem512-decaps"]);
         // ML-DSA: the catalogue's ops of its parameter set; an unknown set
         // is left to the generic op; an unreadable one is said.
         let k = detect_pair(CKK_ML_DSA, &[(CKA_PARAMETER_SET, ulong(CKP_ML_DSA_65))]).unwrap();

@@ -3,7 +3,9 @@
 //! timed as `C_SignInit`+`C_Sign`, `C_VerifyInit`+`C_Verify`,
 //! `C_EncryptInit`+`C_Encrypt`, `C_DecryptInit`+`C_Decrypt` or
 //! `C_DigestInit`+`C_Digest` (PKCS#11 3.0 §5.8–§5.13) with the key found by
-//! label.
+//! label; `encapsulate` and `decapsulate` (`C_EncapsulateKey`,
+//! `C_DecapsulateKey`, PKCS#11 3.2 §5.18) are timed and checked by
+//! `kem.rs`.
 //!
 //! hsm-bench knows nothing about the mechanism, so its results are checked by
 //! the inverse function on the token, which must be available:
@@ -42,17 +44,20 @@ use crate::token::ckr::{ckm_name, ckr_name};
 use crate::token::raw::{Mech, RawModule};
 
 /// Output buffer of a generic op beyond the input size: room for signatures
-/// of large keys and post-quantum schemes, and for padding and tags.
-const OUT_MARGIN: usize = 16 * 1024;
+/// of large keys and post-quantum schemes (SLH-DSA-*-256f: 49,856 bytes),
+/// and for padding and tags.
+const OUT_MARGIN: usize = 64 * 1024;
 
 impl GenericFn {
     /// Every function, in the order ops are listed.
-    pub const ALL: [GenericFn; 5] = [
+    pub const ALL: [GenericFn; 7] = [
         GenericFn::Sign,
         GenericFn::Verify,
         GenericFn::Encrypt,
         GenericFn::Decrypt,
         GenericFn::Digest,
+        GenericFn::Encapsulate,
+        GenericFn::Decapsulate,
     ];
 
     /// The name used in op ids and by `--function`.
@@ -63,6 +68,8 @@ impl GenericFn {
             GenericFn::Encrypt => "encrypt",
             GenericFn::Decrypt => "decrypt",
             GenericFn::Digest => "digest",
+            GenericFn::Encapsulate => "encapsulate",
+            GenericFn::Decapsulate => "decapsulate",
         }
     }
 
@@ -72,12 +79,16 @@ impl GenericFn {
             .into_iter()
             .find(|f| f.name() == s)
             .ok_or_else(|| {
-                format!("unknown function '{s}' (sign, verify, encrypt, decrypt or digest)")
+                format!(
+                    "unknown function '{s}' (sign, verify, encrypt, decrypt, digest, \
+                     encapsulate or decapsulate)"
+                )
             })
     }
 
     /// The `CKF_*` flag of `C_GetMechanismInfo` that says a mechanism offers
-    /// this function (PKCS#11 3.0 §5.5.7).
+    /// this function (PKCS#11 3.0 §5.5.7; 3.2 adds `CKF_ENCAPSULATE`,
+    /// `CKF_DECAPSULATE`).
     pub fn flag(&self) -> CK_FLAGS {
         match self {
             GenericFn::Sign => CKF_SIGN,
@@ -85,6 +96,8 @@ impl GenericFn {
             GenericFn::Encrypt => CKF_ENCRYPT,
             GenericFn::Decrypt => CKF_DECRYPT,
             GenericFn::Digest => CKF_DIGEST,
+            GenericFn::Encapsulate => CKF_ENCAPSULATE,
+            GenericFn::Decapsulate => CKF_DECAPSULATE,
         }
     }
 
@@ -110,9 +123,14 @@ pub fn op(mech: CK_MECHANISM_TYPE, param: &[u8], f: GenericFn) -> OpDef {
         also_needs: vec![],
         key: f.needs_key().then_some(KeySpec::Existing),
         key_bits: None,
-        data: DataSpec::Variable {
-            default: 32,
-            align: 1,
+        // A key encapsulation takes no data.
+        data: if matches!(f, GenericFn::Encapsulate | GenericFn::Decapsulate) {
+            DataSpec::Fixed(0)
+        } else {
+            DataSpec::Variable {
+                default: 32,
+                align: 1,
+            }
         },
     }
 }
@@ -193,7 +211,7 @@ fn keys_for(f: GenericFn, k: &KeyHandles) -> Result<GenericKeys, Failure> {
             forward: need(private, "private or secret key to decrypt with")?,
             inverse: need(public, "public or secret key to make ciphertexts with")?,
         },
-        GenericFn::Digest => GenericKeys {
+        GenericFn::Digest | GenericFn::Encapsulate | GenericFn::Decapsulate => GenericKeys {
             forward: CK_INVALID_HANDLE,
             inverse: CK_INVALID_HANDLE,
         },
@@ -231,6 +249,8 @@ impl Calls {
             GenericFn::Encrypt => raw.encrypt_init(s, mech, key),
             GenericFn::Decrypt => raw.decrypt_init(s, mech, key),
             GenericFn::Digest => raw.digest_init(s, mech),
+            // Timed by `kem.rs`'s workers, never here.
+            GenericFn::Encapsulate | GenericFn::Decapsulate => CKR_FUNCTION_NOT_SUPPORTED,
         };
         if rv != CKR_OK {
             return (rv, 0);
@@ -241,6 +261,7 @@ impl Calls {
             GenericFn::Encrypt => raw.encrypt(s, data, out),
             GenericFn::Decrypt => raw.decrypt(s, data, out),
             GenericFn::Digest => raw.digest(s, data, out),
+            GenericFn::Encapsulate | GenericFn::Decapsulate => (CKR_FUNCTION_NOT_SUPPORTED, 0),
         }
     }
 
@@ -463,6 +484,11 @@ pub fn op_worker(op: &OpDef, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
             }
             expect = Some(first);
         }
+        GenericFn::Encapsulate | GenericFn::Decapsulate => {
+            return Err(Failure::Check(
+                "key encapsulation is the KEM family's op".into(),
+            ));
+        }
     }
     let out_len = worker_data.len() + OUT_MARGIN;
     Ok(Box::new(GenericWorker {
@@ -512,6 +538,18 @@ mod tests {
         assert_eq!(o.id, "mech-aes-xts-encrypt");
         assert_eq!(o.key, Some(KeySpec::Existing));
         assert_eq!(GenericFn::parse("verify"), Ok(GenericFn::Verify));
+        assert_eq!(GenericFn::parse("decapsulate"), Ok(GenericFn::Decapsulate));
+        let o = op(CKM_ML_KEM, &[], GenericFn::Encapsulate);
+        assert_eq!(o.id, "mech-ml-kem-encapsulate");
+        assert_eq!((o.key, o.takes_data()), (Some(KeySpec::Existing), false));
+        assert_eq!(GenericFn::Encapsulate.flag(), CKF_ENCAPSULATE);
+        // Room for the largest SLH-DSA signature (49,856 bytes).
+        let largest = crate::suite::alg::SlhDsaSet::ALL
+            .iter()
+            .map(|s| s.sig_len())
+            .max()
+            .unwrap();
+        assert!(OUT_MARGIN >= largest, "{largest}");
         assert!(GenericFn::parse("wrap").is_err());
     }
 }

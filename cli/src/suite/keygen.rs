@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cryptoki_sys::*;
 
 use super::alg::KeySpec;
-use super::alg::{Curve, MlDsaSet};
+use super::alg::{Curve, MlDsaSet, MlKemSet, SlhDsaSet};
 use super::failure::Failure;
 use super::failure::ck;
 use super::keys::aes_template;
@@ -32,6 +32,8 @@ pub fn keygen_op(k: KeySpec) -> OpDef {
         id: format!("{}-keygen", k.name()),
         title: match k {
             KeySpec::MlDsa(s) => format!("{} key generation", s.title()),
+            KeySpec::SlhDsa(s) => format!("{} key generation", s.title()),
+            KeySpec::MlKem(s) => format!("{} key generation", s.title()),
             _ => format!("{} key generation", k.name().to_uppercase()),
         },
         kind: OpKind::KeyGen(k),
@@ -45,8 +47,8 @@ pub fn keygen_op(k: KeySpec) -> OpDef {
 
 /// Key generation ops of the catalogue: EC key pairs on P-256, P-384 and
 /// P-521 (`CKM_EC_KEY_PAIR_GEN`, PKCS#11 3.0 mechanisms, "Elliptic curve key
-/// pair generation"), Ed25519, RSA-2048, AES-256 and the ML-DSA sets
-/// (PKCS#11 3.2).
+/// pair generation"), Ed25519, RSA-2048, AES-256, and of PKCS#11 3.2 the
+/// ML-DSA sets, the fast 128-bit SLH-DSA sets and the ML-KEM sets.
 pub fn ops() -> Vec<OpDef> {
     [
         KeySpec::Ec(Curve::P256),
@@ -58,6 +60,8 @@ pub fn ops() -> Vec<OpDef> {
     ]
     .into_iter()
     .chain(MlDsaSet::ALL.map(KeySpec::MlDsa))
+    .chain([SlhDsaSet::SHA2_128F, SlhDsaSet::SHAKE_128F].map(KeySpec::SlhDsa))
+    .chain(MlKemSet::ALL.map(KeySpec::MlKem))
     .map(keygen_op)
     .collect()
 }
@@ -216,8 +220,16 @@ mod tests {
                 "mldsa44-keygen",
                 "mldsa65-keygen",
                 "mldsa87-keygen",
+                "slhdsa-sha2-128f-keygen",
+                "slhdsa-shake-128f-keygen",
+                "mlkem512-keygen",
+                "mlkem768-keygen",
+                "mlkem1024-keygen",
             ]
         );
+        let mlkem = ops.iter().find(|o| o.id == "mlkem768-keygen").unwrap();
+        assert_eq!(mlkem.mechanism, CKM_ML_KEM_KEY_PAIR_GEN);
+        assert_eq!(mlkem.title, "ML-KEM-768 key generation");
         for (o, bits) in ops.iter().zip([256, 384, 521]) {
             assert_eq!(o.mechanism, CKM_EC_KEY_PAIR_GEN, "{}", o.id);
             assert_eq!(o.key_bits, Some(bits), "{}", o.id);

@@ -120,6 +120,8 @@ impl KeySpec {
             KeySpec::WrapAes(n) => format!("aes{}-wrap", n * 8),
             KeySpec::WrapRsa(b) => format!("rsa{b}-wrap"),
             KeySpec::MlDsa(s) => s.id().into(),
+            KeySpec::SlhDsa(s) => s.id(),
+            KeySpec::MlKem(s) => s.id().into(),
             KeySpec::Existing => "existing".into(),
         }
     }
@@ -136,6 +138,8 @@ impl KeySpec {
             KeySpec::Rsa(_) => Some(CKM_RSA_PKCS_KEY_PAIR_GEN),
             KeySpec::Aes(_) => Some(CKM_AES_KEY_GEN),
             KeySpec::MlDsa(_) => Some(CKM_ML_DSA_KEY_PAIR_GEN),
+            KeySpec::SlhDsa(_) => Some(CKM_SLH_DSA_KEY_PAIR_GEN),
+            KeySpec::MlKem(_) => Some(CKM_ML_KEM_KEY_PAIR_GEN),
             KeySpec::GenericSecret(_) | KeySpec::Existing => None,
         }
     }
@@ -236,6 +240,25 @@ pub fn pair_templates_on(
                 .bool(CKA_VERIFY, true)
                 .ulong(CKA_PARAMETER_SET, s.parameter_set()),
             private,
+        )),
+        KeySpec::SlhDsa(s) => Some((
+            Mech::plain(CKM_SLH_DSA_KEY_PAIR_GEN),
+            common(Template::new())
+                .bool(CKA_VERIFY, true)
+                .ulong(CKA_PARAMETER_SET, s.parameter_set()),
+            private,
+        )),
+        // A KEM pair (PKCS#11 3.2 §5.18): the public key encapsulates, the
+        // private one decapsulates; neither signs.
+        KeySpec::MlKem(s) => Some((
+            Mech::plain(CKM_ML_KEM_KEY_PAIR_GEN),
+            common(Template::new())
+                .bool(CKA_ENCAPSULATE, true)
+                .ulong(CKA_PARAMETER_SET, s.parameter_set()),
+            common(Template::new())
+                .bool(CKA_PRIVATE, true)
+                .bool(CKA_SENSITIVE, true)
+                .bool(CKA_DECAPSULATE, true),
         )),
         _ => None,
     }

@@ -23,6 +23,7 @@ pub mod digest;
 pub mod existing;
 pub mod failure;
 pub mod generic;
+pub mod kem;
 pub mod keygen;
 pub mod keys;
 pub mod keyset;

@@ -99,6 +99,12 @@ pub enum OpKind {
     Unwrap(WrapAlg),
     /// A mechanism named on the command line, with its parameter bytes.
     Generic(GenericFn, Arc<[u8]>),
+    /// ML-KEM encapsulation (`C_EncapsulateKey`), the new key destroyed
+    /// after each iteration.
+    Encapsulate(MlKemSet),
+    /// ML-KEM decapsulation of one ciphertext (`C_DecapsulateKey`), the new
+    /// key destroyed after each iteration.
+    Decapsulate(MlKemSet),
 }
 
 /// An operation of the catalogue.
@@ -170,6 +176,12 @@ impl OpDef {
             OpKind::Derive(_) => "C_DeriveKey",
             OpKind::Wrap(_) => "C_WrapKey",
             OpKind::Unwrap(_) => "C_UnwrapKey",
+            OpKind::Encapsulate(_) | OpKind::Generic(GenericFn::Encapsulate, _) => {
+                "C_EncapsulateKey"
+            }
+            OpKind::Decapsulate(_) | OpKind::Generic(GenericFn::Decapsulate, _) => {
+                "C_DecapsulateKey"
+            }
         }
     }
 

@@ -1,10 +1,11 @@
 //! Signatures: Ed25519, ECDSA (P-256, P-384, P-521, secp256k1 over a
 //! prehashed digest, or hashing with `CKM_ECDSA_SHA256/384`), RSA PKCS#1
-//! v1.5 and PSS with SHA-256; sign and verify.
+//! v1.5 and PSS with SHA-256, and the post-quantum ML-DSA (FIPS 204) and
+//! SLH-DSA (FIPS 205) of PKCS#11 3.2; sign and verify.
 //!
 //! Checks: every signature has its length checked (64 bytes for Ed25519,
 //! P-256 and secp256k1, 96 for P-384, 132 for P-521, the modulus length for
-//! RSA). A signature made while
+//! RSA, FIPS 204 Table 2 and FIPS 205 Table 2 for ML-DSA and SLH-DSA). A signature made while
 //! preparing must verify (sign and verify ops) and a corrupted copy must not
 //! (verify ops). Deterministic signatures (Ed25519, RSA PKCS#1 v1.5) are
 //! compared with the verified one on every call; randomized ones (ECDSA, PSS)
@@ -20,6 +21,7 @@ use super::alg::HashAlg;
 use super::alg::KeySpec;
 use super::alg::MlDsaSet;
 use super::alg::SigAlg;
+use super::alg::SlhDsaSet;
 use super::check;
 use super::failure::Failure;
 use super::failure::ck;
@@ -44,6 +46,7 @@ impl SigAlg {
             SigAlg::RsaPkcs(b) => format!("rsa{b}"),
             SigAlg::RsaPss(b) => format!("rsa{b}-pss"),
             SigAlg::MlDsa(s) => s.id().into(),
+            SigAlg::SlhDsa(s) => s.id(),
         }
     }
 
@@ -61,6 +64,7 @@ impl SigAlg {
             SigAlg::RsaPkcs(b) => format!("RSA-{b} PKCS#1 SHA-256"),
             SigAlg::RsaPss(b) => format!("RSA-{b} PSS SHA-256"),
             SigAlg::MlDsa(s) => s.title().into(),
+            SigAlg::SlhDsa(s) => s.title(),
         }
     }
 
@@ -78,6 +82,7 @@ impl SigAlg {
             SigAlg::RsaPkcs(_) => CKM_SHA256_RSA_PKCS,
             SigAlg::RsaPss(_) => CKM_SHA256_RSA_PKCS_PSS,
             SigAlg::MlDsa(_) => CKM_ML_DSA,
+            SigAlg::SlhDsa(_) => CKM_SLH_DSA,
         }
     }
 
@@ -97,12 +102,13 @@ impl SigAlg {
             SigAlg::Ecdsa(c) | SigAlg::EcdsaHash(c, _) => KeySpec::Ec(*c),
             SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => KeySpec::Rsa(*b),
             SigAlg::MlDsa(s) => KeySpec::MlDsa(*s),
+            SigAlg::SlhDsa(s) => KeySpec::SlhDsa(*s),
         }
     }
 
     fn key_bits(&self) -> Option<u64> {
         match self {
-            SigAlg::Ed25519 | SigAlg::MlDsa(_) => None,
+            SigAlg::Ed25519 | SigAlg::MlDsa(_) | SigAlg::SlhDsa(_) => None,
             SigAlg::Ecdsa(c) | SigAlg::EcdsaHash(c, _) => Some(u64::from(c.bits())),
             SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => Some(*b as u64),
         }
@@ -115,6 +121,7 @@ impl SigAlg {
             SigAlg::Ecdsa(c) | SigAlg::EcdsaHash(c, _) => (c.bits() as usize).div_ceil(8) * 2,
             SigAlg::RsaPkcs(b) | SigAlg::RsaPss(b) => (*b as usize).div_ceil(8),
             SigAlg::MlDsa(s) => s.sig_len(),
+            SigAlg::SlhDsa(s) => s.sig_len(),
         }
     }
 
@@ -124,10 +131,13 @@ impl SigAlg {
     }
 
     /// Input: a 32/48-byte digest for ECDSA, a 32-byte message otherwise;
-    /// Ed25519, ECDSA with a hash and ML-DSA signing take any message size.
+    /// Ed25519, ECDSA with a hash, ML-DSA and SLH-DSA signing take any
+    /// message size.
     fn data(&self, sign: bool) -> DataSpec {
         match self {
-            SigAlg::Ed25519 | SigAlg::EcdsaHash(..) | SigAlg::MlDsa(_) if sign => {
+            SigAlg::Ed25519 | SigAlg::EcdsaHash(..) | SigAlg::MlDsa(_) | SigAlg::SlhDsa(_)
+                if sign =>
+            {
                 DataSpec::Variable {
                     default: 32,
                     align: 1,
@@ -141,7 +151,8 @@ impl SigAlg {
 }
 
 /// The output buffer of a signature: room for the longest signature of
-/// the algorithm (an ML-DSA-87 one is 4,627 bytes), never less than 1 KiB.
+/// the algorithm (an ML-DSA-87 one is 4,627 bytes, an SLH-DSA-*-256f one
+/// 49,856), never less than 1 KiB.
 fn sig_buffer(a: SigAlg) -> usize {
     a.sig_len().max(1024)
 }
@@ -212,6 +223,17 @@ pub fn ops() -> Vec<OpDef> {
     // Post-quantum (PKCS#11 3.2): on tokens that list CKM_ML_DSA.
     for s in MlDsaSet::ALL {
         let a = MlDsa(s);
+        v.push(sign_op(a, a.key()));
+        v.push(verify_op(a, a.key()));
+    }
+    // SLH-DSA (PKCS#11 3.2 `CKM_SLH_DSA`): the fast 128-bit sets of both
+    // hash families and the small SHA2 one (whose signing is ~20x slower).
+    for s in [
+        SlhDsaSet::SHA2_128F,
+        SlhDsaSet::SHAKE_128F,
+        SlhDsaSet::SHA2_128S,
+    ] {
+        let a = SlhDsa(s);
         v.push(sign_op(a, a.key()));
         v.push(verify_op(a, a.key()));
     }
@@ -421,6 +443,22 @@ mod tests {
         assert_eq!(SigAlg::MlDsa(MlDsaSet::L65).sig_len(), 3309);
         assert_eq!(SigAlg::MlDsa(MlDsaSet::L87).sig_len(), 4627);
         assert!(!SigAlg::MlDsa(MlDsaSet::L65).deterministic(), "hedged");
+        // FIPS 205 Table 2: the buffer holds the largest (256f).
+        assert_eq!(SigAlg::SlhDsa(SlhDsaSet::SHA2_128S).sig_len(), 7856);
+        assert_eq!(SigAlg::SlhDsa(SlhDsaSet::SHAKE_128F).sig_len(), 17088);
+        let largest = SlhDsaSet::ALL
+            .into_iter()
+            .map(|s| s.sig_len())
+            .max()
+            .unwrap();
+        assert_eq!(largest, 49856);
+        for s in SlhDsaSet::ALL {
+            assert!(sig_buffer(SigAlg::SlhDsa(s)) >= s.sig_len(), "{}", s.id());
+        }
+        assert!(
+            !SigAlg::SlhDsa(SlhDsaSet::SHA2_128F).deterministic(),
+            "hedged"
+        );
         assert_eq!(SigAlg::RsaPss(3072).sig_len(), 384);
         assert_eq!(SigAlg::RsaPkcs(4096).sig_len(), 512);
         assert!(SigAlg::Ed25519.deterministic() && SigAlg::RsaPkcs(2048).deterministic());
@@ -468,5 +506,34 @@ mod tests {
         // The prehashed ops keep their ids and CKM_ECDSA.
         let p256 = all.iter().find(|o| o.id == "p256-sign").unwrap();
         assert_eq!(p256.mechanism, CKM_ECDSA);
+    }
+
+    #[test]
+    fn slh_dsa_ops_name_their_set_and_use_ckm_slh_dsa() {
+        let all = ops();
+        let ids: Vec<&str> = all
+            .iter()
+            .filter(|o| o.mechanism == CKM_SLH_DSA)
+            .map(|o| o.id.as_str())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "slhdsa-sha2-128f-sign",
+                "slhdsa-sha2-128f-verify",
+                "slhdsa-shake-128f-sign",
+                "slhdsa-shake-128f-verify",
+                "slhdsa-sha2-128s-sign",
+                "slhdsa-sha2-128s-verify",
+            ]
+        );
+        let o = all
+            .iter()
+            .find(|o| o.id == "slhdsa-shake-128f-sign")
+            .unwrap();
+        assert_eq!(o.key, Some(KeySpec::SlhDsa(SlhDsaSet::SHAKE_128F)));
+        assert_eq!(o.also_needs, [CKM_SLH_DSA_KEY_PAIR_GEN]);
+        assert_eq!(o.title, "SLH-DSA-SHAKE-128f sign");
+        assert!(o.takes_data());
     }
 }

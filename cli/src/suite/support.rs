@@ -8,6 +8,7 @@
 //! mechanisms spec).
 
 use super::alg::CipherAlg;
+use super::alg::GenericFn;
 use super::alg::KeySpec;
 use super::alg::MacAlg;
 use super::op::DataSpec;
@@ -20,6 +21,9 @@ use crate::token::ckr::ckm_name;
 pub fn unsupported(caps: &TokenCaps<'_>, op: &OpDef, size: u64) -> Option<String> {
     if matches!(op.kind, OpKind::VerifyBatch(_)) && !caps.verify_batch {
         return Some("the module has no \"Vendor dalek-pkcs11\" batch-verify interface".into());
+    }
+    if uses_3_2_calls(op) && !caps.interface_3_2 {
+        return Some(super::kem::NO_3_2.into());
     }
     for mech in std::iter::once(op.mechanism).chain(op.also_needs.iter().copied()) {
         if mech != 0 && !caps.mechanisms.contains_key(&mech) {
@@ -69,6 +73,17 @@ pub fn unsupported(caps: &TokenCaps<'_>, op: &OpDef, size: u64) -> Option<String
         return Some(format!("data size must be a multiple of {align} bytes"));
     }
     None
+}
+
+/// Whether `op` times a call only the PKCS#11 3.2 function list has
+/// (`C_EncapsulateKey`, `C_DecapsulateKey`).
+fn uses_3_2_calls(op: &OpDef) -> bool {
+    matches!(
+        op.kind,
+        OpKind::Encapsulate(_)
+            | OpKind::Decapsulate(_)
+            | OpKind::Generic(GenericFn::Encapsulate | GenericFn::Decapsulate, _)
+    )
 }
 
 /// The secret key size of an op in bytes, and whether the token may give the
@@ -124,6 +139,7 @@ mod tests {
         let caps = TokenCaps {
             mechanisms: &mechs,
             verify_batch: false,
+            interface_3_2: false,
         };
         assert_eq!(unsupported(&caps, &op("rsa2048-sign"), 32), None);
         let why = unsupported(&caps, &op("rsa4096-sign"), 32).expect("too big");
@@ -145,6 +161,7 @@ mod tests {
         let caps = TokenCaps {
             mechanisms: &mechs,
             verify_batch: false,
+            interface_3_2: false,
         };
         assert_eq!(unsupported(&caps, &op("aes128-gcm-encrypt"), 32), None);
         assert!(unsupported(&caps, &op("aes256-gcm-encrypt"), 32).is_some());
@@ -152,6 +169,7 @@ mod tests {
         let caps = TokenCaps {
             mechanisms: &mechs,
             verify_batch: false,
+            interface_3_2: false,
         };
         assert_eq!(unsupported(&caps, &op("aes256-gcm-encrypt"), 32), None);
     }
@@ -163,6 +181,7 @@ mod tests {
         let caps = TokenCaps {
             mechanisms: &mechs,
             verify_batch: false,
+            interface_3_2: false,
         };
         // The catalogue's HMAC-SHA512 key has 64 bytes.
         assert_eq!(unsupported(&caps, &op("hmac-sha512"), 32), None);
@@ -175,5 +194,30 @@ mod tests {
         // Of unknown size: left to the token.
         o.key_bits = None;
         assert_eq!(unsupported(&caps, &o, 32), None);
+    }
+
+    /// KEM ops need the 3.2 interface as well as the mechanisms: without
+    /// it they are unsupported with a reason saying so.
+    #[test]
+    fn kem_ops_need_the_3_2_interface() {
+        let mut mechs = BTreeMap::new();
+        mechs.insert(CKM_ML_KEM, info(0, 0));
+        mechs.insert(CKM_ML_KEM_KEY_PAIR_GEN, info(0, 0));
+        let mut caps = TokenCaps {
+            mechanisms: &mechs,
+            verify_batch: false,
+            interface_3_2: false,
+        };
+        for id in ["mlkem768-encaps", "mlkem768-decaps"] {
+            let why = unsupported(&caps, &op(id), 0).expect("no 3.2 interface");
+            assert!(why.contains("no PKCS#11 3.2 interface"), "{why}");
+        }
+        let generic = crate::suite::generic::op(CKM_ML_KEM, &[], GenericFn::Decapsulate);
+        assert!(unsupported(&caps, &generic, 0).is_some());
+        // Key generation goes through the 2.40 list.
+        assert_eq!(unsupported(&caps, &op("mlkem768-keygen"), 0), None);
+        caps.interface_3_2 = true;
+        assert_eq!(unsupported(&caps, &op("mlkem768-encaps"), 0), None);
+        assert_eq!(unsupported(&caps, &generic, 0), None);
     }
 }

@@ -11,4 +11,7 @@ pub struct TokenCaps<'a> {
     pub mechanisms: &'a BTreeMap<CK_MECHANISM_TYPE, CK_MECHANISM_INFO>,
     /// Whether the module offers the vendor batch-verify interface.
     pub verify_batch: bool,
+    /// Whether the module offers the "PKCS 11" 3.2 interface (key
+    /// encapsulation).
+    pub interface_3_2: bool,
 }

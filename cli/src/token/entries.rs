@@ -1,5 +1,6 @@
-//! The entries of a module's 2.40 function list by name, and the return
-//! values hsm-bench gives itself when a module breaks the function-list or
+//! The entries of a module's 2.40 function list by name (and the two key
+//! encapsulation calls of the 3.2 list, `kem.rs`), and the return values
+//! hsm-bench gives itself when a module breaks the function-list or
 //! output-length rules, so that every report names the call.
 //!
 //! PKCS#11 base spec §5.2 (`CK_FUNCTION_LIST`): every function MUST have an
@@ -23,9 +24,10 @@ use cryptoki_sys::{CK_FUNCTION_LIST, CK_RV, CKR_VENDOR_DEFINED};
 use crate::token::bounds::bound_of;
 
 macro_rules! entries {
-    ($($name:ident),* $(,)?) => {
-        /// The functions of the 2.40 list, in its order.
-        pub const NAMES: &[&str] = &[$(stringify!($name)),*];
+    ($($name:ident),* $(,)?; $($v32:ident),* $(,)?) => {
+        /// The functions of the 2.40 list, in its order, then the 3.2
+        /// functions hsm-bench calls (PKCS#11 3.2 §5.18).
+        pub const NAMES: &[&str] = &[$(stringify!($name),)* $(stringify!($v32)),*];
 
         /// Whether `list`'s entry `name` is NULL (`None` for an unknown name).
         pub fn is_null(list: &CK_FUNCTION_LIST, name: &str) -> Option<bool> {
@@ -49,7 +51,8 @@ entries! {
     C_SignRecover, C_VerifyInit, C_Verify, C_VerifyUpdate, C_VerifyFinal, C_VerifyRecoverInit,
     C_VerifyRecover, C_DigestEncryptUpdate, C_DecryptDigestUpdate, C_SignEncryptUpdate,
     C_DecryptVerifyUpdate, C_GenerateKey, C_GenerateKeyPair, C_WrapKey, C_UnwrapKey, C_DeriveKey,
-    C_SeedRandom, C_GenerateRandom, C_GetFunctionStatus, C_CancelFunction, C_WaitForSlotEvent,
+    C_SeedRandom, C_GenerateRandom, C_GetFunctionStatus, C_CancelFunction, C_WaitForSlotEvent;
+    C_EncapsulateKey, C_DecapsulateKey,
 }
 
 /// Base of the "entry is NULL" return values.
@@ -78,7 +81,7 @@ pub const fn index(name: &str) -> usize {
         }
         i += 1;
     }
-    panic!("not a function of the 2.40 function list");
+    panic!("not a function hsm-bench names");
 }
 
 /// The return value of a call whose entry in the function list is NULL.
@@ -153,7 +156,8 @@ mod tests {
 
     #[test]
     fn own_return_values_name_their_call() {
-        assert_eq!(NAMES.len(), 68);
+        assert_eq!(NAMES.len(), 70);
+        assert_eq!(index("C_DecapsulateKey"), 69);
         for (i, n) in NAMES.iter().enumerate() {
             assert_eq!(index(n), i);
             assert_eq!(broken(null_rv(n)), Some(Broken::Null(n)));
@@ -179,6 +183,8 @@ mod tests {
         let list: CK_FUNCTION_LIST = unsafe { std::mem::zeroed() };
         assert_eq!(is_null(&list, "C_Sign"), Some(true));
         assert_eq!(is_null(&list, "C_Nope"), None);
+        // The 3.2 calls are not entries of the 2.40 list.
+        assert_eq!(is_null(&list, "C_EncapsulateKey"), None);
         assert_eq!(
             first_null(&list, &["C_Login"]).unwrap_err(),
             "C_Login is NULL in its function list"

@@ -23,6 +23,12 @@ pub struct LibraryInfo {
     pub cryptoki_version: String,
     /// manufacturerID.
     pub manufacturer: String,
+    /// Whether the module offers the "PKCS 11" 3.2 interface
+    /// (`C_GetInterface`, PKCS#11 3.2 §5.4), whose function list has the
+    /// key encapsulation calls; false in reports written before it was
+    /// recorded.
+    #[serde(default)]
+    pub interface_3_2: bool,
 }
 
 /// `C_GetTokenInfo` of the token used.
@@ -88,6 +94,7 @@ pub fn library_info(raw: &RawModule) -> Result<LibraryInfo> {
         version: raw_version(info.libraryVersion),
         cryptoki_version: raw_version(info.cryptokiVersion),
         manufacturer: clean_text(&info.manufacturerID),
+        interface_3_2: raw.offers_3_2(),
     })
 }
 

@@ -6,6 +6,12 @@
 //! pointer to the library's `CK_FUNCTION_LIST`; 3.0 §5.4 `C_GetInterface`
 //! returns an interface whose `pFunctionList` points to the interface's
 //! list. A NULL there is an error naming the call, not a crash.
+//!
+//! PKCS#11 3.2 adds functions (key encapsulation, §5.18) that only the
+//! `CK_FUNCTION_LIST_3_2` of the "PKCS 11" 3.2 interface holds: it is taken
+//! when the module offers that interface (`C_GetInterface("PKCS 11", 3.2)`)
+//! and its list says version 3.2; the 2.40 list of `C_GetFunctionList`
+//! stays the one every other call goes through.
 
 use std::path::Path;
 use std::ptr;
@@ -40,13 +46,15 @@ struct VendorList {
     verify_batch: Option<VerifyBatchFn>,
 }
 
-/// A module's library, its 2.40 function list (copied) and its vendor
-/// batch-verify function, if it has one.
+/// A module's library, its 2.40 function list (copied), its 3.2 function
+/// list (copied) and its vendor batch-verify function, if it has them.
 pub struct Library {
     /// Keeps the function pointers valid.
     pub lib: libloading::Library,
     /// The list of `C_GetFunctionList`.
     pub list: CK_FUNCTION_LIST,
+    /// The list of the "PKCS 11" 3.2 interface, when offered.
+    pub v3_2: Option<CK_FUNCTION_LIST_3_2>,
     /// `C_DalekVerifyEd25519Batch`, when offered.
     pub verify_batch: Option<VerifyBatchFn>,
 }
@@ -78,10 +86,12 @@ pub fn open(path: &Path) -> Result<Library, String> {
         // long as the copy lives.
         unsafe { *list_ptr }
     };
+    let v3_2 = interface_3_2(&lib)?;
     let verify_batch = vendor_verify_batch(&lib);
     Ok(Library {
         lib,
         list,
+        v3_2,
         verify_batch,
     })
 }
@@ -108,6 +118,43 @@ fn check_default_interface(lib: &libloading::Library) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// The function list of the "PKCS 11" 3.2 interface (3.2 §5.4
+/// `C_GetInterface` with that name and version), if the module offers it:
+/// `None` when it has no `C_GetInterface`, the call fails or returns no
+/// interface, or the list it points to is not version 3.2 (its layout would
+/// then be another's); an error when it returns `CKR_OK` and a NULL list.
+fn interface_3_2(lib: &libloading::Library) -> Result<Option<CK_FUNCTION_LIST_3_2>, String> {
+    // SAFETY: the symbol, when present, has the PKCS#11 3.0 signature.
+    let Ok(get) = (unsafe { lib.get::<GetInterfaceFn>(b"C_GetInterface\0") }) else {
+        return Ok(None);
+    };
+    let mut name = *b"PKCS 11\0";
+    let mut version = CK_VERSION { major: 3, minor: 2 };
+    let mut iface: *mut CK_INTERFACE = ptr::null_mut();
+    // SAFETY: a NUL-terminated name, a valid version and a valid out-pointer.
+    let rv = unsafe { get(name.as_mut_ptr(), &mut version, &mut iface, 0) };
+    if rv != CKR_OK || iface.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: on CKR_OK the module returned its (static) interface.
+    let list = unsafe { (*iface).pFunctionList };
+    if list.is_null() {
+        return Err(
+            "C_GetInterface(\"PKCS 11\", 3.2) returned CKR_OK and an interface whose \
+             function list is NULL"
+                .into(),
+        );
+    }
+    // SAFETY: every PKCS#11 function list starts with its CK_VERSION.
+    let v = unsafe { *(list as *const CK_VERSION) };
+    if (v.major, v.minor) != (3, 2) {
+        return Ok(None);
+    }
+    // SAFETY: a list of version 3.2 has the CK_FUNCTION_LIST_3_2 layout; it
+    // is static in the library, which outlives the copy's use.
+    Ok(Some(unsafe { *(list as *const CK_FUNCTION_LIST_3_2) }))
 }
 
 /// The batch-verify function of a module's vendor interface, if it has one.

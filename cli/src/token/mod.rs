@@ -11,6 +11,7 @@ pub mod choice;
 pub mod ckr;
 pub mod entries;
 pub mod info;
+pub mod kem;
 pub mod library;
 pub mod lists;
 pub mod locate;

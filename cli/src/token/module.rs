@@ -237,6 +237,7 @@ impl Module {
         crate::token::caps::TokenCaps {
             mechanisms: &self.mechanisms,
             verify_batch: self.raw.has_verify_batch(),
+            interface_3_2: self.raw.offers_3_2(),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! an allocation, then the real call). The benchmark must time exactly the calls
 //! of one operation, so the timed paths go through the module's own
 //! `CK_FUNCTION_LIST` (from `C_GetFunctionList`), wrapped here in small safe
-//! methods. Everything that needs `unsafe` for raw PKCS#11 access lives in this
+//! methods; the key encapsulation calls through its 3.2 list, when it offers
+//! one (`kem.rs`). Everything that needs `unsafe` for raw PKCS#11 access lives in this
 //! file, `library.rs` (loading the library, checking its function list) and
 //! two neighbours: parameters are owned by [`Mech`] (`mech.rs`) and
 //! [`Template`] (`template.rs`), whose pointers stay valid for as long as the
@@ -25,6 +26,7 @@ pub use super::template::Template;
 use crate::token::bounds::{MAX_ATTRIBUTE_LEN, MAX_FOUND, MAX_MECHANISMS, MAX_SLOTS};
 use crate::token::ckr::call_failed;
 use crate::token::entries::{first_null, null_rv, overlong_rv, too_long_rv};
+use crate::token::kem::KemCalls;
 use crate::token::library::{self, VerifyBatchFn};
 use crate::token::lists;
 
@@ -37,6 +39,7 @@ use crate::token::lists;
 /// bounded first (`bounds.rs`).
 pub struct RawModule {
     list: CK_FUNCTION_LIST,
+    kem: Option<KemCalls>,
     verify_batch: Option<VerifyBatchFn>,
     name: String,
     _lib: libloading::Library,
@@ -60,6 +63,7 @@ impl RawModule {
         let l = library::open(path)?;
         Ok(RawModule {
             list: l.list,
+            kem: l.v3_2.as_ref().map(KemCalls::of),
             verify_batch: l.verify_batch,
             name: name.to_string(),
             _lib: l.lib,
@@ -75,6 +79,46 @@ impl RawModule {
     /// is NULL (base spec §5.2: every entry must be set).
     pub fn require(&self, calls: &[&str]) -> Result<(), String> {
         first_null(&self.list, calls)
+    }
+
+    /// Whether the module offers the "PKCS 11" 3.2 interface (and with it
+    /// `C_EncapsulateKey` / `C_DecapsulateKey`).
+    pub fn offers_3_2(&self) -> bool {
+        self.kem.is_some()
+    }
+
+    /// `C_EncapsulateKey` (`kem.rs`): return value, ciphertext length, new
+    /// key. `CKR_FUNCTION_NOT_SUPPORTED` without the 3.2 interface.
+    #[inline]
+    pub fn encapsulate_key(
+        &self,
+        s: CK_SESSION_HANDLE,
+        m: &mut Mech,
+        public: CK_OBJECT_HANDLE,
+        t: &mut Template,
+        out: &mut [u8],
+    ) -> (CK_RV, usize, CK_OBJECT_HANDLE) {
+        match &self.kem {
+            Some(k) => k.encapsulate(s, m, public, t, out),
+            None => (CKR_FUNCTION_NOT_SUPPORTED, 0, 0),
+        }
+    }
+
+    /// `C_DecapsulateKey` (`kem.rs`): return value, new key.
+    /// `CKR_FUNCTION_NOT_SUPPORTED` without the 3.2 interface.
+    #[inline]
+    pub fn decapsulate_key(
+        &self,
+        s: CK_SESSION_HANDLE,
+        m: &mut Mech,
+        private: CK_OBJECT_HANDLE,
+        t: &mut Template,
+        ciphertext: &[u8],
+    ) -> (CK_RV, CK_OBJECT_HANDLE) {
+        match &self.kem {
+            Some(k) => k.decapsulate(s, m, private, t, ciphertext),
+            None => (CKR_FUNCTION_NOT_SUPPORTED, 0),
+        }
     }
 
     /// Whether the module offers batch Ed25519 verification.

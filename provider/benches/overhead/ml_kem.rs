@@ -160,6 +160,7 @@ pub fn bench(c: &mut Criterion, t: &Token) {
     aws_lc_ml_dsa(c);
 }
 
+#[cfg(feature = "aws-lc")]
 const AWS_LC: &str = "aws-lc-rs directly";
 
 /// ML-DSA-65 on aws-lc-rs (hedged signing, empty context: all it offers).

@@ -19,6 +19,9 @@ const KEY_TYPES: &[CK_KEY_TYPE] = &[
     CKK_GENERIC_SECRET,
     CKK_SHA256_HMAC,
     CKK_EC_MONTGOMERY,
+    CKK_ML_DSA,
+    CKK_ML_KEM,
+    CKK_SLH_DSA,
     0x777,
 ];
 

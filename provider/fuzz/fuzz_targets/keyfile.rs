@@ -1,6 +1,7 @@
 //! The operator tool's key and certificate file parser (`dalek-pkcs11-util
 //! import`): PEM and DER; PKCS#8 v1 and v2, encrypted PKCS#8 (PBES2 with
-//! PBKDF2 or scrypt), SEC1, PKCS#1 and X.509. The tool's own modules are
+//! PBKDF2 or scrypt), SEC1, PKCS#1, X.509, and the LAMPS forms of ML-DSA,
+//! ML-KEM and SLH-DSA keys (seed, expanded, both). The tool's own modules are
 //! compiled in as they are, from its source directory (`util/src/`). An
 //! input is a file's bytes, or (first byte 0) a DER tree whose lengths are
 //! right by construction, as DER or PEM. An encrypted input is decrypted with a fixed
@@ -18,8 +19,14 @@ mod asn1;
 #[path = "../../../util/src/kdf.rs"]
 mod kdf;
 #[allow(dead_code)]
+#[path = "../../../util/src/items.rs"]
+mod items;
+#[allow(dead_code)]
 #[path = "../../../util/src/keyfile.rs"]
 mod keyfile;
+#[allow(dead_code)]
+#[path = "../../../util/src/pqc.rs"]
+mod pqc;
 
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;

@@ -363,6 +363,13 @@ pub const TYPES: &[CK_ATTRIBUTE_TYPE] = &[
     CKA_DERIVE_TEMPLATE,
     CKA_CHECK_VALUE,
     CKA_PUBLIC_KEY_INFO,
+    // PKCS#11 3.2: post-quantum keys and key encapsulation.
+    CKA_PARAMETER_SET,
+    CKA_SEED,
+    CKA_ENCAPSULATE,
+    CKA_DECAPSULATE,
+    CKA_ENCAPSULATE_TEMPLATE,
+    CKA_DECAPSULATE_TEMPLATE,
 ];
 
 /// One fuzzed attribute value.

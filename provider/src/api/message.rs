@@ -505,7 +505,8 @@ fn append(buf: &mut Zeroizing<Vec<u8>>, part: &[u8]) {
 }
 
 /// `C_MessageSignInit` / `C_MessageVerifyInit` (§5.21 / §5.22): the HMAC
-/// mechanisms, `CKM_EDDSA`, `CKM_ML_DSA` and `CKM_HASH_ML_DSA_<hash>`, with
+/// mechanisms, `CKM_EDDSA`, `CKM_ML_DSA`, `CKM_HASH_ML_DSA_<hash>`,
+/// `CKM_SLH_DSA` and `CKM_HASH_SLH_DSA_<hash>`, with
 /// their usual (`C_SignInit`) parameter.
 /// Their messages take no per-message parameter.
 pub fn sign_init(

@@ -477,6 +477,22 @@ const DECAPSULATION_PRIVATE: &[Rule] = &[
     r(CKA_DECAPSULATE_TEMPLATE, K::Template, 0, D::None),
 ];
 
+/// PKCS#11 3.2 mechanisms spec, SLH-DSA public keys: the parameter set
+/// and PK.seed ‖ PK.root, with the rules of ML-DSA's.
+const SLH_DSA_PUBLIC: &[Rule] = ML_DSA_PUBLIC;
+
+/// SLH-DSA private keys: SK.seed ‖ SK.prf ‖ PK.seed ‖ PK.root
+/// (`CKA_VALUE`), sensitive. The parameter set as for ML-DSA.
+const SLH_DSA_PRIVATE: &[Rule] = &[
+    r(CKA_PARAMETER_SET, K::Ulong, REQUIRED_ON_CREATE, D::None),
+    r(
+        CKA_VALUE,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP | SENSITIVE,
+        D::None,
+    ),
+];
+
 /// §4.13 Domain parameter objects, common part.
 const DOMAIN_PARAMETERS: &[Rule] = &[
     r(CKA_KEY_TYPE, K::Ulong, REQUIRED_ON_CREATE, D::None),
@@ -569,6 +585,8 @@ pub fn tables(
             ML_DSA_PRIVATE,
             DECAPSULATION_PRIVATE,
         ],
+        (CKO_PUBLIC_KEY, Some(CKK_SLH_DSA)) => &[STORAGE, KEY, PUBLIC_KEY, SLH_DSA_PUBLIC],
+        (CKO_PRIVATE_KEY, Some(CKK_SLH_DSA)) => &[STORAGE, KEY, PRIVATE_KEY, SLH_DSA_PRIVATE],
         (CKO_PRIVATE_KEY, Some(CKK_DSA)) => &[STORAGE, KEY, PRIVATE_KEY, DSA_PRIVATE],
         (CKO_DOMAIN_PARAMETERS, Some(CKK_DSA)) => &[STORAGE, DOMAIN_PARAMETERS, DSA_DOMAIN],
         (
@@ -612,6 +630,8 @@ mod tests {
             (CKO_PRIVATE_KEY, Some(CKK_ML_DSA)),
             (CKO_PUBLIC_KEY, Some(CKK_ML_KEM)),
             (CKO_PRIVATE_KEY, Some(CKK_ML_KEM)),
+            (CKO_PUBLIC_KEY, Some(CKK_SLH_DSA)),
+            (CKO_PRIVATE_KEY, Some(CKK_SLH_DSA)),
             (CKO_SECRET_KEY, Some(CKK_AES)),
             (CKO_SECRET_KEY, Some(CKK_DES3)),
         ] {
@@ -626,7 +646,13 @@ mod tests {
 
     #[test]
     fn key_value_rules_override_generic_ones() {
-        for kt in [CKK_EC_EDWARDS, CKK_EC_MONTGOMERY, CKK_ML_DSA, CKK_ML_KEM] {
+        for kt in [
+            CKK_EC_EDWARDS,
+            CKK_EC_MONTGOMERY,
+            CKK_ML_DSA,
+            CKK_ML_KEM,
+            CKK_SLH_DSA,
+        ] {
             let t = tables(CKO_PRIVATE_KEY, Some(kt), None).unwrap();
             let v = find(t, CKA_VALUE).unwrap();
             assert!(v.flags & SENSITIVE != 0, "{kt:#x}");
@@ -645,6 +671,13 @@ mod tests {
         let t = tables(CKO_PUBLIC_KEY, Some(CKK_ML_KEM), None).unwrap();
         assert!(find(t, CKA_ENCAPSULATE).is_some());
         assert!(find(t, CKA_SIGN).is_none());
+        // SLH-DSA: the same, with the whole private key in CKA_VALUE.
+        let t = tables(CKO_PUBLIC_KEY, Some(CKK_SLH_DSA), None).unwrap();
+        assert!(find(t, CKA_VALUE).unwrap().flags & SENSITIVE == 0);
+        assert!(find(t, CKA_PARAMETER_SET).unwrap().flags & REQUIRED_ON_GENERATE != 0);
+        let t = tables(CKO_PRIVATE_KEY, Some(CKK_SLH_DSA), None).unwrap();
+        assert!(find(t, CKA_VALUE).unwrap().flags & REQUIRED_ON_CREATE != 0);
+        assert!(find(t, CKA_SEED).is_none());
         let t = tables(CKO_PRIVATE_KEY, Some(CKK_EC_EDWARDS), None).unwrap();
         assert!(find(t, CKA_MODULUS).is_none());
         let d = tables(CKO_DATA, None, None).unwrap();
@@ -670,6 +703,7 @@ mod tests {
             ML_DSA_PRIVATE,
             ENCAPSULATION_PUBLIC,
             DECAPSULATION_PRIVATE,
+            SLH_DSA_PRIVATE,
             SECRET_VALUE,
         ] {
             for (i, a) in t.iter().enumerate() {

@@ -3,7 +3,7 @@
 //! verification over a MAC computation.
 
 use super::operation::{CipherOperation, OutputLen, SignOperation, VerifyOperation};
-use super::{aes, cmac, des, dsa, ec, eddsa, hmac, mldsa, rsa};
+use super::{aes, cmac, des, dsa, ec, eddsa, hmac, mldsa, rsa, slhdsa};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 
@@ -31,6 +31,7 @@ dispatch_enum!(
         Ecdsa(ec::EcdsaSign),
         Dsa(dsa::DsaSign),
         MlDsa(Box<mldsa::MlDsaSign>),
+        SlhDsa(Box<slhdsa::SlhDsaSign>),
         Rsa(rsa::RsaSign),
         Hmac(hmac::HmacSign),
         Cmac(cmac::CmacSign),
@@ -84,6 +85,7 @@ dispatch_enum!(
         Ecdsa(ec::EcdsaVerify),
         Dsa(dsa::DsaVerify),
         MlDsa(Box<mldsa::MlDsaVerify>),
+        SlhDsa(Box<slhdsa::SlhDsaVerify>),
         Rsa(rsa::RsaVerify),
         Mac(MacVerify),
     }

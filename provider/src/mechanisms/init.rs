@@ -7,7 +7,7 @@ use super::material::{GeneratedPair, KeyMaterial};
 use super::operation::Direction;
 use super::params::{Mechanism, Param};
 use super::registry::require;
-use super::{aes, cmac, des, digest, dsa, ec, eddsa, hmac, mldsa, mlkem, rsa, x25519};
+use super::{aes, cmac, des, digest, dsa, ec, eddsa, hmac, mldsa, mlkem, rsa, slhdsa, x25519};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -53,6 +53,9 @@ pub fn sign_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<SignOp> 
         t if mldsa::is_signature_mechanism(t) => {
             mldsa::MlDsaSign::new(mech, key).map(|op| SignOp::MlDsa(Box::new(op)))
         }
+        t if slhdsa::is_signature_mechanism(t) => {
+            slhdsa::SlhDsaSign::new(mech, key).map(|op| SignOp::SlhDsa(Box::new(op)))
+        }
         CKM_ECDSA | CKM_ECDSA_SHA1 | CKM_ECDSA_SHA224 | CKM_ECDSA_SHA256 | CKM_ECDSA_SHA384
         | CKM_ECDSA_SHA512 => ec::EcdsaSign::new(mech, key).map(SignOp::Ecdsa),
         CKM_DSA | CKM_DSA_SHA1 | CKM_DSA_SHA224 | CKM_DSA_SHA256 | CKM_DSA_SHA384
@@ -71,6 +74,9 @@ pub fn verify_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Verify
         CKM_EDDSA => eddsa::EdDsaVerify::new(mech, key).map(VerifyOp::EdDsa),
         t if mldsa::is_signature_mechanism(t) => {
             mldsa::MlDsaVerify::new(mech, key).map(|op| VerifyOp::MlDsa(Box::new(op)))
+        }
+        t if slhdsa::is_signature_mechanism(t) => {
+            slhdsa::SlhDsaVerify::new(mech, key).map(|op| VerifyOp::SlhDsa(Box::new(op)))
         }
         CKM_ECDSA | CKM_ECDSA_SHA1 | CKM_ECDSA_SHA224 | CKM_ECDSA_SHA256 | CKM_ECDSA_SHA384
         | CKM_ECDSA_SHA512 => ec::EcdsaVerify::new(mech, key).map(VerifyOp::Ecdsa),
@@ -132,6 +138,7 @@ pub fn pair_key_type(mech: CK_MECHANISM_TYPE) -> Result<CK_KEY_TYPE> {
         CKM_DSA_KEY_PAIR_GEN => Ok(CKK_DSA),
         CKM_ML_DSA_KEY_PAIR_GEN => Ok(CKK_ML_DSA),
         CKM_ML_KEM_KEY_PAIR_GEN => Ok(CKK_ML_KEM),
+        CKM_SLH_DSA_KEY_PAIR_GEN => Ok(CKK_SLH_DSA),
         _ => Err(err(CKR_MECHANISM_INVALID)),
     }
 }
@@ -159,6 +166,8 @@ pub fn generate_key_pair(
         CKM_DSA_KEY_PAIR_GEN => wiping_deep(|| dsa::generate(public_template)),
         CKM_ML_DSA_KEY_PAIR_GEN => wiping_deep(|| mldsa::generate(public_template)),
         CKM_ML_KEM_KEY_PAIR_GEN => wiping_deep(|| mlkem::generate(public_template)),
+        // The key generation itself wipes behind it (`slhdsa::key`).
+        CKM_SLH_DSA_KEY_PAIR_GEN => slhdsa::generate(public_template),
         _ => Err(err(CKR_MECHANISM_INVALID)),
     }
 }

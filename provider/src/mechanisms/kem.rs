@@ -6,11 +6,9 @@
 use super::material::KeyMaterial;
 use super::mlkem::SharedSecret;
 use super::params::{Mechanism, Param};
-use super::random::os_fill;
 use super::registry::require;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
-use zeroize::Zeroizing;
 
 /// Checks `mech` for `function` (`CKF_ENCAPSULATE` or `CKF_DECAPSULATE`):
 /// known, offering it, without a parameter.
@@ -32,16 +30,13 @@ pub fn ciphertext_len(mech: &Mechanism<'_>, key: &KeyMaterial) -> Result<usize> 
 }
 
 /// Encapsulates to the public `key` (ML-KEM.Encaps, FIPS 203 Algorithm
-/// 20: m is 32 bytes from the OS RNG): the ciphertext and the shared
-/// secret.
+/// 20, m fresh from the RNG): the ciphertext and the shared secret.
 pub fn encapsulate(mech: &Mechanism<'_>, key: &KeyMaterial) -> Result<(Vec<u8>, SharedSecret)> {
     check(mech, CKF_ENCAPSULATE)?;
     let KeyMaterial::MlKemPublic(k) = key else {
         return Err(err(CKR_KEY_TYPE_INCONSISTENT));
     };
-    let mut m = Zeroizing::new([0u8; 32]);
-    os_fill(m.as_mut())?;
-    Ok(k.encapsulate(&m))
+    k.encapsulate()
 }
 
 /// Decapsulates `ciphertext` with the private `key` (ML-KEM.Decaps, FIPS

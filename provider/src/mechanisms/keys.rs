@@ -5,7 +5,7 @@
 //! families by key type.
 
 pub use super::material::{KeyMaterial, ValueOf};
-use super::{aes, des, dsa, ec, eddsa, mldsa, mlkem, rsa, x25519};
+use super::{aes, des, dsa, ec, eddsa, mldsa, mlkem, rsa, slhdsa, x25519};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -89,6 +89,14 @@ pub fn load(
             &required(get, CKA_PARAMETER_SET)?,
             &required(get, CKA_VALUE)?,
         ),
+        (CKO_PRIVATE_KEY, Some(CKK_SLH_DSA)) => slhdsa::load_private(
+            &required(get, CKA_PARAMETER_SET)?,
+            &required(get, CKA_VALUE)?,
+        ),
+        (CKO_PUBLIC_KEY, Some(CKK_SLH_DSA)) => slhdsa::load_public(
+            &required(get, CKA_PARAMETER_SET)?,
+            &required(get, CKA_VALUE)?,
+        ),
         (CKO_SECRET_KEY, Some(CKK_AES)) => aes::load(&required(get, CKA_VALUE)?),
         (CKO_SECRET_KEY, Some(t @ (CKK_DES | CKK_DES2 | CKK_DES3))) => {
             des::load(t, &required(get, CKA_VALUE)?)
@@ -124,6 +132,9 @@ pub fn complete_import(
         }
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_ML_DSA)) => {
             mldsa::complete_import(class, attrs)
+        }
+        (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_SLH_DSA)) => {
+            slhdsa::complete_import(class, attrs)
         }
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_ML_KEM)) => {
             mlkem::complete_import(class, attrs)
@@ -180,6 +191,10 @@ pub fn export_for_wrap(
         (CKO_PRIVATE_KEY, Some(CKK_ML_DSA)) => mldsa::to_pkcs8(
             &required(get, CKA_PARAMETER_SET)?,
             get(CKA_SEED)?.as_deref().map(Vec::as_slice),
+        ),
+        (CKO_PRIVATE_KEY, Some(CKK_SLH_DSA)) => slhdsa::to_pkcs8(
+            &required(get, CKA_PARAMETER_SET)?,
+            &required(get, CKA_VALUE)?,
         ),
         (CKO_PRIVATE_KEY, Some(CKK_ML_KEM)) => mlkem::to_pkcs8(
             &required(get, CKA_PARAMETER_SET)?,
@@ -245,6 +260,7 @@ pub fn import_unwrapped(
             CKK_RSA => rsa::from_pkcs8(bytes, attrs),
             CKK_DSA => dsa::from_pkcs8(bytes, attrs),
             CKK_ML_DSA => mldsa::from_pkcs8(bytes, attrs),
+            CKK_SLH_DSA => slhdsa::from_pkcs8(bytes, attrs),
             CKK_ML_KEM => mlkem::from_pkcs8(bytes, attrs),
             _ => Err(err(CKR_TEMPLATE_INCONSISTENT)),
         },

@@ -69,6 +69,10 @@ pub enum KeyMaterial {
     MlKemPrivate(Box<super::mlkem::key::PrivateKey>),
     /// ML-KEM encapsulation key.
     MlKemPublic(Box<super::mlkem::key::PublicKey>),
+    /// SLH-DSA private key (FIPS 205; its encoding zeroized on drop).
+    SlhDsaPrivate(Box<super::slhdsa::key::PrivateKey>),
+    /// SLH-DSA public key.
+    SlhDsaPublic(Box<super::slhdsa::key::PublicKey>),
     /// AES key.
     Aes(AesKey),
     /// DES, double- or triple-length DES key (legacy).

@@ -10,7 +10,8 @@
 //! `params.rs` (the mechanism and its parameter), `operation.rs` (the
 //! operation traits) and `material.rs` (the parsed key, `KeyMaterial`)
 //! hold the types the families share, and the families import them from
-//! there. `keys.rs`, `dispatch.rs`, `init.rs` and `secret.rs` dispatch to
+//! there (so does `prehash.rs`, the pre-hashes of HashML-DSA and
+//! HashSLH-DSA). `keys.rs`, `dispatch.rs`, `init.rs` and `secret.rs` dispatch to
 //! the families. This file only declares the modules and re-exports the
 //! public entry points; nothing below imports it.
 
@@ -36,11 +37,13 @@ pub mod mldsa;
 pub mod mlkem;
 mod operation;
 mod params;
+mod prehash;
 pub mod random;
 mod registry;
 pub mod rfc8410;
 pub mod rsa;
 mod secret;
+pub mod slhdsa;
 pub mod strength;
 pub mod x25519;
 

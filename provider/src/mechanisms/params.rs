@@ -14,9 +14,10 @@ pub enum ParamKind {
     None,
     /// Optional `CK_EDDSA_PARAMS`.
     EdDsa,
-    /// Optional `CK_SIGN_ADDITIONAL_CONTEXT` (PKCS#11 3.2: ML-DSA).
+    /// Optional `CK_SIGN_ADDITIONAL_CONTEXT` (PKCS#11 3.2: ML-DSA, SLH-DSA).
     SignContext,
-    /// `CK_HASH_SIGN_ADDITIONAL_CONTEXT`, required (`CKM_HASH_ML_DSA`).
+    /// `CK_HASH_SIGN_ADDITIONAL_CONTEXT`, required (`CKM_HASH_ML_DSA`,
+    /// `CKM_HASH_SLH_DSA`).
     HashSignContext,
     /// A byte string (an IV), required.
     Bytes,

@@ -97,6 +97,63 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_HASH_ML_DSA_SHA3_512, 128, 256, SV | MSV, P::SignContext),
     d(CKM_HASH_ML_DSA_SHAKE128, 128, 256, SV | MSV, P::SignContext),
     d(CKM_HASH_ML_DSA_SHAKE256, 128, 256, SV | MSV, P::SignContext),
+    // SLH-DSA (PKCS#11 3.2, FIPS 205): key sizes are the parameter sets'
+    // security strengths in bits, 128 (SLH-DSA-*-128s/f) to 256.
+    d(
+        CKM_SLH_DSA_KEY_PAIR_GEN,
+        128,
+        256,
+        CKF_GENERATE_KEY_PAIR,
+        P::None,
+    ),
+    d(CKM_SLH_DSA, 128, 256, SV | MSV, P::SignContext),
+    d(CKM_HASH_SLH_DSA, 128, 256, SV, P::HashSignContext),
+    d(CKM_HASH_SLH_DSA_SHA224, 128, 256, SV | MSV, P::SignContext),
+    d(CKM_HASH_SLH_DSA_SHA256, 128, 256, SV | MSV, P::SignContext),
+    d(CKM_HASH_SLH_DSA_SHA384, 128, 256, SV | MSV, P::SignContext),
+    d(CKM_HASH_SLH_DSA_SHA512, 128, 256, SV | MSV, P::SignContext),
+    d(
+        CKM_HASH_SLH_DSA_SHA3_224,
+        128,
+        256,
+        SV | MSV,
+        P::SignContext,
+    ),
+    d(
+        CKM_HASH_SLH_DSA_SHA3_256,
+        128,
+        256,
+        SV | MSV,
+        P::SignContext,
+    ),
+    d(
+        CKM_HASH_SLH_DSA_SHA3_384,
+        128,
+        256,
+        SV | MSV,
+        P::SignContext,
+    ),
+    d(
+        CKM_HASH_SLH_DSA_SHA3_512,
+        128,
+        256,
+        SV | MSV,
+        P::SignContext,
+    ),
+    d(
+        CKM_HASH_SLH_DSA_SHAKE128,
+        128,
+        256,
+        SV | MSV,
+        P::SignContext,
+    ),
+    d(
+        CKM_HASH_SLH_DSA_SHAKE256,
+        128,
+        256,
+        SV | MSV,
+        P::SignContext,
+    ),
     // X25519 (RFC 7748): 255-bit Montgomery keys.
     d(
         CKM_EC_MONTGOMERY_KEY_PAIR_GEN,

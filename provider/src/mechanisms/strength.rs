@@ -75,6 +75,9 @@ pub fn strength(key: &KeyMaterial) -> u32 {
         // FIPS 203 §8: categories 1, 3, 5 (ML-KEM-512/768/1024).
         KeyMaterial::MlKemPrivate(k) => k.set().strength(),
         KeyMaterial::MlKemPublic(k) => k.set().strength(),
+        // FIPS 205 Table 2: categories 1, 3, 5 (n = 16, 24, 32 bytes).
+        KeyMaterial::SlhDsaPrivate(k) => k.set().strength(),
+        KeyMaterial::SlhDsaPublic(k) => k.set().strength(),
         KeyMaterial::Aes(k) => secret_strength(CKK_AES, k.bytes().len()),
         KeyMaterial::Des(k) => secret_strength(k.key_type(), k.bytes().len()),
         KeyMaterial::Secret {

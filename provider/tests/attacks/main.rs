@@ -22,6 +22,7 @@ mod common;
 mod attributes;
 mod derivation;
 mod iv;
+mod kem;
 mod operations;
 mod wrapping;
 

@@ -8,7 +8,7 @@
 use super::awslc;
 use super::params::{ParamSet, SEED_LEN};
 use crate::error::{Result, err};
-use crate::hygiene::wiping_ml_dsa;
+use crate::hygiene::wiping_pqc;
 use cryptoki_sys::*;
 use ml_dsa::{
     EncodedVerifyingKey, ExpandedSigningKey, ExpandedSigningKeyBytes, Keypair, MlDsa44, MlDsa65,
@@ -152,7 +152,7 @@ impl PrivateKey {
     pub fn from_seed(set: ParamSet, seed: &[u8]) -> Result<PrivateKey> {
         let xi: &[u8; SEED_LEN] = seed.try_into().map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
         // Key expansion (Algorithm 6) reaches deep: wiped behind it.
-        Ok(wiping_ml_dsa(|| {
+        Ok(wiping_pqc(|| {
             let xi = Zeroizing::new(*xi);
             fn expand<P: MlDsaParams>(xi: &[u8; SEED_LEN]) -> (Held<P>, Vec<u8>) {
                 let sk = SigningKey::<P>::from_seed(&(*xi).into());
@@ -206,7 +206,7 @@ impl PrivateKey {
             }
             Ok((Held::Expanded(key), vk.encode().to_vec()))
         }
-        let (key, public) = wiping_ml_dsa(|| {
+        let (key, public) = wiping_pqc(|| {
             Ok::<_, crate::error::Error>(match set {
                 ParamSet::P44 => {
                     let (k, p) = decode(value)?;
@@ -255,7 +255,7 @@ impl PrivateKey {
     /// `CKA_VALUE` holds.
     pub fn expanded_encoding(&self) -> Zeroizing<Vec<u8>> {
         #[allow(deprecated)] // the crate marks skEncode deprecated; FIPS 204 defines it
-        wiping_ml_dsa(|| {
+        wiping_pqc(|| {
             let v = each_set!(&self.key, Signing, k => k.expanded().to_expanded().to_vec());
             Zeroizing::new(v)
         })
@@ -264,7 +264,7 @@ impl PrivateKey {
     /// Signs μ (Algorithm 7 from line 7) with the randomness `rnd` (all
     /// zeros: the deterministic variant).
     pub fn sign_mu(&self, mu: &[u8; TR_LEN], rnd: &[u8; 32]) -> Result<Vec<u8>> {
-        wiping_ml_dsa(|| each_set!(&self.key, Signing, k => sign_with(k.expanded(), mu, rnd)))
+        wiping_pqc(|| each_set!(&self.key, Signing, k => sign_with(k.expanded(), mu, rnd)))
     }
 
     /// With `aws-lc`: hedged ML-DSA.Sign (Algorithm 2) of the whole
@@ -277,10 +277,10 @@ impl PrivateKey {
             .aws
             .get_or_init(|| {
                 // Key expansion reaches deep and holds the key: wiped behind it.
-                wiping_ml_dsa(|| each_set!(&self.key, Signing, k => aws_signer(self.set, k)))
+                wiping_pqc(|| each_set!(&self.key, Signing, k => aws_signer(self.set, k)))
             })
             .as_ref()?;
-        Some(wiping_ml_dsa(|| signer.sign(message, out)))
+        Some(wiping_pqc(|| signer.sign(message, out)))
     }
 }
 
@@ -319,7 +319,7 @@ impl PublicKey {
         if value.len() != set.public_len() {
             return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
         }
-        let key = wiping_ml_dsa(|| {
+        let key = wiping_pqc(|| {
             Ok::<_, crate::error::Error>(match set {
                 ParamSet::P44 => Verifying::P44(dec(value)?),
                 ParamSet::P65 => Verifying::P65(dec(value)?),
@@ -349,7 +349,7 @@ impl PublicKey {
     /// `CKR_SIGNATURE_INVALID` if it does not verify or does not decode
     /// (the caller checks its length first).
     pub fn verify_mu(&self, mu: &[u8; TR_LEN], signature: &[u8]) -> Result<()> {
-        wiping_ml_dsa(|| each_set!(&self.key, Verifying, k => verify_with(k, mu, signature)))
+        wiping_pqc(|| each_set!(&self.key, Verifying, k => verify_with(k, mu, signature)))
     }
 
     /// With `aws-lc`: ML-DSA.Verify (Algorithm 3) of `signature` (of the
@@ -359,6 +359,6 @@ impl PublicKey {
     #[cfg(feature = "aws-lc")]
     pub fn verify_aws_lc(&self, message: &[u8], signature: &[u8]) -> Option<Result<()>> {
         let verifier = self.aws.as_ref()?;
-        Some(wiping_ml_dsa(|| verifier.verify(message, signature)))
+        Some(wiping_pqc(|| verifier.verify(message, signature)))
     }
 }

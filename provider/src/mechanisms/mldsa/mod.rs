@@ -8,8 +8,8 @@
 //! One job per file: `params` (the parameter sets), `key` (parsed keys,
 //! signing and verifying on μ), `keys` (key objects: loading, import,
 //! generation, RFC 9881 encodings), `expanded` (the checks of an expanded
-//! key before it is decoded), `prehash` (HashML-DSA's hashes),
-//! `sign` (the operations), `awslc` (the aws-lc-rs keys).
+//! key before it is decoded), `sign` (the operations), `awslc` (the
+//! aws-lc-rs keys). HashML-DSA's hashes are in `mechanisms::prehash`.
 
 #[cfg(feature = "aws-lc")]
 mod awslc;
@@ -17,7 +17,6 @@ mod expanded;
 pub mod key;
 mod keys;
 pub mod params;
-mod prehash;
 mod sign;
 
 pub use key::{PrivateKey, PublicKey};
@@ -29,7 +28,7 @@ pub use sign::{MlDsaSign, MlDsaVerify};
 pub fn is_signature_mechanism(ty: cryptoki_sys::CK_MECHANISM_TYPE) -> bool {
     ty == cryptoki_sys::CKM_ML_DSA
         || ty == cryptoki_sys::CKM_HASH_ML_DSA
-        || prehash::HashAlg::of_mechanism(ty).is_some()
+        || crate::mechanisms::prehash::HashAlg::of_mechanism(ty).is_some()
 }
 
 #[cfg(test)]

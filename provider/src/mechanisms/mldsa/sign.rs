@@ -23,11 +23,11 @@
 //! anyway) and verification gives the same answer.
 
 use super::key::TR_LEN;
-use super::prehash::{HashAlg, Hasher};
 use crate::error::{Result, err};
 use crate::mechanisms::material::KeyMaterial;
 use crate::mechanisms::operation::{SignOperation, VerifyOperation};
 use crate::mechanisms::params::{Mechanism, Param};
+use crate::mechanisms::prehash::{HashAlg, Hasher};
 use crate::mechanisms::random::os_fill;
 use cryptoki_sys::*;
 use sha3::Shake256;

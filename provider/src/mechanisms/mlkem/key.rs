@@ -6,12 +6,11 @@
 
 use super::params::{ParamSet, SEED_LEN, SHARED_LEN};
 use crate::error::{Result, err};
-use crate::hygiene::wiping_deep;
+use crate::hygiene::wiping_pqc;
 use cryptoki_sys::*;
 use ml_kem::array::Array;
 use ml_kem::{
-    B32, Decapsulate, DecapsulationKey, EncapsulationKey, KeyExport, MlKem512, MlKem768, MlKem1024,
-    Seed,
+    B32, DecapsulationKey, EncapsulationKey, KeyExport, MlKem512, MlKem768, MlKem1024, Seed,
 };
 use zeroize::{Zeroize, Zeroizing};
 
@@ -65,12 +64,18 @@ pub struct PrivateKey {
     set: ParamSet,
     key: Decaps,
     public: Vec<u8>,
+    /// The same key on aws-lc-rs, which decapsulates (default build).
+    #[cfg(feature = "aws-lc")]
+    lc: super::awslc::Decaps,
 }
 
 /// An ML-KEM encapsulation key.
 pub struct PublicKey {
     set: ParamSet,
     key: Encaps,
+    /// The same key on aws-lc-rs, which encapsulates (default build).
+    #[cfg(feature = "aws-lc")]
+    lc: super::awslc::Encaps,
 }
 
 /// A shared secret K (32 bytes, wiped on drop).
@@ -84,17 +89,30 @@ fn take_secret(mut k: ml_kem::SharedKey) -> SharedSecret {
     out
 }
 
+/// dk (FIPS 203 Algorithm 16 line 3) of a parsed key; the crate's array
+/// is wiped. (FIPS 203 defines the expanded form; the crate deprecates it.)
+#[allow(deprecated)]
+fn expanded_of(key: &Decaps) -> Zeroizing<Vec<u8>> {
+    use ml_kem::ExpandedKeyEncoding;
+    each_set!(key, Decaps, k => {
+        let mut a = k.to_expanded_bytes();
+        let v = Zeroizing::new(a.to_vec());
+        a[..].zeroize();
+        v
+    })
+}
+
 impl PrivateKey {
     /// The key of `set` generated from the seed d‖z (Algorithm 16).
     pub fn from_seed(set: ParamSet, seed: &[u8]) -> Result<PrivateKey> {
         let seed: &[u8; SEED_LEN] = seed.try_into().map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
         // Key expansion reaches deep: wiped behind it.
-        Ok(wiping_deep(|| {
+        wiping_pqc(|| {
             let key = for_set!(set, Decaps, P => {
                 Box::new(DecapsulationKey::<P>::from_seed(Seed::from(*seed)))
             });
             PrivateKey::with_public(set, key)
-        }))
+        })
     }
 
     /// The key of `set` decoded from its expanded form dk (FIPS 203
@@ -108,7 +126,7 @@ impl PrivateKey {
             return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
         }
         let bad = |_| err(CKR_ATTRIBUTE_VALUE_INVALID);
-        let key = wiping_deep(|| {
+        let key = wiping_pqc(|| {
             Ok::<_, ()>(for_set!(set, Decaps, P => {
                 let bytes = Array::try_from(value).map_err(|_| ())?;
                 #[allow(deprecated)] // FIPS 203 defines the expanded form; the crate deprecates it
@@ -120,19 +138,27 @@ impl PrivateKey {
             }))
         })
         .map_err(bad)?;
-        let key = PrivateKey::with_public(set, key);
+        let key = PrivateKey::with_public(set, key)?;
         let public = PublicKey::decode(set, &key.public)?;
         let m = [0x5a; 32];
-        let (ct, sent) = public.encapsulate(&m);
+        let (ct, sent) = public.encapsulate_with(&m);
         if *key.decapsulate(&ct)? != *sent {
             return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
         }
         Ok(key)
     }
 
-    fn with_public(set: ParamSet, key: Decaps) -> PrivateKey {
+    fn with_public(set: ParamSet, key: Decaps) -> Result<PrivateKey> {
         let public = each_set!(&key, Decaps, k => k.encapsulation_key().to_bytes().to_vec());
-        PrivateKey { set, key, public }
+        #[cfg(feature = "aws-lc")]
+        let lc = super::awslc::Decaps::new(set, &expanded_of(&key))?;
+        Ok(PrivateKey {
+            set,
+            key,
+            public,
+            #[cfg(feature = "aws-lc")]
+            lc,
+        })
     }
 
     /// Its parameter set.
@@ -148,16 +174,7 @@ impl PrivateKey {
     /// The expanded decapsulation key dk (FIPS 203 Algorithm 16 line 3):
     /// what `CKA_VALUE` holds.
     pub fn expanded_encoding(&self) -> Zeroizing<Vec<u8>> {
-        #[allow(deprecated)] // FIPS 203 defines the expanded form; the crate deprecates it
-        wiping_deep(|| {
-            use ml_kem::ExpandedKeyEncoding;
-            each_set!(&self.key, Decaps, k => {
-                let mut a = k.to_expanded_bytes();
-                let v = Zeroizing::new(a.to_vec());
-                a[..].zeroize();
-                v
-            })
-        })
+        wiping_pqc(|| expanded_of(&self.key))
     }
 
     /// ML-KEM.Decaps (Algorithm 18): the shared secret of `ciphertext`,
@@ -168,7 +185,11 @@ impl PrivateKey {
         if ciphertext.len() != self.set.ciphertext_len() {
             return Err(err(CKR_ENCRYPTED_DATA_LEN_RANGE));
         }
-        wiping_deep(|| {
+        #[cfg(feature = "aws-lc")]
+        return self.lc.decapsulate(ciphertext);
+        #[cfg(not(feature = "aws-lc"))]
+        wiping_pqc(|| {
+            use ml_kem::Decapsulate;
             each_set!(&self.key, Decaps, k => {
                 let ct = Array::try_from(ciphertext)
                     .map_err(|_| err(CKR_ENCRYPTED_DATA_LEN_RANGE))?;
@@ -195,7 +216,12 @@ impl PublicKey {
             }))
         })()
         .map_err(bad)?;
-        Ok(PublicKey { set, key })
+        Ok(PublicKey {
+            set,
+            key,
+            #[cfg(feature = "aws-lc")]
+            lc: super::awslc::Encaps::new(set, value)?,
+        })
     }
 
     /// Its parameter set.
@@ -203,10 +229,24 @@ impl PublicKey {
         self.set
     }
 
-    /// ML-KEM.Encaps_internal (Algorithm 17) with the randomness `m`:
-    /// the ciphertext and the shared secret.
-    pub fn encapsulate(&self, m: &[u8; 32]) -> (Vec<u8>, SharedSecret) {
-        wiping_deep(|| {
+    /// ML-KEM.Encaps (Algorithm 20) with fresh randomness m: from the OS
+    /// (`random::os_fill`), or in the default build aws-lc-rs's RNG.
+    pub fn encapsulate(&self) -> Result<(Vec<u8>, SharedSecret)> {
+        #[cfg(feature = "aws-lc")]
+        return self.lc.encapsulate();
+        #[cfg(not(feature = "aws-lc"))]
+        {
+            let mut m = Zeroizing::new([0u8; 32]);
+            crate::mechanisms::random::os_fill(m.as_mut())?;
+            Ok(self.encapsulate_with(&m))
+        }
+    }
+
+    /// ML-KEM.Encaps_internal (Algorithm 17) with the randomness `m` (the
+    /// crate's; the known answers and the pairwise test of an imported
+    /// key use it): the ciphertext and the shared secret.
+    pub fn encapsulate_with(&self, m: &[u8; 32]) -> (Vec<u8>, SharedSecret) {
+        wiping_pqc(|| {
             let m: B32 = Array::from(*m);
             each_set!(&self.key, Encaps, k => {
                 let (ct, k) = k.encapsulate_deterministic(&m);
@@ -244,7 +284,7 @@ mod tests {
                         (TestResult::Invalid, Err(_)) => refused += 1,
                         (TestResult::Valid, Ok(key)) => {
                             let m: [u8; 32] = t.msg.as_deref().unwrap()[..].try_into().unwrap();
-                            let (ct, k) = key.encapsulate(&m);
+                            let (ct, k) = key.encapsulate_with(&m);
                             assert_eq!(ct, **t.ct.as_ref().unwrap(), "tcId {}", t.tc_id);
                             assert_eq!(k[..], **t.shared_secret.as_ref().unwrap());
                             matched += 1;
@@ -266,7 +306,9 @@ mod tests {
             let again = PrivateKey::from_expanded(set, &dk).unwrap();
             assert_eq!(again.public_encoding(), key.public_encoding());
             let public = PublicKey::decode(set, &key.public_encoding()).unwrap();
-            let (ct, k) = public.encapsulate(&[1; 32]);
+            let (ct, k) = public.encapsulate_with(&[1; 32]);
+            let (ct2, k2) = public.encapsulate().unwrap();
+            assert_eq!(*again.decapsulate(&ct2).unwrap(), *k2);
             assert_eq!(ct.len(), set.ciphertext_len());
             assert_eq!(*again.decapsulate(&ct).unwrap(), *k);
             assert_eq!(

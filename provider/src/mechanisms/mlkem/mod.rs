@@ -5,8 +5,11 @@
 //!
 //! One job per file: `params` (the parameter sets), `key` (parsed keys and
 //! the two operations), `keys` (key objects: loading, import, generation,
-//! encodings).
+//! encodings), `awslc` (the default build's aws-lc-rs twins of the keys,
+//! which encapsulate and decapsulate).
 
+#[cfg(feature = "aws-lc")]
+mod awslc;
 pub mod key;
 mod keys;
 pub mod params;

@@ -1,6 +1,7 @@
-//! The pre-hash functions of HashML-DSA (FIPS 204 §5.4, Algorithm 4):
-//! each hash's OID (its DER is part of M′), its output length, and the
-//! token-side hashing of the `CKM_HASH_ML_DSA_<hash>` mechanisms.
+//! The pre-hash functions of HashML-DSA (FIPS 204 §5.4, Algorithm 4) and
+//! HashSLH-DSA (FIPS 205 §10.2.2, Algorithm 23): each hash's OID (its DER
+//! is part of M′), its output length, and the token-side hashing of the
+//! `CKM_HASH_ML_DSA_<hash>` and `CKM_HASH_SLH_DSA_<hash>` mechanisms.
 
 use cryptoki_sys::*;
 use sha2::Digest;
@@ -60,6 +61,24 @@ impl HashAlg {
             CKM_HASH_ML_DSA_SHA3_512 => CKM_SHA3_512,
             CKM_HASH_ML_DSA_SHAKE128 => CKM_SHAKE_128_KEY_DERIVATION,
             CKM_HASH_ML_DSA_SHAKE256 => CKM_SHAKE_256_KEY_DERIVATION,
+            _ => return None,
+        })
+    }
+
+    /// The hash a `CKM_HASH_SLH_DSA_<hash>` mechanism computes (the same
+    /// ten as HashML-DSA's, PKCS#11 3.2 mechanisms spec).
+    pub fn of_slh_mechanism(mech: CK_MECHANISM_TYPE) -> Option<HashAlg> {
+        HashAlg::of(match mech {
+            CKM_HASH_SLH_DSA_SHA224 => CKM_SHA224,
+            CKM_HASH_SLH_DSA_SHA256 => CKM_SHA256,
+            CKM_HASH_SLH_DSA_SHA384 => CKM_SHA384,
+            CKM_HASH_SLH_DSA_SHA512 => CKM_SHA512,
+            CKM_HASH_SLH_DSA_SHA3_224 => CKM_SHA3_224,
+            CKM_HASH_SLH_DSA_SHA3_256 => CKM_SHA3_256,
+            CKM_HASH_SLH_DSA_SHA3_384 => CKM_SHA3_384,
+            CKM_HASH_SLH_DSA_SHA3_512 => CKM_SHA3_512,
+            CKM_HASH_SLH_DSA_SHAKE128 => CKM_SHAKE_128_KEY_DERIVATION,
+            CKM_HASH_SLH_DSA_SHAKE256 => CKM_SHAKE_256_KEY_DERIVATION,
             _ => return None,
         })
     }
@@ -154,6 +173,13 @@ mod tests {
         }
         assert_eq!(HashAlg::of(CKM_MD5), None);
         assert_eq!(HashAlg::of_mechanism(CKM_ML_DSA), None);
+        assert_eq!(HashAlg::of_slh_mechanism(CKM_HASH_ML_DSA_SHA256), None);
+        for (ml, slh) in (CKM_HASH_ML_DSA_SHA224..=CKM_HASH_ML_DSA_SHAKE256)
+            .zip(CKM_HASH_SLH_DSA_SHA224..=CKM_HASH_SLH_DSA_SHAKE256)
+        {
+            let a = HashAlg::of_mechanism(ml).unwrap();
+            assert_eq!(HashAlg::of_slh_mechanism(slh), Some(a));
+        }
         // SHA-256("abc") (FIPS 180-4 example).
         let mut s = Hasher::new(HashAlg::of(CKM_SHA256).unwrap());
         s.update(b"abc");

@@ -1,0 +1,164 @@
+//! SLH-DSA through the message-based API (base spec 3.0 §5.21 / §5.22):
+//! `C_MessageSignInit` with a `CK_SIGN_ADDITIONAL_CONTEXT`, whole messages
+//! and `C_SignMessageBegin` / `Next`, against `C_Sign`.
+
+use super::*;
+use std::ptr::null_mut;
+
+/// SLH-DSA-SHAKE-128f's signature length.
+const SIG_LEN: CK_ULONG = 17088;
+
+/// The 3.0 function list of the loaded module.
+fn list30() -> &'static CK_FUNCTION_LIST_3_0 {
+    // SAFETY: loading the module under test (the same instance cryptoki
+    // uses) and asking for its 3.0 interface with valid pointers; the
+    // library stays loaded for the process.
+    unsafe {
+        let lib = cryptoki_sys::Pkcs11::new(module_path()).unwrap();
+        let mut name = *b"PKCS 11\0";
+        let mut v = CK_VERSION { major: 3, minor: 0 };
+        let mut iface: *mut CK_INTERFACE = null_mut();
+        assert_eq!(
+            lib.C_GetInterface(name.as_mut_ptr(), &mut v, &mut iface, 0),
+            CKR_OK
+        );
+        let l = &*((*iface).pFunctionList as *const CK_FUNCTION_LIST_3_0);
+        std::mem::forget(lib);
+        l
+    }
+}
+
+#[test]
+fn message_signing_matches_c_sign() {
+    let f = Fixture::new();
+    let s = f.user(f.token("message"));
+    let l = list30();
+    let (public, private) = generate(&s, Set::SHAKE_128F, false);
+    let context = *b"message ctx";
+    let expected = s
+        .sign(&deterministic(&context), private, b"hello world")
+        .unwrap();
+    let mut param = CK_SIGN_ADDITIONAL_CONTEXT {
+        hedgeVariant: CKH_DETERMINISTIC_REQUIRED,
+        pContext: context.as_ptr() as *mut u8,
+        ulContextLen: context.len() as CK_ULONG,
+    };
+    let mut mech = CK_MECHANISM {
+        mechanism: CKM_SLH_DSA,
+        pParameter: (&mut param as *mut CK_SIGN_ADDITIONAL_CONTEXT).cast(),
+        ulParameterLen: std::mem::size_of::<CK_SIGN_ADDITIONAL_CONTEXT>() as CK_ULONG,
+    };
+    let h = s.handle();
+    let mut sig = vec![0u8; SIG_LEN as usize];
+    // SAFETY: every buffer is valid for its length; the parameter outlives
+    // the calls.
+    unsafe {
+        assert_eq!(
+            l.C_MessageSignInit.unwrap()(h, &mut mech, private.handle()),
+            CKR_OK
+        );
+        assert_eq!(
+            l.C_MessageVerifyInit.unwrap()(h, &mut mech, public.handle()),
+            CKR_OK
+        );
+        for _ in 0..2 {
+            let mut len = sig.len() as CK_ULONG;
+            let mut data = *b"hello world";
+            let rv = l.C_SignMessage.unwrap()(
+                h,
+                null_mut(),
+                0,
+                data.as_mut_ptr(),
+                11,
+                sig.as_mut_ptr(),
+                &mut len,
+            );
+            assert_eq!((rv, len), (CKR_OK, SIG_LEN));
+            assert_eq!(sig, expected);
+            let verify = l.C_VerifyMessage.unwrap();
+            let rv = verify(
+                h,
+                null_mut(),
+                0,
+                data.as_mut_ptr(),
+                11,
+                sig.as_mut_ptr(),
+                SIG_LEN,
+            );
+            assert_eq!(rv, CKR_OK);
+            data[0] ^= 1;
+            let rv = verify(
+                h,
+                null_mut(),
+                0,
+                data.as_mut_ptr(),
+                11,
+                sig.as_mut_ptr(),
+                SIG_LEN,
+            );
+            assert_eq!(rv, CKR_SIGNATURE_INVALID);
+        }
+        // Multi-part message.
+        assert_eq!(l.C_SignMessageBegin.unwrap()(h, null_mut(), 0), CKR_OK);
+        let next = l.C_SignMessageNext.unwrap();
+        let mut first = *b"hello ";
+        let rv = next(
+            h,
+            null_mut(),
+            0,
+            first.as_mut_ptr(),
+            6,
+            null_mut(),
+            null_mut(),
+        );
+        assert_eq!(rv, CKR_OK);
+        let mut second = *b"world";
+        let mut len = sig.len() as CK_ULONG;
+        sig.fill(0);
+        let rv = next(
+            h,
+            null_mut(),
+            0,
+            second.as_mut_ptr(),
+            5,
+            sig.as_mut_ptr(),
+            &mut len,
+        );
+        assert_eq!((rv, len), (CKR_OK, SIG_LEN));
+        assert_eq!(sig, expected);
+        assert_eq!(l.C_MessageSignFinal.unwrap()(h), CKR_OK);
+        assert_eq!(l.C_MessageVerifyFinal.unwrap()(h), CKR_OK);
+    }
+}
+
+/// Malformed `CK_SIGN_ADDITIONAL_CONTEXT`s are refused before anything is
+/// read: a wrong structure length, a context over 255 bytes (with a null
+/// pointer that must not be read), an unknown hedge variant.
+#[test]
+fn malformed_sign_context_parameters_are_refused() {
+    let f = Fixture::new();
+    let s = f.user(f.token("params"));
+    let (_, private) = generate(&s, Set::SHAKE_128F, false);
+    let cases = [
+        (CKH_HEDGE_PREFERRED, 256, 0),
+        (CKH_HEDGE_PREFERRED, CK_ULONG::MAX, 0),
+        (7, 0, 0),
+        (CKH_HEDGE_PREFERRED, 0, 1),
+    ];
+    for (hedge, len, extra) in cases {
+        let mut param = CK_SIGN_ADDITIONAL_CONTEXT {
+            hedgeVariant: hedge,
+            pContext: null_mut(),
+            ulContextLen: len,
+        };
+        let mut mech = CK_MECHANISM {
+            mechanism: CKM_SLH_DSA,
+            pParameter: (&mut param as *mut CK_SIGN_ADDITIONAL_CONTEXT).cast(),
+            ulParameterLen: std::mem::size_of::<CK_SIGN_ADDITIONAL_CONTEXT>() as CK_ULONG - extra,
+        };
+        // SAFETY: the mechanism and its parameter are valid for the call
+        // (the context pointer is null and must not be read).
+        let rv = unsafe { raw().C_SignInit.unwrap()(s.handle(), &mut mech, private.handle()) };
+        assert_eq!(rv, CKR_MECHANISM_PARAM_INVALID, "{hedge} {len} {extra}");
+    }
+}
