@@ -37,6 +37,7 @@ pub mod mldsa;
 pub mod mlkem;
 mod operation;
 mod params;
+pub mod pq_keys;
 mod prehash;
 pub mod random;
 mod registry;

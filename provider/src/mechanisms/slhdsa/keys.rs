@@ -11,18 +11,25 @@
 
 use super::key::{PrivateKey, PublicKey};
 use super::params::ParamSet;
-use crate::attributes::{Attributes, decode_ulong};
+use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use crate::mechanisms::lamps;
 use crate::mechanisms::material::{GeneratedPair, KeyMaterial};
+use crate::mechanisms::pq_keys::{self, stored_set, template_set};
 use crate::mechanisms::random::os_fill;
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
 
-/// The parameter set a stored `CKA_PARAMETER_SET` value names.
-fn stored_set(value: &[u8]) -> Result<ParamSet> {
-    let v = decode_ulong(value).map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
-    ParamSet::from_ckp(v).map_err(|_| err(CKR_KEY_HANDLE_INVALID))
+impl pq_keys::ParameterSet for ParamSet {
+    fn from_ckp(value: CK_ULONG) -> Result<ParamSet> {
+        ParamSet::from_ckp(value)
+    }
+    fn ckp(self) -> CK_ULONG {
+        ParamSet::ckp(self)
+    }
+    fn algorithm_identifier(self) -> [u8; 13] {
+        ParamSet::algorithm_identifier(self)
+    }
 }
 
 /// Parses a stored private key from its `CKA_PARAMETER_SET` and
@@ -37,15 +44,6 @@ pub fn load_public(set: &[u8], value: &[u8]) -> Result<KeyMaterial> {
     let key =
         PublicKey::decode(stored_set(set)?, value).map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
     Ok(KeyMaterial::SlhDsaPublic(Box::new(key)))
-}
-
-/// The parameter set of a template (`CKR_TEMPLATE_INCOMPLETE` if absent,
-/// `CKR_PARAMETER_SET_NOT_SUPPORTED` if unknown).
-fn template_set(attrs: &Attributes) -> Result<ParamSet> {
-    let v = attrs
-        .ulong(CKA_PARAMETER_SET)
-        .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
-    ParamSet::from_ckp(v)
 }
 
 /// SubjectPublicKeyInfo DER of a public key (RFC 9909: the algorithm
@@ -85,17 +83,14 @@ pub fn from_pkcs8(der: &[u8], attrs: &mut Attributes) -> Result<()> {
             der.strip_prefix(&prefix[..]).map(|v| (set, v))
         })
         .ok_or(err(CKR_WRAPPED_KEY_INVALID))?;
-    match attrs.ulong(CKA_PARAMETER_SET) {
-        Some(v) if v != set.ckp() => return Err(err(CKR_TEMPLATE_INCONSISTENT)),
-        _ => attrs.set_ulong(CKA_PARAMETER_SET, set.ckp()),
-    }
+    pq_keys::agree_parameter_set(set, attrs)?;
     attrs.set_bytes(CKA_VALUE, value);
     Ok(())
 }
 
 /// The PKCS#8 DER `C_WrapKey` encrypts, from the stored attributes.
 pub fn to_pkcs8(set: &[u8], value: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
-    let set = stored_set(set)?;
+    let set: ParamSet = stored_set(set)?;
     if value.len() != set.private_len() {
         return Err(err(CKR_KEY_HANDLE_INVALID));
     }
@@ -105,10 +100,7 @@ pub fn to_pkcs8(set: &[u8], value: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
 /// Checks an imported SLH-DSA key and adds its SPKI: a private key's value
 /// must be 4n bytes whose PK.root its seeds give, a public key's 2n bytes.
 pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result<()> {
-    let set = template_set(attrs).map_err(|e| match e.rv() {
-        CKR_PARAMETER_SET_NOT_SUPPORTED => err(CKR_ATTRIBUTE_VALUE_INVALID),
-        _ => e,
-    })?;
+    let set = pq_keys::import_set::<ParamSet>(attrs)?;
     let value = attrs.bytes(CKA_VALUE).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
     let public = if class == CKO_PRIVATE_KEY {
         PrivateKey::from_value(set, value)?.public_encoding()
@@ -116,41 +108,25 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
         PublicKey::decode(set, value)?;
         value.to_vec()
     };
-    let info = spki(set, &public);
-    match attrs.bytes(CKA_PUBLIC_KEY_INFO) {
-        Some(v) if !v.is_empty() && v != &info[..] => Err(err(CKR_ATTRIBUTE_VALUE_INVALID)),
-        _ => {
-            attrs.set_bytes(CKA_PUBLIC_KEY_INFO, &info);
-            Ok(())
-        }
-    }
+    pq_keys::set_spki(set, &public, attrs)
 }
 
 /// Generates a key pair (FIPS 205 Algorithm 21, slh_keygen: SK.seed, SK.prf
 /// and PK.seed, n bytes each, from the token's RNG) for the
 /// `CKA_PARAMETER_SET` of the public template.
 pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
-    let set = template_set(public_template)?;
+    let set = template_set::<ParamSet>(public_template)?;
     let n = set.n();
     let mut seeds = Zeroizing::new([0u8; 3 * 32]);
     let seeds = &mut seeds[..3 * n];
     os_fill(seeds)?;
     let key = PrivateKey::from_seeds(set, &seeds[..n], &seeds[n..2 * n], &seeds[2 * n..])?;
-    let pk = key.public_encoding();
-    let info = spki(set, &pk);
-    let mut public = Attributes::new();
-    public.set_ulong(CKA_PARAMETER_SET, set.ckp());
-    public.set_bytes(CKA_VALUE, &pk);
-    public.set_bytes(CKA_PUBLIC_KEY_INFO, &info);
-    let mut private = Attributes::new();
-    private.set_ulong(CKA_PARAMETER_SET, set.ckp());
-    private.set_bytes(CKA_VALUE, key.encoding());
-    private.set_bytes(CKA_PUBLIC_KEY_INFO, &info);
-    Ok(GeneratedPair {
-        public,
-        private,
-        key_type: CKK_SLH_DSA,
-    })
+    Ok(pq_keys::generated_pair(
+        set,
+        CKK_SLH_DSA,
+        &key.public_encoding(),
+        &[(CKA_VALUE, key.encoding())],
+    ))
 }
 
 #[cfg(test)]
