@@ -6,6 +6,15 @@
 
 use zeroize::Zeroizing;
 
+/// The DER `AlgorithmIdentifier` (no parameters) of the NIST OID
+/// 2.16.840.1.101.3.4.`group`.`arc` (CSOR: `group` 3 holds the signature
+/// algorithms, ML-DSA and SLH-DSA; 4 the KEMs, ML-KEM).
+pub fn nist_algorithm_identifier(group: u8, arc: u8) -> [u8; 13] {
+    [
+        0x30, 0x0b, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, group, arc,
+    ]
+}
+
 /// DER length octets of `len` (up to 65,535, more than any key here).
 fn der_len(len: usize, out: &mut Vec<u8>) {
     match len {

@@ -97,21 +97,7 @@ impl ParamSet {
 
     /// The DER `AlgorithmIdentifier` (no parameters).
     pub fn algorithm_identifier(self) -> [u8; 13] {
-        [
-            0x30,
-            0x0b,
-            0x06,
-            0x09,
-            0x60,
-            0x86,
-            0x48,
-            0x01,
-            0x65,
-            0x03,
-            0x04,
-            0x04,
-            self.oid_arc(),
-        ]
+        crate::mechanisms::lamps::nist_algorithm_identifier(0x04, self.oid_arc())
     }
 
     /// The set whose OID arc is `arc`.

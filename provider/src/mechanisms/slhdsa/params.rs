@@ -120,21 +120,7 @@ impl ParamSet {
 
     /// The DER `AlgorithmIdentifier` (parameters absent, RFC 9909).
     pub fn algorithm_identifier(self) -> [u8; 13] {
-        [
-            0x30,
-            0x0b,
-            0x06,
-            0x09,
-            0x60,
-            0x86,
-            0x48,
-            0x01,
-            0x65,
-            0x03,
-            0x04,
-            0x03,
-            self.oid_arc(),
-        ]
+        crate::mechanisms::lamps::nist_algorithm_identifier(0x03, self.oid_arc())
     }
 }
 
