@@ -6,6 +6,8 @@
 //! The tests are grouped by subject in the modules below; this file holds
 //! the helpers they share.
 
+#[path = "../common/acvp.rs"]
+mod acvp_data;
 #[path = "../common/mod.rs"]
 mod common;
 
@@ -16,6 +18,7 @@ mod known_answers;
 mod message;
 mod sign_verify;
 
+use acvp_data::acvp;
 use common::*;
 use cryptoki::mechanism::Mechanism;
 use cryptoki::mechanism::dsa::{HashSignAdditionalContext, HedgeType, SignAdditionalContext};

@@ -19,23 +19,14 @@ fn set_of(p: MlKemParameterSet) -> MlKemParameterSetType {
 }
 
 /// The ek inside an imported private key's SPKI (the last ek_len bytes).
-fn ek_of(s: &Session, private: ObjectHandle, ek_len: usize) -> Vec<u8> {
+pub(super) fn ek_of(s: &Session, private: ObjectHandle, ek_len: usize) -> Vec<u8> {
     let info = bytes_of(s, private, AttributeType::PublicKeyInfo);
     info[info.len() - ek_len..].to_vec()
 }
 
 #[test]
 fn acvp_key_generation_from_d_and_z() {
-    use std::io::Read;
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/acvp/ML-KEM-keyGen-FIPS203.json.gz"
-    );
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut text)
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let doc = acvp("ML-KEM-keyGen-FIPS203.json.gz");
     let f = Fixture::new();
     let s = f.user(f.token("acvp"));
     let mut checked = 0;

@@ -6,14 +6,18 @@
 //! The tests are grouped by subject in the modules below; this file holds
 //! the helpers they share.
 
+#[path = "../common/acvp.rs"]
+mod acvp_data;
 #[path = "../common/mod.rs"]
 mod common;
 
+mod acvp;
 mod keys;
 mod known_answers;
 mod raw;
 mod secrets;
 
+use acvp_data::acvp;
 use common::*;
 use cryptoki::mechanism::Mechanism;
 use cryptoki::object::{

@@ -9,25 +9,13 @@
 
 use super::*;
 use serde_json::Value;
-use std::io::Read;
 
-fn load(name: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/acvp")
-        .join(name);
-    let mut json = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut json)
-        .unwrap();
-    serde_json::from_str(&json).unwrap()
-}
-
-fn hex(v: &Value) -> Vec<u8> {
+pub(super) fn hex(v: &Value) -> Vec<u8> {
     unhex(v.as_str().unwrap())
 }
 
 /// The set an ACVP `parameterSet` names ("SLH-DSA-SHA2-128s", ...).
-fn set_named(name: &str) -> Set {
+pub(super) fn set_named(name: &str) -> Set {
     let names = [
         "SHA2-128s",
         "SHAKE-128s",
@@ -70,7 +58,7 @@ fn check_key(s: &Session, set: Set, sk: &[u8], pk: &[u8], refuse: bool) -> Objec
 fn acvp_keygen_keys_import_and_derive_their_public_key() {
     let f = Fixture::new();
     let s = f.user(f.token("kat-keygen"));
-    let file = load("SLH-DSA-keyGen-FIPS205.json.gz");
+    let file = acvp("SLH-DSA-keyGen-FIPS205.json.gz");
     let (mut checked, mut refused) = (0, 0);
     for group in file["testGroups"].as_array().unwrap() {
         let set = set_named(group["parameterSet"].as_str().unwrap());
@@ -96,7 +84,7 @@ fn acvp_keygen_keys_import_and_derive_their_public_key() {
 fn acvp_sigver_keys_import_and_wrong_lengths_are_refused() {
     let f = Fixture::new();
     let s = f.user(f.token("kat-sigver"));
-    let file = load("SLH-DSA-sigVer-FIPS205-subset.json.gz");
+    let file = acvp("SLH-DSA-sigVer-FIPS205-subset.json.gz");
     let (mut keys, mut lengths) = (0, 0);
     for group in file["testGroups"].as_array().unwrap() {
         let set = set_named(group["parameterSet"].as_str().unwrap());

@@ -33,5 +33,7 @@ pub fn is_signature_mechanism(ty: cryptoki_sys::CK_MECHANISM_TYPE) -> bool {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_acvp;
 #[cfg(all(test, feature = "aws-lc"))]
 mod tests_awslc;

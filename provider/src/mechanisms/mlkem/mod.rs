@@ -13,6 +13,8 @@ mod awslc;
 pub mod key;
 mod keys;
 pub mod params;
+#[cfg(test)]
+mod tests_acvp;
 
 pub use key::{PrivateKey, PublicKey, SharedSecret};
 pub use keys::*;

@@ -1,26 +1,24 @@
-//! NIST ACVP SLH-DSA sigVer sample vectors (FIPS 205's internal interface,
-//! which the C API cannot reach: tests/data/acvp/README.md) on this family's
-//! keys: every case's private key imports with the checked PK.root and
-//! gives the case's public key, every signature verifies or is refused as
-//! the case says, and every valid signature is reproduced byte for byte
-//! from the private key and the case's opt_rand (a sigGen known answer).
+//! NIST ACVP SLH-DSA vectors on this family's keys, for what the C API
+//! cannot reach (tests/data/acvp/README.md): FIPS 205's internal interface
+//! and signing with a given opt_rand.
+//!
+//! - sigVer (internal): every case's private key imports with the checked
+//!   PK.root and gives the case's public key, every signature verifies or
+//!   is refused as the case says, and every valid signature is reproduced
+//!   byte for byte from the private key and the case's opt_rand.
+//! - sigGen: the internal cases (deterministic and with opt_rand) and the
+//!   external ones with opt_rand, signed byte for byte. The deterministic
+//!   external cases run through the module (tests/slhdsa/acvp.rs).
 
 use super::key::{PrivateKey, PublicKey};
 use super::params::ParamSet;
+use crate::mechanisms::test_util::{acvp, acvp_bytes as hex, acvp_external_message, sha256_hex};
 use cryptoki_sys::*;
-use serde_json::Value;
-use std::io::Read;
 
 const SIGVER: &[u8] =
     include_bytes!("../../../tests/data/acvp/SLH-DSA-sigVer-FIPS205-subset.json.gz");
-
-fn hex(v: &Value) -> Vec<u8> {
-    let s = v.as_str().unwrap();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
+const SIGGEN: &[u8] =
+    include_bytes!("../../../tests/data/acvp/SLH-DSA-sigGen-FIPS205-subset.json.gz");
 
 /// The set an ACVP `parameterSet` names ("SLH-DSA-SHA2-128s", ...).
 fn set_named(name: &str) -> ParamSet {
@@ -44,11 +42,7 @@ fn set_named(name: &str) -> ParamSet {
 
 #[test]
 fn acvp_sigver_cases_verify_and_their_valid_signatures_are_reproduced() {
-    let mut json = String::new();
-    flate2::read::GzDecoder::new(SIGVER)
-        .read_to_string(&mut json)
-        .unwrap();
-    let file: Value = serde_json::from_str(&json).unwrap();
+    let file = acvp(SIGVER);
     let (mut valid, mut invalid, mut length) = (0, 0, 0);
     for group in file["testGroups"].as_array().unwrap() {
         let set = set_named(group["parameterSet"].as_str().unwrap());
@@ -81,4 +75,38 @@ fn acvp_sigver_cases_verify_and_their_valid_signatures_are_reproduced() {
     // SHAKE-128f: 3 valid, 4 modified, 2 of the wrong length; SHA2-192s:
     // 1 valid, 2 modified.
     assert_eq!((valid, invalid, length), (4, 6, 2));
+}
+
+#[test]
+fn acvp_siggen_internal_and_randomized_cases_are_signed_byte_for_byte() {
+    let file = acvp(SIGGEN);
+    let (mut internal, mut hedged) = (0, 0);
+    for group in file["testGroups"].as_array().unwrap() {
+        let set = set_named(group["parameterSet"].as_str().unwrap());
+        let is_internal = group["signatureInterface"] == "internal";
+        let deterministic = group["deterministic"].as_bool().unwrap();
+        if !is_internal && deterministic {
+            continue; // through the module: tests/slhdsa/acvp.rs
+        }
+        for t in group["tests"].as_array().unwrap() {
+            let private = PrivateKey::from_value(set, &hex(&t["sk"])).unwrap();
+            let framed = if is_internal {
+                hex(&t["message"])
+            } else {
+                acvp_external_message(t)
+            };
+            let rand = (!deterministic).then(|| hex(&t["additionalRandomness"]));
+            let sig = private.sign(&[&framed], rand.as_deref()).unwrap();
+            assert_eq!(sig.len(), set.signature_len());
+            assert_eq!(sha256_hex(&sig), t["signatureSha256"], "tc {}", t["tcId"]);
+            if is_internal {
+                internal += 1;
+            } else {
+                hedged += 1;
+            }
+        }
+    }
+    // The six f sets: one deterministic and one randomized internal case,
+    // one randomized pure and one randomized pre-hash external case each.
+    assert_eq!((internal, hedged), (12, 12));
 }
