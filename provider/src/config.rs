@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 pub const ENV_CONFIG: &str = "DALEK_PKCS11_CONFIG";
 /// Environment variable overriding the token directory.
 pub const ENV_TOKEN_DIR: &str = "DALEK_PKCS11_TOKEN_DIR";
-/// Environment variable overriding the storage back end (`sqlite` or `memory`).
+/// Environment variable overriding the storage back end (`sqlite`,
+/// `memory`, or a PostgreSQL connection string: [`StorageKind::parse`]).
 pub const ENV_STORAGE: &str = "DALEK_PKCS11_STORAGE";
 /// Environment variable overriding the log level.
 pub const ENV_LOG: &str = "DALEK_PKCS11_LOG";
@@ -43,24 +44,60 @@ pub const RSA_MIN_BITS_FLOOR: u32 = 1024;
 pub const RSA_MAX_BITS: u32 = 16384;
 
 /// Where token objects are kept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StorageKind {
     /// One SQLite database per token in the token directory.
     Sqlite,
     /// Process memory only: tokens vanish when the process ends.
     Memory,
+    /// Rows of a PostgreSQL database ([`Config::postgres`] says which).
+    Postgres,
 }
 
 impl StorageKind {
-    fn parse(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "sqlite" => Some(StorageKind::Sqlite),
-            "memory" => Some(StorageKind::Memory),
-            _ => None,
+    /// `sqlite`, `memory`, or a libpq connection string: a URI
+    /// (`postgresql://…` or `postgres://…`) or `key=value` pairs (`host=db
+    /// dbname=tokens`), returned as the second value.
+    pub fn parse(s: &str) -> Option<(Self, Option<String>)> {
+        let t = s.trim();
+        match t.to_ascii_lowercase().as_str() {
+            "sqlite" => return Some((StorageKind::Sqlite, None)),
+            "memory" => return Some((StorageKind::Memory, None)),
+            _ => {}
         }
+        let lower = t.to_ascii_lowercase();
+        (lower.starts_with("postgresql://") || lower.starts_with("postgres://") || t.contains('='))
+            .then(|| (StorageKind::Postgres, Some(t.to_string())))
     }
 }
+
+/// Where the PostgreSQL store connects, and how long it waits.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PostgresSettings {
+    /// The libpq connection string or URI (it may hold a password: never
+    /// printed; `Debug` shows it redacted).
+    pub conninfo: String,
+    /// A password file in libpq's `.pgpass` format (`postgres_password_file`;
+    /// else `PGPASSFILE`, else `~/.pgpass`).
+    pub password_file: Option<PathBuf>,
+    /// The longest a call waits for the database (`postgres_timeout`,
+    /// seconds): connecting, or any one statement. Past it the call fails
+    /// with `CKR_DEVICE_ERROR` and the connection is made again later.
+    pub timeout: std::time::Duration,
+}
+
+impl std::fmt::Debug for PostgresSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresSettings")
+            .field("conninfo", &"(redacted)")
+            .field("password_file", &self.password_file)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// The default of `postgres_timeout`.
+pub const DEFAULT_POSTGRES_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// When SQLite waits for the disk (`PRAGMA synchronous` in WAL mode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -113,7 +150,9 @@ impl KeyPolicy {
 #[serde(deny_unknown_fields)]
 struct FileConfig {
     token_dir: Option<PathBuf>,
-    storage: Option<StorageKind>,
+    storage: Option<String>,
+    postgres_password_file: Option<PathBuf>,
+    postgres_timeout: Option<f64>,
     log_level: Option<String>,
     log_file: Option<PathBuf>,
     pin_kdf_iterations: Option<u32>,
@@ -130,6 +169,9 @@ pub struct Config {
     pub token_dir: PathBuf,
     /// Storage back end.
     pub storage: StorageKind,
+    /// The database of [`StorageKind::Postgres`] (its `conninfo` is empty
+    /// for the other kinds).
+    pub postgres: PostgresSettings,
     /// Log level.
     pub log_level: Level,
     /// Log destination; `None` is standard error.
@@ -168,8 +210,11 @@ impl Config {
             cfg.token_dir = PathBuf::from(dir);
         }
         if let Some(s) = env(ENV_STORAGE) {
-            cfg.storage = StorageKind::parse(&s.to_string_lossy()).ok_or_else(|| {
-                config_error(format_args!("{ENV_STORAGE}={s:?} is not sqlite or memory"))
+            // Not echoed: a connection string may hold a password.
+            cfg.set_storage(&s.to_string_lossy()).ok_or_else(|| {
+                config_error(format_args!(
+                    "{ENV_STORAGE} is not sqlite, memory or a postgresql:// connection string"
+                ))
             })?;
         }
         if let Some(s) = env(ENV_LOG) {
@@ -189,11 +234,27 @@ impl Config {
         Ok(cfg)
     }
 
+    /// Sets the storage kind (and the PostgreSQL connection string) from a
+    /// `storage` value; `None` if it names none.
+    fn set_storage(&mut self, value: &str) -> Option<()> {
+        let (kind, conninfo) = StorageKind::parse(value)?;
+        self.storage = kind;
+        if let Some(c) = conninfo {
+            self.postgres.conninfo = c;
+        }
+        Some(())
+    }
+
     /// The defaults, before any file or variable.
     pub fn defaults() -> Config {
         Config {
             token_dir: data_home().join("dalek-pkcs11").join("tokens"),
             storage: StorageKind::Sqlite,
+            postgres: PostgresSettings {
+                conninfo: String::new(),
+                password_file: None,
+                timeout: DEFAULT_POSTGRES_TIMEOUT,
+            },
             log_level: Level::Off,
             log_file: None,
             pin_kdf_iterations: MIN_PIN_KDF_ITERATIONS,
@@ -212,8 +273,24 @@ impl Config {
         if let Some(d) = file.token_dir {
             self.token_dir = d;
         }
+        if let Some(t) = file.postgres_timeout {
+            if !(0.1..=3600.0).contains(&t) {
+                return Err(config_error(format_args!(
+                    "postgres_timeout {t} is not from 0.1 to 3600 seconds"
+                )));
+            }
+            self.postgres.timeout = std::time::Duration::from_secs_f64(t);
+        }
+        if let Some(f) = file.postgres_password_file {
+            self.postgres.password_file = Some(f);
+        }
         if let Some(s) = file.storage {
-            self.storage = s;
+            self.set_storage(&s).ok_or_else(|| {
+                config_error(format_args!(
+                    "{}: storage is not sqlite, memory or a postgresql:// connection string",
+                    path.display()
+                ))
+            })?;
         }
         if let Some(l) = file.log_level {
             self.log_level = Level::parse(&l)
@@ -363,8 +440,30 @@ mod tests {
 
     #[test]
     fn storage_names() {
-        assert_eq!(StorageKind::parse("SQLite"), Some(StorageKind::Sqlite));
-        assert_eq!(StorageKind::parse("memory"), Some(StorageKind::Memory));
+        assert_eq!(
+            StorageKind::parse("SQLite"),
+            Some((StorageKind::Sqlite, None))
+        );
+        assert_eq!(
+            StorageKind::parse("memory"),
+            Some((StorageKind::Memory, None))
+        );
         assert_eq!(StorageKind::parse("disk"), None);
+        for pg in [
+            "postgresql://dalek@db.example/tokens?sslmode=verify-full",
+            "postgres://db/tokens",
+            "host=/run/postgresql dbname=tokens",
+        ] {
+            assert_eq!(
+                StorageKind::parse(pg),
+                Some((StorageKind::Postgres, Some(pg.to_string())))
+            );
+        }
+        let settings = PostgresSettings {
+            conninfo: "postgresql://u:hunter2@h/d".into(),
+            password_file: None,
+            timeout: DEFAULT_POSTGRES_TIMEOUT,
+        };
+        assert!(!format!("{settings:?}").contains("hunter2"));
     }
 }

@@ -82,7 +82,21 @@ impl Integrity {
         })
     }
 
-    /// True if these are the keys of `secret_hex`.
+    /// Makes `keys` the keys of `secret_hex` (derived again only when the
+    /// secret changed; `None`: no secret, no keys).
+    pub fn follow(keys: &mut Option<Integrity>, secret_hex: Option<&str>) -> Result<()> {
+        let same = match (keys.as_ref(), secret_hex) {
+            (Some(k), Some(s)) => k.is_of(s),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            *keys = secret_hex.map(Integrity::from_hex).transpose()?;
+        }
+        Ok(())
+    }
+
+    /// True when these are the keys of `secret_hex`.
     pub fn is_of(&self, secret_hex: &str) -> bool {
         *self.secret_hex == secret_hex
     }

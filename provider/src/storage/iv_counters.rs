@@ -14,8 +14,9 @@
 //! twice — not to two processes, not after a restart — and a process that
 //! dies only loses (skips) the rest of its block.
 //!
-//! SQLite layout (made by the first reservation; a file without it opens
-//! as before, and a module that predates it ignores it):
+//! Layout ([`IvTable`]; SQLite's is made by the first reservation, a file
+//! without it opens as before, and a module that predates it ignores it;
+//! PostgreSQL keeps the same values in its own rows, `postgres::schema`):
 //! - table `iv_counters(fingerprint, next, mac)`: the first value of the
 //!   key's counter not yet reserved, with
 //!   `mac = Integrity::iv_counter_mac(fingerprint, next)`;
@@ -59,6 +60,26 @@ pub fn block(stored: Option<u64>, floor: u64, count: u64) -> Result<(u64, u64)> 
     Ok((first, next))
 }
 
+/// Where a token's counters are kept, read and written in the caller's
+/// write transaction: the SQLite file (below) or the PostgreSQL rows
+/// (`postgres::iv`). The checks and the arithmetic are this file's, for both.
+pub(crate) trait IvTable {
+    /// The stored state (floor ‖ set tag), if any.
+    fn state_blob(&self) -> Result<Option<Vec<u8>>>;
+    /// Stores the state.
+    fn set_state_blob(&self, blob: &[u8]) -> Result<()>;
+    /// The stored MAC of every row.
+    fn row_macs(&self) -> Result<Vec<Vec<u8>>>;
+    /// The fingerprint of every row.
+    fn fingerprints(&self) -> Result<Vec<Vec<u8>>>;
+    /// The row of `fingerprint`: its stored next value and MAC.
+    fn row(&self, fingerprint: &Tag) -> Result<Option<(i64, Vec<u8>)>>;
+    /// Inserts or replaces the row of `fingerprint`.
+    fn set_row(&self, fingerprint: &Tag, next: u64, mac: &Tag) -> Result<()>;
+    /// Deletes every row (the state stays).
+    fn clear_rows(&self) -> Result<()>;
+}
+
 /// Creates the table (in the reserving transaction).
 const TABLE: &str = "CREATE TABLE IF NOT EXISTS iv_counters (
     fingerprint BLOB PRIMARY KEY,
@@ -69,6 +90,79 @@ const TABLE: &str = "CREATE TABLE IF NOT EXISTS iv_counters (
 /// The name of the metadata row holding the floor and the set's tag.
 const STATE: &str = "iv_counters";
 
+fn table_exists(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'iv_counters'",
+        )?
+        .exists([])?)
+}
+
+/// SQLite layout (module documentation): the table is made by the first
+/// reservation; the state is a `meta` row.
+impl IvTable for Connection {
+    fn state_blob(&self) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .prepare_cached("SELECT value FROM meta WHERE name = ?1")?
+            .query_row(params![STATE], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn set_state_blob(&self, blob: &[u8]) -> Result<()> {
+        self.prepare_cached(
+            "INSERT INTO meta(name, value) VALUES(?1, ?2)
+             ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+        )?
+        .execute(params![STATE, blob])?;
+        Ok(())
+    }
+
+    fn row_macs(&self) -> Result<Vec<Vec<u8>>> {
+        if !table_exists(self)? {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self.prepare_cached("SELECT mac FROM iv_counters")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn fingerprints(&self) -> Result<Vec<Vec<u8>>> {
+        if !table_exists(self)? {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self.prepare_cached("SELECT fingerprint FROM iv_counters")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn row(&self, fingerprint: &Tag) -> Result<Option<(i64, Vec<u8>)>> {
+        if !table_exists(self)? {
+            return Ok(None);
+        }
+        Ok(self
+            .prepare_cached("SELECT next, mac FROM iv_counters WHERE fingerprint = ?1")?
+            .query_row(params![&fingerprint[..]], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
+    }
+
+    fn set_row(&self, fingerprint: &Tag, next: u64, mac: &Tag) -> Result<()> {
+        self.execute_batch(TABLE)?;
+        self.prepare_cached(
+            "INSERT INTO iv_counters(fingerprint, next, mac) VALUES(?1, ?2, ?3)
+             ON CONFLICT(fingerprint) DO UPDATE SET next = excluded.next, mac = excluded.mac",
+        )?
+        .execute(params![&fingerprint[..], next as i64, &mac[..]])?;
+        Ok(())
+    }
+
+    fn clear_rows(&self) -> Result<()> {
+        if table_exists(self)? {
+            self.execute("DELETE FROM iv_counters", [])?;
+        }
+        Ok(())
+    }
+}
+
 /// Logs that the counters of token `serial` failed authentication.
 fn damaged(serial: &str, what: &str) -> Error {
     crate::log::error(format_args!(
@@ -78,21 +172,9 @@ fn damaged(serial: &str, what: &str) -> Error {
     err(CKR_DEVICE_ERROR)
 }
 
-fn table_exists(conn: &Connection) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'iv_counters'",
-        )?
-        .exists([])?)
-}
-
 /// The stored floor and set tag, if any.
-fn state(conn: &Connection, serial: &str) -> Result<Option<(u64, Vec<u8>)>> {
-    let blob: Option<Vec<u8>> = conn
-        .prepare_cached("SELECT value FROM meta WHERE name = ?1")?
-        .query_row(params![STATE], |r| r.get(0))
-        .optional()?;
-    let Some(blob) = blob else {
+fn state(conn: &(impl IvTable + ?Sized), serial: &str) -> Result<Option<(u64, Vec<u8>)>> {
+    let Some(blob) = conn.state_blob()? else {
         return Ok(None);
     };
     if blob.len() != 8 + MAC_LEN {
@@ -103,36 +185,34 @@ fn state(conn: &Connection, serial: &str) -> Result<Option<(u64, Vec<u8>)>> {
     Ok(Some((u64::from_be_bytes(floor), blob[8..].to_vec())))
 }
 
-fn set_state(conn: &Connection, keys: &Integrity, floor: u64, xor: &Tag) -> Result<()> {
+fn set_state(
+    conn: &(impl IvTable + ?Sized),
+    keys: &Integrity,
+    floor: u64,
+    xor: &Tag,
+) -> Result<()> {
     let mut blob = floor.to_be_bytes().to_vec();
     blob.extend_from_slice(&keys.iv_set_tag(floor, xor));
-    conn.prepare_cached(
-        "INSERT INTO meta(name, value) VALUES(?1, ?2)
-         ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-    )?
-    .execute(params![STATE, blob])?;
-    Ok(())
+    conn.set_state_blob(&blob)
 }
 
 /// The floor and the XOR of the rows' stored MACs, once the set's tag
 /// checked out under `keys` (a token that never reserved: floor 0, no rows).
-fn verified_set(conn: &Connection, keys: &Integrity, serial: &str) -> Result<(u64, Tag)> {
+fn verified_set(
+    conn: &(impl IvTable + ?Sized),
+    keys: &Integrity,
+    serial: &str,
+) -> Result<(u64, Tag)> {
     let mut xor = [0u8; MAC_LEN];
-    let mut rows = 0usize;
-    if table_exists(conn)? {
-        let mut stmt = conn.prepare_cached("SELECT mac FROM iv_counters")?;
-        let mut q = stmt.query([])?;
-        while let Some(row) = q.next()? {
-            let mac: Vec<u8> = row.get(0)?;
-            if mac.len() != MAC_LEN {
-                return Err(damaged(serial, "a counter's MAC has the wrong length"));
-            }
-            toggle(&mut xor, &mac);
-            rows += 1;
+    let macs = conn.row_macs()?;
+    for mac in &macs {
+        if mac.len() != MAC_LEN {
+            return Err(damaged(serial, "a counter's MAC has the wrong length"));
         }
+        toggle(&mut xor, mac);
     }
     match state(conn, serial)? {
-        None if rows == 0 => Ok((0, xor)),
+        None if macs.is_empty() => Ok((0, xor)),
         None => Err(damaged(serial, "counters without the set's tag")),
         Some((floor, tag)) if tag[..] == keys.iv_set_tag(floor, &xor)[..] => Ok((floor, xor)),
         Some(_) => Err(damaged(
@@ -144,16 +224,12 @@ fn verified_set(conn: &Connection, keys: &Integrity, serial: &str) -> Result<(u6
 
 /// A row's stored value, once its MAC checked out.
 fn verified_row(
-    conn: &Connection,
+    conn: &(impl IvTable + ?Sized),
     keys: &Integrity,
     serial: &str,
     fingerprint: &Tag,
 ) -> Result<Option<(u64, Vec<u8>)>> {
-    let row: Option<(i64, Vec<u8>)> = conn
-        .prepare_cached("SELECT next, mac FROM iv_counters WHERE fingerprint = ?1")?
-        .query_row(params![&fingerprint[..]], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
-    let Some((next, mac)) = row else {
+    let Some((next, mac)) = conn.row(fingerprint)? else {
         return Ok(None);
     };
     let next = u64::try_from(next).map_err(|_| damaged(serial, "a negative counter"))?;
@@ -168,23 +244,18 @@ fn verified_row(
 /// write transaction on `conn`; `keys` are those of the metadata as it
 /// is in that transaction.
 pub(crate) fn reserve(
-    conn: &Connection,
+    conn: &(impl IvTable + ?Sized),
     keys: &Integrity,
     serial: &str,
     key: &[u8],
     count: u64,
 ) -> Result<u64> {
     let (floor, mut xor) = verified_set(conn, keys, serial)?;
-    conn.execute_batch(TABLE)?;
     let fingerprint = keys.iv_fingerprint(key);
     let stored = verified_row(conn, keys, serial, &fingerprint)?;
     let (first, next) = block(stored.as_ref().map(|(n, _)| *n), floor, count)?;
     let mac = keys.iv_counter_mac(&fingerprint, next);
-    conn.prepare_cached(
-        "INSERT INTO iv_counters(fingerprint, next, mac) VALUES(?1, ?2, ?3)
-         ON CONFLICT(fingerprint) DO UPDATE SET next = excluded.next, mac = excluded.mac",
-    )?
-    .execute(params![&fingerprint[..], next as i64, &mac[..]])?;
+    conn.set_row(&fingerprint, next, &mac)?;
     if let Some((_, old)) = &stored {
         toggle(&mut xor, old);
     }
@@ -200,13 +271,13 @@ pub(crate) fn reserve(
 /// logged): they then fail under the new keys too, so counter IVs stay
 /// refused on this token rather than start again from an unknown point.
 pub(crate) fn carry_over(
-    conn: &Connection,
+    conn: &(impl IvTable + ?Sized),
     old: Option<&Integrity>,
     new: &Integrity,
     serial: &str,
 ) -> Result<()> {
-    let exists = table_exists(conn)?;
-    if !exists && state(conn, serial).ok().flatten().is_none() {
+    let fingerprints = conn.fingerprints()?;
+    if fingerprints.is_empty() && state(conn, serial).ok().flatten().is_none() {
         return Ok(()); // never used
     }
     let Some(old) = old else {
@@ -216,18 +287,12 @@ pub(crate) fn carry_over(
     let highest = (|| -> Result<u64> {
         let (floor, _) = verified_set(conn, old, serial)?;
         let mut highest = floor;
-        if exists {
-            let mut stmt = conn.prepare_cached("SELECT fingerprint FROM iv_counters")?;
-            let fingerprints: Vec<Vec<u8>> = stmt
-                .query_map([], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            for fp in fingerprints {
-                let fp: Tag = fp
-                    .try_into()
-                    .map_err(|_| damaged(serial, "a fingerprint has the wrong length"))?;
-                if let Some((next, _)) = verified_row(conn, old, serial, &fp)? {
-                    highest = highest.max(next);
-                }
+        for fp in &fingerprints {
+            let fp: Tag = fp[..]
+                .try_into()
+                .map_err(|_| damaged(serial, "a fingerprint has the wrong length"))?;
+            if let Some((next, _)) = verified_row(conn, old, serial, &fp)? {
+                highest = highest.max(next);
             }
         }
         Ok(highest)
@@ -235,9 +300,7 @@ pub(crate) fn carry_over(
     let Ok(highest) = highest else {
         return Ok(()); // logged; left to fail
     };
-    if exists {
-        conn.execute("DELETE FROM iv_counters", [])?;
-    }
+    conn.clear_rows()?;
     set_state(conn, new, highest, &[0; MAC_LEN])
 }
 

@@ -1,5 +1,5 @@
-//! Where token objects live: a [`TokenStore`] per token, with a SQLite and a
-//! memory implementation.
+//! Where token objects live: a [`TokenStore`] per token, with a SQLite, a
+//! PostgreSQL and a memory implementation.
 //!
 //! The store knows nothing of PKCS#11 semantics. It keeps the token's
 //! metadata ([`TokenMeta`]) and opaque [`ObjectRecord`]s, each write in one
@@ -13,8 +13,10 @@
 
 pub mod integrity;
 pub mod iv_counters;
+pub(crate) mod known;
 pub mod maintenance;
 pub mod memory;
+pub mod postgres;
 pub mod seal;
 pub mod sqlite;
 mod store;
@@ -31,6 +33,10 @@ pub use sqlite::{DamagedFile, Found};
 pub fn discover(config: &Config) -> Result<Vec<Found>> {
     match config.storage {
         StorageKind::Sqlite => sqlite::discover(&config.token_dir, config.durability),
+        StorageKind::Postgres => Ok(postgres::discover(&config.postgres)
+            .into_iter()
+            .map(Found::Token)
+            .collect()),
         StorageKind::Memory => Ok(Vec::new()),
     }
 }
@@ -41,6 +47,10 @@ pub fn discover(config: &Config) -> Result<Vec<Found>> {
 pub fn open_found(config: &Config, serial: &str) -> Result<Found> {
     match config.storage {
         StorageKind::Sqlite => sqlite::open_found(&config.token_dir, serial, config.durability),
+        StorageKind::Postgres => Ok(Found::Token(Box::new(postgres::PgStore::open(
+            &config.postgres,
+            serial,
+        )?))),
         StorageKind::Memory => Err(crate::error::err(cryptoki_sys::CKR_TOKEN_NOT_PRESENT)),
     }
 }
@@ -50,6 +60,8 @@ pub fn open_found(config: &Config, serial: &str) -> Result<Found> {
 pub fn list_serials(config: &Config) -> Vec<String> {
     match config.storage {
         StorageKind::Sqlite => sqlite::list_serials(&config.token_dir),
+        // Unreachable now: none is listed (the failure is logged).
+        StorageKind::Postgres => postgres::list_serials(&config.postgres).unwrap_or_default(),
         StorageKind::Memory => Vec::new(),
     }
 }
@@ -62,6 +74,7 @@ pub fn open(config: &Config, serial: &str) -> Result<Box<dyn TokenStore>> {
             serial,
             config.durability,
         )?)),
+        StorageKind::Postgres => Ok(Box::new(postgres::PgStore::open(&config.postgres, serial)?)),
         StorageKind::Memory => Err(crate::error::err(cryptoki_sys::CKR_TOKEN_NOT_PRESENT)),
     }
 }
@@ -70,7 +83,7 @@ pub fn open(config: &Config, serial: &str) -> Result<Box<dyn TokenStore>> {
 pub fn token_file(config: &Config, serial: &str) -> Option<std::path::PathBuf> {
     match config.storage {
         StorageKind::Sqlite => Some(sqlite::token_file(&config.token_dir, serial)),
-        StorageKind::Memory => None,
+        StorageKind::Postgres | StorageKind::Memory => None,
     }
 }
 
@@ -82,6 +95,7 @@ pub fn token_file(config: &Config, serial: &str) -> Option<std::path::PathBuf> {
 pub fn delete_token(config: &Config, serial: &str) -> Result<()> {
     match config.storage {
         StorageKind::Sqlite => sqlite::delete_token(&config.token_dir, serial, config.durability),
+        StorageKind::Postgres => postgres::delete_token(&config.postgres, serial),
         StorageKind::Memory => Err(crate::error::err(cryptoki_sys::CKR_TOKEN_NOT_PRESENT)),
     }
 }
@@ -94,6 +108,7 @@ pub fn create(config: &Config, meta: &TokenMeta) -> Result<Box<dyn TokenStore>> 
             meta,
             config.durability,
         )?)),
+        StorageKind::Postgres => Ok(Box::new(postgres::PgStore::create(&config.postgres, meta)?)),
         StorageKind::Memory => Ok(Box::new(memory::MemoryStore::new(meta.clone()))),
     }
 }

@@ -12,6 +12,19 @@ pub const UID_LEN: usize = 16;
 /// An object's unique id (also its `CKA_UNIQUE_ID`, in hex).
 pub type Uid = [u8; UID_LEN];
 
+/// Generations of tombstones kept: a process that last looked longer ago
+/// than this reloads the whole object list instead (see `changes_since`).
+pub const TOMBSTONE_GENERATIONS: u64 = 1024;
+/// A purge of old tombstones runs at every this many generations.
+pub const PURGE_EVERY: u64 = 128;
+
+/// The new tombstone floor when a purge is due at `generation` (the
+/// current floor is `floor`): the tombstones at or below it are dropped.
+pub fn tombstone_purge(generation: u64, floor: u64) -> Option<u64> {
+    let new = generation.saturating_sub(TOMBSTONE_GENERATIONS);
+    (new >= floor + PURGE_EVERY).then_some(new)
+}
+
 /// Token-wide metadata, written as one unit.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct TokenMeta {

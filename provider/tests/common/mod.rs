@@ -76,6 +76,8 @@ pub fn raw() -> &'static CK_FUNCTION_LIST {
 pub struct Fixture {
     pub pkcs11: Option<Pkcs11>,
     pub dir: tempfile::TempDir,
+    /// `DALEK_PKCS11_STORAGE` of this fixture (its workers get it too).
+    pub storage: String,
     _serial: MutexGuard<'static, ()>,
 }
 
@@ -118,6 +120,7 @@ impl Fixture {
         let mut f = Fixture {
             pkcs11: None,
             dir,
+            storage: storage.to_string(),
             _serial: serial,
         };
         f.start();
@@ -201,7 +204,7 @@ impl Fixture {
             .env(role_var, spec)
             .env("DALEK_PKCS11_MODULE", module_path())
             .env("DALEK_PKCS11_TOKEN_DIR", self.dir.path().join("tokens"))
-            .env("DALEK_PKCS11_STORAGE", "sqlite")
+            .env("DALEK_PKCS11_STORAGE", &self.storage)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()

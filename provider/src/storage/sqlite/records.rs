@@ -134,17 +134,7 @@ impl TokenStore for SqliteStore {
     }
 
     fn damage(&self) -> Option<String> {
-        match (self.known.damaged.len(), self.known.digest_off) {
-            (0, false) => None,
-            (0, true) => Some(format!(
-                "token {}: objects were deleted or added outside the module",
-                self.serial
-            )),
-            (n, _) => Some(format!(
-                "token {}: {n} object record(s) failed authentication",
-                self.serial
-            )),
-        }
+        self.known.damage(&self.serial)
     }
 
     fn reserve_iv_counter(&mut self, key: &[u8], count: u64) -> Result<u64> {
@@ -162,7 +152,7 @@ impl TokenStore for SqliteStore {
                     &fresh
                 }
             };
-            crate::storage::iv_counters::reserve(tx, keys, &serial, key, count)
+            crate::storage::iv_counters::reserve(&**tx, keys, &serial, key, count)
         })
     }
 

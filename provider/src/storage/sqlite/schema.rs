@@ -33,12 +33,6 @@ CREATE TABLE IF NOT EXISTS tombstones (uid BLOB PRIMARY KEY, generation INTEGER 
 CREATE INDEX IF NOT EXISTS tombstones_generation ON tombstones(generation);
 ";
 
-/// Generations of tombstones kept: a process that last looked longer ago
-/// than this reloads the whole object list instead (see `changes_since`).
-pub(super) const TOMBSTONE_GENERATIONS: u64 = 1024;
-/// A purge of old tombstones runs at every this many generations.
-pub(super) const PURGE_EVERY: u64 = 128;
-
 // Reads of the metadata (a few rows) and full reads of the records scan
 // their table (`NOT INDEXED`): a damaged index, which the MACs do not cover,
 // then neither hides nor invents a row of what is read and authenticated;
@@ -203,10 +197,11 @@ pub(super) fn bump_generation(conn: &Connection) -> Result<u64> {
 /// than [`TOMBSTONE_GENERATIONS`] and raises the floor below which readers
 /// reload everything. True when it purged.
 pub(super) fn purge_tombstones(conn: &Connection, generation: u64) -> Result<bool> {
-    let floor = generation.saturating_sub(TOMBSTONE_GENERATIONS);
-    if floor < meta_number(conn, "tombstone_floor")? + PURGE_EVERY {
+    let Some(floor) =
+        crate::storage::store::tombstone_purge(generation, meta_number(conn, "tombstone_floor")?)
+    else {
         return Ok(false);
-    }
+    };
     conn.execute(
         "DELETE FROM tombstones WHERE generation <= ?1",
         params![floor as i64],
@@ -224,17 +219,5 @@ pub(super) fn uid_from(v: Vec<u8>) -> rusqlite::Result<Uid> {
 /// Makes `keys` the keys of `meta`'s integrity secret (derived again only
 /// when the secret changed).
 pub(super) fn keys_of(keys: &mut Option<Integrity>, meta: &TokenMeta) -> Result<()> {
-    let same = match (keys.as_ref(), meta.integrity.as_deref()) {
-        (Some(k), Some(s)) => k.is_of(s),
-        (None, None) => true,
-        _ => false,
-    };
-    if !same {
-        *keys = meta
-            .integrity
-            .as_deref()
-            .map(Integrity::from_hex)
-            .transpose()?;
-    }
-    Ok(())
+    Integrity::follow(keys, meta.integrity.as_deref())
 }

@@ -16,11 +16,12 @@ use super::files::{
 use super::schema::{SCHEMA, SCHEMA_VERSION, keys_of, read_meta, upgrade_from_1, write_meta};
 use crate::config::Durability;
 use crate::error::{Result, SqliteFault, err, is_sqlite_damage, take_sqlite_fault};
-use crate::storage::integrity::{Integrity, MAC_LEN, Tag, toggle};
-use crate::storage::store::{TokenMeta, TokenStore, Uid};
+use crate::storage::integrity::Integrity;
+pub(super) use crate::storage::known::Known;
+use crate::storage::store::{TokenMeta, TokenStore};
 use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_DEVICE_REMOVED, CKR_TOKEN_WRITE_PROTECTED};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
-use std::collections::{BTreeSet, HashMap};
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -54,39 +55,6 @@ pub struct SqliteStore {
     /// SQLite found the file damaged outside the records (see `damage`):
     /// writes are refused while this is set.
     pub(super) structure_damage: Option<String>,
-}
-
-/// The stored MACs of the records a connection knows of.
-#[derive(Default)]
-pub(super) struct Known {
-    /// Stored MAC of every record, and their XOR.
-    pub(super) macs: HashMap<Uid, Tag>,
-    pub(super) xor: Tag,
-    /// Records whose MAC did not match: refused, never served.
-    pub(super) damaged: BTreeSet<Uid>,
-    /// False when the known records do not add up to the stored digest.
-    pub(super) digest_off: bool,
-}
-
-impl Known {
-    /// Records the stored MAC of a record.
-    pub(super) fn learn(&mut self, uid: Uid, stored: &[u8]) {
-        let mut tag = [0u8; MAC_LEN];
-        let n = stored.len().min(MAC_LEN);
-        tag[..n].copy_from_slice(&stored[..n]);
-        if let Some(old) = self.macs.insert(uid, tag) {
-            toggle(&mut self.xor, &old);
-        }
-        toggle(&mut self.xor, &tag);
-    }
-
-    /// Forgets a record that no longer exists.
-    pub(super) fn forget(&mut self, uid: &Uid) {
-        if let Some(old) = self.macs.remove(uid) {
-            toggle(&mut self.xor, &old);
-        }
-        self.damaged.remove(uid);
-    }
 }
 
 /// How often a read (`changes_since`) checks that the files are still the

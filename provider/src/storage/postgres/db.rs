@@ -1,0 +1,274 @@
+//! One store's connection to PostgreSQL: `tokio-postgres` driven on a
+//! current-thread runtime the store owns, only inside its own calls (the
+//! runtime never starts a thread: no resolver, see `target`, and nothing
+//! spawned but the connection's own task), so a host process sees no
+//! thread of ours and nothing outlives `C_Finalize` (docs/ARCHITECTURE.md).
+//!
+//! - Every wait is bounded: connecting and each statement by the store's
+//!   timeout (`postgres_timeout`); past it, or when the connection breaks,
+//!   the call fails with `CKR_DEVICE_ERROR` and the connection is dropped
+//!   (the server rolls back what it had not committed); the next call
+//!   connects again, so the module comes back by itself when the database
+//!   does.
+//! - A forked child never uses its parent's connection or runtime: both
+//!   are left alone, not dropped (dropping would send the parent's session
+//!   a Terminate and take the parent's sockets out of the shared epoll
+//!   instance); the child connects afresh.
+//! - A connection found closed by its first use in a call (the server
+//!   restarted, a proxy reset it) is made again and that use tried once
+//!   more, when nothing of the call has reached the server yet: a read
+//!   outside a transaction, or the `BEGIN` of one. So after a restart the
+//!   next call succeeds; a connection lost in the middle of a transaction
+//!   fails the call (the server rolls it back).
+//! - Statements are prepared once per connection.
+
+use super::target::Target;
+use crate::error::{Result, err};
+use cryptoki_sys::CKR_DEVICE_ERROR;
+use std::collections::HashMap;
+use std::future::Future;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, NoTls, Row, Statement};
+
+/// A parameter of a statement.
+pub(super) type Param<'a> = &'a (dyn ToSql + Sync);
+
+pub(super) struct Db {
+    target: std::sync::Arc<Target>,
+    runtime: Option<tokio::runtime::Runtime>,
+    client: Option<Client>,
+    statements: HashMap<&'static str, Statement>,
+    pid: u32,
+    /// Inside `BEGIN` … `COMMIT` (a failure drops the connection, which
+    /// rolls the transaction back).
+    in_transaction: bool,
+    /// The last failure was a lost connection (see `again`).
+    lost: bool,
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if self.pid != std::process::id() {
+            self.abandon();
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| {
+            crate::log::error(format_args!("PostgreSQL storage: no I/O runtime: {e}"));
+            err(CKR_DEVICE_ERROR)
+        })
+}
+
+impl Db {
+    /// A connection to `target` (made now, so a bad target fails here).
+    pub(super) fn connect(target: std::sync::Arc<Target>) -> Result<Db> {
+        let mut db = Db {
+            target,
+            runtime: Some(runtime()?),
+            client: None,
+            statements: HashMap::new(),
+            pid: std::process::id(),
+            in_transaction: false,
+            lost: false,
+        };
+        db.live()?;
+        Ok(db)
+    }
+
+    /// Where it connects, for log lines.
+    pub(super) fn shown(&self) -> &str {
+        &self.target.shown
+    }
+
+    /// Leaks the connection and runtime of another process (the parent of
+    /// a fork): see the module documentation.
+    fn abandon(&mut self) {
+        std::mem::forget(self.client.take());
+        std::mem::forget(self.runtime.take());
+        std::mem::forget(std::mem::take(&mut self.statements));
+    }
+
+    /// Drops the connection after a failure or a timeout.
+    fn disconnect(&mut self) {
+        self.client = None;
+        self.statements.clear();
+        self.in_transaction = false;
+    }
+
+    /// The outcome of a wait (`wait`): a failure is logged, and drops the
+    /// connection if it is broken, timed out, or inside a transaction.
+    fn outcome<T>(&mut self, what: &str, r: Waited<T>) -> Result<T> {
+        self.lost = false;
+        match r {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => {
+                let broken = e.is_closed() || self.client.as_ref().is_none_or(Client::is_closed);
+                self.lost = broken;
+                crate::log::error(format_args!(
+                    "PostgreSQL {}: {what}: {}{}",
+                    self.target.shown,
+                    describe(&e),
+                    if broken { " (connection lost)" } else { "" }
+                ));
+                if broken || self.in_transaction {
+                    self.disconnect();
+                }
+                Err(err(CKR_DEVICE_ERROR))
+            }
+            Err(_) => {
+                crate::log::error(format_args!(
+                    "PostgreSQL {}: {what}: no answer within {:?}; the connection is dropped",
+                    self.target.shown, self.target.timeout
+                ));
+                self.disconnect();
+                Err(err(CKR_DEVICE_ERROR))
+            }
+        }
+    }
+
+    /// The connection, made again if it was lost (or this is a forked
+    /// child), with its runtime.
+    fn live(&mut self) -> Result<(&tokio::runtime::Runtime, &Client)> {
+        if self.pid != std::process::id() {
+            self.abandon();
+            self.runtime = Some(runtime()?);
+            self.pid = std::process::id();
+        }
+        if self.client.as_ref().is_some_and(Client::is_closed) {
+            self.disconnect();
+        }
+        if self.client.is_none() {
+            let rt = self.runtime.as_ref().ok_or(err(CKR_DEVICE_ERROR))?;
+            let r = wait(rt, self.target.timeout, self.target.config.connect(NoTls));
+            let (client, connection) = self.outcome("connect", r)?;
+            let rt = self.runtime.as_ref().ok_or(err(CKR_DEVICE_ERROR))?;
+            rt.spawn(async move {
+                // Ends with the connection; its error is seen by the next call.
+                let _ = connection.await;
+            });
+            self.client = Some(client);
+        }
+        match (&self.runtime, &self.client) {
+            (Some(rt), Some(c)) => Ok((rt, c)),
+            _ => Err(err(CKR_DEVICE_ERROR)),
+        }
+    }
+
+    /// `sql`, prepared once per connection.
+    fn statement(&mut self, sql: &'static str) -> Result<Statement> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let timeout = self.target.timeout;
+        let (rt, client) = self.live()?;
+        let r = wait(rt, timeout, client.prepare(sql));
+        let s = self.outcome("prepare", r)?;
+        self.statements.insert(sql, s.clone());
+        Ok(s)
+    }
+
+    /// Runs `op` once more on a new connection if it failed because the
+    /// connection was lost, outside a transaction (module documentation).
+    fn again<T>(&mut self, mut op: impl FnMut(&mut Db) -> Result<T>) -> Result<T> {
+        let first = op(self);
+        if first.is_err() && self.lost && !self.in_transaction {
+            crate::log::info(format_args!(
+                "PostgreSQL {}: connecting again",
+                self.target.shown
+            ));
+            self.disconnect();
+            return op(self);
+        }
+        first
+    }
+
+    /// Runs a query.
+    pub(super) fn query(&mut self, sql: &'static str, params: &[Param<'_>]) -> Result<Vec<Row>> {
+        self.again(|db| {
+            let stmt = db.statement(sql)?;
+            let timeout = db.target.timeout;
+            let (rt, client) = db.live()?;
+            let r = wait(rt, timeout, client.query(&stmt, params));
+            db.outcome("query", r)
+        })
+    }
+
+    /// Runs a query returning at most one row.
+    pub(super) fn query_opt(
+        &mut self,
+        sql: &'static str,
+        params: &[Param<'_>],
+    ) -> Result<Option<Row>> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+
+    /// Runs a statement; the number of rows it changed.
+    pub(super) fn execute(&mut self, sql: &'static str, params: &[Param<'_>]) -> Result<u64> {
+        let stmt = self.statement(sql)?;
+        let timeout = self.target.timeout;
+        let (rt, client) = self.live()?;
+        let r = wait(rt, timeout, client.execute(&stmt, params));
+        self.outcome("execute", r)
+    }
+
+    /// Runs statements without parameters (DDL, transaction control).
+    pub(super) fn batch(&mut self, sql: &str) -> Result<()> {
+        self.again(|db| {
+            let timeout = db.target.timeout;
+            let (rt, client) = db.live()?;
+            let r = wait(rt, timeout, client.batch_execute(sql));
+            db.outcome("batch", r)
+        })
+    }
+
+    /// Runs `body` in one transaction (`begin` starts it): committed if it
+    /// returns `Ok`, rolled back otherwise. A connection lost before the
+    /// commit was acknowledged leaves the outcome to the server (the
+    /// transaction commits whole or not at all); the call fails.
+    pub(super) fn transaction<T>(
+        &mut self,
+        begin: &'static str,
+        body: impl FnOnce(&mut Db) -> Result<T>,
+    ) -> Result<T> {
+        self.batch(begin)?;
+        self.in_transaction = true;
+        let out = body(self);
+        let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        let ended = if self.client.is_some() {
+            self.batch(end)
+        } else {
+            Err(err(CKR_DEVICE_ERROR))
+        };
+        self.in_transaction = false;
+        let v = out?;
+        ended?;
+        Ok(v)
+    }
+}
+
+/// What a bounded wait gives: the client's result, or the timeout.
+type Waited<T> =
+    std::result::Result<std::result::Result<T, tokio_postgres::Error>, tokio::time::error::Elapsed>;
+
+/// Runs `fut` on `rt`, for at most `timeout`.
+fn wait<T>(
+    rt: &tokio::runtime::Runtime,
+    timeout: std::time::Duration,
+    fut: impl Future<Output = std::result::Result<T, tokio_postgres::Error>>,
+) -> Waited<T> {
+    rt.block_on(async { tokio::time::timeout(timeout, fut).await })
+}
+
+/// A server error's message and SQLSTATE, or the client's error.
+fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
+        None => e.to_string(),
+    }
+}

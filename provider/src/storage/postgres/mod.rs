@@ -1,0 +1,19 @@
+//! The PostgreSQL token store: tokens as rows of one database, shared by
+//! every process and host that names it (`storage = "postgresql://…"`).
+//!
+//! One job per file: `target` (the connection string, completed as libpq
+//! completes it), `db` (the connection: bounded waits, reconnection,
+//! fork), `schema` (the tables and the token row), `store` (opening,
+//! creating, listing and deleting tokens; the write transaction), `records`
+//! (the `TokenStore` methods), `iv` (the GCM IV counters' rows).
+
+mod db;
+mod iv;
+mod records;
+mod schema;
+mod store;
+mod target;
+#[cfg(test)]
+mod tests;
+
+pub use store::{PgStore, delete_token, discover, list_serials};

@@ -1,0 +1,207 @@
+//! The PostgreSQL store against a real server (the one `scripts/test`
+//! starts: `DALEK_PKCS11_TEST_POSTGRES`, `PGPASSFILE`; skipped without it
+//! unless `DALEK_PKCS11_REQUIRE_POSTGRES` is set). Each test keeps its
+//! tokens in a schema of its own; two stores of one token are two
+//! connections, as two hosts have.
+
+use super::PgStore;
+use crate::config::PostgresSettings;
+use crate::storage::sqlite::tests::{meta, rec};
+use crate::storage::store::{TokenMeta, TokenStore, Written};
+use cryptoki_sys::*;
+use std::time::Duration;
+
+/// Settings for schema `name` (emptied), or `None` to skip.
+fn settings(name: &str) -> Option<PostgresSettings> {
+    let base = match std::env::var("DALEK_PKCS11_TEST_POSTGRES") {
+        Ok(u) if !u.is_empty() => u,
+        _ => {
+            assert!(
+                std::env::var_os("DALEK_PKCS11_REQUIRE_POSTGRES").is_none(),
+                "DALEK_PKCS11_REQUIRE_POSTGRES is set, DALEK_PKCS11_TEST_POSTGRES is not"
+            );
+            eprintln!("SKIPPED: no PostgreSQL server (scripts/test starts one)");
+            return None;
+        }
+    };
+    let plain = PostgresSettings {
+        conninfo: base.clone(),
+        password_file: None,
+        timeout: Duration::from_secs(10),
+    };
+    let target = std::sync::Arc::new(super::target::Target::of(&plain).unwrap());
+    let mut db = super::db::Db::connect(target).unwrap();
+    db.batch(&format!(
+        "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
+    ))
+    .unwrap();
+    Some(PostgresSettings {
+        conninfo: format!("{base}?options=-csearch_path%3D{name}"),
+        ..plain
+    })
+}
+
+fn two_stores(name: &str) -> Option<(PostgresSettings, PgStore, PgStore)> {
+    let s = settings(name)?;
+    let a = PgStore::create(&s, &meta("pg1")).unwrap();
+    let b = PgStore::open(&s, "pg1").unwrap();
+    Some((s, a, b))
+}
+
+#[test]
+fn writes_are_seen_by_another_connection_with_deletions() {
+    let Some((_, mut a, mut b)) = two_stores("unit_feed") else {
+        return;
+    };
+    let first = b.changes_since("e1", u64::MAX).unwrap().unwrap();
+    assert!(first.upserts.is_empty());
+    let g0 = first.generation;
+    assert!(
+        b.changes_since("e1", g0).unwrap().is_none(),
+        "nothing changed"
+    );
+    let g1 = match a.put(&[&rec(1), &rec(2)], &[]).unwrap() {
+        Written::At(g) => g,
+        w => panic!("{w:?}"),
+    };
+    let c = b.changes_since("e1", g0).unwrap().unwrap();
+    assert_eq!(c.generation, g1);
+    assert_eq!(c.upserts.len(), 2);
+    assert_eq!(c.upserts[0].attrs, vec![1, 2, 3]);
+    assert_eq!(a.delete(&[1; 16]).unwrap(), Some(g1 + 1));
+    assert_eq!(a.delete(&[1; 16]).unwrap(), None);
+    let c = b.changes_since("e1", g1).unwrap().unwrap();
+    assert_eq!(c.deletes, vec![[1; 16]]);
+    assert!(c.upserts.is_empty());
+    assert_eq!(b.damage(), None);
+}
+
+#[test]
+fn conditional_writes_refuse_a_stale_or_vanished_view() {
+    let Some((_, mut a, mut b)) = two_stores("unit_cond") else {
+        return;
+    };
+    let g = match a.put(&[&rec(1)], &[]).unwrap() {
+        Written::At(g) => g,
+        w => panic!("{w:?}"),
+    };
+    // b read the object at g; a rewrites it; b's write through its view lands not.
+    a.put(&[&rec(1)], &[([1; 16], g)]).unwrap();
+    assert_eq!(b.put(&[&rec(1)], &[([1; 16], g)]).unwrap(), Written::Stale);
+    a.delete(&[1; 16]).unwrap();
+    assert_eq!(
+        b.put(&[&rec(1)], &[([1; 16], g + 1)]).unwrap(),
+        Written::Gone
+    );
+}
+
+#[test]
+fn a_reinitialisation_fences_the_other_connections_writes() {
+    let Some((_, mut a, mut b)) = two_stores("unit_epoch") else {
+        return;
+    };
+    a.put(&[&rec(1)], &[]).unwrap();
+    let fresh = TokenMeta {
+        epoch: "e2".into(),
+        integrity: Some("6b".repeat(32)),
+        ..meta("pg1")
+    };
+    a.reinitialize(&fresh).unwrap();
+    assert_eq!(b.put(&[&rec(2)], &[]).unwrap_err().rv(), CKR_DEVICE_REMOVED);
+    assert_eq!(
+        b.update_meta(&mut |m| {
+            m.user_failures += 1;
+            Ok(())
+        })
+        .unwrap_err()
+        .rv(),
+        CKR_DEVICE_REMOVED
+    );
+    let c = b.changes_since("e1", 1).unwrap().unwrap();
+    assert!(c.reset);
+    b.accept_epoch("e2");
+    b.put(&[&rec(2)], &[]).unwrap();
+    let all = a.changes_since("e2", u64::MAX).unwrap().unwrap();
+    assert_eq!(all.upserts.len(), 1, "the old token's object is gone");
+    assert_eq!(a.damage(), None);
+}
+
+#[test]
+fn iv_counters_never_repeat_across_connections_or_reinitialisation() {
+    let Some((_, mut a, mut b)) = two_stores("unit_iv") else {
+        return;
+    };
+    let mut seen = Vec::new();
+    for i in 0..20 {
+        let s = if i % 2 == 0 { &mut a } else { &mut b };
+        seen.push(s.reserve_iv_counter(b"key", 10).unwrap());
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), 20);
+    let highest = *seen.last().unwrap();
+    let fresh = TokenMeta {
+        epoch: "e2".into(),
+        integrity: Some("6b".repeat(32)),
+        ..meta("pg1")
+    };
+    a.reinitialize(&fresh).unwrap();
+    assert!(a.reserve_iv_counter(b"key", 1).unwrap() >= highest + 10);
+}
+
+#[test]
+fn pin_counts_from_many_connections_add_up() {
+    let Some((s, _a, _b)) = two_stores("unit_pins") else {
+        return;
+    };
+    std::thread::scope(|sc| {
+        for _ in 0..8 {
+            let s = &s;
+            sc.spawn(move || {
+                let mut store = PgStore::open(s, "pg1").unwrap();
+                for _ in 0..5 {
+                    store
+                        .update_meta(&mut |m| {
+                            m.user_failures += 1;
+                            Ok(())
+                        })
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let mut store = PgStore::open(&s, "pg1").unwrap();
+    assert_eq!(store.meta().unwrap().user_failures, 40);
+}
+
+#[test]
+fn edited_metadata_is_refused() {
+    let Some((s, _a, _b)) = two_stores("unit_meta") else {
+        return;
+    };
+    let target = std::sync::Arc::new(super::target::Target::of(&s).unwrap());
+    let mut db = super::db::Db::connect(target).unwrap();
+    db.batch("UPDATE dalek_tokens SET meta = convert_to(replace(convert_from(meta, 'UTF8'), '\"t\"', '\"x\"'), 'UTF8')")
+        .unwrap();
+    assert_eq!(
+        PgStore::open(&s, "pg1").err().unwrap().rv(),
+        CKR_DEVICE_ERROR
+    );
+}
+
+#[test]
+fn a_server_that_does_not_answer_fails_the_call_within_the_timeout() {
+    // A listener that accepts and never speaks: the connection waits for
+    // the server's first message until the timeout.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let s = PostgresSettings {
+        conninfo: format!("postgresql://nobody:pw@127.0.0.1:{port}/none"),
+        password_file: None,
+        timeout: Duration::from_millis(300),
+    };
+    assert_eq!(PgStore::open(&s, "x").err().unwrap().rv(), CKR_DEVICE_ERROR);
+    drop(listener);
+    // Nothing listens now: refused at once.
+    assert_eq!(PgStore::open(&s, "x").err().unwrap().rv(), CKR_DEVICE_ERROR);
+}
