@@ -17,6 +17,20 @@ SUITE="$(basename "$0" .sh)"
 
 p11() { pkcs11-tool --module "$MODULE" "$@"; }
 
+# use_tokens NAME: a token store of NAME's own: the directory
+# $WORK/tokens-NAME or, when DALEK_PKCS11_INTEROP_POSTGRES names a
+# PostgreSQL database (a connection URI; its password in PGPASSFILE), the
+# schema interop_NAME of it, emptied first.
+use_tokens() {
+  export DALEK_PKCS11_TOKEN_DIR="$WORK/tokens-$1"
+  if [ -n "${DALEK_PKCS11_INTEROP_POSTGRES:-}" ]; then
+    local schema="interop_${1//[^a-zA-Z0-9]/_}"
+    psql -X -q -v ON_ERROR_STOP=1 "$DALEK_PKCS11_INTEROP_POSTGRES" \
+      -c "SET client_min_messages = warning; DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema" >/dev/null
+    export DALEK_PKCS11_STORAGE="$DALEK_PKCS11_INTEROP_POSTGRES?options=-csearch_path%3D$schema"
+  fi
+}
+
 # check NAME COMMAND...: runs the command, counts the outcome.
 check() {
   local name="$1"; shift

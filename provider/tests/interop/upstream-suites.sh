@@ -16,7 +16,8 @@
 # in $UPSTREAM_SUITES_DIR (default: target/upstream-suites/, or
 # $CARGO_TARGET_DIR/upstream-suites/), so the second module build of one
 # scripts/test run reuses them. UPSTREAM_SUITES_VERBOSE=1 prints the output
-# of every failing test.
+# of every failing test. With DALEK_PKCS11_INTEROP_POSTGRES (a PostgreSQL
+# connection URI) the tokens are kept in that database (lib.sh `use_tokens`).
 source "$(dirname "$0")/lib.sh"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../../.." && pwd)"
@@ -103,8 +104,8 @@ for line in open(sys.argv[1]):
   fi
   echo "$name: tests built in $((SECONDS - start)) s"
 
-  # A token directory of its own (the other suite's token would be slot 0).
-  export DALEK_PKCS11_TOKEN_DIR="$WORK/tokens-cryptoki"
+  # A token store of its own (the other suite's token would be slot 0).
+  use_tokens cryptoki
   # The token its CI makes with softhsm2-util (tests/common/mod.rs: the
   # first slot with a token, these PINs; every test re-initialises it).
   p11 --init-token --slot-index 0 --label "Test Token" --so-pin abcdef654321 >/dev/null 2>&1 &&
@@ -156,8 +157,8 @@ run_python_pkcs11() {
   cp -r "$WORK/python_pkcs11-$PY_PKCS11_VERSION/tests" "$WORK/pyrun/tests"
 
   # The token its CI makes with softhsm2-util (.github/workflows/tests.yml),
-  # in a token directory of its own.
-  export DALEK_PKCS11_TOKEN_DIR="$WORK/tokens-python-pkcs11"
+  # in a token store of its own.
+  use_tokens python-pkcs11
   export PKCS11_MODULE="$MODULE" PKCS11_TOKEN_LABEL=TEST PKCS11_TOKEN_PIN=1234 PKCS11_TOKEN_SO_PIN=5678
   p11 --init-token --slot-index 0 --label TEST --so-pin 5678 >/dev/null 2>&1 &&
     p11 --token-label TEST --init-pin --login --login-type so --so-pin 5678 --pin 1234 >/dev/null 2>&1 ||

@@ -145,14 +145,20 @@ impl Db {
         }
         if self.client.is_none() {
             let rt = self.runtime.as_ref().ok_or(err(CKR_DEVICE_ERROR))?;
-            let r = wait(rt, self.target.timeout, self.target.config.connect(NoTls));
-            let (client, connection) = self.outcome("connect", r)?;
-            let rt = self.runtime.as_ref().ok_or(err(CKR_DEVICE_ERROR))?;
-            rt.spawn(async move {
-                // Ends with the connection; its error is seen by the next call.
-                let _ = connection.await;
-            });
-            self.client = Some(client);
+            let (target, timeout) = (&self.target, self.target.timeout);
+            #[cfg(feature = "aws-lc")]
+            let r = match &target.tls {
+                Some(tls) => start(
+                    rt,
+                    timeout,
+                    &target.config,
+                    tokio_postgres_rustls::MakeRustlsConnect::new(tls.clone()),
+                ),
+                None => start(rt, timeout, &target.config, NoTls),
+            };
+            #[cfg(not(feature = "aws-lc"))]
+            let r = start(rt, timeout, &target.config, NoTls);
+            self.client = Some(self.outcome("connect", r)?);
         }
         match (&self.runtime, &self.client) {
             (Some(rt), Some(c)) => Ok((rt, c)),
@@ -255,6 +261,31 @@ impl Db {
 /// What a bounded wait gives: the client's result, or the timeout.
 type Waited<T> =
     std::result::Result<std::result::Result<T, tokio_postgres::Error>, tokio::time::error::Elapsed>;
+
+/// Connects with `tls` on `rt`, for at most `timeout`, and leaves the
+/// connection's task on the runtime (it runs inside the store's calls and
+/// ends with the connection; its error is seen by the next call).
+fn start<T>(
+    rt: &tokio::runtime::Runtime,
+    timeout: std::time::Duration,
+    config: &tokio_postgres::Config,
+    tls: T,
+) -> Waited<Client>
+where
+    T: tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>,
+    T::Stream: Send + 'static,
+{
+    rt.block_on(async {
+        tokio::time::timeout(timeout, async {
+            let (client, connection) = config.connect(tls).await?;
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            Ok(client)
+        })
+        .await
+    })
+}
 
 /// Runs `fut` on `rt`, for at most `timeout`.
 fn wait<T>(

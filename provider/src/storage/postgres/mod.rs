@@ -5,7 +5,7 @@
 //! completes it), `db` (the connection: bounded waits, reconnection,
 //! fork), `schema` (the tables and the token row), `store` (opening,
 //! creating, listing and deleting tokens; the write transaction), `records`
-//! (the `TokenStore` methods), `iv` (the GCM IV counters' rows).
+//! (the `TokenStore` methods), `iv` (the GCM IV counters' rows), `tls` (TLS to the database).
 
 mod db;
 mod iv;
@@ -13,6 +13,8 @@ mod records;
 mod schema;
 mod store;
 mod target;
+#[cfg(feature = "aws-lc")]
+mod tls;
 #[cfg(test)]
 mod tests;
 

@@ -14,7 +14,13 @@
 //!   `*` wildcards and `\:` / `\\` escapes; as libpq, a file readable by
 //!   its group or others is ignored, with a warning;
 //! - a host name is resolved here, on the calling thread (`hostaddr`), so
-//!   the client never starts a resolver thread (`db`).
+//!   the client never starts a resolver thread (`db`);
+//! - `sslmode` (all six of libpq's; default `prefer`, or `PGSSLMODE`) and
+//!   `sslrootcert` (or `PGSSLROOTCERT`) are taken out of the string and
+//!   given to `tls`; client certificates (`sslcert`, `sslkey`) are not
+//!   supported yet and refused, as is any other `ssl…` parameter. The
+//!   pure-Rust build has no TLS: it refuses `require`, `verify-ca` and
+//!   `verify-full`, and connects plain for the others.
 //!
 //! The connection string is never logged: it may hold a password.
 
@@ -32,6 +38,168 @@ pub(super) struct Target {
     pub(super) timeout: std::time::Duration,
     /// `user@host:port/dbname`, for log lines (no password).
     pub(super) shown: String,
+    /// TLS (`None`: plain).
+    #[cfg(feature = "aws-lc")]
+    pub(super) tls: Option<rustls::ClientConfig>,
+}
+
+/// libpq's `sslmode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SslMode {
+    Disable,
+    Allow,
+    Prefer,
+    Require,
+    VerifyCa,
+    VerifyFull,
+}
+
+impl SslMode {
+    pub(super) fn parse(s: &str) -> Option<SslMode> {
+        Some(match s {
+            "disable" => SslMode::Disable,
+            "allow" => SslMode::Allow,
+            "prefer" => SslMode::Prefer,
+            "require" => SslMode::Require,
+            "verify-ca" => SslMode::VerifyCa,
+            "verify-full" => SslMode::VerifyFull,
+            _ => return None,
+        })
+    }
+}
+
+/// The TLS parameters taken out of a connection string.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct TlsParams {
+    mode: Option<String>,
+    root_cert: Option<String>,
+}
+
+/// `conninfo` without its `ssl…` parameters, and those (see the module
+/// documentation); an `ssl…` parameter this store does not support is
+/// refused.
+fn take_tls_params(conninfo: &str) -> Result<(String, TlsParams)> {
+    let mut tls = TlsParams::default();
+    let mut take = |key: &str, value: String| -> Result<bool> {
+        match key {
+            "sslmode" => tls.mode = Some(value),
+            "sslrootcert" => tls.root_cert = Some(value),
+            k if k.starts_with("ssl") || k == "requiressl" => {
+                return Err(refuse(format_args!(
+                    "{k} is not supported (TLS to the database: sslmode and sslrootcert)"
+                )));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    };
+    let lower = conninfo.trim_start().to_ascii_lowercase();
+    if lower.starts_with("postgresql://") || lower.starts_with("postgres://") {
+        let Some((head, query)) = conninfo.split_once('?') else {
+            return Ok((conninfo.to_string(), tls));
+        };
+        let mut kept = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            if !take(k, percent_decode(v))? {
+                kept.push(pair);
+            }
+        }
+        let rest = if kept.is_empty() {
+            head.to_string()
+        } else {
+            format!("{head}?{}", kept.join("&"))
+        };
+        return Ok((rest, tls));
+    }
+    let mut kept = Vec::new();
+    for (k, v) in key_values(conninfo)? {
+        if !take(&k, v.clone())? {
+            kept.push(format!(
+                "{k}='{}'",
+                v.replace('\\', "\\\\").replace('\'', "\\'")
+            ));
+        }
+    }
+    Ok((kept.join(" "), tls))
+}
+
+/// `%XX` escapes of a URI query value decoded.
+fn percent_decode(v: &str) -> String {
+    let b = v.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, ..) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The `key = value` pairs of a libpq key/value string (values may be
+/// single-quoted; `\` escapes the next character).
+fn key_values(s: &str) -> Result<Vec<(String, String)>> {
+    let bad = || refuse(format_args!("the connection string does not parse"));
+    let mut out = Vec::new();
+    let mut chars = s.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            return Ok(out);
+        }
+        let mut key = String::new();
+        while let Some(&c) = chars.peek() {
+            if c == '=' || c.is_whitespace() {
+                break;
+            }
+            key.push(c);
+            chars.next();
+        }
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.next() != Some('=') || key.is_empty() {
+            return Err(bad());
+        }
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut value = String::new();
+        if chars.peek() == Some(&'\'') {
+            chars.next();
+            loop {
+                match chars.next().ok_or_else(bad)? {
+                    '\'' => break,
+                    '\\' => value.push(chars.next().ok_or_else(bad)?),
+                    c => value.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                chars.next();
+                if c == '\\' {
+                    value.push(chars.next().ok_or_else(bad)?);
+                } else {
+                    value.push(c);
+                }
+            }
+        }
+        out.push((key, value));
+    }
 }
 
 fn refuse(what: std::fmt::Arguments<'_>) -> crate::error::Error {
@@ -51,8 +219,31 @@ fn os_user() -> Option<String> {
 impl Target {
     /// The target `settings` name, completed (see the module documentation).
     pub(super) fn of(settings: &PostgresSettings) -> Result<Target> {
-        let mut config = tokio_postgres::Config::from_str(&settings.conninfo)
+        let (conninfo, tls) = take_tls_params(&settings.conninfo)?;
+        let mut config = tokio_postgres::Config::from_str(&conninfo)
             .map_err(|e| refuse(format_args!("the connection string does not parse: {e}")))?;
+        let mode_name = tls
+            .mode
+            .or_else(|| env("PGSSLMODE"))
+            .unwrap_or_else(|| "prefer".into());
+        let mode = SslMode::parse(&mode_name)
+            .ok_or_else(|| refuse(format_args!("sslmode={mode_name:?} is not one of libpq's")))?;
+        let root_cert = tls.root_cert.or_else(|| env("PGSSLROOTCERT")).map(PathBuf::from);
+        config.ssl_mode(match mode {
+            SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+            SslMode::Allow | SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+            _ => tokio_postgres::config::SslMode::Require,
+        });
+        #[cfg(feature = "aws-lc")]
+        let tls = super::tls::client_config(mode, root_cert.as_deref())?;
+        #[cfg(not(feature = "aws-lc"))]
+        if matches!(mode, SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull) {
+            let _ = root_cert;
+            return Err(refuse(format_args!(
+                "sslmode={mode_name} needs TLS, which the pure-Rust build does not have: \
+                 use the default build"
+            )));
+        }
         if config.get_hosts().is_empty() {
             match env("PGHOST") {
                 Some(h) => {
@@ -111,6 +302,8 @@ impl Target {
             config,
             timeout: settings.timeout,
             shown: format!("{user}@{host}:{port}/{dbname}"),
+            #[cfg(feature = "aws-lc")]
+            tls,
         })
     }
 }
@@ -259,10 +452,53 @@ mod tests {
             ..settings
         };
         assert_eq!(Target::of(&kv).unwrap().shown, "u@127.0.0.1:7/t");
-        let bad = PostgresSettings {
-            conninfo: "postgresql://h/d?sslmode=bogus".into(),
-            ..kv
+        for bad in [
+            "postgresql://h/d?sslmode=bogus",
+            "postgresql://h/d?sslcert=/x.crt",
+            "host=h sslkey=/k",
+            "host=h dbname='unterminated",
+        ] {
+            let bad = PostgresSettings {
+                conninfo: bad.into(),
+                ..kv.clone()
+            };
+            assert!(Target::of(&bad).is_err(), "{}", bad.conninfo);
+        }
+    }
+
+    /// The pure-Rust build has no TLS: the modes that need it are refused,
+    /// the others connect plain.
+    #[cfg(not(feature = "aws-lc"))]
+    #[test]
+    fn the_pure_rust_build_refuses_the_modes_that_need_tls() {
+        let with = |mode: &str| PostgresSettings {
+            conninfo: format!("postgresql://u:p@127.0.0.1/d?sslmode={mode}"),
+            password_file: None,
+            timeout: std::time::Duration::from_secs(1),
         };
-        assert!(Target::of(&bad).is_err());
+        for mode in ["require", "verify-ca", "verify-full"] {
+            assert!(Target::of(&with(mode)).is_err(), "{mode}");
+        }
+        for mode in ["disable", "allow", "prefer"] {
+            assert!(Target::of(&with(mode)).is_ok(), "{mode}");
+        }
+    }
+
+    #[test]
+    fn tls_parameters_are_taken_out_of_both_forms() {
+        let (rest, tls) = take_tls_params(
+            "postgresql://u@h:5/d?application_name=x&sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem",
+        )
+        .unwrap();
+        assert_eq!(rest, "postgresql://u@h:5/d?application_name=x");
+        assert_eq!(tls.mode.as_deref(), Some("verify-full"));
+        assert_eq!(tls.root_cert.as_deref(), Some("/etc/ca.pem"));
+        let (rest, tls) =
+            take_tls_params("host=h  sslmode = require dbname='my db' password='a\\'b'").unwrap();
+        assert_eq!(rest, "host='h' dbname='my db' password='a\\'b'");
+        assert_eq!(tls.mode.as_deref(), Some("require"));
+        let c = tokio_postgres::Config::from_str(&rest).unwrap();
+        assert_eq!(c.get_dbname(), Some("my db"));
+        assert_eq!(c.get_password(), Some(&b"a'b"[..]));
     }
 }

@@ -205,3 +205,59 @@ fn a_server_that_does_not_answer_fails_the_call_within_the_timeout() {
     // Nothing listens now: refused at once.
     assert_eq!(PgStore::open(&s, "x").err().unwrap().rv(), CKR_DEVICE_ERROR);
 }
+
+/// Each `sslmode` as libpq gives it, against the test server's TLS (its CA
+/// in DIR/ca.crt; DIR/other-ca.crt signed nothing of it).
+#[cfg(feature = "aws-lc")]
+#[test]
+fn tls_is_used_and_verified_as_sslmode_says() {
+    use super::db::Db;
+    use super::target::Target;
+    use std::sync::Arc;
+    let Some(s) = settings("unit_tls") else {
+        return;
+    };
+    let Ok(dir) = std::env::var("DALEK_PKCS11_TEST_POSTGRES_DIR") else {
+        eprintln!("SKIPPED: the server's directory is not known (scripts/test sets it)");
+        return;
+    };
+    let with = |q: String| PostgresSettings {
+        conninfo: format!("{}&{q}", s.conninfo),
+        ..s.clone()
+    };
+    let encrypted = |q: String| -> crate::error::Result<bool> {
+        let mut db = Db::connect(Arc::new(Target::of(&with(q))?))?;
+        Ok(db
+            .query_opt("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", &[])?
+            .is_some_and(|r| r.get::<_, bool>(0)))
+    };
+    let ca = format!("{dir}/ca.crt");
+    let other = format!("{dir}/other-ca.crt");
+    assert!(encrypted(format!("sslmode=verify-full&sslrootcert={ca}")).unwrap());
+    assert!(encrypted(format!("sslmode=verify-ca&sslrootcert={ca}")).unwrap());
+    assert!(encrypted("sslmode=require".into()).unwrap());
+    assert!(encrypted("sslmode=prefer".into()).unwrap());
+    assert!(!encrypted("sslmode=disable".into()).unwrap());
+    // A chain to another root is refused, whichever mode checks it.
+    for mode in ["verify-full", "verify-ca", "require"] {
+        let r = encrypted(format!("sslmode={mode}&sslrootcert={other}"));
+        assert_eq!(r.unwrap_err().rv(), CKR_DEVICE_ERROR, "{mode}");
+    }
+    // verify-full without any root certificate is a configuration error.
+    let r = Target::of(&with("sslmode=verify-full&sslrootcert=/nonexistent".into()));
+    assert_eq!(r.err().unwrap().rv(), CKR_GENERAL_ERROR);
+    // The store itself over TLS.
+    let tls = with(format!("sslmode=verify-full&sslrootcert={ca}"));
+    let mut store = PgStore::create(&tls, &meta("tls1")).unwrap();
+    store.put(&[&rec(1)], &[]).unwrap();
+    assert_eq!(
+        PgStore::open(&tls, "tls1")
+            .unwrap()
+            .changes_since("e1", u64::MAX)
+            .unwrap()
+            .unwrap()
+            .upserts
+            .len(),
+        1
+    );
+}
