@@ -294,7 +294,7 @@ fn server_control(what: &[&str]) {
 /// stopped under an open session: while it is down a call that needs it
 /// fails with `CKR_DEVICE_ERROR`; once it is back the next call succeeds
 /// (the module connects again by itself, no `C_Finalize`), and nothing
-/// acknowledged is lost.
+/// acknowledged is lost; a key the session holds signs while it is down.
 #[test]
 fn the_module_reconnects_after_the_server_restarts_or_is_killed() {
     let Some((mut f, _uri)) = pg_fixture("restarts") else {
@@ -307,6 +307,18 @@ fn the_module_reconnects_after_the_server_restarts_or_is_killed() {
     let slot = f.token("restarts");
     let s = f.user(slot);
     data_object(&s, "before", b"0");
+    let (_, held) = s
+        .generate_key_pair(
+            &Mechanism::EccKeyPairGen,
+            &[
+                Attribute::Token(true),
+                Attribute::EcParams(vec![
+                    0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07,
+                ]),
+            ],
+            &[Attribute::Token(true), Attribute::Sign(true)],
+        )
+        .unwrap();
     let mut written = vec!["before".to_string()];
     for (i, how) in [
         &["restart", "fast"][..],
@@ -321,6 +333,8 @@ fn the_module_reconnects_after_the_server_restarts_or_is_killed() {
         if how[0] == "stop" {
             let down = s.find_objects(&[Attribute::Label(b"before".to_vec())]);
             assert_eq!(rv_of(down.unwrap_err()), RvError::DeviceError);
+            // A key the session holds still signs.
+            s.sign(&Mechanism::Ecdsa, held, &[1; 32]).unwrap();
         }
         if how[0] != "restart" {
             server_control(&["start-again"]);

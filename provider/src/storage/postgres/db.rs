@@ -44,7 +44,14 @@ pub(super) struct Db {
     in_transaction: bool,
     /// The last failure was a lost connection (see `again`).
     lost: bool,
+    /// Since when connecting fails, and when that was last logged (one
+    /// line per outage and then one every [`OUTAGE_LOG_EVERY`], not one
+    /// per call).
+    outage: Option<(std::time::Instant, std::time::Instant)>,
 }
+
+/// How often a connection that keeps failing is logged again.
+const OUTAGE_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Drop for Db {
     fn drop(&mut self) {
@@ -76,6 +83,7 @@ impl Db {
             pid: std::process::id(),
             in_transaction: false,
             lost: false,
+            outage: None,
         };
         db.live()?;
         Ok(db)
@@ -105,17 +113,20 @@ impl Db {
     /// connection if it is broken, timed out, or inside a transaction.
     fn outcome<T>(&mut self, what: &str, r: Waited<T>) -> Result<T> {
         self.lost = false;
+        let quiet = what == "connect" && !self.note_connect(r.as_ref().is_ok_and(|r| r.is_ok()));
         match r {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => {
                 let broken = e.is_closed() || self.client.as_ref().is_none_or(Client::is_closed);
                 self.lost = broken;
-                crate::log::error(format_args!(
-                    "PostgreSQL {}: {what}: {}{}",
-                    self.target.shown,
-                    describe(&e),
-                    if broken { " (connection lost)" } else { "" }
-                ));
+                if !quiet {
+                    crate::log::error(format_args!(
+                        "PostgreSQL {}: {what}: {}{}",
+                        self.target.shown,
+                        describe(&e),
+                        if broken { " (connection lost)" } else { "" }
+                    ));
+                }
                 if broken || self.in_transaction {
                     self.disconnect();
                 }
@@ -129,6 +140,38 @@ impl Db {
                 self.disconnect();
                 Err(err(CKR_DEVICE_ERROR))
             }
+        }
+    }
+
+    /// Keeps the outage log: the first failed connection of an outage is
+    /// logged (true: log this failure), then one line every
+    /// [`OUTAGE_LOG_EVERY`], and the end of it.
+    fn note_connect(&mut self, ok: bool) -> bool {
+        let now = std::time::Instant::now();
+        match (ok, self.outage) {
+            (true, Some((since, _))) => {
+                crate::log::info(format_args!(
+                    "PostgreSQL {}: connected again after {:.1} s",
+                    self.target.shown,
+                    since.elapsed().as_secs_f64()
+                ));
+                self.outage = None;
+                false
+            }
+            (false, None) => {
+                self.outage = Some((now, now));
+                true
+            }
+            (false, Some((since, logged))) if logged.elapsed() >= OUTAGE_LOG_EVERY => {
+                crate::log::error(format_args!(
+                    "PostgreSQL {}: still unreachable after {:.0} s",
+                    self.target.shown,
+                    since.elapsed().as_secs_f64()
+                ));
+                self.outage = Some((since, now));
+                false
+            }
+            _ => false,
         }
     }
 
@@ -184,7 +227,7 @@ impl Db {
     fn again<T>(&mut self, mut op: impl FnMut(&mut Db) -> Result<T>) -> Result<T> {
         let first = op(self);
         if first.is_err() && self.lost && !self.in_transaction {
-            crate::log::info(format_args!(
+            crate::log::debug(format_args!(
                 "PostgreSQL {}: connecting again",
                 self.target.shown
             ));

@@ -13,9 +13,9 @@ mod records;
 mod schema;
 mod store;
 mod target;
-#[cfg(feature = "aws-lc")]
-mod tls;
 #[cfg(test)]
 mod tests;
+#[cfg(feature = "aws-lc")]
+mod tls;
 
 pub use store::{PgStore, delete_token, discover, list_serials};

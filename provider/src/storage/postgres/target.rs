@@ -131,7 +131,11 @@ fn percent_decode(v: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         let hex = |c: u8| (c as char).to_digit(16);
-        match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
+        match (
+            b[i],
+            b.get(i + 1).copied().and_then(hex),
+            b.get(i + 2).copied().and_then(hex),
+        ) {
             (b'%', Some(h), Some(l)) => {
                 out.push((h * 16 + l) as u8);
                 i += 3;
@@ -228,7 +232,10 @@ impl Target {
             .unwrap_or_else(|| "prefer".into());
         let mode = SslMode::parse(&mode_name)
             .ok_or_else(|| refuse(format_args!("sslmode={mode_name:?} is not one of libpq's")))?;
-        let root_cert = tls.root_cert.or_else(|| env("PGSSLROOTCERT")).map(PathBuf::from);
+        let root_cert = tls
+            .root_cert
+            .or_else(|| env("PGSSLROOTCERT"))
+            .map(PathBuf::from);
         config.ssl_mode(match mode {
             SslMode::Disable => tokio_postgres::config::SslMode::Disable,
             SslMode::Allow | SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
@@ -237,7 +244,10 @@ impl Target {
         #[cfg(feature = "aws-lc")]
         let tls = super::tls::client_config(mode, root_cert.as_deref())?;
         #[cfg(not(feature = "aws-lc"))]
-        if matches!(mode, SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull) {
+        if matches!(
+            mode,
+            SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull
+        ) {
             let _ = root_cert;
             return Err(refuse(format_args!(
                 "sslmode={mode_name} needs TLS, which the pure-Rust build does not have: \

@@ -228,7 +228,10 @@ fn tls_is_used_and_verified_as_sslmode_says() {
     let encrypted = |q: String| -> crate::error::Result<bool> {
         let mut db = Db::connect(Arc::new(Target::of(&with(q))?))?;
         Ok(db
-            .query_opt("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", &[])?
+            .query_opt(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )?
             .is_some_and(|r| r.get::<_, bool>(0)))
     };
     let ca = format!("{dir}/ca.crt");

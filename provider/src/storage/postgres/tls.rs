@@ -61,7 +61,10 @@ fn roots(root_cert: Option<&Path>) -> Result<Option<RootCertStore>> {
 }
 
 /// The rustls configuration of `mode` (`None` for `disable`).
-pub(super) fn client_config(mode: SslMode, root_cert: Option<&Path>) -> Result<Option<ClientConfig>> {
+pub(super) fn client_config(
+    mode: SslMode,
+    root_cert: Option<&Path>,
+) -> Result<Option<ClientConfig>> {
     if mode == SslMode::Disable {
         return Ok(None);
     }
@@ -75,7 +78,11 @@ pub(super) fn client_config(mode: SslMode, root_cert: Option<&Path>) -> Result<O
             return Err(refuse(format_args!(
                 "sslmode={} needs root certificates: sslrootcert=FILE (or system), \
                  or ~/.postgresql/root.crt",
-                if mode == SslMode::VerifyFull { "verify-full" } else { "verify-ca" }
+                if mode == SslMode::VerifyFull {
+                    "verify-full"
+                } else {
+                    "verify-ca"
+                }
             )));
         }
         (mode, Some(roots)) => {
