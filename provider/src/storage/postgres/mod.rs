@@ -11,6 +11,7 @@ mod db;
 mod iv;
 mod records;
 mod schema;
+mod sslmode;
 mod store;
 mod target;
 #[cfg(test)]

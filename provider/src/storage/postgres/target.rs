@@ -24,6 +24,7 @@
 //!
 //! The connection string is never logged: it may hold a password.
 
+use super::sslmode::SslMode;
 use crate::config::PostgresSettings;
 use crate::error::{Result, err};
 use cryptoki_sys::CKR_GENERAL_ERROR;
@@ -41,31 +42,6 @@ pub(super) struct Target {
     /// TLS (`None`: plain).
     #[cfg(feature = "aws-lc")]
     pub(super) tls: Option<rustls::ClientConfig>,
-}
-
-/// libpq's `sslmode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum SslMode {
-    Disable,
-    Allow,
-    Prefer,
-    Require,
-    VerifyCa,
-    VerifyFull,
-}
-
-impl SslMode {
-    pub(super) fn parse(s: &str) -> Option<SslMode> {
-        Some(match s {
-            "disable" => SslMode::Disable,
-            "allow" => SslMode::Allow,
-            "prefer" => SslMode::Prefer,
-            "require" => SslMode::Require,
-            "verify-ca" => SslMode::VerifyCa,
-            "verify-full" => SslMode::VerifyFull,
-            _ => return None,
-        })
-    }
 }
 
 /// The TLS parameters taken out of a connection string.

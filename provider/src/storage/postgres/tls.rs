@@ -14,7 +14,7 @@
 //!   the server is not authenticated (libpq's behaviour). `prefer` and
 //!   `allow` fall back to plain when the server offers no TLS.
 
-use super::target::SslMode;
+use super::sslmode::SslMode;
 use crate::error::{Result, err};
 use cryptoki_sys::CKR_GENERAL_ERROR;
 use rustls::client::WebPkiServerVerifier;
