@@ -245,14 +245,15 @@ pub fn finish_worker(child: std::process::Child) -> String {
 /// In a worker process: the module initialised, and the slot of the token
 /// labelled `label`. The token file may be locked by another worker at the
 /// instant of this process's first scan; the module then lists it at a
-/// later `C_GetSlotList` (`Module::rescan`), so the search is repeated for
-/// up to two seconds, and a failure names what was seen.
+/// later `C_GetSlotList` (`Module::rescan`), and a PostgreSQL server
+/// restarted under a soak takes a moment to answer, so the search is
+/// repeated for up to ten seconds, and a failure names what was seen.
 pub fn worker_module(label: &str) -> (Pkcs11, Slot) {
     let p = Pkcs11::new(module_path()).unwrap();
     p.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK))
         .unwrap();
     let mut seen = Vec::new();
-    for _ in 0..20 {
+    for _ in 0..100 {
         seen.clear();
         for s in p.get_slots_with_token().unwrap() {
             match p.get_token_info(s) {

@@ -4,10 +4,28 @@ use super::*;
 
 // ----------------------------------------------------------------- load --
 
+/// `f` until it succeeds: under `SOAK_FAULTS` the database may be down
+/// for a moment when a session is opened or the user logs in.
+fn until_ok<T>(mut f: impl FnMut() -> cryptoki::error::Result<T>) -> T {
+    let give_up = Instant::now() + Duration::from_secs(60);
+    loop {
+        match f() {
+            Ok(v) => return v,
+            Err(e) if Instant::now() > give_up => panic!("still failing after 60 s: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
 pub(super) fn load_worker(label: &str, threads: usize, millis: u64) {
     let (p, slot) = worker_module(label);
-    let login = p.open_rw_session(slot).unwrap();
-    let _ = login.login(UserType::User, Some(&pin(USER_PIN)));
+    let login = until_ok(|| p.open_rw_session(slot));
+    until_ok(|| match login.login(UserType::User, Some(&pin(USER_PIN))) {
+        Err(cryptoki::error::Error::Pkcs11(cryptoki::error::RvError::UserAlreadyLoggedIn, _)) => {
+            Ok(())
+        }
+        other => other,
+    });
     let end = Instant::now() + Duration::from_millis(millis);
     let pid = std::process::id();
     type Outcome = (u64, Vec<String>, Vec<String>, Vec<String>);
@@ -16,15 +34,7 @@ pub(super) fn load_worker(label: &str, threads: usize, millis: u64) {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
                 sc.spawn(move || {
-                    // A session lost to a failure (the server restarted
-                    // under it) is opened again.
-                    let open = || loop {
-                        match p.open_rw_session(slot) {
-                            Ok(s) => break s,
-                            Err(_) => std::thread::sleep(Duration::from_millis(50)),
-                        }
-                    };
-                    let s = open();
+                    let s = until_ok(|| p.open_rw_session(slot));
                     let (mut errors, mut live, mut gone, mut uncertain) =
                         (0u64, Vec::new(), Vec::new(), Vec::new());
                     let mut i = 0;
@@ -65,7 +75,7 @@ pub(super) fn load_worker(label: &str, threads: usize, millis: u64) {
             .collect();
         // A reader: everything it finds signs, or was destroyed meanwhile.
         let reader = sc.spawn(move || {
-            let s = p.open_ro_session(slot).unwrap();
+            let s = until_ok(|| p.open_ro_session(slot));
             let mut errors = 0u64;
             while Instant::now() < end {
                 let Ok(keys) = s.find_objects(&[Attribute::Class(ObjectClass::PRIVATE_KEY)]) else {
