@@ -264,6 +264,30 @@ pub(crate) fn reserve(
     Ok(first)
 }
 
+/// [`reserve`] under the keys of the metadata as it is in the caller's
+/// write transaction (`secret`, its integrity secret): another process may
+/// have re-initialised the token since this one looked, so the keys this
+/// process holds (`known`) serve only while they are still that secret's.
+pub(crate) fn reserve_current(
+    conn: &(impl IvTable + ?Sized),
+    known: Option<&Integrity>,
+    secret: Option<&str>,
+    serial: &str,
+    key: &[u8],
+    count: u64,
+) -> Result<u64> {
+    let secret = secret.ok_or(err(CKR_DEVICE_ERROR))?;
+    let fresh;
+    let keys = match known {
+        Some(k) if k.is_of(secret) => k,
+        _ => {
+            fresh = Integrity::from_hex(secret)?;
+            &fresh
+        }
+    };
+    reserve(conn, keys, serial, key, count)
+}
+
 /// At `C_InitToken`, in its transaction: the counters verified under the
 /// outgoing integrity keys `old` become one floor (the highest value
 /// reserved so far) tagged under the incoming `new`, and the table is

@@ -11,6 +11,7 @@
 //! them from there); this file declares the parts, re-exports those types
 //! and opens the implementation the configuration names.
 
+pub(crate) mod fence;
 pub mod integrity;
 pub mod iv_counters;
 pub(crate) mod known;

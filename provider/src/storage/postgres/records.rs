@@ -233,18 +233,9 @@ impl TokenStore for PgStore {
     fn reserve_iv_counter(&mut self, key: &[u8], count: u64) -> Result<u64> {
         let serial = self.serial.clone();
         self.write(|db, row, known| {
-            // The keys of the metadata as it is now.
-            let secret = row.meta.integrity.as_deref().ok_or(err(CKR_DEVICE_ERROR))?;
-            let fresh;
-            let keys = match known {
-                Some(k) if k.is_of(secret) => k,
-                _ => {
-                    fresh = Integrity::from_hex(secret)?;
-                    &fresh
-                }
-            };
             let table = PgIv::new(db, &serial);
-            crate::storage::iv_counters::reserve(&table, keys, &serial, key, count)
+            let secret = row.meta.integrity.as_deref();
+            crate::storage::iv_counters::reserve_current(&table, known, secret, &serial, key, count)
         })
     }
 

@@ -21,6 +21,7 @@ use super::schema::{TOKEN_COLUMNS, TokenRow, encode_meta, ensure, token_row};
 use super::target::Target;
 use crate::config::PostgresSettings;
 use crate::error::{Result, err};
+use crate::storage::fence::Fence;
 use crate::storage::integrity::{Integrity, MAC_LEN};
 use crate::storage::known::Known;
 use crate::storage::store::{TokenMeta, TokenStore};
@@ -141,23 +142,12 @@ impl PgStore {
         &mut self,
         body: impl FnOnce(&mut Db, &TokenRow, Option<&Integrity>) -> Result<T>,
     ) -> Result<T> {
-        let accepted = self.accepted_epoch.clone();
-        let mut stale = false;
+        let fence = Fence::new(&self.accepted_epoch);
         let out = self.write_any(|db, row, keys| {
-            if row.meta.epoch != accepted {
-                stale = true;
-                return Err(err(CKR_DEVICE_REMOVED));
-            }
+            fence.check(&row.meta.epoch)?;
             body(db, row, keys)
         });
-        if stale {
-            crate::log::warn(format_args!(
-                "token {}: re-initialised by another process; a write of the old token refused",
-                self.serial
-            ));
-            self.reload = true;
-        }
-        out
+        fence.finish(&self.serial, &mut self.reload, out)
     }
 
     /// A write transaction without the epoch check (the re-initialisation

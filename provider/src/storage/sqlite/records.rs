@@ -10,13 +10,12 @@ use super::schema::{
     set_meta_blob, stored_mac, uid_from, write_meta,
 };
 use super::store::{Known, READ_FILE_CHECK_INTERVAL, SqliteStore, carry_iv_counters};
-use crate::error::{Result, err, take_sqlite_fault};
+use crate::error::{Result, take_sqlite_fault};
 use crate::storage::integrity::{Integrity, MAC_LEN, toggle};
 use crate::storage::seal::TokenKey;
 use crate::storage::store::{
     Changes, Expect, ObjectRecord, TokenMeta, TokenStore, UID_LEN, Uid, Written,
 };
-use cryptoki_sys::CKR_DEVICE_ERROR;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use std::sync::Arc;
 
@@ -140,19 +139,9 @@ impl TokenStore for SqliteStore {
     fn reserve_iv_counter(&mut self, key: &[u8], count: u64) -> Result<u64> {
         let serial = self.serial.clone();
         self.write(|tx, known| {
-            // The keys of the metadata as it is now (another process may
-            // have re-initialised the token since this one looked).
-            let meta = read_meta(tx)?;
-            let secret = meta.integrity.as_deref().ok_or(err(CKR_DEVICE_ERROR))?;
-            let fresh;
-            let keys = match known {
-                Some(k) if k.is_of(secret) => k,
-                _ => {
-                    fresh = Integrity::from_hex(secret)?;
-                    &fresh
-                }
-            };
-            crate::storage::iv_counters::reserve(&**tx, keys, &serial, key, count)
+            let secret = read_meta(tx)?.integrity;
+            let secret = secret.as_deref();
+            crate::storage::iv_counters::reserve_current(&**tx, known, secret, &serial, key, count)
         })
     }
 

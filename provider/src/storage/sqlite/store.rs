@@ -16,10 +16,11 @@ use super::files::{
 use super::schema::{SCHEMA, SCHEMA_VERSION, keys_of, read_meta, upgrade_from_1, write_meta};
 use crate::config::Durability;
 use crate::error::{Result, SqliteFault, err, is_sqlite_damage, take_sqlite_fault};
+use crate::storage::fence::Fence;
 use crate::storage::integrity::Integrity;
 pub(super) use crate::storage::known::Known;
 use crate::storage::store::{TokenMeta, TokenStore};
-use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_DEVICE_REMOVED, CKR_TOKEN_WRITE_PROTECTED};
+use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_WRITE_PROTECTED};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use std::path::{Path, PathBuf};
@@ -287,28 +288,14 @@ impl SqliteStore {
         &mut self,
         body: impl FnOnce(&rusqlite::Transaction<'_>, Option<&Integrity>) -> Result<T>,
     ) -> Result<T> {
-        // A token another process re-initialised since this connection's
-        // user last looked is a new token: nothing the old one's state holds
-        // (a login, its token key, a PIN wrap, a sealed value, the old
-        // integrity keys) may be written into it. Checked in the write's
-        // own transaction, so no re-initialisation slips in between.
-        let accepted = self.accepted_epoch.clone();
-        let mut stale = false;
+        // The epoch fence (`storage::fence`), checked in the write's own
+        // transaction.
+        let fence = Fence::new(&self.accepted_epoch);
         let out = self.write_any(|tx, keys| {
-            if read_meta(tx)?.epoch != accepted {
-                stale = true;
-                return Err(err(CKR_DEVICE_REMOVED));
-            }
+            fence.check(&read_meta(tx)?.epoch)?;
             body(tx, keys)
         });
-        if stale {
-            crate::log::warn(format_args!(
-                "token {}: re-initialised by another process; a write of the old token refused",
-                self.serial
-            ));
-            self.reload = true;
-        }
-        out
+        fence.finish(&self.serial, &mut self.reload, out)
     }
 
     /// A write transaction without the epoch check: the re-initialisation
