@@ -10,78 +10,15 @@
 //! `PG_WORKER`.
 
 mod common;
+#[path = "common/pg.rs"]
+mod pg;
 
 use common::*;
 use cryptoki::error::RvError;
 use cryptoki::mechanism::Mechanism;
-use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectClass, ObjectHandle};
-use cryptoki::session::{Session, UserType};
-use std::process::Command;
-
-fn server() -> Option<String> {
-    match std::env::var("DALEK_PKCS11_TEST_POSTGRES") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            assert!(
-                std::env::var_os("DALEK_PKCS11_REQUIRE_POSTGRES").is_none(),
-                "DALEK_PKCS11_REQUIRE_POSTGRES is set, DALEK_PKCS11_TEST_POSTGRES is not"
-            );
-            eprintln!("SKIPPED: no PostgreSQL server (scripts/test starts one)");
-            None
-        }
-    }
-}
-
-/// Runs `sql` as the module's database user; its output (unaligned).
-fn psql(uri: &str, sql: &str) -> String {
-    let out = Command::new("psql")
-        .args([
-            "-X",
-            "-q",
-            "-t",
-            "-A",
-            "-v",
-            "ON_ERROR_STOP=1",
-            uri,
-            "-c",
-            sql,
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "psql: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// A fixture whose module keeps its tokens in schema `name` of the server.
-fn pg_fixture(name: &str) -> Option<(Fixture, String)> {
-    let base = server()?;
-    psql(
-        &base,
-        &format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"),
-    );
-    let uri = format!("{base}?options=-csearch_path%3D{name}");
-    Some((Fixture::with_storage(&uri), uri))
-}
-
-fn data_object(s: &Session, label: &str, value: &[u8]) -> ObjectHandle {
-    s.create_object(&[
-        Attribute::Class(ObjectClass::DATA),
-        Attribute::Token(true),
-        Attribute::Private(true),
-        Attribute::Label(label.as_bytes().to_vec()),
-        Attribute::Value(value.to_vec()),
-    ])
-    .unwrap()
-}
-
-fn find(s: &Session, label: &str) -> Vec<ObjectHandle> {
-    s.find_objects(&[Attribute::Label(label.as_bytes().to_vec())])
-        .unwrap()
-}
+use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectClass};
+use cryptoki::session::UserType;
+use pg::*;
 
 #[test]
 fn keys_persist_in_the_database_and_sign_after_a_restart() {
@@ -276,19 +213,6 @@ fn an_edited_row_is_refused_and_flagged() {
 }
 
 /// `scripts/postgres <what> DIR` on the test server.
-fn server_control(what: &[&str]) {
-    let dir = std::env::var("DALEK_PKCS11_TEST_POSTGRES_DIR").unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/postgres");
-    let mut args = vec![what[0], dir.as_str()];
-    args.extend_from_slice(&what[1..]);
-    let out = Command::new(script).args(&args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "scripts/postgres {what:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The server restarted (`-m fast`, `-m immediate`), killed (SIGKILL of
 /// the postmaster, then started again: it recovers from its log) or
 /// stopped under an open session: while it is down a call that needs it

@@ -111,13 +111,84 @@ pub(super) fn load_worker(label: &str, threads: usize, millis: u64) {
     }
 }
 
+/// Faults from the proxy until `end`, a cycle of: connections reset at
+/// random messages, a cut before a `COMMIT`, a cut after one (its reply
+/// lost), a cut a few messages into a transaction, latency, every
+/// connection reset at once, and a stall longer than the module's timeout
+/// (5 s). Returns what fired.
+fn proxy_faults(proxy: &FaultProxy, end: Instant) -> String {
+    let mut rng = seeded_rng("proxy");
+    let mut counts = BTreeMap::<&str, u64>::new();
+    let mut step = 0usize;
+    let pause = |d: u64| std::thread::sleep(Duration::from_millis(d));
+    while Instant::now() + Duration::from_secs(7) < end {
+        let before = proxy.fired();
+        let name = match step % 7 {
+            0 => {
+                proxy.set(Fault::Random(5_000));
+                pause(2000);
+                "random resets"
+            }
+            1 => {
+                proxy.set(Fault::CutBeforeCommit);
+                pause(1000);
+                "cuts before COMMIT"
+            }
+            2 => {
+                proxy.set(Fault::CutAfterCommit);
+                pause(1000);
+                "cuts after COMMIT"
+            }
+            3 => {
+                proxy.set(Fault::CutInTransaction(1 + (rng.next() % 12) as u32));
+                pause(1000);
+                "cuts mid-transaction"
+            }
+            4 => {
+                proxy.set(Fault::Latency(Duration::from_millis(3)));
+                pause(2000);
+                "latency spells"
+            }
+            5 => {
+                proxy.reset_all();
+                pause(1000);
+                "reset-all"
+            }
+            _ => {
+                proxy.set(Fault::Stall);
+                pause(6000);
+                "stalls"
+            }
+        };
+        proxy.set(Fault::None);
+        // A latency spell or a stall counts once (the proxy counts cuts).
+        let spell = u64::from(matches!(step % 7, 4 | 6));
+        *counts.entry(name).or_default() += (proxy.fired() - before).max(spell);
+        step += 1;
+    }
+    let total: u64 = counts.values().sum();
+    assert!(total > 0, "the proxy faulted nothing");
+    let detail: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    format!("{total} faults fired: {}", detail.join(", "))
+}
+
 #[test]
 fn soak_processes_and_threads_lose_nothing() {
     let seconds = env_or("SOAK_SECONDS", 2);
     let processes = env_or("SOAK_PROCESSES", 2);
     let threads = env_or("SOAK_THREADS", 2);
-    let faults = std::env::var_os("SOAK_FAULTS").is_some();
-    let mut f = soak_fixture("load");
+    let storage = postgres_storage("load");
+    // SOAK_PROXY: the module reaches the database through a fault proxy.
+    let proxy = storage
+        .as_ref()
+        .filter(|_| std::env::var_os("SOAK_PROXY").is_some())
+        .map(|uri| FaultProxy::in_front_of(uri));
+    let faults = proxy.is_some() || std::env::var_os("SOAK_FAULTS").is_some();
+    let mut f = match (&storage, &proxy) {
+        (Some(uri), Some(proxy)) => Fixture::with_storage(&proxy.uri(uri)),
+        (Some(uri), None) => Fixture::with_storage(uri),
+        _ => Fixture::new(),
+    };
     let slot = f.token("load");
     let children: Vec<_> = (0..processes)
         .map(|_| {
@@ -127,6 +198,9 @@ fn soak_processes_and_threads_lose_nothing() {
             )
         })
         .collect();
+    // The schedule ends before the children's load does.
+    let end = Instant::now() + Duration::from_secs(seconds.saturating_sub(3));
+    let schedule = proxy.as_ref().map(|proxy| proxy_faults(proxy, end));
     let (mut errors, mut live, mut gone, mut uncertain) =
         (0u64, Vec::new(), Vec::new(), Vec::new());
     for c in children {
@@ -167,6 +241,9 @@ fn soak_processes_and_threads_lose_nothing() {
         gone.len(),
         uncertain.len()
     );
+    if let Some(fired) = schedule {
+        println!("soak proxy: {fired}");
+    }
     if !faults {
         assert_eq!(errors, 0);
     }

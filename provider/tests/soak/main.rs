@@ -19,19 +19,25 @@
 //! (a PostgreSQL connection URI) runs kills, load and fork on a
 //! PostgreSQL-backed token (`scripts/soak --storage`), and `SOAK_FAULTS`
 //! lets the load phase meet failed calls (the server restarted or killed
-//! under it): a call that failed may or may not have landed, so its object
+//! under it; with `SOAK_PROXY` too, a fault proxy between the module and
+//! the server resets, cuts, delays and stalls its connections): a call that failed may or may not have landed, so its object
 //! may be there or not; everything acknowledged must be exactly as
 //! acknowledged. Second processes are
 //! this binary again (`--ignored --exact worker`, role in `SOAK_WORKER`).
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../common/fault_proxy.rs"]
+mod fault_proxy;
+#[path = "../common/pg.rs"]
+mod pg;
 mod corruption;
 mod forks;
 mod kills;
 mod load;
 
 use common::*;
+use fault_proxy::{Fault, FaultProxy};
 use cryptoki::context::Pkcs11;
 use cryptoki::mechanism::Mechanism;
 use cryptoki::mechanism::eddsa::{EddsaParams, EddsaSignatureScheme};
@@ -76,22 +82,7 @@ fn postgres_storage(phase: &str) -> Option<String> {
     let base = std::env::var("SOAK_STORAGE")
         .ok()
         .filter(|s| !s.is_empty())?;
-    let schema = format!("soak_{phase}");
-    let out = std::process::Command::new("psql")
-        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", &base, "-c"])
-        .arg(format!(
-            "SET client_min_messages = warning; DROP SCHEMA IF EXISTS {schema} CASCADE; \
-             CREATE SCHEMA {schema}"
-        ))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let sep = if base.contains('?') { '&' } else { '?' };
-    Some(format!("{base}{sep}options=-csearch_path%3D{schema}"))
+    Some(pg::fresh_schema(&base, &format!("soak_{phase}")))
 }
 
 /// Empties the fixture's token store (module stopped meanwhile).

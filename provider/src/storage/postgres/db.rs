@@ -42,6 +42,11 @@ pub(super) struct Db {
     /// Inside `BEGIN` … `COMMIT` (a failure drops the connection, which
     /// rolls the transaction back).
     in_transaction: bool,
+    /// The connection of the transaction under way is gone: every later
+    /// statement of it fails, and none runs on a new connection (it
+    /// would run outside the transaction, each statement committed on its
+    /// own, without the token row's lock).
+    transaction_lost: bool,
     /// The last failure was a lost connection (see `again`).
     lost: bool,
     /// Since when connecting fails, and when that was last logged (one
@@ -82,6 +87,7 @@ impl Db {
             statements: HashMap::new(),
             pid: std::process::id(),
             in_transaction: false,
+            transaction_lost: false,
             lost: false,
             outage: None,
         };
@@ -102,11 +108,12 @@ impl Db {
         std::mem::forget(std::mem::take(&mut self.statements));
     }
 
-    /// Drops the connection after a failure or a timeout.
+    /// Drops the connection after a failure or a timeout (inside a
+    /// transaction, the rest of it fails: `transaction_lost`).
     fn disconnect(&mut self) {
         self.client = None;
         self.statements.clear();
-        self.in_transaction = false;
+        self.transaction_lost |= self.in_transaction;
     }
 
     /// The outcome of a wait (`wait`): a failure is logged, and drops the
@@ -185,6 +192,9 @@ impl Db {
         }
         if self.client.as_ref().is_some_and(Client::is_closed) {
             self.disconnect();
+        }
+        if self.transaction_lost {
+            return Err(err(CKR_DEVICE_ERROR));
         }
         if self.client.is_none() {
             let rt = self.runtime.as_ref().ok_or(err(CKR_DEVICE_ERROR))?;
@@ -289,12 +299,10 @@ impl Db {
         self.in_transaction = true;
         let out = body(self);
         let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
-        let ended = if self.client.is_some() {
-            self.batch(end)
-        } else {
-            Err(err(CKR_DEVICE_ERROR))
-        };
+        // Fails at once when the transaction's connection is gone (`live`).
+        let ended = self.batch(end);
         self.in_transaction = false;
+        self.transaction_lost = false;
         let v = out?;
         ended?;
         Ok(v)

@@ -264,3 +264,40 @@ fn tls_is_used_and_verified_as_sslmode_says() {
         1
     );
 }
+
+/// A connection lost in the middle of a transaction fails the rest of it:
+/// no later statement runs on a new connection (it would run outside the
+/// transaction, committed statement by statement), the commit is never
+/// claimed, and the server rolls back what the transaction did. The next
+/// use connects again.
+#[test]
+fn a_connection_lost_mid_transaction_fails_it_and_nothing_of_it_stays() {
+    let Some(s) = settings("unit_lost") else {
+        return;
+    };
+    let target = std::sync::Arc::new(super::target::Target::of(&s).unwrap());
+    let mut db = super::db::Db::connect(target.clone()).unwrap();
+    let mut killer = super::db::Db::connect(target).unwrap();
+    db.batch("CREATE TABLE t(v int)").unwrap();
+    let pid: i32 = db.query("SELECT pg_backend_pid()", &[]).unwrap()[0].get(0);
+    let mut after_loss = None;
+    let out = db.transaction("BEGIN", |db| {
+        db.execute("INSERT INTO t VALUES (1)", &[])?;
+        let killed: bool = killer
+            .query("SELECT pg_terminate_backend($1)", &[&pid])
+            .unwrap()[0]
+            .get(0);
+        assert!(killed);
+        let lost = db.execute("INSERT INTO t VALUES (2)", &[]);
+        assert!(lost.is_err(), "the terminated connection fails");
+        after_loss = Some(db.execute("INSERT INTO t VALUES (3)", &[]));
+        Ok(())
+    });
+    assert_eq!(out.unwrap_err().rv(), CKR_DEVICE_ERROR);
+    assert!(
+        after_loss.unwrap().is_err(),
+        "a statement after the loss must not run on a new connection"
+    );
+    let rows: i64 = db.query("SELECT count(*) FROM t", &[]).unwrap()[0].get(0);
+    assert_eq!(rows, 0, "nothing of the lost transaction stays");
+}
