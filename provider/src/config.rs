@@ -236,7 +236,7 @@ impl Config {
 
     /// Sets the storage kind (and the PostgreSQL connection string) from a
     /// `storage` value; `None` if it names none.
-    fn set_storage(&mut self, value: &str) -> Option<()> {
+    pub fn set_storage(&mut self, value: &str) -> Option<()> {
         let (kind, conninfo) = StorageKind::parse(value)?;
         self.storage = kind;
         if let Some(c) = conninfo {

@@ -5,7 +5,7 @@ use dalek_pkcs11::storage::maintenance::{self, Report};
 
 use crate::output;
 use crate::tokens::{Started, find, find_any, load_config};
-use crate::{BackupArgs, Failure, Outcome, RepairArgs, RestoreArgs, VerifyArgs};
+use crate::{BackupArgs, CopyTokenArgs, Failure, Outcome, RepairArgs, RestoreArgs, VerifyArgs};
 
 fn print_report(r: &Report, json: bool) {
     if json {
@@ -144,11 +144,18 @@ pub fn restore(a: &RestoreArgs, json: bool) -> Outcome {
             a.file.display()
         ))
     })?;
-    if !a.replace && dalek_pkcs11::storage::token_file(&config, &serial).is_some_and(|p| p.exists())
+    let postgres = config.storage == dalek_pkcs11::config::StorageKind::Postgres;
+    if !a.replace
+        && (dalek_pkcs11::storage::token_file(&config, &serial).is_some_and(|p| p.exists())
+            || postgres && dalek_pkcs11::storage::list_serials(&config).contains(&serial))
     {
+        let place = if postgres {
+            "the database".to_string()
+        } else {
+            config.token_dir.display().to_string()
+        };
         return Err(Failure::new(format!(
-            "token {serial} exists in {}: replace it with --replace",
-            config.token_dir.display()
+            "token {serial} exists in {place}: replace it with --replace"
         )));
     }
     let (serial, r) = maintenance::restore(&config, &a.file, a.replace)
@@ -167,6 +174,55 @@ pub fn restore(a: &RestoreArgs, json: bool) -> Outcome {
             "restored token {serial} ({} records) from {}",
             r.records,
             a.file.display()
+        ),
+    );
+    Ok(())
+}
+
+/// `copy-token`: the token as it is at one moment, written whole into the
+/// other store and checked there; exit 1 when the copy fails its checks.
+pub fn copy_token(a: &CopyTokenArgs, json: bool) -> Outcome {
+    use dalek_pkcs11::config::StorageKind;
+    let from = load_config()?;
+    let mut to = from.clone();
+    match a.to.strip_prefix("sqlite:") {
+        Some(dir) if !dir.is_empty() => {
+            to.storage = StorageKind::Sqlite;
+            to.token_dir = dir.into();
+        }
+        Some(_) => return Err(Failure::new("--to sqlite: needs a directory (sqlite:DIR)")),
+        None => {
+            // Not echoed: a connection string may hold a password.
+            if to.set_storage(&a.to).is_none() || to.storage != StorageKind::Postgres {
+                return Err(Failure::new(
+                    "--to is neither sqlite:DIR nor a PostgreSQL connection string",
+                ));
+            }
+        }
+    }
+    let started = Started::with(from.clone())?;
+    let f = find(&a.token)?;
+    drop(started);
+    let serial = f.meta.serial;
+    let r = dalek_pkcs11::storage::maintenance::copy_token(&from, &serial, &to, a.replace)
+        .map_err(|e| {
+            Failure::new(format!(
+                "copy of token {serial}: {e} (the log says why; a token that fails \
+                 `verify` is never copied, and one of this serial there needs --replace)"
+            ))
+        })?;
+    if !r.ok() {
+        print_report(&r, json);
+        return Err(Failure::check(format!(
+            "the copy of token {serial} failed its checks"
+        )));
+    }
+    output::result(
+        json,
+        serde_json::json!({"copied": serial, "records": r.records}),
+        format_args!(
+            "copied token '{}' (serial {serial}, {} records); its copy checks out",
+            f.meta.label, r.records
         ),
     );
     Ok(())

@@ -53,18 +53,25 @@ enum Command {
     ChangePin(ChangePinArgs),
     /// Re-wrap the token key under PIN-derived keys of a new PBKDF2 cost.
     SetKdf(SetKdfArgs),
-    /// Check a token's file: every record's authentication, SQLite's
-    /// integrity, tombstones, leftover files (exit 1 when something is wrong).
+    /// Check a token: every record's authentication, the record set's
+    /// digest, the IV counters, tombstones; for a file also SQLite's
+    /// integrity and leftover files (exit 1 when something is wrong).
     Verify(VerifyArgs),
     /// Rebuild a token file's indexes from its authenticated records (what
     /// `verify` reports as SQLite integrity problems); checks before and
     /// after (exit 1 when it cannot be repaired).
     Repair(RepairArgs),
-    /// Copy a token while it is in use (SQLite online backup; still
-    /// encrypted as at rest).
+    /// Copy a token while it is in use to a SQLite file (SQLite's online
+    /// backup, or one snapshot of a PostgreSQL token; still encrypted as at
+    /// rest).
     Backup(BackupArgs),
-    /// Put a backup back as its token, after checking it.
+    /// Put a backup back as its token (in a SQLite directory or a
+    /// PostgreSQL database, as configured), after checking it.
     Restore(RestoreArgs),
+    /// Copy a token, while it is in use, into another store: SQLite to
+    /// PostgreSQL or back (a move: point the configuration at the copy,
+    /// then delete the original).
+    CopyToken(CopyTokenArgs),
     /// Import a private key (PKCS#8, PKCS#1 or SEC1; PEM or DER) with its
     /// public key, and/or an X.509 certificate, as token objects.
     Import(ImportArgs),
@@ -209,6 +216,21 @@ struct RestoreArgs {
     replace: bool,
 }
 
+/// `copy-token`.
+#[derive(Args, Debug)]
+struct CopyTokenArgs {
+    #[command(flatten)]
+    token: TokenChoice,
+    /// Where to: `sqlite:DIR` (a token directory), or a PostgreSQL
+    /// connection string (`postgresql://…` or `key=value` pairs; password
+    /// from PGPASSFILE, ~/.pgpass or PGPASSWORD). Never printed.
+    #[arg(long, value_name = "sqlite:DIR|postgresql://…")]
+    to: String,
+    /// Replace a token of the same serial there.
+    #[arg(long)]
+    replace: bool,
+}
+
 /// `init-token`.
 #[derive(Args, Debug)]
 struct InitTokenArgs {
@@ -340,6 +362,7 @@ fn main() -> ExitCode {
         Command::Repair(a) => files::repair(a, cli.json),
         Command::Backup(a) => files::backup(a, cli.json),
         Command::Restore(a) => files::restore(a, cli.json),
+        Command::CopyToken(a) => files::copy_token(a, cli.json),
         Command::Import(a) => objects::import(a, cli.json),
         Command::ExportPublic(a) => objects::export_public(a, cli.json),
         Command::ExportCert(a) => objects::export_cert(a, cli.json),

@@ -105,8 +105,16 @@ pub fn find_any(
         Ok(f) => Ok((f.meta.serial, Some(f.meta.label))),
         Err(e) => {
             let damaged = damaged_slots(config)?;
+            // A PostgreSQL token whose metadata fails authentication is in
+            // no slot; its serial still names its rows.
+            let stored = |s: &String| {
+                config.storage == dalek_pkcs11::config::StorageKind::Postgres
+                    && storage::list_serials(config).contains(s)
+            };
             match &choice.serial {
-                Some(s) if damaged.iter().any(|d| d.serial == *s) => Ok((s.clone(), None)),
+                Some(s) if damaged.iter().any(|d| d.serial == *s) || stored(s) => {
+                    Ok((s.clone(), None))
+                }
                 _ => Err(e),
             }
         }
@@ -281,16 +289,22 @@ pub fn list(json: bool) -> Outcome {
             }
         })
         .collect();
+    let database = (config.storage == dalek_pkcs11::config::StorageKind::Postgres)
+        .then(|| storage::postgres::describe(&config.postgres));
     if json {
         #[derive(Serialize)]
         struct Doc<'a> {
             token_dir: String,
+            /// The PostgreSQL database, when the tokens live in one.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            database: Option<String>,
             tokens: &'a [Listed],
             damaged: &'a [DamagedSlot],
             free_slots: &'a [CK_SLOT_ID],
         }
         let doc = Doc {
             token_dir: config.token_dir.display().to_string(),
+            database: database.clone(),
             tokens: &listed,
             damaged: &damaged,
             free_slots: &free,
@@ -301,7 +315,10 @@ pub fn list(json: bool) -> Outcome {
         );
         return Ok(());
     }
-    let mut out = format!("token directory: {}\n", config.token_dir.display());
+    let mut out = match &database {
+        Some(db) => format!("database: PostgreSQL {db}\n"),
+        None => format!("token directory: {}\n", config.token_dir.display()),
+    };
     for t in &listed {
         let counts: Vec<String> = t.objects.iter().map(|(k, n)| format!("{n} {k}")).collect();
         out.push_str(&format!(
@@ -315,7 +332,11 @@ pub fn list(json: bool) -> Outcome {
             t.user_pin_failures,
             t.so_pin_kdf.as_deref().unwrap_or("-"),
             t.user_pin_kdf.as_deref().unwrap_or("-"),
-            t.file.as_deref().unwrap_or("(memory)"),
+            t.file.as_deref().unwrap_or(if database.is_some() {
+                "(in the database)"
+            } else {
+                "(memory)"
+            }),
             if counts.is_empty() {
                 "none".to_string()
             } else {

@@ -264,6 +264,23 @@ pub(crate) fn reserve(
     Ok(first)
 }
 
+/// Checks every counter and the set's tag under `keys` (a token copied
+/// between stores, `storage::image`).
+pub(crate) fn verify_all(
+    conn: &(impl IvTable + ?Sized),
+    keys: &Integrity,
+    serial: &str,
+) -> Result<()> {
+    verified_set(conn, keys, serial)?;
+    for fp in conn.fingerprints()? {
+        let fp: Tag = fp[..]
+            .try_into()
+            .map_err(|_| damaged(serial, "a fingerprint has the wrong length"))?;
+        verified_row(conn, keys, serial, &fp)?;
+    }
+    Ok(())
+}
+
 /// [`reserve`] under the keys of the metadata as it is in the caller's
 /// write transaction (`secret`, its integrity secret): another process may
 /// have re-initialised the token since this one looked, so the keys this

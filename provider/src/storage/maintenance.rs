@@ -1,8 +1,11 @@
 //! What an operator does to a token's file that PKCS#11 has no call for:
 //! check it ([`verify`]), rebuild what SQLite keeps beside the records
 //! ([`repair`]), copy it while it is in use ([`backup`]) and put a copy
-//! back ([`restore`]). SQLite storage only; the records stay sealed and
-//! authenticated as at rest throughout (nothing here needs a PIN).
+//! back ([`restore`]). `verify`, `backup` and `restore` serve PostgreSQL
+//! tokens too (`transfer`: a backup is a SQLite file either way); `repair`
+//! is SQLite's alone (PostgreSQL's indexes are the server's to rebuild).
+//! The records stay sealed and authenticated as at rest throughout
+//! (nothing here needs a PIN).
 
 use std::path::{Path, PathBuf};
 
@@ -17,48 +20,14 @@ use super::store::TokenStore;
 use crate::config::{Config, Durability, StorageKind};
 use crate::error::{Result, err};
 
-/// What [`verify`] found.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Report {
-    /// The token's serial number.
-    pub serial: String,
-    /// Why the file cannot be opened as its token at all (not a database,
-    /// metadata that fails authentication, a copy of another token); the
-    /// records were not read.
-    pub unopenable: Option<String>,
-    /// Object records read.
-    pub records: usize,
-    /// Records whose authentication (MAC) failed: edited or corrupted.
-    pub unauthentic: usize,
-    /// The set of records differs from its digest (records added or
-    /// deleted outside the module), or another integrity complaint.
-    pub damage: Option<String>,
-    /// What `PRAGMA integrity_check` said, when not "ok".
-    pub sqlite: Vec<String>,
-    /// Tombstones of objects that still exist (a deletion that did not
-    /// take; readers would drop a live object).
-    pub orphaned_tombstones: usize,
-    /// Leftover files of an unfinished token creation or restore.
-    pub temporary_files: Vec<String>,
-}
-
-impl Report {
-    /// Whether everything checked out.
-    pub fn ok(&self) -> bool {
-        self.unauthentic == 0
-            && self.unopenable.is_none()
-            && self.damage.is_none()
-            && self.sqlite.is_empty()
-            && self.orphaned_tombstones == 0
-            && self.temporary_files.is_empty()
-    }
-}
+pub use super::report::Report;
+use super::transfer;
 
 fn sqlite_dir(config: &Config) -> Result<&Path> {
     match config.storage {
         StorageKind::Sqlite => Ok(&config.token_dir),
-        // `verify` and `repair` of a PostgreSQL token: a later step (the
-        // module itself checks every record's MAC and the digest).
+        // `repair` of a PostgreSQL token: its indexes are the server's
+        // (`REINDEX`); its records are checked by `verify` (`transfer`).
         StorageKind::Postgres | StorageKind::Memory => Err(err(CKR_TOKEN_NOT_PRESENT)),
     }
 }
@@ -72,6 +41,9 @@ fn storage_error(what: impl std::fmt::Display) -> crate::error::Error {
 /// record set's digest, SQLite's own integrity check, tombstones of live
 /// objects, and leftover temporary files.
 pub fn verify(config: &Config, serial: &str) -> Result<Report> {
+    if config.storage == StorageKind::Postgres {
+        return transfer::verify_postgres(&config.postgres, serial);
+    }
     verify_in(sqlite_dir(config)?, serial, config.durability)
 }
 
@@ -230,6 +202,17 @@ pub fn backup(
     out: &Path,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<()> {
+    if config.storage == StorageKind::Postgres {
+        if out.exists() {
+            return Err(storage_error(format_args!(
+                "{} exists: not overwritten",
+                out.display()
+            )));
+        }
+        transfer::backup_postgres(&config.postgres, serial, out)?;
+        progress(1, 1);
+        return Ok(());
+    }
     let dir = sqlite_dir(config)?;
     if !is_serial(serial) || !token_path(dir, serial).is_file() {
         return Err(err(CKR_TOKEN_NOT_PRESENT));
@@ -290,7 +273,12 @@ pub fn backup_serial(file: &Path) -> Result<String> {
 /// serial is refused unless `replace` (then it is deleted first). Returns
 /// the serial and the check's report.
 pub fn restore(config: &Config, file: &Path, replace: bool) -> Result<(String, Report)> {
-    let dir = sqlite_dir(config)?;
+    let postgres = config.storage == StorageKind::Postgres;
+    let dir = if postgres {
+        &std::env::temp_dir().join("dalek-pkcs11")
+    } else {
+        sqlite_dir(config)?
+    };
     let serial = backup_serial(file)?;
     if !is_serial(&serial) {
         return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
@@ -302,6 +290,10 @@ pub fn restore(config: &Config, file: &Path, replace: bool) -> Result<(String, R
     let report = verify_in(scratch.path(), &serial, config.durability)?;
     if !report.ok() {
         return Ok((serial, report));
+    }
+    if postgres {
+        let written = transfer::restore_postgres(&config.postgres, &staged, replace)?;
+        return Ok((serial, written));
     }
     let target = token_path(dir, &serial);
     if target.exists() {
@@ -363,6 +355,45 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Copies token `serial` of `from` into the store of `to` (SQLite to
+/// PostgreSQL or back, or between two databases or directories), as it is
+/// at one moment; a token of that serial in `to` is refused unless
+/// `replace`. A source that fails its checks is refused (`verify` says
+/// why). Returns the check of the copy, read back from `to`.
+pub fn copy_token(from: &Config, serial: &str, to: &Config, replace: bool) -> Result<Report> {
+    if !super::sqlite::is_serial(serial) {
+        return Err(err(CKR_TOKEN_NOT_RECOGNIZED));
+    }
+    let image = match from.storage {
+        StorageKind::Sqlite => {
+            let path = super::sqlite::token_path(&from.token_dir, serial);
+            if !path.is_file() {
+                return Err(err(CKR_TOKEN_NOT_PRESENT));
+            }
+            super::sqlite::read_image(&super::sqlite::connect_read_only(&path)?)?
+        }
+        StorageKind::Postgres => super::postgres::read_image(&from.postgres, serial)?,
+        StorageKind::Memory => return Err(err(CKR_TOKEN_NOT_PRESENT)),
+    };
+    image
+        .check()
+        .map_err(|why| transfer::refused(serial, &why))?;
+    match to.storage {
+        StorageKind::Sqlite => {
+            if super::sqlite::token_path(&to.token_dir, serial).exists() {
+                if !replace {
+                    return Err(transfer::refused(serial, "it exists in the destination"));
+                }
+                super::sqlite::delete_token(&to.token_dir, serial, to.durability)?;
+            }
+            super::sqlite::write_token(&to.token_dir, &image)?;
+        }
+        StorageKind::Postgres => super::postgres::write_image(&to.postgres, &image, replace)?,
+        StorageKind::Memory => return Err(err(CKR_TOKEN_NOT_PRESENT)),
+    }
+    verify(to, serial)
 }
 
 #[cfg(test)]

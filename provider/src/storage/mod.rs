@@ -12,15 +12,18 @@
 //! and opens the implementation the configuration names.
 
 pub(crate) mod fence;
+pub mod image;
 pub mod integrity;
 pub mod iv_counters;
 pub(crate) mod known;
 pub mod maintenance;
 pub mod memory;
 pub mod postgres;
+pub mod report;
 pub mod seal;
 pub mod sqlite;
 mod store;
+pub mod transfer;
 
 pub use store::{Changes, Expect, ObjectRecord, TokenMeta, TokenStore, UID_LEN, Uid, Written};
 

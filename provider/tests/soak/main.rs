@@ -27,22 +27,22 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod corruption;
 #[path = "../common/fault_proxy.rs"]
 mod fault_proxy;
-#[path = "../common/pg.rs"]
-mod pg;
-mod corruption;
 mod forks;
 mod kills;
 mod load;
+#[path = "../common/pg.rs"]
+mod pg;
 
 use common::*;
-use fault_proxy::{Fault, FaultProxy};
 use cryptoki::context::Pkcs11;
 use cryptoki::mechanism::Mechanism;
 use cryptoki::mechanism::eddsa::{EddsaParams, EddsaSignatureScheme};
 use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectClass, ObjectHandle};
 use cryptoki::session::{Session, UserType};
+use fault_proxy::{Fault, FaultProxy};
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::time::{Duration, Instant};

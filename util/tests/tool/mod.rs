@@ -16,10 +16,16 @@ pub fn util(f: &Fixture, args: &[&str]) -> Output {
 
 /// The tool on the token directory `dir`.
 pub fn util_in(dir: &Path, args: &[&str]) -> Output {
+    util_on("sqlite", dir, args)
+}
+
+/// The tool on `storage` (`sqlite` with the token directory `dir`, or a
+/// PostgreSQL connection string).
+pub fn util_on(storage: &str, dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dalek-pkcs11-util"))
         .env("DALEK_PKCS11_TOKEN_DIR", dir)
         .env_remove("DALEK_PKCS11_CONFIG")
-        .env("DALEK_PKCS11_STORAGE", "sqlite")
+        .env("DALEK_PKCS11_STORAGE", storage)
         .env("PIN_SO", SO_PIN)
         .env("PIN_USER", USER_PIN)
         .env("PIN_NEW", "9876")

@@ -8,6 +8,7 @@
 //! (the `TokenStore` methods), `iv` (the GCM IV counters' rows), `tls` (TLS to the database).
 
 mod db;
+mod image;
 mod iv;
 mod records;
 mod schema;
@@ -15,8 +16,9 @@ mod sslmode;
 mod store;
 mod target;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 #[cfg(feature = "aws-lc")]
 mod tls;
 
-pub use store::{PgStore, delete_token, discover, list_serials};
+pub use image::{orphaned_tombstones, read_image, write_image};
+pub use store::{PgStore, delete_token, describe, discover, list_serials};

@@ -42,7 +42,7 @@ pub struct PgStore {
     pub(super) reload: bool,
 }
 
-fn connect(settings: &PostgresSettings) -> Result<Db> {
+pub(super) fn connect(settings: &PostgresSettings) -> Result<Db> {
     let mut db = Db::connect(Arc::new(Target::of(settings)?))?;
     ensure(&mut db)?;
     Ok(db)
@@ -190,4 +190,10 @@ pub(super) fn read_token(db: &mut Db, serial: &str) -> Result<Option<TokenRow>> 
     db.query_opt(SQL, &[&serial])?
         .map(|r| token_row(serial, &r))
         .transpose()
+}
+
+/// The database of `settings` as logs name it (`user@host:port/dbname`,
+/// never a password), for the operator's tool.
+pub fn describe(settings: &PostgresSettings) -> String {
+    Target::of(settings).map_or_else(|_| "(an unusable connection string)".into(), |t| t.shown)
 }

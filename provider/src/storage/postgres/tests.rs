@@ -12,7 +12,7 @@ use cryptoki_sys::*;
 use std::time::Duration;
 
 /// Settings for schema `name` (emptied), or `None` to skip.
-fn settings(name: &str) -> Option<PostgresSettings> {
+pub(crate) fn settings(name: &str) -> Option<PostgresSettings> {
     let base = match std::env::var("DALEK_PKCS11_TEST_POSTGRES") {
         Ok(u) if !u.is_empty() => u,
         _ => {
@@ -300,4 +300,11 @@ fn a_connection_lost_mid_transaction_fails_it_and_nothing_of_it_stays() {
     );
     let rows: i64 = db.query("SELECT count(*) FROM t", &[]).unwrap()[0].get(0);
     assert_eq!(rows, 0, "nothing of the lost transaction stays");
+}
+
+/// Runs `sql` on the database of `settings` (a test's edits behind the
+/// module's back).
+pub(crate) fn run_sql(settings: &PostgresSettings, sql: &str) {
+    let target = std::sync::Arc::new(super::target::Target::of(settings).unwrap());
+    super::db::Db::connect(target).unwrap().batch(sql).unwrap();
 }

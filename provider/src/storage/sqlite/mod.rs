@@ -35,6 +35,7 @@
 mod connection;
 mod damage;
 mod files;
+mod image;
 mod records;
 mod schema;
 mod store;
@@ -46,5 +47,6 @@ pub(crate) use damage::integrity_complaints;
 pub use damage::{DamagedFile, OpenFailure};
 pub(crate) use files::{building_path, is_serial, token_path};
 pub use files::{delete_token, list_serials, token_file};
+pub(crate) use image::{read_image, write_file, write_token};
 pub(crate) use schema::read_meta;
 pub use store::{Found, SqliteStore, discover, open_found};

@@ -38,6 +38,17 @@ CREATE INDEX IF NOT EXISTS tombstones_generation ON tombstones(generation);
 // then neither hides nor invents a row of what is read and authenticated;
 // SQLite's integrity check finds the damage (see `damage`).
 
+/// Makes the tables of a new, empty token file (in the caller's
+/// transaction), its schema version recorded.
+pub(super) fn create_tables(tx: &Connection) -> Result<()> {
+    tx.execute_batch(SCHEMA)?;
+    tx.execute(
+        "INSERT INTO meta(name, value) VALUES('schema', ?1)",
+        params![SCHEMA_VERSION],
+    )?;
+    Ok(())
+}
+
 pub(super) fn meta_blob(conn: &Connection, name: &str) -> Result<Option<Vec<u8>>> {
     Ok(conn
         .prepare_cached("SELECT value FROM meta NOT INDEXED WHERE name = ?1")?

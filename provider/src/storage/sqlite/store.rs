@@ -13,7 +13,9 @@ use super::files::{
     BuildingHere, FileId, FileIds, building_path, claim_new_file, ensure_dir, file_ids,
     list_serials, token_path, warn_if_shared,
 };
-use super::schema::{SCHEMA, SCHEMA_VERSION, keys_of, read_meta, upgrade_from_1, write_meta};
+use super::schema::{
+    SCHEMA_VERSION, create_tables, keys_of, read_meta, upgrade_from_1, write_meta,
+};
 use crate::config::Durability;
 use crate::error::{Result, SqliteFault, err, is_sqlite_damage, take_sqlite_fault};
 use crate::storage::fence::Fence;
@@ -21,7 +23,7 @@ use crate::storage::integrity::Integrity;
 pub(super) use crate::storage::known::Known;
 use crate::storage::store::{TokenMeta, TokenStore};
 use cryptoki_sys::{CKR_DEVICE_ERROR, CKR_TOKEN_WRITE_PROTECTED};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -252,11 +254,7 @@ impl SqliteStore {
             // pages back (`incremental_vacuum`).
             conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
             let tx = conn.transaction()?;
-            tx.execute_batch(SCHEMA)?;
-            tx.execute(
-                "INSERT INTO meta(name, value) VALUES('schema', ?1)",
-                params![SCHEMA_VERSION],
-            )?;
+            create_tables(&tx)?;
             write_meta(&tx, meta)?;
             tx.commit()?;
             // Fold the WAL into the main file before the rename.
