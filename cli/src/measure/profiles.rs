@@ -68,6 +68,8 @@ pub struct Profile {
     pub warmup: Option<u64>,
     /// Thread counts to sweep.
     pub threads: Option<Vec<u32>>,
+    /// Process counts to sweep (worker processes per module on one token).
+    pub processes: Option<Vec<u32>>,
     /// Data sizes to sweep.
     pub data_sizes: Option<Vec<SizeValue>>,
     /// Percentiles to report.
@@ -100,8 +102,8 @@ impl Profile {
     /// `table` is the file as parsed TOML (to tell an empty list from a missing one).
     pub fn validate(&self, table: &toml::Table, all: &[OpDef]) -> std::result::Result<(), String> {
         use crate::measure::checks::{
-            check_iterations, check_percentiles, check_rate, check_rounds, check_seconds,
-            check_threads,
+            check_iterations, check_percentiles, check_processes, check_rate, check_rounds,
+            check_seconds, check_threads,
         };
         let key =
             |k: &str, r: std::result::Result<(), String>| r.map_err(|e| format!("key `{k}` {e}"));
@@ -133,6 +135,9 @@ impl Profile {
         }
         if let Some(t) = &self.threads {
             key("threads", check_threads(t))?;
+        }
+        if let Some(t) = &self.processes {
+            key("processes", check_processes(t))?;
         }
         if let Some(sizes) = &self.data_sizes {
             if sizes.is_empty() {

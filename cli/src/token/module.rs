@@ -183,6 +183,7 @@ impl Module {
             token: token_info,
             temporary_token: temporary,
             failures: Vec::new(),
+            env: choice.options.env.iter().map(|(k, _)| k.clone()).collect(),
         };
         Ok(Module {
             name: choice.name.clone(),
