@@ -393,16 +393,24 @@ fn together(
         return Err((lost_k, l));
     }
     let mut out = Vec::with_capacity(group.len());
+    let mut lost = None;
     for (k, r) in group.iter_mut().enumerate() {
         match early[k].take() {
             Some(d) => out.push(d),
-            None => {
-                let m = r.answer(left()).map_err(|l| (k, l))?;
-                out.push(done(r, m).map_err(|l| (k, l))?);
-            }
+            // After a loss the others' answers are still read (and passed
+            // over), so that the next request gets its own.
+            None => match r.answer(left()).and_then(|m| done(r, m)) {
+                Ok(d) => out.push(d),
+                Err(l) => {
+                    lost.get_or_insert((k, l));
+                }
+            },
         }
     }
-    Ok(out)
+    match lost {
+        Some(l) => Err(l),
+        None => Ok(out),
+    }
 }
 
 /// A loss, naming the process when the module has several.

@@ -136,6 +136,9 @@ pub fn series_name(r: &BenchResult, by_size: bool, by_threads: bool) -> String {
     if by_threads {
         s.push_str(&format!(" ×{}", r.threads));
     }
+    if r.processes > 1 {
+        s.push_str(&format!(" {}p", r.processes));
+    }
     s
 }
 

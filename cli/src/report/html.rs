@@ -160,9 +160,9 @@ pub fn summary_table(rep: &Report) -> String {
         Vec::new()
     };
     let rs = ratios(&rep.results, &reference);
-    let mut rows: Vec<(&str, u64, u32)> = Vec::new();
+    let mut rows: Vec<(&str, u64, u32, u32)> = Vec::new();
     for r in &rep.results {
-        let k = (r.op.as_str(), r.data_size, r.threads);
+        let k = (r.op.as_str(), r.data_size, r.threads, r.processes);
         if !rows.contains(&k) {
             rows.push(k);
         }
@@ -176,9 +176,14 @@ pub fn summary_table(rep: &Report) -> String {
         s.push_str(&format!("<th>{} ÷ {}</th>", escape(m), escape(&reference)));
     }
     s.push_str("</tr></thead>\n<tbody>\n");
-    for (op, size, threads) in rows {
+    for (op, size, threads, procs) in rows {
+        let thr = if procs > 1 {
+            format!("{threads}×{procs}p")
+        } else {
+            threads.to_string()
+        };
         s.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{threads}</td>",
+            "<tr><td>{}</td><td>{}</td><td>{thr}</td>",
             escape(op),
             if size == 0 {
                 "–".into()
@@ -188,7 +193,11 @@ pub fn summary_table(rep: &Report) -> String {
         ));
         for m in &modules {
             let r = rep.results.iter().find(|r| {
-                r.module == *m && r.op == op && r.data_size == size && r.threads == threads
+                r.module == *m
+                    && r.op == op
+                    && r.data_size == size
+                    && r.threads == threads
+                    && r.processes == procs
             });
             let cell = match r {
                 None => "–".to_string(),
@@ -202,7 +211,11 @@ pub fn summary_table(rep: &Report) -> String {
         }
         for m in &others {
             let x = rs.iter().find(|x| {
-                x.module == **m && x.op == op && x.data_size == size && x.threads == threads
+                x.module == **m
+                    && x.op == op
+                    && x.data_size == size
+                    && x.threads == threads
+                    && x.processes == procs
             });
             let cell = x.map_or_else(
                 || "–".to_string(),

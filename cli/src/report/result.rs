@@ -166,6 +166,10 @@ fn one() -> u32 {
     1
 }
 
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
 /// One part of a merged result: a process of `--processes`, or a host of
 /// `hsm-bench merge`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -342,6 +346,9 @@ pub struct Ratio {
     pub data_size: u64,
     /// Threads.
     pub threads: u32,
+    /// Processes (`--processes`); 1 when absent.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub processes: u32,
     /// ops/s(module) / ops/s(reference).
     pub ratio: f64,
     /// Relative noise of the ratio (from both 95% CIs), as a fraction.
@@ -405,6 +412,7 @@ pub fn ratios(results: &[BenchResult], reference: &str) -> Vec<Ratio> {
                 op: r.op.clone(),
                 data_size: r.data_size,
                 threads: r.threads,
+                processes: r.processes,
                 ratio: a / b,
                 noise: {
                     let sampling =
