@@ -496,10 +496,16 @@ fn describe_keys(
         };
         (store_desc, format!(" ({}; {fate})", token_keys.join(", ")))
     };
+    let several = req.settings.processes.iter().any(|&p| p > 1);
     if req.existing_keys {
-        "existing key, shared by every thread".into()
+        let each = if several { " and process" } else { "" };
+        format!("existing key, shared by every thread{each}")
     } else if per_thread_keys {
         format!("per thread: each thread has its own {store_desc}{token_note}{role_note}")
+    } else if several {
+        format!(
+            "shared per process: each process has one set of {store_desc} used by its threads{token_note}{role_note}"
+        )
     } else {
         format!("shared: one set of {store_desc} used by every thread{token_note}{role_note}")
     }
