@@ -116,6 +116,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     };
     let env: Vec<Vec<(String, String)>> =
         req.choices.iter().map(|c| c.options.env.clone()).collect();
+    // A restarted process rejoins its module's token when there are several.
+    let shares = if procs > 1 {
+        shares
+    } else {
+        vec![None; shares.len()]
+    };
     let restart = Restart {
         dir: sockets.path(),
         temporary: &temporary,

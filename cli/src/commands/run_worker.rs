@@ -73,14 +73,11 @@ pub fn serve(args: &RunArgs, ep: Endpoint) -> Result<i32> {
             .map_err(|e| CliError::usage(format!("worker: {e}")))?,
     );
     let say = |m: &FromWorker| ipc::send(&stream, m).is_ok();
-    // A module's later processes log in to the token its first one opened.
-    let share = if ep.replica > 0 {
-        match ipc::receive::<ToWorker>(&mut reader) {
-            Ok(Some(ToWorker::Join(share))) => share,
-            _ => return Ok(EXIT_OK),
-        }
-    } else {
-        None
+    // The first message: the token to log in to, when the module's first
+    // process made it (`--processes`), else none.
+    let share = match ipc::receive::<ToWorker>(&mut reader) {
+        Ok(Some(ToWorker::Join(share))) => share,
+        _ => return Ok(EXIT_OK),
     };
     let (mut bench, req, universe) = match open(args, &ep, share) {
         Ok((bench, req, universe, opened)) => {

@@ -55,8 +55,7 @@ pub struct Spawn<'a> {
     pub dir: &'a Path,
     /// The module's index on the command line.
     pub index: usize,
-    /// Which of its processes (0: the first, which opens the module as
-    /// always; the others log in to `share`'s token).
+    /// Which of its processes (0: the first).
     pub replica: usize,
     /// The module's name.
     pub name: &'a str,
@@ -64,18 +63,18 @@ pub struct Spawn<'a> {
     pub temporary: bool,
     /// The module's own environment variables (`,env=`).
     pub env: &'a [(String, String)],
-    /// For replicas after the first: the first one's temporary token.
+    /// The token the module's first process made, to log in to (the
+    /// module's other processes, and a first one restarted); `None`: open
+    /// the module as always (and make its temporary token).
     pub share: Option<&'a Share>,
 }
 
 /// Start a module's worker and wait until it has opened the module.
 pub fn start_worker(w: &Spawn<'_>, limit: Duration) -> Result<(Remote, Opened), StartError> {
-    let temporary = w.temporary && w.replica == 0;
+    let temporary = w.temporary && w.share.is_none();
     let mut r = Remote::spawn(w.dir, w.index, w.replica, w.name, temporary, w.env)
         .map_err(StartError::Lost)?;
-    if w.replica > 0 {
-        r.tell(&ToWorker::Join(w.share.cloned()));
-    }
+    r.tell(&ToWorker::Join(w.share.cloned()));
     match r.answer(limit) {
         Ok(FromWorker::Opened(o)) => Ok((r, *o)),
         Ok(FromWorker::Failed { message, code }) => Err(StartError::Refused(message, code)),
@@ -109,7 +108,9 @@ pub struct Restart<'a> {
     pub temporary: &'a [bool],
     /// Per module: its own environment variables.
     pub env: &'a [Vec<(String, String)>],
-    /// Per module: the token its first process made, for the others.
+    /// Per module: the token its first process made, which a restarted
+    /// process logs in to (with several processes: `None` with one, whose
+    /// restart makes a new temporary token).
     pub shares: &'a [Option<Share>],
     /// The suite's op ids.
     pub ids: &'a [String],

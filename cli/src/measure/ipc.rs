@@ -26,6 +26,7 @@ pub const MAX_MESSAGE: u64 = 1 << 30;
 /// module's index on the command line, `1` when the worker is to make the
 /// temporary token the scheduler prepared, and which of the module's
 /// processes it is, 0 for the first). Internal: set only by the scheduler.
+/// The worker's first message on the socket is [`ToWorker::Join`].
 pub const WORKER_ENV: &str = "HSM_BENCH_WORKER";
 
 /// Where a worker reports to and which module it runs.
@@ -37,9 +38,8 @@ pub struct Endpoint {
     pub index: usize,
     /// The scheduler made a temporary token for it.
     pub temporary: bool,
-    /// Which of the module's worker processes this is (`--processes`): 0
-    /// opens the module as it always has; the others first wait for
-    /// [`ToWorker::Join`] and then log in to the first one's token.
+    /// Which of the module's worker processes this is (`--processes`), 0
+    /// for the first.
     pub replica: usize,
 }
 
@@ -98,9 +98,10 @@ pub enum ToWorker {
         /// Index into the job list.
         job: usize,
     },
-    /// The token the module's first process opened (a temporary token's
-    /// label and PIN), for the module's other processes: the first message
-    /// they get, before they open the module.
+    /// The first message of every worker, before it opens its module: the
+    /// temporary token the module's first process made (label and PIN), to
+    /// log in to (the module's other processes under `--processes`, and a
+    /// first one restarted), or none (open the module as always).
     Join(Option<Share>),
     /// Run a round of the prepared job.
     Round {

@@ -62,6 +62,7 @@ pub fn combine(
 ) -> Result<(BenchResult, Vec<PartRow>), String> {
     let first = parts.first().ok_or("nothing to merge")?;
     let mut m = first.clone();
+    (m.per_process, m.hosts) = (None, None);
     let rows: Vec<PartRow> = parts
         .iter()
         .zip(rows)
