@@ -88,23 +88,33 @@ fn a_processes_sweep_measures_each_count() {
     let Some(m) = dalek() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let v = run_json(
-        dcmd(&m, tmp.path()).args([
-            "run",
-            "--quiet",
-            "--module",
-            "dalek",
-            "--ops",
-            "sha256,random32",
-            "--iterations",
-            "20",
-            "--warmup",
-            "1",
-            "--processes",
-            "1,2",
-        ]),
+        dcmd(&m, tmp.path())
+            .args([
+                "run",
+                "--quiet",
+                "--module",
+                "dalek",
+                "--ops",
+                "sha256,random32",
+                "--iterations",
+                "20",
+                "--warmup",
+                "1",
+                "--processes",
+                "1,2",
+                "--html",
+            ])
+            .arg(tmp.path().join("r.html")),
         &tmp.path().join("r.json"),
     );
     assert_eq!(procs(&v), [1, 2, 1, 2]);
+    // The page charts ops/s vs processes and lists each process's row.
+    let page = std::fs::read_to_string(tmp.path().join("r.html")).unwrap();
+    assert!(
+        page.contains("id=\"chart-processes-sha256\""),
+        "no processes chart"
+    );
+    assert!(page.contains("id=\"parts\"") && page.contains("process 2"));
     for r in results(&v) {
         assert_eq!(r["status"], "ok", "{r}");
         let n = r["processes"].as_u64().unwrap();
@@ -211,12 +221,17 @@ fn merge_gives_host_rows_and_a_merged_row_and_refuses_what_cannot_merge() {
         host_run(&m, tmp.path(), "beta"),
     );
     let merged = tmp.path().join("merged.json");
+    let page = tmp.path().join("merged.html");
     let o = run(cmd()
         .args(["merge", "--format", "json", "-o"])
         .arg(&merged)
+        .arg("--html")
+        .arg(&page)
         .arg(&a)
         .arg(&b));
     assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let page = std::fs::read_to_string(&page).unwrap();
+    assert!(page.contains("host alpha") && page.contains("<b>merged</b>"));
     let v = json(&merged);
     assert_valid(&v);
     let from: Vec<&str> = v["metadata"]["merged_from"]

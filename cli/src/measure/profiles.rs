@@ -389,6 +389,23 @@ mod tests {
         assert!(p.override_for("sha256").is_none());
         assert!(Profile::parse("iterations = 1\nduration = 1.0\n").is_err());
         assert!(Profile::parse("nonsense = 1\n").is_err());
+        // `processes` sweeps like `threads`, with the same checks.
+        let all = crate::suite::catalogue::catalogue();
+        let sweep = |text: &str| {
+            let p = Profile::parse(text).unwrap();
+            p.validate(&text.parse::<toml::Table>().unwrap(), &all)
+                .map(|()| p.processes)
+        };
+        assert_eq!(
+            sweep("processes = [1, 2, 4, 8]\n"),
+            Ok(Some(vec![1, 2, 4, 8]))
+        );
+        assert!(
+            sweep("processes = [0]\n")
+                .unwrap_err()
+                .contains("`processes`")
+        );
+        assert!(sweep("processes = []\n").is_err());
         assert!(load("no-such-profile").is_err());
         assert!(load("../etc").is_err());
         assert_eq!(

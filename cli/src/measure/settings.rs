@@ -289,7 +289,15 @@ mod tests {
         let s = Settings::resolve(&f).unwrap();
         assert_eq!(s.mode, Mode::Iterations(7));
         assert_eq!(s.threads, vec![1, 2]);
+        assert_eq!(s.processes, vec![1], "one process unless asked");
         assert_eq!(s.rounds, 3);
+        let swept = Settings::resolve(&Flags {
+            ops: vec!["sha256".into()],
+            processes: vec![1, 2, 4, 8],
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(swept.processes, vec![1, 2, 4, 8]);
         // Flags beat profile overrides too.
         assert_eq!(s.plan_for("p256-keygen").0, Mode::Iterations(7));
         // But the profile's warmup override applies when --warmup is not given.
@@ -332,6 +340,13 @@ mod tests {
         assert_eq!(
             bad(Flags {
                 threads: vec![0],
+                ..Default::default()
+            }),
+            2
+        );
+        assert_eq!(
+            bad(Flags {
+                processes: vec![1, 0],
                 ..Default::default()
             }),
             2

@@ -13,7 +13,8 @@
 //!   of the op (from the histogram bins when the run kept them, `--histogram`,
 //!   else from min, the percentiles and max); per op measured at several data
 //!   sizes, throughput vs data size, and per op measured at several thread
-//!   counts, ops/s vs threads, each with a band of the 95% confidence interval
+//!   counts, ops/s vs threads (and vs processes, `--processes`), each with a
+//!   band of the 95% confidence interval
 //!   of the mean latency (`ci95_us`) carried over to the rate
 //!   ([`BenchResult::sampling_noise`]).
 //!
@@ -92,6 +93,9 @@ pub fn charts(rep: &Report) -> std::result::Result<Vec<Chart>, String> {
         }
         if distinct(&rs, |r| r.threads) > 1 {
             out.extend(sweep_chart(&op, &rs, Sweep::Threads)?);
+        }
+        if distinct(&rs, |r| r.processes) > 1 {
+            out.extend(sweep_chart(&op, &rs, Sweep::Processes)?);
         }
     }
     Ok(out)
@@ -374,11 +378,55 @@ pub fn render(rep: &Report) -> std::result::Result<String, String> {
         table: if rep.results.is_empty() {
             String::new()
         } else {
-            summary_table(rep)
+            summary_table(rep) + &parts_table(rep)
         },
         charts: ratio_summary_chart(rep)?.into_iter().collect(),
     };
     Ok(page("hsm-bench report", &context, &summary, &charts(rep)?))
+}
+
+/// Each process's (`--processes`) or host's (`merge`) row of the merged
+/// results, then the merged row; empty when there are none.
+fn parts_table(rep: &Report) -> String {
+    let us = |v: Option<f64>| v.map_or("–".into(), crate::report::format::fmt_us);
+    let mut s = String::new();
+    for r in rep
+        .results
+        .iter()
+        .filter(|r| r.per_process.is_some() || r.hosts.is_some())
+    {
+        let head = format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            escape(&r.op),
+            escape(&size_threads(r.data_size, r.threads)),
+            r.processes,
+            escape(&r.module)
+        );
+        for p in r.per_process.iter().chain(&r.hosts).flatten() {
+            let ops = p.ops_per_sec.map_or(p.status.as_str().into(), fmt_rate);
+            s.push_str(&format!(
+                "{head}<td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                escape(&crate::report::merge::part_name(p)),
+                escape(&ops),
+                us(p.p50_us),
+                us(p.p99_us)
+            ));
+        }
+        s.push_str(&format!(
+            "{head}<td><b>merged</b></td><td class=\"num\"><b>{}</b></td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+            r.ops_per_sec.map_or("–".into(), fmt_rate),
+            us(r.p50_us),
+            us(r.p99_us)
+        ));
+    }
+    if s.is_empty() {
+        return s;
+    }
+    format!(
+        "<table id=\"parts\" class=\"summary\">\n<thead><tr><th>op</th><th>size ×threads</th>\
+         <th>processes</th><th>module</th><th>part</th><th>ops/s</th><th>p50</th><th>p99</th>\
+         </tr></thead>\n<tbody>\n{s}</tbody>\n</table>\n"
+    )
 }
 
 /// The HTML page of a comparison: the chart of current ÷ baseline.
