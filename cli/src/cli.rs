@@ -39,6 +39,10 @@ pub enum Command {
     Ops,
     /// Re-render a saved result file as text, JSON, CSV or gh-bench.
     Report(ReportArgs),
+    /// Merge result files of runs made at the same time on several hosts
+    /// into one report: per-host rows and a merged row per result, the
+    /// latency histograms merged exactly.
+    Merge(MergeArgs),
     /// Prepare benchmark keys on a token once (create), show them (list),
     /// remove them (delete); reuse them with `run --key-label`.
     #[command(subcommand)]
@@ -95,12 +99,16 @@ pub struct RunArgs {
     /// without AWS-LC), `softhsm`, or a path; repeat to run several side by
     /// side (interleaved rounds). Default: dalek. Settings of one module
     /// follow it: `PATH,token=LABEL` or `,slot=N`, `,pin-env=VAR` (its user
-    /// PIN from that variable), `,key-label=KEY`; they override the global
-    /// flags for that module. `HSM_BENCH_MODULE` gives one module.
+    /// PIN from that variable), `,key-label=KEY`, `,env=VAR=VALUE`
+    /// (repeatable: set in that module's worker processes only; values are
+    /// never printed), `,name=LABEL` (its name in reports); they override
+    /// the global flags for that module. The same module may be given twice
+    /// (e.g. with other `env=`). `HSM_BENCH_MODULE` gives one module.
     #[arg(
         long = "module",
         env = "HSM_BENCH_MODULE",
-        value_name = "PATH|dalek|dalek-pure-rust|softhsm[,token=L][,slot=N][,pin-env=VAR][,key-label=K]"
+        hide_env_values = true,
+        value_name = "PATH|dalek|dalek-pure-rust|softhsm[,token=L][,slot=N][,pin-env=VAR][,key-label=K][,env=VAR=VALUE][,name=LABEL]"
     )]
     pub modules: Vec<String>,
     #[command(flatten)]
@@ -144,6 +152,13 @@ pub struct RunArgs {
     /// Thread counts to sweep, e.g. `1,2,4` (one session per thread).
     #[arg(long, value_delimiter = ',', value_name = "N")]
     pub threads: Vec<u32>,
+    /// Process counts to sweep, e.g. `1,2,4,8`: each module is driven by
+    /// that many worker processes at once (each loading the module, with
+    /// `--threads` threads, on one token, started together); their latency
+    /// histograms are merged exactly and their calls counted over the
+    /// common window.
+    #[arg(long, value_delimiter = ',', value_name = "N")]
+    pub processes: Vec<u32>,
     /// Sweep input sizes for ops that take data (default 1K,10K,100K,1M).
     #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]
     pub data_sizes: Option<String>,
@@ -411,6 +426,34 @@ pub struct KeysDeleteArgs {
     /// left behind).
     #[arg(long)]
     pub prefix: Option<String>,
+}
+
+/// Output formats of `merge`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MergeFormat {
+    /// Merged table, then the per-host rows.
+    Text,
+    /// hsm-bench/1 JSON: merged results with their `hosts` rows.
+    Json,
+    /// One row per host and result, then the merged row (`host` column).
+    Csv,
+}
+
+/// Arguments of `merge`.
+#[derive(Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// hsm-bench/1 JSON files, one per host, of runs made at the same time.
+    #[arg(required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = MergeFormat::Text)]
+    pub format: MergeFormat,
+    /// Write to FILE instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write the merged results as a self-contained HTML page of charts.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// Arguments of `report`.

@@ -69,6 +69,7 @@ fn main() {
         Some(Command::Machine(a)) => commands::machine::machine(a),
         Some(Command::Ops) => commands::ops::ops(),
         Some(Command::Report(a)) => commands::report::report(a),
+        Some(Command::Merge(a)) => commands::merge::merge(a),
         Some(Command::ColdStart(a)) => commands::cold_start::run(a),
     };
     // Everything (modules, temporary tokens) has been dropped by now.

@@ -182,6 +182,88 @@ impl Recorder {
     }
 }
 
+/// A [`Recorder`] as a result file carries it, lossless apart from raw
+/// samples: the HdrHistogram in its V2 deflate serialization (base64), and
+/// the exact count, sums, minimum and maximum. Recorders rebuilt from these
+/// merge exactly (`hsm-bench run --processes`, `hsm-bench merge`): the
+/// merged percentiles are those of all samples recorded together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hdr {
+    /// The histogram: HdrHistogram V2 + deflate, base64 (1 ns to 1000 s, 3
+    /// significant digits).
+    pub v2z: String,
+    /// Samples recorded.
+    pub count: u64,
+    /// Σ latency, ns (a decimal string: it may exceed 2^64).
+    pub sum_ns: String,
+    /// Σ latency², ns² (a decimal string).
+    pub sumsq_ns: String,
+    /// Smallest sample, ns.
+    pub min_ns: u64,
+    /// Largest sample, ns.
+    pub max_ns: u64,
+}
+
+impl Recorder {
+    /// The recorder as a result file carries it ([`Hdr`]).
+    pub fn to_hdr(&self) -> Hdr {
+        use base64ct::Encoding;
+        use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+        let mut buf = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&self.hist, &mut buf)
+            .expect("serializing a histogram into memory");
+        Hdr {
+            v2z: base64ct::Base64::encode_string(&buf),
+            count: self.count,
+            sum_ns: self.sum.to_string(),
+            sumsq_ns: self.sumsq.to_string(),
+            min_ns: self.min,
+            max_ns: self.max,
+        }
+    }
+
+    /// A recorder rebuilt from [`Hdr`] (no raw samples); an error when the
+    /// text is not one this program wrote (other bounds or precision, counts
+    /// that disagree, bad base64 or deflate data).
+    pub fn from_hdr(h: &Hdr) -> std::result::Result<Recorder, String> {
+        use base64ct::Encoding;
+        use hdrhistogram::serialization::Deserializer;
+        let bytes = base64ct::Base64::decode_vec(&h.v2z)
+            .map_err(|_| "the latency histogram is not base64".to_string())?;
+        let hist: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut std::io::Cursor::new(bytes))
+            .map_err(|e| format!("the latency histogram does not decode ({e:?})"))?;
+        let fresh = Recorder::new(false, 0);
+        if hist.low() != fresh.hist.low()
+            || hist.high() != fresh.hist.high()
+            || hist.sigfig() != fresh.hist.sigfig()
+        {
+            return Err("the latency histogram has other bounds or precision".into());
+        }
+        if hist.len() != h.count {
+            return Err(format!(
+                "the latency histogram holds {} samples, its count says {}",
+                hist.len(),
+                h.count
+            ));
+        }
+        let num = |s: &str| {
+            s.parse::<u128>()
+                .map_err(|_| format!("the latency sums are not numbers ('{s}')"))
+        };
+        let mut r = fresh;
+        // Same bounds as every recorder's: merging it cannot fail.
+        r.hist = hist;
+        r.count = h.count;
+        r.sum = num(&h.sum_ns)?;
+        r.sumsq = num(&h.sumsq_ns)?;
+        r.min = if h.count == 0 { u64::MAX } else { h.min_ns };
+        r.max = h.max_ns;
+        Ok(r)
+    }
+}
+
 /// Statistics of one measurement (latencies in nanoseconds).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -355,6 +437,69 @@ mod tests {
         let r = rec([1_000, 1_000, 1_000, 1_000, 900_000]);
         assert_eq!(r.summary(&[]).unwrap().outliers_high, 1);
         assert_eq!(r.bins(20).len(), 20);
+    }
+
+    #[test]
+    fn hdr_round_trips_and_merged_hdrs_equal_the_concatenated_samples() {
+        // Two "processes" with different latency shapes.
+        let a: Vec<u64> = (0..5000).map(|i| 10_000 + (i * 7919) % 3000).collect();
+        let b: Vec<u64> = (0..3000).map(|i| 40_000 + (i * 104_729) % 90_000).collect();
+        let (ra, rb) = (rec(a.clone()), rec(b.clone()));
+        let back = Recorder::from_hdr(&ra.to_hdr()).unwrap();
+        assert_eq!(back.summary(&[99.0]), ra.summary(&[99.0]));
+        assert_eq!(back.to_hdr(), ra.to_hdr());
+        let mut merged = Recorder::from_hdr(&ra.to_hdr()).unwrap();
+        merged.merge(&Recorder::from_hdr(&rb.to_hdr()).unwrap());
+        let all = rec(a.iter().chain(&b).copied());
+        let (m, x) = (
+            merged.summary(&[99.0, 99.9]).unwrap(),
+            all.summary(&[99.0, 99.9]).unwrap(),
+        );
+        assert_eq!(m, x);
+        assert_eq!(m.p99_ns, x.p99_ns);
+        assert_eq!(m.count, 8000);
+        // Exact: the p99 of the concatenated samples, at the histogram's
+        // resolution (3 significant digits).
+        let mut sorted: Vec<u64> = a.iter().chain(&b).copied().collect();
+        sorted.sort_unstable();
+        let exact = sorted[(0.99 * 8000.0_f64).ceil() as usize - 1];
+        assert!(
+            m.p99_ns.abs_diff(exact) <= exact / 1000,
+            "{} {exact}",
+            m.p99_ns
+        );
+    }
+
+    #[test]
+    fn bad_hdrs_are_errors_not_panics() {
+        let good = rec([5, 6, 7]).to_hdr();
+        let mut h = good.clone();
+        h.v2z = "!!!".into();
+        assert!(Recorder::from_hdr(&h).is_err());
+        let mut h = good.clone();
+        h.v2z = <base64ct::Base64 as base64ct::Encoding>::encode_string(&[1u8, 2, 3]);
+        assert!(Recorder::from_hdr(&h).is_err());
+        let mut h = good.clone();
+        h.count = 4;
+        assert!(Recorder::from_hdr(&h).is_err());
+        let mut h = good.clone();
+        h.sum_ns = "-1".into();
+        assert!(Recorder::from_hdr(&h).is_err());
+        let mut other = Histogram::<u64>::new_with_bounds(1, 1000, 2).unwrap();
+        other.record(5).unwrap();
+        let mut buf = Vec::new();
+        hdrhistogram::serialization::Serializer::serialize(
+            &mut hdrhistogram::serialization::V2DeflateSerializer::new(),
+            &other,
+            &mut buf,
+        )
+        .unwrap();
+        let h = Hdr {
+            v2z: <base64ct::Base64 as base64ct::Encoding>::encode_string(&buf),
+            count: 1,
+            ..good
+        };
+        assert!(Recorder::from_hdr(&h).unwrap_err().contains("bounds"));
     }
 
     #[test]

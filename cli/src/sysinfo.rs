@@ -32,6 +32,10 @@ pub struct SystemInfo {
     /// hsm-bench before it recorded one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_class: Option<MachineClass>,
+    /// The host's name (`/proc/sys/kernel/hostname`): how `hsm-bench merge`
+    /// names it. Absent in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
 }
 
 /// The clock used for timing.
@@ -84,6 +88,8 @@ pub fn system() -> SystemInfo {
         memory_total_mb: sys.as_ref().map(|s| s.total_memory()).unwrap_or(0) / (1024 * 1024),
         cpu_governor: read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         machine_class: Some(MachineClass::detect()),
+        hostname: read_trim("/proc/sys/kernel/hostname")
+            .or_else(|| sysinfo::System::host_name().ok()),
     }
 }
 

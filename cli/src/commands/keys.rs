@@ -78,6 +78,11 @@ fn key_spec(name: &str) -> Result<KeySpec> {
 /// Load the module and log in to the named token.
 fn open(t: &KeysTokenArgs) -> Result<Module> {
     let choice = ModuleChoice::resolve(&t.module)?;
+    if !choice.options.env.is_empty() {
+        return Err(CliError::usage(
+            "keys: env= applies to `run` only (set the variable in this command's environment)",
+        ));
+    }
     let token = choice.token(&t.token.choice())?;
     if !token.given() {
         return Err(CliError::usage(

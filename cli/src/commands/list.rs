@@ -324,6 +324,11 @@ pub fn list(args: &ListArgs) -> Result<i32> {
         args.modules.clone()
     };
     let choices = ModuleChoice::resolve_all(&specs)?;
+    if choices.iter().any(|c| !c.options.env.is_empty()) {
+        return Err(CliError::usage(
+            "list: env= applies to `run` only (set the variable in this command's environment)",
+        ));
+    }
     let all = catalogue();
     // In the child process of one module: list it and hand it over.
     if let Some(path) = apart::child_result_path() {

@@ -1,5 +1,7 @@
 //! One file per subcommand (`run`, `compare`, `list`, `keys`, `report`,
-//! `check-floors`, `machine`, `ops`, and the hidden `cold-start` probe); each is a
+//! `check-floors`, `machine`, `ops`, `merge`, and the hidden `cold-start` probe;
+//! `run_worker` is a module's worker process, `fleet` starts a module's
+//! workers, one per `--processes`); each is a
 //! short function that wires the folders below: `measure/` (run the
 //! operations), `judge/` (compare, floors), `report/` (render), `suite/` and
 //! `token/` (what to run, on which module). `output.rs` writes their output.
@@ -10,9 +12,11 @@ pub mod apart;
 pub mod check_floors;
 pub mod cold_start;
 pub mod compare;
+pub mod fleet;
 pub mod keys;
 pub mod list;
 pub mod machine;
+pub mod merge;
 pub mod ops;
 pub mod output;
 pub mod report;

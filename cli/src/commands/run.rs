@@ -4,13 +4,14 @@
 use cryptoki_sys::CK_MECHANISM_TYPE;
 
 use crate::cli::{KeyStoreArg, RunArgs, RunFormat};
+use crate::commands::fleet::start_workers;
 use crate::commands::output::{check_output, out, write_or_print};
 use crate::error::{
     CliError, EXIT_FAILED_OPS, EXIT_INTERRUPTED, EXIT_NOTHING_MEASURED, EXIT_OK, Result,
 };
 use crate::judge::compare;
 use crate::machine::MachineClass;
-use crate::measure::bench::{self, Restart, StartError};
+use crate::measure::bench::{self, Restart};
 use crate::measure::checks::{Mix, parse_mix};
 use crate::measure::ipc::{FromWorker, KeysInfo, Opened, ToWorker};
 use crate::measure::job::{JobInfo, Options};
@@ -59,28 +60,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .tempdir()
         .map_err(|e| CliError::usage(format!("cannot create a temporary directory: {e}")))?;
     let step = bench::step_limit(&req.settings);
-    let mut remotes = Vec::new();
-    let mut opened = Vec::new();
-    for (i, c) in req.choices.iter().enumerate() {
-        match bench::start_worker(sockets.path(), i, &c.name, temporary[i], step) {
-            Ok((r, o)) => {
-                remotes.push(r);
-                opened.push(o);
-            }
-            Err(StartError::Refused(message, code)) => return Err(CliError { code, message }),
-            Err(StartError::Lost(l)) => {
-                return Err(CliError::usage(format!(
-                    "module {} ({}): {}",
-                    c.name,
-                    c.path.display(),
-                    l.describe()
-                )));
-            }
-        }
-    }
+    // Per module, its worker processes: as many as the largest --processes.
+    let procs = req.settings.processes.iter().copied().max().unwrap_or(1) as usize;
+    let (mut remotes, opened, shares) =
+        start_workers(&req.choices, &temporary, sockets.path(), procs, step)?;
     let (ids, key_desc) = agree_on_ops(args, &req, &opened)?;
     let mut jobs: Option<Vec<JobInfo>> = None;
-    for r in &mut remotes {
+    for r in remotes.iter_mut().flatten() {
         let j = bench::set_ops(r, &ids, &key_desc, step)
             .map_err(|l| CliError::usage(format!("module {}: {}", r.name, l.describe())))?;
         match &jobs {
@@ -113,6 +99,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         duration_s: req.settings.duration_s(),
         warmup: req.settings.warmup,
         threads: req.settings.threads.clone(),
+        processes: (req.settings.processes != [1]).then(|| req.settings.processes.clone()),
+        merged_from: None,
         data_sizes: req.settings.data_sizes.clone(),
         rounds: req.settings.rounds,
         rate: req.settings.rate,
@@ -126,9 +114,19 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         system,
         timer,
     };
+    let env: Vec<Vec<(String, String)>> =
+        req.choices.iter().map(|c| c.options.env.clone()).collect();
+    // A restarted process rejoins its module's token when there are several.
+    let shares = if procs > 1 {
+        shares
+    } else {
+        vec![None; shares.len()]
+    };
     let restart = Restart {
         dir: sockets.path(),
         temporary: &temporary,
+        env: &env,
+        shares: &shares,
         ids: &ids,
         key: &opts.key,
         jobs: &jobs,
@@ -139,18 +137,26 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     });
     let interrupted = crate::measure::interrupt::requested();
     metadata.keys = describe_keys(args, &req, &mut remotes, per_thread_keys);
-    for (r, meta) in remotes.iter_mut().zip(&mut metadata.modules) {
+    for (group, meta) in remotes.iter_mut().zip(&mut metadata.modules) {
         let limit = if interrupted {
             Duration::from_secs(5)
         } else {
             step
         };
-        if r.gone().is_none()
-            && let Err(l) = r.finish(limit)
-        {
-            let why = format!("at the end of the run: {}", l.describe());
-            eprintln!("hsm-bench: warning: module {}: {why}", r.name);
-            meta.failures.push(why);
+        let n = group.len();
+        for (k, r) in group.iter_mut().enumerate() {
+            if r.gone().is_none()
+                && let Err(l) = r.finish(limit)
+            {
+                let who = if n > 1 {
+                    format!("process {} of {n} ", k + 1)
+                } else {
+                    String::new()
+                };
+                let why = format!("{who}at the end of the run: {}", l.describe());
+                eprintln!("hsm-bench: warning: module {}: {why}", r.name);
+                meta.failures.push(why);
+            }
         }
     }
     drop(remotes);
@@ -237,6 +243,7 @@ pub fn resolve(args: &RunArgs) -> Result<Request> {
         duration: args.duration,
         warmup: args.warmup,
         threads: args.threads.clone(),
+        processes: args.processes.clone(),
         data_sizes: args.data_sizes.clone(),
         rate: args.rate,
         mix: args.mix.clone(),
@@ -444,12 +451,13 @@ fn agree_on_ops(args: &RunArgs, req: &Request, opened: &[Opened]) -> Result<(Vec
 fn describe_keys(
     args: &RunArgs,
     req: &Request,
-    remotes: &mut [Remote],
+    remotes: &mut [Vec<Remote>],
     per_thread_keys: bool,
 ) -> String {
     let step = bench::step_limit(&req.settings);
     let infos: Vec<(String, KeysInfo)> = remotes
         .iter_mut()
+        .flatten()
         .filter(|r| r.gone().is_none())
         .filter_map(|r| {
             let name = r.name.clone();
@@ -494,10 +502,16 @@ fn describe_keys(
         };
         (store_desc, format!(" ({}; {fate})", token_keys.join(", ")))
     };
+    let several = req.settings.processes.iter().any(|&p| p > 1);
     if req.existing_keys {
-        "existing key, shared by every thread".into()
+        let each = if several { " and process" } else { "" };
+        format!("existing key, shared by every thread{each}")
     } else if per_thread_keys {
         format!("per thread: each thread has its own {store_desc}{token_note}{role_note}")
+    } else if several {
+        format!(
+            "shared per process: each process has one set of {store_desc} used by its threads{token_note}{role_note}"
+        )
     } else {
         format!("shared: one set of {store_desc} used by every thread{token_note}{role_note}")
     }
@@ -727,6 +741,9 @@ fn redact(args: Vec<String>) -> Vec<String> {
             out.push(a);
         } else if a.starts_with("--pin=") {
             out.push("--pin=***".to_string());
+        } else if a.contains("env=") {
+            // A module's `,env=VAR=VALUE`: the value may be a secret.
+            out.push(crate::token::choice::redact_module_spec(&a));
         } else {
             out.push(a);
         }

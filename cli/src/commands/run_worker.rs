@@ -9,14 +9,18 @@
 
 use std::io::BufReader;
 use std::os::unix::net::UnixStream;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::cli::RunArgs;
 use crate::commands::run::{Request, resolve};
 use crate::error::{CliError, EXIT_OK, Result};
-use crate::measure::ipc::{self, Endpoint, FromWorker, KeysInfo, Opened, ToWorker, WORKER_ENV};
+use crate::measure::ipc::{
+    self, Endpoint, FromWorker, KeysInfo, Opened, Share, ToWorker, WORKER_ENV,
+};
 use crate::measure::job::{Options, jobs};
 use crate::measure::module_bench::ModuleBench;
+use crate::measure::runner::Gate;
 use crate::suite::catalogue::catalogue;
 use crate::suite::existing::{Detected, detect};
 use crate::suite::keys::KeyStore;
@@ -69,7 +73,13 @@ pub fn serve(args: &RunArgs, ep: Endpoint) -> Result<i32> {
             .map_err(|e| CliError::usage(format!("worker: {e}")))?,
     );
     let say = |m: &FromWorker| ipc::send(&stream, m).is_ok();
-    let (mut bench, req, universe) = match open(args, &ep) {
+    // The first message: the token to log in to, when the module's first
+    // process made it (`--processes`), else none.
+    let share = match ipc::receive::<ToWorker>(&mut reader) {
+        Ok(Some(ToWorker::Join(share))) => share,
+        _ => return Ok(EXIT_OK),
+    };
+    let (mut bench, req, universe) = match open(args, &ep, share) {
         Ok((bench, req, universe, opened)) => {
             say(&FromWorker::Opened(Box::new(opened)));
             (bench, req, universe)
@@ -82,8 +92,18 @@ pub fn serve(args: &RunArgs, ep: Endpoint) -> Result<i32> {
             return Ok(EXIT_OK);
         }
     };
+    let reader = Mutex::new(reader);
+    // A gated round: warm, say so, and measure at the scheduler's go (or
+    // when it is gone: then nobody waits for the figures anyway).
+    let ready = || {
+        say(&FromWorker::Ready);
+        let mut r = reader.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = ipc::receive::<ToWorker>(&mut *r);
+    };
     let mut mix = req.mix;
-    while let Ok(Some(msg)) = ipc::receive::<ToWorker>(&mut reader) {
+    loop {
+        let next = ipc::receive::<ToWorker>(&mut *reader.lock().unwrap_or_else(|e| e.into_inner()));
+        let Ok(Some(msg)) = next else { break };
         let reply = match msg {
             ToWorker::Ops { ids, key } => {
                 let ops: Vec<OpDef> = ids
@@ -96,16 +116,20 @@ pub fn serve(args: &RunArgs, ep: Endpoint) -> Result<i32> {
             ToWorker::Prepare { job } => FromWorker::Prepared(bench.prepare(job).map(Box::new)),
             ToWorker::Round {
                 round,
+                gate,
                 remaining_ms,
                 bar,
             } => {
-                let d = bench.round(round, remaining_ms.map(Duration::from_millis), bar);
+                let gate: Gate<'_> = if gate { Some(&ready) } else { None };
+                let d = bench.round(round, remaining_ms.map(Duration::from_millis), bar, gate);
                 FromWorker::RoundDone {
                     cut_short: d.cut_short,
                     skip_rest: d.skip_rest,
                     results: d.results,
                 }
             }
+            // A go or a join out of turn asks for nothing.
+            ToWorker::Go | ToWorker::Join(_) => continue,
             ToWorker::EndJob => FromWorker::Results(bench.end_job()),
             ToWorker::Describe => FromWorker::Keys(KeysInfo {
                 token_key_labels: bench.keys.token_key_labels(),
@@ -136,15 +160,27 @@ pub fn serve(args: &RunArgs, ep: Endpoint) -> Result<i32> {
 
 /// Open the worker's module, make its key store, and find the ops its key
 /// or mechanism allows; the ops it may be asked for (`universe`).
-fn open(args: &RunArgs, ep: &Endpoint) -> Result<(ModuleBench, Request, Vec<OpDef>, Opened)> {
+fn open(
+    args: &RunArgs,
+    ep: &Endpoint,
+    share: Option<Share>,
+) -> Result<(ModuleBench, Request, Vec<OpDef>, Opened)> {
     let req = resolve(args)?;
     let choice = req
         .choices
         .get(ep.index)
         .ok_or_else(|| CliError::usage("worker: no such module"))?;
-    let token = choice.token(&args.token.choice())?;
+    let mut token = choice.token(&args.token.choice())?;
+    if let Some(sh) = share {
+        // The first process's temporary token, by label, with its PIN.
+        (token.slot, token.label, token.pin) = (None, Some(sh.label), Some(sh.pin));
+    }
     let temp = ep.temporary.then(TempToken::made_by_scheduler);
     let module = Module::open(choice, temp, &token)?;
+    let share = ep.temporary.then(|| Share {
+        label: module.probe.token_label.clone(),
+        pin: module.probe.pin.clone(),
+    });
     let mut keys = KeyStore::new(
         module.raw.clone(),
         module.setup_session().handle(),
@@ -209,6 +245,7 @@ fn open(args: &RunArgs, ep: &Endpoint) -> Result<(ModuleBench, Request, Vec<OpDe
         ops: ids,
         key_kind,
         supported,
+        share,
     };
     let opts = Options {
         histogram: args.histogram,

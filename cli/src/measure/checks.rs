@@ -89,6 +89,17 @@ pub fn check_threads(t: &[u32]) -> std::result::Result<(), String> {
         .ok_or("values must be between 1 and 1024".into())
 }
 
+/// Process counts (`--processes`): each is that many worker processes per
+/// module, all on one token.
+pub fn check_processes(t: &[u32]) -> std::result::Result<(), String> {
+    if t.is_empty() {
+        return Err("is empty".into());
+    }
+    (t.iter().all(|&t| (1..=256).contains(&t)))
+        .then_some(())
+        .ok_or("values must be between 1 and 256".into())
+}
+
 /// Open-loop rate.
 pub fn check_rate(r: f64) -> std::result::Result<(), String> {
     (r > 0.0 && r.is_finite())

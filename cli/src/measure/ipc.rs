@@ -22,9 +22,11 @@ use crate::token::info::ModuleMeta;
 pub const MAX_MESSAGE: u64 = 1 << 30;
 
 /// The environment variable that makes `hsm-bench run` a module's worker:
-/// `SOCKET\tINDEX\tTEMPORARY` (the scheduler's socket, the module's index
-/// on the command line, `1` when the scheduler made a temporary token for
-/// it). Internal: set only by the scheduler.
+/// `SOCKET\tINDEX\tTEMPORARY\tREPLICA` (the scheduler's socket, the
+/// module's index on the command line, `1` when the worker is to make the
+/// temporary token the scheduler prepared, and which of the module's
+/// processes it is, 0 for the first). Internal: set only by the scheduler.
+/// The worker's first message on the socket is [`ToWorker::Join`].
 pub const WORKER_ENV: &str = "HSM_BENCH_WORKER";
 
 /// Where a worker reports to and which module it runs.
@@ -36,20 +38,29 @@ pub struct Endpoint {
     pub index: usize,
     /// The scheduler made a temporary token for it.
     pub temporary: bool,
+    /// Which of the module's worker processes this is (`--processes`), 0
+    /// for the first.
+    pub replica: usize,
 }
 
 impl Endpoint {
     /// The value of [`WORKER_ENV`].
     pub fn encode(&self) -> std::ffi::OsString {
         let mut v = self.socket.clone().into_os_string();
-        v.push(format!("\t{}\t{}", self.index, u8::from(self.temporary)));
+        v.push(format!(
+            "\t{}\t{}\t{}",
+            self.index,
+            u8::from(self.temporary),
+            self.replica
+        ));
         v
     }
 
     /// Parse [`WORKER_ENV`]'s value.
     pub fn decode(v: &std::ffi::OsStr) -> Option<Endpoint> {
         use std::os::unix::ffi::OsStrExt;
-        let mut parts = v.as_bytes().rsplitn(3, |&b| b == b'\t');
+        let mut parts = v.as_bytes().rsplitn(4, |&b| b == b'\t');
+        let replica = std::str::from_utf8(parts.next()?).ok()?.parse().ok()?;
         let temporary = match parts.next()? {
             b"1" => true,
             b"0" => false,
@@ -61,6 +72,7 @@ impl Endpoint {
             socket,
             index,
             temporary,
+            replica,
         })
     }
 
@@ -86,15 +98,25 @@ pub enum ToWorker {
         /// Index into the job list.
         job: usize,
     },
+    /// The first message of every worker, before it opens its module: the
+    /// temporary token the module's first process made (label and PIN), to
+    /// log in to (the module's other processes under `--processes`, and a
+    /// first one restarted), or none (open the module as always).
+    Join(Option<Share>),
     /// Run a round of the prepared job.
     Round {
         /// Round index.
         round: u32,
+        /// Say [`FromWorker::Ready`] when warm and wait for [`ToWorker::Go`]
+        /// before measuring (several processes measure together).
+        gate: bool,
         /// The op's time left on this module, milliseconds.
         remaining_ms: Option<u64>,
         /// Progress bar label; no bar when `None`.
         bar: Option<String>,
     },
+    /// Start measuring (every process of the module is warm).
+    Go,
     /// The job's results; its workers go.
     EndJob,
     /// How the keys were made.
@@ -115,6 +137,26 @@ pub struct Opened {
     pub key_kind: Option<String>,
     /// Of `ops`, those the token can run.
     pub supported: Vec<String>,
+    /// The temporary token this worker made, for the module's other
+    /// processes (`--processes`).
+    pub share: Option<Share>,
+}
+
+/// A token that a module's other worker processes log in to.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Share {
+    /// Its label.
+    pub label: String,
+    /// The user PIN (random, for a temporary token; never printed).
+    pub pin: String,
+}
+
+impl std::fmt::Debug for Share {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Share")
+            .field("label", &self.label)
+            .finish_non_exhaustive()
+    }
 }
 
 /// How a module's keys were made.
@@ -146,6 +188,8 @@ pub enum FromWorker {
     Jobs(Vec<JobInfo>),
     /// Prepared; or the result saying why the job cannot run.
     Prepared(Option<Box<BenchResult>>),
+    /// Warm, waiting for [`ToWorker::Go`] (a gated round).
+    Ready,
     /// A round ran.
     RoundDone {
         /// Stopped at the op's time limit.
@@ -238,6 +282,7 @@ mod tests {
             socket: "/tmp/x\ty/w0.sock".into(),
             index: 3,
             temporary: true,
+            replica: 2,
         };
         assert_eq!(Endpoint::decode(&e.encode()), Some(e));
         assert_eq!(Endpoint::decode("nonsense".as_ref()), None);

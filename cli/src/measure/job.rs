@@ -209,6 +209,12 @@ pub fn not_measured(
         samples_ns: None,
         round_ops_per_sec: None,
         peak_rss_kib: None,
+        processes: 1,
+        latency_hdr: None,
+        windows_unix_ns: None,
+        per_process: None,
+        hosts: None,
+        throughput_basis: None,
         notes: Default::default(),
     }
 }

@@ -212,6 +212,7 @@ struct Ctx<'a> {
     module: &'a str,
     job: &'a Job,
     wall: Duration,
+    windows: &'a [[u64; 2]],
     rounds: u32,
     s: &'a Settings,
     opts: &'a Options,
@@ -222,6 +223,7 @@ fn measured(id: String, mechanism: String, comp: &CompOutcome, c: &Ctx<'_>) -> B
         module,
         job,
         wall,
+        windows,
         rounds,
         s,
         opts,
@@ -276,7 +278,11 @@ fn measured(id: String, mechanism: String, comp: &CompOutcome, c: &Ctx<'_>) -> B
         r.round_ops_per_sec = Some(comp.round_rates.clone());
     }
     r.peak_rss_kib = comp.peak_rss_kib;
+    if !windows.is_empty() {
+        r.windows_unix_ns = Some(windows.to_vec());
+    }
     if let Some(sm) = summary {
+        r.latency_hdr = Some(comp.rec.to_hdr());
         r.ops_per_sec = (secs > 0.0).then(|| comp.rate(wall, job.threads as usize));
         r.mean_us = Some(us(sm.mean_ns));
         r.ci95_us = sm.ci95_ns.is_finite().then(|| us(sm.ci95_ns));
@@ -326,6 +332,7 @@ fn results_of(
         module,
         job,
         wall: o.wall,
+        windows: &o.windows,
         rounds,
         s,
         opts,
@@ -458,7 +465,15 @@ impl ModuleBench {
     /// Run round `r` of the prepared job: at most `remaining` long (the
     /// op's time limit less what it has spent), with a progress bar
     /// labelled `bar` when given.
-    pub fn round(&mut self, r: u32, remaining: Option<Duration>, bar: Option<String>) -> RoundDone {
+    /// With a `gate`, the warm threads wait for it before measuring (the
+    /// other processes of `--processes`).
+    pub fn round(
+        &mut self,
+        r: u32,
+        remaining: Option<Duration>,
+        bar: Option<String>,
+        gate: runner::Gate<'_>,
+    ) -> RoundDone {
         let s = &self.settings;
         let Some(cur) = self.current.as_mut() else {
             return RoundDone {
@@ -486,7 +501,7 @@ impl ModuleBench {
                 cap: remaining.map(|d| Instant::now() + d),
             };
             let bar = bar.map(|label| progress_bar(label, plan.mode, job.threads));
-            let o = runner::run(w, &plan, bar.as_ref());
+            let o = runner::run(w, &plan, bar.as_ref(), gate);
             if let Some(b) = bar {
                 b.finish_and_clear();
             }

@@ -68,6 +68,8 @@ pub struct Profile {
     pub warmup: Option<u64>,
     /// Thread counts to sweep.
     pub threads: Option<Vec<u32>>,
+    /// Process counts to sweep (worker processes per module on one token).
+    pub processes: Option<Vec<u32>>,
     /// Data sizes to sweep.
     pub data_sizes: Option<Vec<SizeValue>>,
     /// Percentiles to report.
@@ -100,8 +102,8 @@ impl Profile {
     /// `table` is the file as parsed TOML (to tell an empty list from a missing one).
     pub fn validate(&self, table: &toml::Table, all: &[OpDef]) -> std::result::Result<(), String> {
         use crate::measure::checks::{
-            check_iterations, check_percentiles, check_rate, check_rounds, check_seconds,
-            check_threads,
+            check_iterations, check_percentiles, check_processes, check_rate, check_rounds,
+            check_seconds, check_threads,
         };
         let key =
             |k: &str, r: std::result::Result<(), String>| r.map_err(|e| format!("key `{k}` {e}"));
@@ -133,6 +135,9 @@ impl Profile {
         }
         if let Some(t) = &self.threads {
             key("threads", check_threads(t))?;
+        }
+        if let Some(t) = &self.processes {
+            key("processes", check_processes(t))?;
         }
         if let Some(sizes) = &self.data_sizes {
             if sizes.is_empty() {
@@ -384,6 +389,23 @@ mod tests {
         assert!(p.override_for("sha256").is_none());
         assert!(Profile::parse("iterations = 1\nduration = 1.0\n").is_err());
         assert!(Profile::parse("nonsense = 1\n").is_err());
+        // `processes` sweeps like `threads`, with the same checks.
+        let all = crate::suite::catalogue::catalogue();
+        let sweep = |text: &str| {
+            let p = Profile::parse(text).unwrap();
+            p.validate(&text.parse::<toml::Table>().unwrap(), &all)
+                .map(|()| p.processes)
+        };
+        assert_eq!(
+            sweep("processes = [1, 2, 4, 8]\n"),
+            Ok(Some(vec![1, 2, 4, 8]))
+        );
+        assert!(
+            sweep("processes = [0]\n")
+                .unwrap_err()
+                .contains("`processes`")
+        );
+        assert!(sweep("processes = []\n").is_err());
         assert!(load("no-such-profile").is_err());
         assert!(load("../etc").is_err());
         assert_eq!(

@@ -100,12 +100,20 @@ pub fn describe_exit(status: ExitStatus) -> String {
 }
 
 impl Remote {
-    /// Start the worker of module `index` (named `name`) and wait until it
-    /// connects to a socket in `dir`.
-    pub fn spawn(dir: &Path, index: usize, name: &str, temporary: bool) -> Result<Remote, Lost> {
+    /// Start worker process `replica` of module `index` (named `name`),
+    /// with the module's own environment variables `env` (`,env=`), and
+    /// wait until it connects to a socket in `dir`.
+    pub fn spawn(
+        dir: &Path,
+        index: usize,
+        replica: usize,
+        name: &str,
+        temporary: bool,
+        env: &[(String, String)],
+    ) -> Result<Remote, Lost> {
         let died = |why: String| Lost::Died(format!("its worker process {why}"));
         let socket: PathBuf = (0u32..)
-            .map(|k| dir.join(format!("w{index}-{k}.sock")))
+            .map(|k| dir.join(format!("w{index}-{replica}-{k}.sock")))
             .find(|p| !p.exists())
             .expect("an unused name");
         let listener =
@@ -120,9 +128,11 @@ impl Remote {
             socket: socket.clone(),
             index,
             temporary,
+            replica,
         };
         let mut child = Command::new(exe)
             .args(std::env::args_os().skip(1))
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .env(WORKER_ENV, endpoint.encode())
             .stdin(Stdio::null())
             .stdout(stdout)
@@ -295,6 +305,14 @@ impl Remote {
         }
     }
 
+    /// Send `msg` without waiting for an answer (the go of a gated round);
+    /// a worker that is gone says so at the next wait.
+    pub fn tell(&mut self, msg: &ToWorker) {
+        if self.dead.is_none() {
+            let _ = ipc::send(&self.stream, msg);
+        }
+    }
+
     /// Ask a running round to stop (Ctrl-C, as the worker's own handler
     /// takes it).
     pub fn interrupt(&self) {
@@ -333,6 +351,7 @@ fn variant(m: &FromWorker) -> &'static str {
         FromWorker::Failed { .. } => "Failed",
         FromWorker::Jobs(_) => "Jobs",
         FromWorker::Prepared(_) => "Prepared",
+        FromWorker::Ready => "Ready",
         FromWorker::RoundDone { .. } => "RoundDone",
         FromWorker::Results(_) => "Results",
         FromWorker::Keys(_) => "Keys",

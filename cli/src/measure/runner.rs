@@ -130,6 +130,9 @@ pub struct Outcome {
     pub wall: Duration,
     /// A thread stopped at `Plan::cap` before its iterations or duration were done.
     pub cut_short: bool,
+    /// The measured window of each round, `[start, end]` in ns since the
+    /// Unix epoch (what merging processes and hosts takes the union of).
+    pub windows: Vec<[u64; 2]>,
 }
 
 impl Outcome {
@@ -140,6 +143,7 @@ impl Outcome {
         }
         self.wall += o.wall;
         self.cut_short |= o.cut_short;
+        self.windows.extend_from_slice(&o.windows);
     }
 }
 
@@ -176,6 +180,11 @@ struct ThreadResult {
     cut_short: bool,
 }
 
+/// What the threads of a round wait for once warm, besides each other: the
+/// scheduler's go, when several processes measure together
+/// (`--processes`). Called by one thread while the others wait.
+pub type Gate<'a> = Option<&'a (dyn Fn() + Sync)>;
+
 fn run_thread(
     work: &mut ThreadWork,
     plan: &Plan,
@@ -183,6 +192,7 @@ fn run_thread(
     barrier: &Barrier,
     counter: &Counter,
     measuring: &OnceLock<Instant>,
+    gate: Gate<'_>,
 ) -> ThreadResult {
     let n = work.comps.len();
     let pick = |i: u64| -> usize {
@@ -227,7 +237,15 @@ fn run_thread(
         .rate
         .map(|r| Duration::from_secs_f64(threads as f64 / r));
 
-    barrier.wait();
+    let warm = barrier.wait();
+    if let Some(gate) = gate {
+        // Every thread of this process is warm: one says so and waits for
+        // the other processes' (the scheduler's go), the rest wait for it.
+        if warm.is_leader() {
+            gate();
+        }
+        barrier.wait();
+    }
     if calls > 0 && failed == calls {
         // Every warmup call failed: report that instead of measuring errors.
         return ThreadResult {
@@ -304,8 +322,14 @@ fn run_thread(
     }
 }
 
-/// Run one measurement over `work.len()` threads (one entry per thread).
-pub fn run(work: &mut [ThreadWork], plan: &Plan, bar: Option<&ProgressBar>) -> Outcome {
+/// Run one measurement over `work.len()` threads (one entry per thread);
+/// with a `gate`, the warm threads start measuring when it returns.
+pub fn run(
+    work: &mut [ThreadWork],
+    plan: &Plan,
+    bar: Option<&ProgressBar>,
+    gate: Gate<'_>,
+) -> Outcome {
     let threads = work.len();
     let ncomp = work.first().map(|w| w.comps.len()).unwrap_or(0);
     let barrier = Barrier::new(threads);
@@ -318,7 +342,7 @@ pub fn run(work: &mut [ThreadWork], plan: &Plan, bar: Option<&ProgressBar>) -> O
             .zip(&counters)
             .map(|(w, c)| {
                 let (barrier, plan, measuring) = (&barrier, plan, &measuring);
-                scope.spawn(move || run_thread(w, plan, threads, barrier, c, measuring))
+                scope.spawn(move || run_thread(w, plan, threads, barrier, c, measuring, gate))
             })
             .collect();
         if let Some(bar) = bar {
@@ -351,11 +375,26 @@ pub fn run(work: &mut [ThreadWork], plan: &Plan, bar: Option<&ProgressBar>) -> O
             c.round_rates = vec![c.rate(wall, threads)];
         }
     }
+    let windows = match (start, end) {
+        (Some(s), Some(e)) if e > s => vec![[unix_ns(s), unix_ns(e)]],
+        _ => Vec::new(),
+    };
     Outcome {
         comps,
         wall,
         cut_short: results.iter().any(|r| r.cut_short),
+        windows,
     }
+}
+
+/// An instant as nanoseconds since the Unix epoch (the system clock now,
+/// less the monotonic time since `t`), comparable between processes and,
+/// with synchronised clocks, hosts.
+pub fn unix_ns(t: Instant) -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    now.saturating_sub(t.elapsed()).as_nanos() as u64
 }
 
 /// Progress ticker: reads the per-thread counters ten times a second, outside every
@@ -468,7 +507,7 @@ mod tests {
             warmup_budget: None,
             cap: None,
         };
-        let o = run(&mut w, &plan, None);
+        let o = run(&mut w, &plan, None, None);
         let s = o.comps[0].rec.summary(&[]).unwrap();
         assert_eq!(s.count, 200);
         assert!(s.min_ns >= 20_000, "a 20 µs op measured {} ns", s.min_ns);
@@ -481,7 +520,7 @@ mod tests {
     fn errors_are_counted_by_name_and_not_recorded() {
         let mut w = vec![work(0, 4)];
         let plan = plan(Mode::Iterations(100));
-        let o = run(&mut w, &plan, None);
+        let o = run(&mut w, &plan, None, None);
         assert_eq!(o.comps[0].errors.get("CKR_SIGNATURE_INVALID"), Some(&25));
         assert_eq!(o.comps[0].rec.count(), 75);
     }
@@ -490,7 +529,7 @@ mod tests {
     fn threads_each_run_their_iterations() {
         let mut w = vec![work(1_000, 0), work(1_000, 0)];
         let plan = plan(Mode::Iterations(50));
-        let o = run(&mut w, &plan, None);
+        let o = run(&mut w, &plan, None, None);
         assert_eq!(o.comps[0].rec.count(), 100);
     }
 
@@ -499,7 +538,7 @@ mod tests {
         let mut w = vec![work(10_000, 0)];
         let plan = plan(Mode::Duration(Duration::from_millis(100)));
         let t = Instant::now();
-        let o = run(&mut w, &plan, None);
+        let o = run(&mut w, &plan, None, None);
         // Unbounded if duration mode did not stop; generous for a busy machine.
         assert!(t.elapsed() < Duration::from_secs(5));
         assert!(o.wall >= Duration::from_millis(100));
@@ -521,7 +560,7 @@ mod tests {
             cap: None,
         };
         let started = std::time::Instant::now();
-        let o = run(&mut w, &plan, None);
+        let o = run(&mut w, &plan, None, None);
         let took = started.elapsed();
         assert_eq!(o.comps[0].rec.count(), 100);
         assert!(
@@ -543,7 +582,7 @@ mod tests {
             warmup_budget: None,
             cap: None,
         };
-        let o = run(&mut w, &plan, None);
+        let o = run(&mut w, &plan, None, None);
         let s = o.comps[0].rec.summary(&[]).unwrap();
         assert!(
             s.max_ns > 40_000_000,
@@ -562,7 +601,7 @@ mod tests {
             warmup_budget: None,
             cap: None,
         };
-        let o = run(&mut [work(0, 5)], &plan, None);
+        let o = run(&mut [work(0, 5)], &plan, None, None);
         let c = &o.comps[0];
         assert_eq!((c.warmup_calls, c.warmup_errors), (10, 2));
         assert_eq!(
@@ -571,7 +610,7 @@ mod tests {
         );
         assert!(!c.warmup_failed());
         assert_eq!(c.rec.count() + c.error_count(), 40);
-        let o = run(&mut [work(0, 1)], &plan, None);
+        let o = run(&mut [work(0, 1)], &plan, None, None);
         let c = &o.comps[0];
         assert!(c.warmup_failed());
         assert_eq!(c.rec.count() + c.error_count(), 0, "not measured");
@@ -590,7 +629,7 @@ mod tests {
             cap: Some(Instant::now() + Duration::from_millis(200)),
         };
         let t = Instant::now();
-        let o = run(&mut [work(20_000_000, 0)], &plan, None);
+        let o = run(&mut [work(20_000_000, 0)], &plan, None, None);
         // 21 s without the cap; generous for a busy machine.
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         assert!(o.cut_short);
@@ -603,7 +642,21 @@ mod tests {
             cap: None,
             ..plan
         };
-        assert!(!run(&mut [work(1_000, 0)], &plan, None).cut_short);
+        assert!(!run(&mut [work(1_000, 0)], &plan, None, None).cut_short);
+    }
+
+    #[test]
+    fn the_gate_is_passed_once_by_warm_threads_before_measuring() {
+        let calls = AtomicU64::new(0);
+        let gate = || {
+            calls.fetch_add(1, Ordering::SeqCst);
+        };
+        let mut w = vec![work(1_000, 0), work(1_000, 0), work(1_000, 0)];
+        let o = run(&mut w, &plan(Mode::Iterations(20)), None, Some(&gate));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(o.comps[0].rec.count(), 60);
+        assert_eq!(o.windows.len(), 1);
+        assert!(o.windows[0][0] < o.windows[0][1]);
     }
 
     #[test]
@@ -611,7 +664,7 @@ mod tests {
         let mut w = vec![work(0, 1)];
         let plan = plan(Mode::Duration(Duration::from_secs(30)));
         let t = Instant::now();
-        let o = run(&mut w, &plan, None);
+        let o = run(&mut w, &plan, None, None);
         assert!(t.elapsed() < Duration::from_secs(5));
         assert_eq!(o.comps[0].error_count(), GIVE_UP_AFTER);
     }
@@ -643,7 +696,7 @@ mod tests {
             schedule: Some(Arc::new(mix_schedule(&[90, 10], 1000, 7))),
         }];
         let plan = plan(Mode::Iterations(300));
-        let o = run(&mut w, &plan, None);
+        let o = run(&mut w, &plan, None, None);
         let (a, b) = (o.comps[0].rec.count(), o.comps[1].rec.count());
         assert_eq!(a + b, 300);
         assert!(a > b * 4);

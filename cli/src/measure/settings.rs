@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use crate::error::{CliError, Result};
 use crate::measure::checks::{
-    check_iterations, check_percentiles, check_rate, check_rounds, check_seconds, check_threads,
+    check_iterations, check_percentiles, check_processes, check_rate, check_rounds, check_seconds,
+    check_threads,
 };
 use crate::measure::mode::Mode;
 use crate::measure::profiles::{self, Profile};
@@ -39,6 +40,8 @@ pub struct Flags {
     pub warmup: Option<u64>,
     /// --threads
     pub threads: Vec<u32>,
+    /// --processes
+    pub processes: Vec<u32>,
     /// --data-sizes
     pub data_sizes: Option<String>,
     /// --rate
@@ -74,6 +77,8 @@ pub struct Settings {
     warmup_from_flags: bool,
     /// Thread counts.
     pub threads: Vec<u32>,
+    /// Process counts (worker processes per module driving one token).
+    pub processes: Vec<u32>,
     /// Data sizes.
     pub data_sizes: Option<Vec<u64>>,
     /// Percentiles.
@@ -135,6 +140,12 @@ impl Settings {
             p.threads.clone().unwrap_or_else(|| vec![1])
         };
         flag("threads", check_threads(&threads))?;
+        let processes = if !f.processes.is_empty() {
+            f.processes.clone()
+        } else {
+            p.processes.clone().unwrap_or_else(|| vec![1])
+        };
+        flag("processes", check_processes(&processes))?;
         let data_sizes = match &f.data_sizes {
             Some(s) if s.trim().is_empty() => Some(DEFAULT_SIZES.to_vec()),
             Some(s) => Some(parse_sizes(s).map_err(bad)?),
@@ -175,6 +186,7 @@ impl Settings {
             warmup: f.warmup.or(p.warmup).unwrap_or(DEFAULT_WARMUP),
             warmup_from_flags: f.warmup.is_some(),
             threads,
+            processes,
             data_sizes,
             percentiles,
             rounds,
@@ -277,7 +289,15 @@ mod tests {
         let s = Settings::resolve(&f).unwrap();
         assert_eq!(s.mode, Mode::Iterations(7));
         assert_eq!(s.threads, vec![1, 2]);
+        assert_eq!(s.processes, vec![1], "one process unless asked");
         assert_eq!(s.rounds, 3);
+        let swept = Settings::resolve(&Flags {
+            ops: vec!["sha256".into()],
+            processes: vec![1, 2, 4, 8],
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(swept.processes, vec![1, 2, 4, 8]);
         // Flags beat profile overrides too.
         assert_eq!(s.plan_for("p256-keygen").0, Mode::Iterations(7));
         // But the profile's warmup override applies when --warmup is not given.
@@ -320,6 +340,13 @@ mod tests {
         assert_eq!(
             bad(Flags {
                 threads: vec![0],
+                ..Default::default()
+            }),
+            2
+        );
+        assert_eq!(
+            bad(Flags {
+                processes: vec![1, 0],
                 ..Default::default()
             }),
             2

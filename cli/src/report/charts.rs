@@ -128,13 +128,16 @@ pub fn cdf_points(r: &BenchResult) -> Vec<(f64, f64)> {
 
 /// Series name of a result: the module, plus the data size and threads when the
 /// op's results differ in them.
-pub fn series_name(r: &BenchResult, by_size: bool, by_threads: bool) -> String {
+pub fn series_name(r: &BenchResult, by_size: bool, by_threads: bool, by_procs: bool) -> String {
     let mut s = r.module.clone();
     if by_size {
         s.push_str(&format!(" {}", fmt_size(r.data_size)));
     }
     if by_threads {
         s.push_str(&format!(" ×{}", r.threads));
+    }
+    if by_procs {
+        s.push_str(&format!(" {}p", r.processes));
     }
     s
 }
@@ -175,13 +178,14 @@ fn caption_font() -> TextStyle<'static> {
 
 /// The latency CDF chart of one op.
 pub fn latency_chart(op: &str, rs: &[&BenchResult]) -> std::result::Result<Option<Chart>, String> {
-    let (by_size, by_threads) = (
+    let (by_size, by_threads, by_procs) = (
         distinct(rs, |r| r.data_size) > 1,
         distinct(rs, |r| r.threads) > 1,
+        distinct(rs, |r| r.processes) > 1,
     );
     let series: Vec<(String, Vec<(f64, f64)>)> = rs
         .iter()
-        .map(|r| (series_name(r, by_size, by_threads), cdf_points(r)))
+        .map(|r| (series_name(r, by_size, by_threads, by_procs), cdf_points(r)))
         .filter(|(_, p)| p.len() >= 2)
         .collect();
     let xs = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0));
@@ -253,6 +257,8 @@ fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
 pub enum Sweep {
     DataSize,
     Threads,
+    /// `--processes`.
+    Processes,
 }
 
 /// Throughput vs data size (bytes/s when the op has them, else ops/s) or ops/s vs
@@ -267,6 +273,7 @@ pub fn sweep_chart(
     let x_of = |r: &BenchResult| match sweep {
         Sweep::DataSize => r.data_size.max(1) as f64,
         Sweep::Threads => r.threads as f64,
+        Sweep::Processes => r.processes as f64,
     };
     let y_of = |r: &BenchResult| {
         if bytes {
@@ -277,14 +284,16 @@ pub fn sweep_chart(
     };
     // Lines: results equal in everything but the swept parameter.
     let mut lines: Vec<(String, Vec<&BenchResult>)> = Vec::new();
-    let other_varies = match sweep {
-        Sweep::DataSize => distinct(rs, |r| r.threads) > 1,
-        Sweep::Threads => distinct(rs, |r| r.data_size) > 1,
-    };
+    let (sizes, threads, procs) = (
+        distinct(rs, |r| r.data_size) > 1,
+        distinct(rs, |r| r.threads) > 1,
+        distinct(rs, |r| r.processes) > 1,
+    );
     for r in rs {
         let name = match sweep {
-            Sweep::DataSize => series_name(r, false, other_varies),
-            Sweep::Threads => series_name(r, other_varies, false),
+            Sweep::DataSize => series_name(r, false, threads, procs),
+            Sweep::Threads => series_name(r, sizes, false, procs),
+            Sweep::Processes => series_name(r, sizes, threads, false),
         };
         match lines.iter_mut().find(|l| l.0 == name) {
             Some(l) => l.1.push(r),
@@ -307,6 +316,7 @@ pub fn sweep_chart(
     let (what, id, x_desc) = match sweep {
         Sweep::DataSize => ("vs data size", "size", "data size (log₂ scale)"),
         Sweep::Threads => ("vs threads", "threads", "threads"),
+        Sweep::Processes => ("vs processes", "processes", "processes"),
     };
     let y_desc = if bytes { "throughput, MB/s" } else { "ops/s" };
     let title = format!(
@@ -360,7 +370,7 @@ pub fn sweep_chart(
                     &|v: &f64| fmt_size(v.round() as u64)
                 )
             }
-            Sweep::Threads => {
+            Sweep::Threads | Sweep::Processes => {
                 let pad = ((x_hi - x_lo) * 0.05).max(0.2);
                 finish!(
                     caption()

@@ -43,6 +43,10 @@ pub const COLUMNS: &[&str] = &[
     "rate_missed",
     "rate_achieved",
     "warnings",
+    // `--processes` and `hsm-bench merge` (the host: empty in a run's
+    // file, `merged` for the merged row).
+    "processes",
+    "host",
 ];
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -51,9 +55,14 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 
 /// Render results as CSV (header + one row each). Empty cells mean "not measured".
 pub fn to_string(results: &[BenchResult]) -> String {
+    with_hosts(results.iter().map(|r| ("", r)))
+}
+
+/// Render results as CSV with a `host` cell each (`hsm-bench merge`).
+pub fn with_hosts<'a>(rows: impl Iterator<Item = (&'a str, &'a BenchResult)>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(COLUMNS).expect("in-memory write");
-    for r in results {
+    for (host, r) in rows {
         let codes = r
             .error_codes
             .iter()
@@ -97,6 +106,8 @@ pub fn to_string(results: &[BenchResult]) -> String {
             r.notes.rate_missed.to_string(),
             opt(r.notes.rate_achieved),
             r.notes.warnings.join(" | "),
+            r.processes.to_string(),
+            host.to_string(),
         ])
         .expect("in-memory write");
     }

@@ -41,6 +41,12 @@ pub fn result(module: &str, op: &str, ops: f64, rel_ci: f64) -> BenchResult {
         samples_ns: None,
         round_ops_per_sec: None,
         peak_rss_kib: None,
+        processes: 1,
+        latency_hdr: None,
+        windows_unix_ns: None,
+        per_process: None,
+        hosts: None,
+        throughput_basis: None,
         notes: Default::default(),
     }
 }
@@ -66,6 +72,8 @@ pub fn report(results: Vec<BenchResult>) -> Report {
             duration_s: None,
             warmup: 10,
             threads: vec![1],
+            processes: None,
+            merged_from: None,
             data_sizes: None,
             rounds: 1,
             rate: None,
@@ -87,6 +95,7 @@ pub fn report(results: Vec<BenchResult>) -> Report {
                 memory_total_mb: 1024,
                 cpu_governor: None,
                 machine_class: None,
+                hostname: None,
             },
             timer: TimerInfo {
                 clock: "x".into(),
@@ -135,5 +144,6 @@ pub fn module_meta(name: &str, text: &str) -> crate::token::info::ModuleMeta {
         },
         temporary_token: false,
         failures: Vec::new(),
+        env: Vec::new(),
     }
 }

@@ -27,11 +27,12 @@ pub fn to_string(r: &Report) -> String {
             .iter()
             .map(|x| Entry {
                 name: format!(
-                    "{} {} {} {}t",
+                    "{} {} {} {}t{}",
                     x.module,
                     x.op,
                     fmt_size(x.data_size),
-                    x.threads
+                    x.threads,
+                    procs(x.processes)
                 ),
                 unit: format!("x {}", x.reference),
                 value: x.ratio,
@@ -46,11 +47,12 @@ pub fn to_string(r: &Report) -> String {
             .filter_map(|x| {
                 Some(Entry {
                     name: format!(
-                        "{} {} {} {}t",
+                        "{} {} {} {}t{}",
                         x.module,
                         x.op,
                         fmt_size(x.data_size),
-                        x.threads
+                        x.threads,
+                        procs(x.processes)
                     ),
                     unit: "ops/s".into(),
                     value: x.ops_per_sec?,
@@ -66,4 +68,13 @@ pub fn to_string(r: &Report) -> String {
             .collect(),
     };
     crate::safe_text::json(serde_json::to_string_pretty(&entries).expect("entries serialise"))
+}
+
+/// ` 4p` in a name with several processes (`--processes`), else nothing.
+fn procs(p: u32) -> String {
+    if p > 1 {
+        format!(" {p}p")
+    } else {
+        String::new()
+    }
 }

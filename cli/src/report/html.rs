@@ -13,7 +13,8 @@
 //!   of the op (from the histogram bins when the run kept them, `--histogram`,
 //!   else from min, the percentiles and max); per op measured at several data
 //!   sizes, throughput vs data size, and per op measured at several thread
-//!   counts, ops/s vs threads, each with a band of the 95% confidence interval
+//!   counts, ops/s vs threads (and vs processes, `--processes`), each with a
+//!   band of the 95% confidence interval
 //!   of the mean latency (`ci95_us`) carried over to the rate
 //!   ([`BenchResult::sampling_noise`]).
 //!
@@ -93,6 +94,9 @@ pub fn charts(rep: &Report) -> std::result::Result<Vec<Chart>, String> {
         if distinct(&rs, |r| r.threads) > 1 {
             out.extend(sweep_chart(&op, &rs, Sweep::Threads)?);
         }
+        if distinct(&rs, |r| r.processes) > 1 {
+            out.extend(sweep_chart(&op, &rs, Sweep::Processes)?);
+        }
     }
     Ok(out)
 }
@@ -160,9 +164,9 @@ pub fn summary_table(rep: &Report) -> String {
         Vec::new()
     };
     let rs = ratios(&rep.results, &reference);
-    let mut rows: Vec<(&str, u64, u32)> = Vec::new();
+    let mut rows: Vec<(&str, u64, u32, u32)> = Vec::new();
     for r in &rep.results {
-        let k = (r.op.as_str(), r.data_size, r.threads);
+        let k = (r.op.as_str(), r.data_size, r.threads, r.processes);
         if !rows.contains(&k) {
             rows.push(k);
         }
@@ -176,9 +180,14 @@ pub fn summary_table(rep: &Report) -> String {
         s.push_str(&format!("<th>{} ÷ {}</th>", escape(m), escape(&reference)));
     }
     s.push_str("</tr></thead>\n<tbody>\n");
-    for (op, size, threads) in rows {
+    for (op, size, threads, procs) in rows {
+        let thr = if procs > 1 {
+            format!("{threads}×{procs}p")
+        } else {
+            threads.to_string()
+        };
         s.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{threads}</td>",
+            "<tr><td>{}</td><td>{}</td><td>{thr}</td>",
             escape(op),
             if size == 0 {
                 "–".into()
@@ -188,7 +197,11 @@ pub fn summary_table(rep: &Report) -> String {
         ));
         for m in &modules {
             let r = rep.results.iter().find(|r| {
-                r.module == *m && r.op == op && r.data_size == size && r.threads == threads
+                r.module == *m
+                    && r.op == op
+                    && r.data_size == size
+                    && r.threads == threads
+                    && r.processes == procs
             });
             let cell = match r {
                 None => "–".to_string(),
@@ -202,7 +215,11 @@ pub fn summary_table(rep: &Report) -> String {
         }
         for m in &others {
             let x = rs.iter().find(|x| {
-                x.module == **m && x.op == op && x.data_size == size && x.threads == threads
+                x.module == **m
+                    && x.op == op
+                    && x.data_size == size
+                    && x.threads == threads
+                    && x.processes == procs
             });
             let cell = x.map_or_else(
                 || "–".to_string(),
@@ -361,11 +378,55 @@ pub fn render(rep: &Report) -> std::result::Result<String, String> {
         table: if rep.results.is_empty() {
             String::new()
         } else {
-            summary_table(rep)
+            summary_table(rep) + &parts_table(rep)
         },
         charts: ratio_summary_chart(rep)?.into_iter().collect(),
     };
     Ok(page("hsm-bench report", &context, &summary, &charts(rep)?))
+}
+
+/// Each process's (`--processes`) or host's (`merge`) row of the merged
+/// results, then the merged row; empty when there are none.
+fn parts_table(rep: &Report) -> String {
+    let us = |v: Option<f64>| v.map_or("–".into(), crate::report::format::fmt_us);
+    let mut s = String::new();
+    for r in rep
+        .results
+        .iter()
+        .filter(|r| r.per_process.is_some() || r.hosts.is_some())
+    {
+        let head = format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            escape(&r.op),
+            escape(&size_threads(r.data_size, r.threads)),
+            r.processes,
+            escape(&r.module)
+        );
+        for p in r.per_process.iter().chain(&r.hosts).flatten() {
+            let ops = p.ops_per_sec.map_or(p.status.as_str().into(), fmt_rate);
+            s.push_str(&format!(
+                "{head}<td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                escape(&crate::report::merge::part_name(p)),
+                escape(&ops),
+                us(p.p50_us),
+                us(p.p99_us)
+            ));
+        }
+        s.push_str(&format!(
+            "{head}<td><b>merged</b></td><td class=\"num\"><b>{}</b></td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+            r.ops_per_sec.map_or("–".into(), fmt_rate),
+            us(r.p50_us),
+            us(r.p99_us)
+        ));
+    }
+    if s.is_empty() {
+        return s;
+    }
+    format!(
+        "<table id=\"parts\" class=\"summary\">\n<thead><tr><th>op</th><th>size ×threads</th>\
+         <th>processes</th><th>module</th><th>part</th><th>ops/s</th><th>p50</th><th>p99</th>\
+         </tr></thead>\n<tbody>\n{s}</tbody>\n</table>\n"
+    )
 }
 
 /// The HTML page of a comparison: the chart of current ÷ baseline.

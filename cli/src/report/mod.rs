@@ -15,6 +15,7 @@ pub mod format;
 pub mod gh;
 pub mod html;
 pub mod json;
+pub mod merge;
 pub mod notes;
 pub mod result;
 pub mod text;

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::stats::Hdr;
 use crate::sysinfo::{SystemInfo, TimerInfo};
 use crate::token::info::ModuleMeta;
 
@@ -131,9 +132,82 @@ pub struct BenchResult {
     /// `cold-start-*` ops, whose probe loads the module in a new process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_rss_kib: Option<u64>,
+    /// Worker processes that ran the op at the same time, each loading the
+    /// module, on one token (`--processes`); 1 in files written before.
+    #[serde(default = "one")]
+    pub processes: u32,
+    /// The latencies, lossless ([`Hdr`]): what `--processes` and
+    /// `hsm-bench merge` merge exactly. Absent in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_hdr: Option<Hdr>,
+    /// The measured windows, one per round: `[start, end]`, nanoseconds
+    /// since the Unix epoch (the union of several processes' or hosts').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows_unix_ns: Option<Vec<[u64; 2]>>,
+    /// With `--processes N` (N > 1): each process's own figures; the
+    /// result's are those of all of them merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_process: Option<Vec<PartRow>>,
+    /// Written by `hsm-bench merge`: each host's figures; the result's are
+    /// those of all of them merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Vec<PartRow>>,
+    /// How a merged result's ops/s was found: `union window` (all
+    /// successful calls over the union of the parts' measured windows) or
+    /// `sum of rates` (the parts' ops/s added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_basis: Option<String>,
     /// Warmup errors, cut-short and missed-rate notes (see `crate::report::notes`).
     #[serde(flatten)]
     pub notes: crate::report::notes::RunNotes,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// One part of a merged result: a process of `--processes`, or a host of
+/// `hsm-bench merge`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartRow {
+    /// The process, 1 to N (`per_process`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<u32>,
+    /// The host (`hosts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// ok, unsupported or error.
+    pub status: Status,
+    /// Measured calls (successful + failed).
+    pub iterations: u64,
+    /// Failed calls.
+    pub errors: u64,
+    /// Its successful calls over its own measured windows.
+    pub ops_per_sec: Option<f64>,
+    /// Median latency, µs.
+    pub p50_us: Option<f64>,
+    /// 99th percentile, µs.
+    pub p99_us: Option<f64>,
+}
+
+impl PartRow {
+    /// The part's figures from its result.
+    pub fn of(r: &BenchResult) -> PartRow {
+        PartRow {
+            process: None,
+            host: None,
+            status: r.status,
+            iterations: r.iterations,
+            errors: r.errors,
+            ops_per_sec: r.ops_per_sec,
+            p50_us: r.p50_us,
+            p99_us: r.p99_us,
+        }
+    }
 }
 
 impl BenchResult {
@@ -160,12 +234,13 @@ impl BenchResult {
     }
 
     /// Key matching results across files.
-    pub fn key(&self) -> (String, String, u64, u32) {
+    pub fn key(&self) -> (String, String, u64, u32, u32) {
         (
             self.module.clone(),
             self.op.clone(),
             self.data_size,
             self.threads,
+            self.processes,
         )
     }
 }
@@ -210,6 +285,12 @@ pub struct Metadata {
     pub warmup: u64,
     /// Thread counts swept.
     pub threads: Vec<u32>,
+    /// Process counts swept (`--processes`); absent when only 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<Vec<u32>>,
+    /// Written by `hsm-bench merge`: the files merged, one per host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<Vec<MergedInput>>,
     /// Data sizes swept (None: per-op defaults).
     pub data_sizes: Option<Vec<u64>>,
     /// Rounds per op (modules interleaved).
@@ -241,6 +322,17 @@ pub struct Metadata {
     pub timer: TimerInfo,
 }
 
+/// One input of `hsm-bench merge`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergedInput {
+    /// The host it was measured on (its `system.hostname`, else the file name).
+    pub host: String,
+    /// The file.
+    pub file: String,
+    /// Its run's start.
+    pub timestamp: String,
+}
+
 /// Ratio of a module's ops/s to a reference module's in the same run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ratio {
@@ -254,6 +346,9 @@ pub struct Ratio {
     pub data_size: u64,
     /// Threads.
     pub threads: u32,
+    /// Processes (`--processes`); 1 when absent.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub processes: u32,
     /// ops/s(module) / ops/s(reference).
     pub ratio: f64,
     /// Relative noise of the ratio (from both 95% CIs), as a fraction.
@@ -302,6 +397,7 @@ pub fn ratios(results: &[BenchResult], reference: &str) -> Vec<Ratio> {
                 && b.op == r.op
                 && b.data_size == r.data_size
                 && b.threads == r.threads
+                && b.processes == r.processes
         }) else {
             continue;
         };
@@ -316,6 +412,7 @@ pub fn ratios(results: &[BenchResult], reference: &str) -> Vec<Ratio> {
                 op: r.op.clone(),
                 data_size: r.data_size,
                 threads: r.threads,
+                processes: r.processes,
                 ratio: a / b,
                 noise: {
                     let sampling =

@@ -68,6 +68,65 @@ fn pct_value(r: &BenchResult, p: f64) -> Option<f64> {
     })
 }
 
+/// The `thr` cell: threads, and with several processes `2×4p` (2 threads in
+/// each of 4 processes).
+fn thr(threads: u32, processes: u32) -> String {
+    if processes > 1 {
+        format!("{threads}×{processes}p")
+    } else {
+        threads.to_string()
+    }
+}
+
+/// The rows of merged results' parts (`--processes`, `hsm-bench merge`):
+/// each process's or host's ops/s, p50 and p99 beside the merged figures.
+fn parts_text(results: &[BenchResult]) -> String {
+    let merged: Vec<&BenchResult> = results
+        .iter()
+        .filter(|x| x.per_process.is_some() || x.hosts.is_some())
+        .collect();
+    if merged.is_empty() {
+        return String::new();
+    }
+    let headers: Vec<String> = [
+        "op", "size", "thr", "module", "part", "ops/s", "p50", "p99", "calls",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let f = |v: Option<f64>| v.map(fmt_us).unwrap_or_else(|| "-".into());
+    let mut rows = Vec::new();
+    for x in merged {
+        let head = |part: String| {
+            vec![
+                x.op.clone(),
+                fmt_size(x.data_size),
+                thr(x.threads, x.processes),
+                x.module.clone(),
+                part,
+            ]
+        };
+        for p in x.per_process.iter().chain(&x.hosts).flatten() {
+            let mut row = head(crate::report::merge::part_name(p));
+            row.push(
+                p.ops_per_sec
+                    .map(fmt_rate)
+                    .unwrap_or_else(|| p.status.as_str().into()),
+            );
+            row.extend([f(p.p50_us), f(p.p99_us), p.iterations.to_string()]);
+            rows.push(row);
+        }
+        let mut row = head(format!(
+            "merged ({})",
+            x.throughput_basis.as_deref().unwrap_or("-")
+        ));
+        row.push(status_cell(x));
+        row.extend([f(x.p50_us), f(x.p99_us), x.iterations.to_string()]);
+        rows.push(row);
+    }
+    format!("\n{}", table(&headers, &rows, 5))
+}
+
 fn status_cell(r: &BenchResult) -> String {
     match r.status {
         Status::Unsupported => "unsupported".into(),
@@ -95,7 +154,7 @@ pub fn render(r: &Report) -> String {
     for md in &m.modules {
         let _ = writeln!(
             out,
-            "module {}: {} {} ({}), token '{}'{}",
+            "module {}: {} {} ({}), token '{}'{}{}",
             escape(&md.name),
             escape(&md.library.description),
             escape(&md.library.version),
@@ -105,6 +164,11 @@ pub fn render(r: &Report) -> String {
                 " (temporary)"
             } else {
                 ""
+            },
+            if md.env.is_empty() {
+                String::new()
+            } else {
+                format!(", env {}", escape(&md.env.join(" ")))
             }
         );
     }
@@ -115,9 +179,13 @@ pub fn render(r: &Report) -> String {
     };
     let _ = writeln!(
         out,
-        "{mode}, warmup {}, threads {:?}, rounds {}, keys {}{}",
+        "{mode}, warmup {}, threads {:?}{}, rounds {}, keys {}{}",
         m.warmup,
         m.threads,
+        m.processes
+            .as_ref()
+            .map(|p| format!(", processes {p:?}"))
+            .unwrap_or_default(),
         m.rounds,
         m.keys,
         m.rate
@@ -139,9 +207,9 @@ pub fn render(r: &Report) -> String {
     out.push('\n');
 
     // Groups of (op, size, threads) in first-seen order.
-    let mut groups: Vec<(String, u64, u32)> = Vec::new();
+    let mut groups: Vec<(String, u64, u32, u32)> = Vec::new();
     for x in &r.results {
-        let k = (x.op.clone(), x.data_size, x.threads);
+        let k = (x.op.clone(), x.data_size, x.threads, x.processes);
         if !groups.contains(&k) {
             groups.push(k);
         }
@@ -157,10 +225,14 @@ pub fn render(r: &Report) -> String {
     } else {
         m.modules.iter().map(|x| x.name.clone()).collect()
     };
-    let find = |g: &(String, u64, u32), module: &str| {
-        r.results
-            .iter()
-            .find(|x| x.module == module && x.op == g.0 && x.data_size == g.1 && x.threads == g.2)
+    let find = |g: &(String, u64, u32, u32), module: &str| {
+        r.results.iter().find(|x| {
+            x.module == module
+                && x.op == g.0
+                && x.data_size == g.1
+                && x.threads == g.2
+                && x.processes == g.3
+        })
     };
 
     // The throughput column appears when any result has a data size.
@@ -183,7 +255,7 @@ pub fn render(r: &Report) -> String {
                 let mut row = vec![
                     x.op.clone(),
                     fmt_size(x.data_size),
-                    x.threads.to_string(),
+                    thr(x.threads, x.processes),
                     status_cell(x),
                 ];
                 if tput {
@@ -231,7 +303,7 @@ pub fn render(r: &Report) -> String {
         let rows: Vec<Vec<String>> = groups
             .iter()
             .map(|g| {
-                let mut row = vec![g.0.clone(), fmt_size(g.1), g.2.to_string()];
+                let mut row = vec![g.0.clone(), fmt_size(g.1), thr(g.2, g.3)];
                 for md in &modules {
                     match find(g, md) {
                         Some(x) => {
@@ -323,6 +395,7 @@ pub fn render(r: &Report) -> String {
         }
     }
 
+    out.push_str(&parts_text(&r.results));
     out.push_str(&notes_text(&r.results));
 
     for x in r.results.iter().filter(|x| x.histogram.is_some()) {

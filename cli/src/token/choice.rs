@@ -46,10 +46,30 @@ pub struct ModuleOptions {
     pub pin_env: Option<String>,
     /// `key-label=KEY`: benchmark this existing key on this module.
     pub key_label: Option<String>,
+    /// `env=VAR=VALUE` (repeatable): environment variables of this
+    /// module's worker processes only, in the order given. Their values
+    /// are never printed or recorded, only the names.
+    pub env: Vec<(String, String)>,
+    /// `name=LABEL`: the module's name in reports.
+    pub name: Option<String>,
 }
 
 /// The option keys a `--module` value may carry.
-const MODULE_OPTION_KEYS: &[&str] = &["token", "slot", "pin-env", "key-label"];
+const MODULE_OPTION_KEYS: &[&str] = &["token", "slot", "pin-env", "key-label", "env", "name"];
+
+/// A `--module` value as it may be shown: the value of every `env=VAR=VALUE`
+/// item replaced by `***` (it may hold a connection string or a password).
+pub fn redact_module_spec(spec: &str) -> String {
+    spec.split(',')
+        .map(
+            |item| match item.strip_prefix("env=").and_then(|v| v.split_once('=')) {
+                Some((var, _)) => format!("env={var}=***"),
+                None => item.to_string(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(",")
+}
 
 /// Splits a `--module` value into the module and its options: the trailing
 /// `,key=value` items are options, everything before them the module (so a
@@ -63,7 +83,8 @@ pub fn split_module_spec(spec: &str) -> Result<(&str, ModuleOptions)> {
         };
         let bad = |why: &str| {
             CliError::usage(format!(
-                "--module {spec}: {why} (options: {})",
+                "--module {}: {why} (options: {})",
+                redact_module_spec(spec),
                 MODULE_OPTION_KEYS
                     .iter()
                     .map(|k| format!("{k}=..."))
@@ -78,6 +99,27 @@ pub fn split_module_spec(spec: &str) -> Result<(&str, ModuleOptions)> {
             return Err(bad(&format!("option '{key}' has no value")));
         }
         let taken = match key {
+            "env" => {
+                let Some((var, val)) = value.split_once('=') else {
+                    return Err(bad("env= takes VAR=VALUE"));
+                };
+                let valid = !var.is_empty()
+                    && !var.starts_with(|c: char| c.is_ascii_digit())
+                    && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !valid {
+                    return Err(bad(&format!("env={var}: not a variable name")));
+                }
+                if var == crate::token::choice::WORKER_VAR {
+                    return Err(bad(&format!("env={var}: set by hsm-bench itself")));
+                }
+                if options.env.iter().any(|(k, _)| k == var) {
+                    return Err(bad(&format!("env={var} given twice")));
+                }
+                // Items are read from the end: keep the command line's order.
+                options.env.insert(0, (var.to_string(), val.to_string()));
+                false
+            }
+            "name" => options.name.replace(value.to_string()).is_some(),
             "token" => options.token_label.replace(value.to_string()).is_some(),
             "slot" => {
                 let n = value
@@ -93,14 +135,15 @@ pub fn split_module_spec(spec: &str) -> Result<(&str, ModuleOptions)> {
         }
         module = head;
     }
+    let shown = redact_module_spec(spec);
     if options.slot.is_some() && options.token_label.is_some() {
         return Err(CliError::usage(format!(
-            "--module {spec}: give slot= or token=, not both"
+            "--module {shown}: give slot= or token=, not both"
         )));
     }
     if module.is_empty() {
         return Err(CliError::usage(format!(
-            "--module {spec}: no module before the options"
+            "--module {shown}: no module before the options"
         )));
     }
     Ok((module, options))
@@ -175,16 +218,23 @@ impl ModuleChoice {
         })
     }
 
-    /// Resolve a list of specs, giving duplicate names a `#2`, `#3`... suffix.
+    /// Resolve a list of specs, giving duplicate names a `#2`, `#3`... suffix
+    /// (the same module may be given twice, e.g. with other `env=`: each
+    /// runs in worker processes of its own); a `name=` given twice is an
+    /// error.
     pub fn resolve_all(specs: &[String]) -> Result<Vec<Self>> {
         let mut out: Vec<ModuleChoice> = Vec::new();
         for s in specs {
             let mut c = ModuleChoice::resolve(s)?;
-            if out.iter().any(|o| o.path == c.path) {
-                return Err(CliError::usage(format!(
-                    "module {} given twice (one process can load a module once)",
-                    c.path.display()
-                )));
+            if let Some(name) = &c.options.name {
+                if out.iter().any(|o| &o.name == name) {
+                    return Err(CliError::usage(format!(
+                        "--module …,name={name}: another module has that name"
+                    )));
+                }
+                c.name = name.clone();
+                out.push(c);
+                continue;
             }
             let base = c.name.clone();
             let mut n = 2;
@@ -197,6 +247,10 @@ impl ModuleChoice {
         Ok(out)
     }
 }
+
+/// The variable that makes hsm-bench a worker (`measure/ipc.rs`): not for
+/// `env=`.
+pub const WORKER_VAR: &str = "HSM_BENCH_WORKER";
 
 fn p_display(p: &Path) -> String {
     p.display().to_string()

@@ -72,6 +72,10 @@ pub struct ModuleMeta {
     /// died or hung while finishing, e.g. a crash in `C_Finalize`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<String>,
+    /// The names of the variables its `,env=` settings set in its worker
+    /// processes (never their values).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
 }
 
 /// SHA-256 of a file, hex.

@@ -183,6 +183,7 @@ impl Module {
             token: token_info,
             temporary_token: temporary,
             failures: Vec::new(),
+            env: choice.options.env.iter().map(|(k, _)| k.clone()).collect(),
         };
         Ok(Module {
             name: choice.name.clone(),
@@ -344,6 +345,62 @@ mod tests {
         ] {
             assert!(split_module_spec(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn env_and_name_settings_parse_and_env_values_never_show() {
+        let spec = "dalek,env=DALEK_PKCS11_STORAGE=postgresql://u:pw@h/db?x=1,env=B_2=,name=pg";
+        let (m, o) = split_module_spec(spec).unwrap();
+        assert_eq!(m, "dalek");
+        assert_eq!(
+            o.env,
+            vec![
+                (
+                    "DALEK_PKCS11_STORAGE".to_string(),
+                    "postgresql://u:pw@h/db?x=1".to_string()
+                ),
+                ("B_2".to_string(), String::new())
+            ]
+        );
+        assert_eq!(o.name.as_deref(), Some("pg"));
+        assert_eq!(
+            redact_module_spec(spec),
+            "dalek,env=DALEK_PKCS11_STORAGE=***,env=B_2=***,name=pg"
+        );
+        for bad in [
+            "dalek,env=NOVALUE",
+            "dalek,env=1X=a",
+            "dalek,env=A-B=a",
+            "dalek,env=A=1,env=A=2",
+            "dalek,env=HSM_BENCH_WORKER=x",
+            "dalek,name=a,name=b",
+            "dalek,env=S=secret,colour=red",
+        ] {
+            let e = split_module_spec(bad).unwrap_err();
+            assert!(!e.message.contains("secret"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn the_same_module_may_be_given_twice_and_gets_distinct_names() {
+        let f = tempfile::Builder::new().suffix(".so").tempfile().unwrap();
+        let p = f.path().display().to_string();
+        let stem = f.path().file_stem().unwrap().to_string_lossy();
+        let stem = stem.trim_start_matches("lib");
+        let all = ModuleChoice::resolve_all(&[
+            p.clone(),
+            format!("{p},env=X=1"),
+            format!("{p},name=third"),
+        ])
+        .unwrap();
+        let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [stem.to_string(), format!("{stem}#2"), "third".into()]
+        );
+        let e =
+            ModuleChoice::resolve_all(&[format!("{p},name=x"), format!("{p},name=x")]).unwrap_err();
+        assert!(e.message.contains("name=x"), "{}", e.message);
     }
 
     #[test]
