@@ -30,6 +30,8 @@ pub const ENV_LOG: &str = "DALEK_PKCS11_LOG";
 pub const ENV_LOG_FILE: &str = "DALEK_PKCS11_LOG_FILE";
 /// Environment variable overriding the key-management policy (`default` or `strict`).
 pub const ENV_KEY_POLICY: &str = "DALEK_PKCS11_KEY_POLICY";
+/// Overrides `postgres_max_staleness` (seconds).
+pub const ENV_POSTGRES_MAX_STALENESS: &str = "DALEK_PKCS11_POSTGRES_MAX_STALENESS";
 
 /// The least PBKDF2-HMAC-SHA256 iteration count accepted for PIN derivation.
 pub const MIN_PIN_KDF_ITERATIONS: u32 = 600_000;
@@ -84,6 +86,13 @@ pub struct PostgresSettings {
     /// seconds): connecting, or any one statement. Past it the call fails
     /// with `CKR_DEVICE_ERROR` and the connection is made again later.
     pub timeout: std::time::Duration,
+    /// How stale a look at the token may be (`postgres_max_staleness`,
+    /// seconds). Zero (the default): every look reads the token's row, so
+    /// every call sees every write acknowledged before it started. Above
+    /// zero: the module listens for the writers' notifications
+    /// (`LISTEN`/`NOTIFY`) and reads the row only when one came, the
+    /// connection was made again, or this long has passed since it last did.
+    pub max_staleness: std::time::Duration,
 }
 
 impl std::fmt::Debug for PostgresSettings {
@@ -92,8 +101,16 @@ impl std::fmt::Debug for PostgresSettings {
             .field("conninfo", &"(redacted)")
             .field("password_file", &self.password_file)
             .field("timeout", &self.timeout)
+            .field("max_staleness", &self.max_staleness)
             .finish()
     }
+}
+
+/// A `postgres_max_staleness` in seconds, if it is one (0 to 3600).
+fn staleness(seconds: Option<f64>) -> Option<std::time::Duration> {
+    seconds
+        .filter(|t| (0.0..=3600.0).contains(t))
+        .map(std::time::Duration::from_secs_f64)
 }
 
 /// The default of `postgres_timeout`.
@@ -153,6 +170,7 @@ struct FileConfig {
     storage: Option<String>,
     postgres_password_file: Option<PathBuf>,
     postgres_timeout: Option<f64>,
+    postgres_max_staleness: Option<f64>,
     log_level: Option<String>,
     log_file: Option<PathBuf>,
     pin_kdf_iterations: Option<u32>,
@@ -224,6 +242,14 @@ impl Config {
         if let Some(f) = env(ENV_LOG_FILE) {
             cfg.log_file = Some(PathBuf::from(f));
         }
+        if let Some(v) = env(ENV_POSTGRES_MAX_STALENESS) {
+            let text = v.to_string_lossy();
+            cfg.postgres.max_staleness = staleness(text.trim().parse().ok()).ok_or_else(|| {
+                config_error(format_args!(
+                    "{ENV_POSTGRES_MAX_STALENESS}={text:?} is not from 0 to 3600 seconds"
+                ))
+            })?;
+        }
         if let Some(s) = env(ENV_KEY_POLICY) {
             cfg.key_policy = KeyPolicy::parse(&s.to_string_lossy()).ok_or_else(|| {
                 config_error(format_args!(
@@ -254,6 +280,7 @@ impl Config {
                 conninfo: String::new(),
                 password_file: None,
                 timeout: DEFAULT_POSTGRES_TIMEOUT,
+                max_staleness: std::time::Duration::ZERO,
             },
             log_level: Level::Off,
             log_file: None,
@@ -280,6 +307,13 @@ impl Config {
                 )));
             }
             self.postgres.timeout = std::time::Duration::from_secs_f64(t);
+        }
+        if let Some(t) = file.postgres_max_staleness {
+            self.postgres.max_staleness = staleness(Some(t)).ok_or_else(|| {
+                config_error(format_args!(
+                    "postgres_max_staleness {t} is not from 0 to 3600 seconds"
+                ))
+            })?;
         }
         if let Some(f) = file.postgres_password_file {
             self.postgres.password_file = Some(f);
@@ -463,6 +497,7 @@ mod tests {
             conninfo: "postgresql://u:hunter2@h/d".into(),
             password_file: None,
             timeout: DEFAULT_POSTGRES_TIMEOUT,
+            max_staleness: std::time::Duration::ZERO,
         };
         assert!(!format!("{settings:?}").contains("hunter2"));
     }

@@ -153,6 +153,44 @@ fn another_process_sees_changes_and_a_destroyed_handle_is_invalid() {
     );
 }
 
+/// The same with every process listening (`postgres_max_staleness` of an
+/// hour, so only the writers' notifications bring changes): the other
+/// process's destroy and create reach this one by notification, promptly.
+#[test]
+fn listening_processes_learn_of_each_others_changes_by_notification() {
+    struct Unset;
+    impl Drop for Unset {
+        fn drop(&mut self) {
+            // SAFETY: as in the fixture: tests here hold SERIAL meanwhile.
+            unsafe { std::env::remove_var("DALEK_PKCS11_POSTGRES_MAX_STALENESS") };
+        }
+    }
+    let Some(uri) = pg_schema("listening") else {
+        return;
+    };
+    let _unset = Unset;
+    // SAFETY: no other thread of this binary reads the environment until
+    // the fixture (which takes the lock tests here share) is made.
+    unsafe { std::env::set_var("DALEK_PKCS11_POSTGRES_MAX_STALENESS", "3600") };
+    let f = Fixture::with_storage(&uri);
+    let slot = f.token("listened");
+    let s = f.user(slot);
+    let mine = data_object(&s, "from-a", b"a");
+    assert_eq!(find(&s, "from-a"), vec![mine]);
+    let text = finish_worker(f.spawn_worker("PG_WORKER", "listened destroy-and-create"));
+    assert!(text.contains("done"), "{text}");
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while find(&s, "from-b").is_empty() {
+        assert!(std::time::Instant::now() < give_up, "no notification came");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(find(&s, "from-a").is_empty());
+    assert_eq!(
+        rv_of(s.get_attributes(mine, &[AttributeType::Value]).unwrap_err()),
+        RvError::ObjectHandleInvalid
+    );
+}
+
 #[test]
 fn wrong_pins_from_four_processes_lock_after_exactly_ten() {
     let Some((f, _uri)) = pg_fixture("lockout") else {

@@ -46,7 +46,11 @@ fn worker() {
     for i in 0..objects() {
         let label = Attribute::Label(format!("v-{i}").into_bytes());
         loop {
-            if !s.find_objects(std::slice::from_ref(&label)).unwrap().is_empty() {
+            if !s
+                .find_objects(std::slice::from_ref(&label))
+                .unwrap()
+                .is_empty()
+            {
                 println!("seen {i} {}", now_ns());
                 break;
             }

@@ -272,13 +272,17 @@ fn read_message(from: &mut TcpStream, typed: bool) -> Option<Vec<u8>> {
     Some(msg)
 }
 
-/// A simple query (`Q`) whose text starts with `word`.
+/// A simple query (`Q`) one of whose statements starts with `word` (the
+/// module sends `NOTIFY …; COMMIT` as one query).
 fn is_query(msg: &[u8], word: &str) -> bool {
-    msg.first() == Some(&b'Q')
-        && msg.len() > 5
-        && msg[5..]
-            .get(..word.len())
+    if msg.first() != Some(&b'Q') || msg.len() <= 5 {
+        return false;
+    }
+    msg[5..].split(|b| *b == b';').any(|statement| {
+        let t = statement.trim_ascii_start();
+        t.get(..word.len())
             .is_some_and(|t| t.eq_ignore_ascii_case(word.as_bytes()))
+    })
 }
 
 fn client_to_server(sh: &Shared, link: &Link) {
@@ -359,6 +363,23 @@ fn server_to_client(sh: &Shared, link: &Link) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commits_are_found_in_multi_statement_queries() {
+        let q = |text: &str| {
+            let mut m = vec![b'Q', 0, 0, 0, 0];
+            m.extend_from_slice(text.as_bytes());
+            m.push(0);
+            m
+        };
+        assert!(is_query(&q("COMMIT"), "COMMIT"));
+        assert!(is_query(&q("NOTIFY dalek_t_1; COMMIT"), "COMMIT"));
+        assert!(!is_query(&q("NOTIFY dalek_t_1"), "COMMIT"));
+        assert!(is_query(
+            &q("BEGIN ISOLATION LEVEL REPEATABLE READ"),
+            "BEGIN"
+        ));
+    }
 
     #[test]
     fn uris_are_pointed_at_the_proxy() {

@@ -49,6 +49,13 @@ pub(super) struct Db {
     transaction_lost: bool,
     /// The last failure was a lost connection (see `again`).
     lost: bool,
+    /// The notification channel this connection listens on, if any
+    /// (`listen`), and the notifications heard on it so far, counted by
+    /// the connection's task; `connections` counts the connections made,
+    /// so a count from an earlier one is never taken for this one's.
+    listen: Option<String>,
+    heard: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    connections: u64,
     /// Since when connecting fails, and when that was last logged (one
     /// line per outage and then one every [`OUTAGE_LOG_EVERY`], not one
     /// per call).
@@ -89,6 +96,9 @@ impl Db {
             in_transaction: false,
             transaction_lost: false,
             lost: false,
+            listen: None,
+            heard: Default::default(),
+            connections: 0,
             outage: None,
         };
         db.live()?;
@@ -124,7 +134,9 @@ impl Db {
         match r {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => {
-                let broken = e.is_closed() || self.client.as_ref().is_none_or(Client::is_closed);
+                let broken = e.is_closed()
+                    || self.client.as_ref().is_none_or(Client::is_closed)
+                    || ended_the_session(&e);
                 self.lost = broken;
                 if !quiet {
                     crate::log::error(format_args!(
@@ -199,6 +211,7 @@ impl Db {
         if self.client.is_none() {
             let rt = self.runtime.as_ref().ok_or(err(CKR_DEVICE_ERROR))?;
             let (target, timeout) = (&self.target, self.target.timeout);
+            let heard = self.heard.clone();
             #[cfg(feature = "aws-lc")]
             let r = match &target.tls {
                 Some(tls) => start(
@@ -206,12 +219,28 @@ impl Db {
                     timeout,
                     &target.config,
                     tokio_postgres_rustls::MakeRustlsConnect::new(tls.clone()),
+                    heard,
                 ),
-                None => start(rt, timeout, &target.config, NoTls),
+                None => start(rt, timeout, &target.config, NoTls, heard),
             };
             #[cfg(not(feature = "aws-lc"))]
-            let r = start(rt, timeout, &target.config, NoTls);
+            let r = start(rt, timeout, &target.config, NoTls, heard);
             self.client = Some(self.outcome("connect", r)?);
+            self.connections += 1;
+            if let Some(channel) = self.listen.clone() {
+                // Before any look on this connection: every commit after
+                // it notifies, every commit before it is in what it reads.
+                let (rt, client) = (self.runtime.as_ref(), self.client.as_ref());
+                let (Some(rt), Some(client)) = (rt, client) else {
+                    return Err(err(CKR_DEVICE_ERROR));
+                };
+                let r = wait(
+                    rt,
+                    timeout,
+                    client.batch_execute(&format!("LISTEN {channel}")),
+                );
+                self.outcome("listen", r)?;
+            }
         }
         match (&self.runtime, &self.client) {
             (Some(rt), Some(c)) => Ok((rt, c)),
@@ -221,6 +250,9 @@ impl Db {
 
     /// `sql`, prepared once per connection.
     fn statement(&mut self, sql: &'static str) -> Result<Statement> {
+        // First the connection: one found closed is made again, and the
+        // statements prepared on the old one are forgotten with it.
+        self.live()?;
         if let Some(s) = self.statements.get(sql) {
             return Ok(s.clone());
         }
@@ -286,6 +318,40 @@ impl Db {
         })
     }
 
+    /// Listens on `channel` from now on, on this connection and every one
+    /// made again (see `live`); takes effect at the next connection.
+    pub(super) fn listen(&mut self, channel: &str) {
+        self.listen = Some(channel.to_string());
+        self.disconnect();
+    }
+
+    /// Lets the connection's task take in what the server has sent
+    /// (notifications), without a round trip, and says where the
+    /// notifications stand; `None` when there is no live connection (a
+    /// look must then read).
+    pub(super) fn heard(&mut self) -> Option<Heard> {
+        if self.pid != std::process::id() || self.in_transaction {
+            return None;
+        }
+        let (Some(rt), Some(client)) = (&self.runtime, &self.client) else {
+            return None;
+        };
+        // Each yield lets the runtime poll its sockets without blocking
+        // and run the tasks that became ready (the connection's).
+        rt.block_on(async {
+            for _ in 0..3 {
+                tokio::task::yield_now().await;
+            }
+        });
+        if client.is_closed() {
+            return None;
+        }
+        Some(Heard(
+            self.connections,
+            self.heard.load(std::sync::atomic::Ordering::SeqCst),
+        ))
+    }
+
     /// Runs `body` in one transaction (`begin` starts it): committed if it
     /// returns `Ok`, rolled back otherwise. A connection lost before the
     /// commit was acknowledged leaves the outcome to the server (the
@@ -295,12 +361,28 @@ impl Db {
         begin: &'static str,
         body: impl FnOnce(&mut Db) -> Result<T>,
     ) -> Result<T> {
+        self.transaction_notifying(begin, None, body)
+    }
+
+    /// [`Self::transaction`] that, when it commits, notifies `channel`'s
+    /// listeners (`NOTIFY`, sent with the `COMMIT`: no round trip more;
+    /// PostgreSQL delivers it at the commit, and never for a rollback).
+    pub(super) fn transaction_notifying<T>(
+        &mut self,
+        begin: &'static str,
+        channel: Option<&str>,
+        body: impl FnOnce(&mut Db) -> Result<T>,
+    ) -> Result<T> {
         self.batch(begin)?;
         self.in_transaction = true;
         let out = body(self);
-        let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        let end = match (&out, channel) {
+            (Ok(_), Some(channel)) => format!("NOTIFY {channel}; COMMIT"),
+            (Ok(_), None) => "COMMIT".into(),
+            (Err(_), _) => "ROLLBACK".into(),
+        };
         // Fails at once when the transaction's connection is gone (`live`).
-        let ended = self.batch(end);
+        let ended = self.batch(&end);
         self.in_transaction = false;
         self.transaction_lost = false;
         let v = out?;
@@ -310,6 +392,11 @@ impl Db {
 }
 
 /// What a bounded wait gives: the client's result, or the timeout.
+/// Where the notifications of [`Db::listen`] stood: the connection, and
+/// how many had been heard on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Heard(u64, u64);
+
 type Waited<T> =
     std::result::Result<std::result::Result<T, tokio_postgres::Error>, tokio::time::error::Elapsed>;
 
@@ -321,6 +408,7 @@ fn start<T>(
     timeout: std::time::Duration,
     config: &tokio_postgres::Config,
     tls: T,
+    heard: std::sync::Arc<std::sync::atomic::AtomicU64>,
 ) -> Waited<Client>
 where
     T: tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>,
@@ -328,9 +416,18 @@ where
 {
     rt.block_on(async {
         tokio::time::timeout(timeout, async {
-            let (client, connection) = config.connect(tls).await?;
+            let (client, mut connection) = config.connect(tls).await?;
+            // The connection's task (run whenever this runtime is driven):
+            // moves the connection's traffic, and counts notifications.
             tokio::spawn(async move {
-                let _ = connection.await;
+                use tokio_postgres::AsyncMessage;
+                while let Some(Ok(message)) =
+                    std::future::poll_fn(|cx| connection.poll_message(cx)).await
+                {
+                    if let AsyncMessage::Notification(_) = message {
+                        heard.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                }
             });
             Ok(client)
         })
@@ -348,6 +445,26 @@ fn wait<T>(
 }
 
 /// A server error's message and SQLSTATE, or the client's error.
+/// An error the server sent as it ended the session: a backend terminated
+/// (`pg_terminate_backend`, a fast shutdown: SQLSTATE class 57P), an idle
+/// session timed out (`idle_session_timeout`, 57P05;
+/// `idle_in_transaction_session_timeout`, 25P03), or any `FATAL`. It
+/// arrives with the next statement, which never ran: the connection is
+/// lost, as when the socket closes.
+fn ended_the_session(e: &tokio_postgres::Error) -> bool {
+    e.as_db_error().is_some_and(|db| {
+        let code = db.code().code();
+        code.starts_with("57P")
+            || code == "25P03"
+            || matches!(
+                db.parsed_severity(),
+                Some(
+                    tokio_postgres::error::Severity::Fatal | tokio_postgres::error::Severity::Panic
+                )
+            )
+    })
+}
+
 fn describe(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),

@@ -117,9 +117,28 @@ impl TokenStore for PgStore {
     fn changes_since(&mut self, epoch: &str, since: u64) -> Result<Option<Changes>> {
         let serial = self.serial.clone();
         if since != u64::MAX && !self.reload {
+            // Listening (`postgres_max_staleness`): no notification since
+            // the last look that found the caller up to date, on the same
+            // connection, and not too long ago: nothing to read.
+            let heard = if self.max_staleness.is_zero() {
+                None
+            } else {
+                self.db.heard()
+            };
+            if let (Some((at, then)), Some(now)) = (self.looked, heard)
+                && then == now
+                && at.elapsed() < self.max_staleness
+            {
+                return Ok(None);
+            }
+            self.looked = None;
+            let started = std::time::Instant::now();
             // The cheap look: one indexed row.
             let row = read_token(&mut self.db, &serial)?.ok_or(err(CKR_TOKEN_NOT_PRESENT))?;
             if row.generation == since && row.meta.epoch == epoch {
+                // Where the notifications stood before the read: one that
+                // came during it makes the next look read.
+                self.looked = heard.map(|h| (started, h));
                 return Ok(None);
             }
         }

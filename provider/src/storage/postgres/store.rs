@@ -16,7 +16,7 @@
 //! - a record, the metadata or the object set that fails authentication
 //!   is refused and flagged, as with SQLite.
 
-use super::db::Db;
+use super::db::{Db, Heard};
 use super::schema::{TOKEN_COLUMNS, TokenRow, encode_meta, ensure, token_row};
 use super::target::Target;
 use crate::config::PostgresSettings;
@@ -40,6 +40,23 @@ pub struct PgStore {
     pub(super) accepted_epoch: String,
     /// The next `changes_since` returns every object.
     pub(super) reload: bool,
+    /// `postgres_max_staleness`; above zero the connection listens on
+    /// the token's channel (see `records::changes_since`).
+    pub(super) max_staleness: std::time::Duration,
+    /// When a look last read the token's row and found the caller up to
+    /// date, and where the notifications stood just before it read.
+    pub(super) looked: Option<(std::time::Instant, Heard)>,
+}
+
+/// The notification channel of token `serial`: every write transaction
+/// notifies it with its commit (`Db::transaction_notifying`).
+pub(super) fn channel(serial: &str) -> String {
+    let safe: String = serial
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    format!("dalek_t_{safe}")
 }
 
 pub(super) fn connect(settings: &PostgresSettings) -> Result<Db> {
@@ -85,7 +102,10 @@ pub fn discover(settings: &PostgresSettings) -> Vec<Box<dyn TokenStore>> {
 /// Deletes token `serial` and every row of it, in one transaction.
 pub fn delete_token(settings: &PostgresSettings, serial: &str) -> Result<()> {
     let mut db = connect(settings)?;
-    let n = db.execute("DELETE FROM dalek_tokens WHERE serial = $1", &[&serial])?;
+    let notify = channel(serial);
+    let n = db.transaction_notifying("BEGIN", Some(&notify), |db| {
+        db.execute("DELETE FROM dalek_tokens WHERE serial = $1", &[&serial])
+    })?;
     if n == 0 {
         return Err(err(CKR_TOKEN_NOT_PRESENT));
     }
@@ -99,6 +119,9 @@ impl PgStore {
     pub fn open(settings: &PostgresSettings, serial: &str) -> Result<PgStore> {
         let mut db = connect(settings)?;
         let row = read_token(&mut db, serial)?.ok_or(err(CKR_TOKEN_NOT_PRESENT))?;
+        if !settings.max_staleness.is_zero() {
+            db.listen(&channel(serial));
+        }
         Ok(PgStore {
             db,
             serial: serial.to_string(),
@@ -111,6 +134,8 @@ impl PgStore {
             known: Known::default(),
             accepted_epoch: row.meta.epoch,
             reload: false,
+            max_staleness: settings.max_staleness,
+            looked: None,
         })
     }
 
@@ -158,7 +183,8 @@ impl PgStore {
     ) -> Result<T> {
         let serial = self.serial.clone();
         let keys = self.integrity.as_ref();
-        self.db.transaction("BEGIN", |db| {
+        let notify = channel(&serial);
+        self.db.transaction_notifying("BEGIN", Some(&notify), |db| {
             let row = db
                 .query_opt(
                     "SELECT meta, meta_mac, generation, digest, tombstone_floor

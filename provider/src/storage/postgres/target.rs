@@ -425,6 +425,7 @@ mod tests {
             conninfo: "postgresql://dalek:hunter2@127.0.0.1:6543/tokens".into(),
             password_file: None,
             timeout: std::time::Duration::from_secs(2),
+            max_staleness: std::time::Duration::ZERO,
         };
         let t = Target::of(&settings).unwrap();
         assert_eq!(t.shown, "dalek@127.0.0.1:6543/tokens");
@@ -461,6 +462,7 @@ mod tests {
             conninfo: format!("postgresql://u:p@127.0.0.1/d?sslmode={mode}"),
             password_file: None,
             timeout: std::time::Duration::from_secs(1),
+            max_staleness: std::time::Duration::ZERO,
         };
         for mode in ["require", "verify-ca", "verify-full"] {
             assert!(Target::of(&with(mode)).is_err(), "{mode}");

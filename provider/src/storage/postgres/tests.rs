@@ -28,6 +28,7 @@ pub(crate) fn settings(name: &str) -> Option<PostgresSettings> {
         conninfo: base.clone(),
         password_file: None,
         timeout: Duration::from_secs(10),
+        max_staleness: std::time::Duration::ZERO,
     };
     let target = std::sync::Arc::new(super::target::Target::of(&plain).unwrap());
     let mut db = super::db::Db::connect(target).unwrap();
@@ -199,6 +200,7 @@ fn a_server_that_does_not_answer_fails_the_call_within_the_timeout() {
         conninfo: format!("postgresql://nobody:pw@127.0.0.1:{port}/none"),
         password_file: None,
         timeout: Duration::from_millis(300),
+        max_staleness: Duration::ZERO,
     };
     assert_eq!(PgStore::open(&s, "x").err().unwrap().rv(), CKR_DEVICE_ERROR);
     drop(listener);
@@ -307,4 +309,116 @@ fn a_connection_lost_mid_transaction_fails_it_and_nothing_of_it_stays() {
 pub(crate) fn run_sql(settings: &PostgresSettings, sql: &str) {
     let target = std::sync::Arc::new(super::target::Target::of(settings).unwrap());
     super::db::Db::connect(target).unwrap().batch(sql).unwrap();
+}
+
+/// `settings` listening (`postgres_max_staleness`), its connections named
+/// `app` (to find them in `pg_stat_activity`).
+fn listening(settings: &PostgresSettings, staleness: Duration, app: &str) -> PostgresSettings {
+    PostgresSettings {
+        conninfo: format!("{}&application_name={app}", settings.conninfo),
+        max_staleness: staleness,
+        ..settings.clone()
+    }
+}
+
+/// Looks until one finds changes (at most 5 s).
+fn changes_within(store: &mut PgStore, since: u64) -> Option<crate::storage::Changes> {
+    let give_up = std::time::Instant::now() + Duration::from_secs(5);
+    while std::time::Instant::now() < give_up {
+        if let Some(c) = store.changes_since("e1", since).unwrap() {
+            return Some(c);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    None
+}
+
+/// Listening, a look reads nothing while no writer has notified (a row
+/// changed behind the module's back, without a notification, goes unseen
+/// for up to the staleness bound), and a write's notification makes the
+/// next look read it.
+#[test]
+fn a_listening_store_reads_only_when_notified() {
+    let Some(s) = settings("unit_notify") else {
+        return;
+    };
+    let mut a = PgStore::create(&s, &meta("pgn")).unwrap();
+    let l = listening(&s, Duration::from_secs(3600), "unit_notify");
+    let mut b = PgStore::open(&l, "pgn").unwrap();
+    let g0 = b.changes_since("e1", u64::MAX).unwrap().unwrap().generation;
+    assert!(b.changes_since("e1", g0).unwrap().is_none());
+    run_sql(&s, "UPDATE dalek_tokens SET generation = generation + 1");
+    for _ in 0..20 {
+        assert!(
+            b.changes_since("e1", g0).unwrap().is_none(),
+            "no notification, within the bound: not read"
+        );
+    }
+    a.put(&[&rec(7)], &[]).unwrap();
+    let seen = changes_within(&mut b, g0).expect("the notification makes the look read");
+    assert!(seen.upserts.iter().any(|r| r.uid == [7; 16]));
+}
+
+/// Listening with a short bound: a change nobody notified is read once the
+/// bound has passed; and after the connection was lost (notifications sent
+/// meanwhile are lost with it) the next look reads.
+#[test]
+fn a_listening_store_reads_after_the_bound_and_after_a_lost_connection() {
+    let Some(s) = settings("unit_notify_lost") else {
+        return;
+    };
+    let mut a = PgStore::create(&s, &meta("pgl")).unwrap();
+    let l = listening(&s, Duration::from_millis(300), "unit_notify_lost");
+    let mut b = PgStore::open(&l, "pgl").unwrap();
+    let g0 = b.changes_since("e1", u64::MAX).unwrap().unwrap().generation;
+    assert!(b.changes_since("e1", g0).unwrap().is_none());
+    run_sql(&s, "UPDATE dalek_tokens SET generation = generation + 1");
+    std::thread::sleep(Duration::from_millis(350));
+    let c = b
+        .changes_since("e1", g0)
+        .unwrap()
+        .expect("read after the bound");
+    let g1 = c.generation;
+    assert!(b.changes_since("e1", g1).unwrap().is_none());
+    run_sql(
+        &s,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE application_name = 'unit_notify_lost'",
+    );
+    a.put(&[&rec(8)], &[]).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let c = b
+        .changes_since("e1", g1)
+        .unwrap()
+        .expect("read after the loss");
+    assert!(c.upserts.iter().any(|r| r.uid == [8; 16]));
+}
+
+/// The server ended the session between two calls (`pg_terminate_backend`,
+/// as `idle_session_timeout` or a fast shutdown do: a `FATAL` waits in the
+/// socket for the next statement): the next read and the next write
+/// connect again and succeed.
+#[test]
+fn a_session_the_server_ended_between_calls_is_made_again() {
+    let Some(s) = settings("unit_ended") else {
+        return;
+    };
+    let named = listening(&s, Duration::ZERO, "unit_ended");
+    let mut a = PgStore::create(&named, &meta("pge")).unwrap();
+    let end_sessions = || {
+        run_sql(
+            &s,
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = 'unit_ended'",
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let g = a.changes_since("e1", u64::MAX).unwrap().unwrap().generation;
+    end_sessions();
+    assert!(a.changes_since("e1", g).unwrap().is_none(), "read again");
+    end_sessions();
+    a.put(&[&rec(3)], &[]).unwrap();
+    end_sessions();
+    let all = a.changes_since("", u64::MAX).unwrap().unwrap();
+    assert_eq!(all.upserts.len(), 1);
 }
