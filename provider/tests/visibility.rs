@@ -2,7 +2,9 @@
 //! runs it): how long after one process's `C_CreateObject` returns another
 //! process's `C_FindObjects` finds the object, on a SQLite-backed token and
 //! (with `DALEK_PKCS11_TEST_POSTGRES`) a PostgreSQL-backed one, side by side
-//! in one run. The watcher searches without pause; the writer makes one
+//! in one run, and the PostgreSQL one again with every process listening
+//! for the writers' notifications (`postgres_max_staleness`). The watcher
+//! searches without pause; the writer makes one
 //! object every 10 ms. Times are the host's realtime clock in both
 //! processes (one machine). `VISIBILITY_OBJECTS` sets the count (200).
 //!
@@ -119,5 +121,16 @@ fn cross_process_visibility() {
     println!("{}", measure("sqlite", "SQLite"));
     if let Some(uri) = pg::pg_schema("visibility") {
         println!("{}", measure(&uri, "PostgreSQL"));
+        // Both processes listening, a full look at least every second.
+        // SAFETY: one test runs in this binary (the other is the watcher's
+        // entry point, in its own process); nothing reads the environment
+        // on another thread meanwhile.
+        unsafe { std::env::set_var("DALEK_PKCS11_POSTGRES_MAX_STALENESS", "1") };
+        let uri = pg::pg_schema("visibility_listening").unwrap();
+        println!(
+            "{}",
+            measure(&uri, "PostgreSQL, postgres_max_staleness = 1 (notified)")
+        );
+        unsafe { std::env::remove_var("DALEK_PKCS11_POSTGRES_MAX_STALENESS") };
     }
 }
