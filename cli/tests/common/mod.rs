@@ -273,9 +273,11 @@ pub fn assert_sane(r: &Value) {
     assert!(f("p999_us") <= f("max_us") + 1e-9);
     assert!(f("min_us") <= f("mean_us") && f("mean_us") <= f("max_us"));
     assert!(f("ci95_us") >= 0.0 && f("stddev_us") >= 0.0);
-    // Closed loop: n threads cannot complete more than n / mean-latency ops per second.
+    // Closed loop: n threads (in each of p processes) cannot complete more
+    // than n·p / mean-latency ops per second.
     if r["mode"] == "closed" {
-        let threads = r["threads"].as_f64().unwrap();
+        let processes = r["processes"].as_f64().unwrap_or(1.0);
+        let threads = r["threads"].as_f64().unwrap() * processes;
         assert!(
             f("ops_per_sec") <= threads * 1e6 / f("mean_us") * 1.05,
             "{r}"
