@@ -16,7 +16,6 @@ use crate::measure::settings::Settings;
 use crate::report::result::BenchResult;
 use crate::report::result::HistBin;
 use crate::report::result::Status;
-use crate::stats::percentile_label;
 use crate::suite::catalogue::build_worker;
 use crate::suite::failure::Failure;
 use crate::suite::keys::KeyStore;
@@ -284,23 +283,7 @@ fn measured(id: String, mechanism: String, comp: &CompOutcome, c: &Ctx<'_>) -> B
     if let Some(sm) = summary {
         r.latency_hdr = Some(comp.rec.to_hdr());
         r.ops_per_sec = (secs > 0.0).then(|| comp.rate(wall, job.threads as usize));
-        r.mean_us = Some(us(sm.mean_ns));
-        r.ci95_us = sm.ci95_ns.is_finite().then(|| us(sm.ci95_ns));
-        r.stddev_us = Some(us(sm.stddev_ns));
-        r.min_us = Some(us(sm.min_ns as f64));
-        r.p50_us = Some(us(sm.p50_ns as f64));
-        r.p90_us = Some(us(sm.p90_ns as f64));
-        r.p95_us = Some(us(sm.p95_ns as f64));
-        r.p99_us = Some(us(sm.p99_ns as f64));
-        r.p999_us = Some(us(sm.p999_ns as f64));
-        r.max_us = Some(us(sm.max_ns as f64));
-        r.outliers_low = Some(sm.outliers_low);
-        r.outliers_high = Some(sm.outliers_high);
-        r.percentiles = sm
-            .percentiles
-            .iter()
-            .map(|(p, v)| (percentile_label(*p), us(*v as f64)))
-            .collect();
+        r.set_latency(&sm);
         if opts.histogram {
             r.histogram = Some(
                 comp.rec

@@ -9,7 +9,7 @@
 //! that make `hsm-bench merge` refuse files that cannot be merged.
 
 use crate::report::result::{BenchResult, PartRow, Report, Status, throughput};
-use crate::stats::{Recorder, percentile_label};
+use crate::stats::Recorder;
 
 /// `throughput_basis` of a result whose ops/s is its calls over the union
 /// of its parts' windows.
@@ -203,23 +203,7 @@ pub fn combine(
         && let Some(sm) = rec.summary(percentiles)
     {
         m.ops_per_sec = ops;
-        m.mean_us = Some(us(sm.mean_ns));
-        m.ci95_us = sm.ci95_ns.is_finite().then(|| us(sm.ci95_ns));
-        m.stddev_us = Some(us(sm.stddev_ns));
-        m.min_us = Some(us(sm.min_ns as f64));
-        m.p50_us = Some(us(sm.p50_ns as f64));
-        m.p90_us = Some(us(sm.p90_ns as f64));
-        m.p95_us = Some(us(sm.p95_ns as f64));
-        m.p99_us = Some(us(sm.p99_ns as f64));
-        m.p999_us = Some(us(sm.p999_ns as f64));
-        m.max_us = Some(us(sm.max_ns as f64));
-        m.outliers_low = Some(sm.outliers_low);
-        m.outliers_high = Some(sm.outliers_high);
-        m.percentiles = sm
-            .percentiles
-            .iter()
-            .map(|(p, v)| (percentile_label(*p), us(*v as f64)))
-            .collect();
+        m.set_latency(&sm);
         if parts.iter().any(|p| p.histogram.is_some()) {
             m.histogram = Some(
                 rec.bins(20)

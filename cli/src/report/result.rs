@@ -162,6 +162,30 @@ pub struct BenchResult {
     pub notes: crate::report::notes::RunNotes,
 }
 
+impl BenchResult {
+    /// The latency fields (µs) from a summary of the samples.
+    pub fn set_latency(&mut self, sm: &crate::stats::Summary) {
+        let us = |ns: f64| ns / 1000.0;
+        self.mean_us = Some(us(sm.mean_ns));
+        self.ci95_us = sm.ci95_ns.is_finite().then(|| us(sm.ci95_ns));
+        self.stddev_us = Some(us(sm.stddev_ns));
+        self.min_us = Some(us(sm.min_ns as f64));
+        self.p50_us = Some(us(sm.p50_ns as f64));
+        self.p90_us = Some(us(sm.p90_ns as f64));
+        self.p95_us = Some(us(sm.p95_ns as f64));
+        self.p99_us = Some(us(sm.p99_ns as f64));
+        self.p999_us = Some(us(sm.p999_ns as f64));
+        self.max_us = Some(us(sm.max_ns as f64));
+        self.outliers_low = Some(sm.outliers_low);
+        self.outliers_high = Some(sm.outliers_high);
+        self.percentiles = sm
+            .percentiles
+            .iter()
+            .map(|(p, v)| (crate::stats::percentile_label(*p), us(*v as f64)))
+            .collect();
+    }
+}
+
 fn one() -> u32 {
     1
 }
