@@ -116,17 +116,24 @@ pub fn write_image(settings: &PostgresSettings, image: &TokenImage, replace: boo
     })
 }
 
-/// Tombstones of token `serial` whose object still exists (a deletion
-/// that did not take: readers would drop a live object).
-pub fn orphaned_tombstones(settings: &PostgresSettings, serial: &str) -> Result<usize> {
+/// Token `serial` as [`read_image`] reads it, with the number of its
+/// tombstones whose object still exists (a deletion that did not take:
+/// readers would drop a live object), in the same snapshot.
+pub fn read_image_for_verify(
+    settings: &PostgresSettings,
+    serial: &str,
+) -> Result<(TokenImage, usize)> {
     let mut db = connect(settings)?;
-    let n: i64 = db
-        .query(
-            "SELECT count(*) FROM dalek_tombstones t JOIN dalek_objects o
-             ON o.serial = t.serial AND o.uid = t.uid WHERE t.serial = $1",
-            &[&serial],
-        )?
-        .first()
-        .map_or(0, |r| r.get(0));
-    Ok(n.max(0) as usize)
+    db.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", |db| {
+        let image = read_in(db, serial)?;
+        let n: i64 = db
+            .query(
+                "SELECT count(*) FROM dalek_tombstones t JOIN dalek_objects o
+                 ON o.serial = t.serial AND o.uid = t.uid WHERE t.serial = $1",
+                &[&serial],
+            )?
+            .first()
+            .map_or(0, |r| r.get(0));
+        Ok((image, n.max(0) as usize))
+    })
 }

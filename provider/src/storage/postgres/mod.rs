@@ -20,5 +20,5 @@ pub(crate) mod tests;
 #[cfg(feature = "aws-lc")]
 mod tls;
 
-pub use image::{orphaned_tombstones, read_image, write_image};
+pub use image::{read_image, read_image_for_verify, write_image};
 pub use store::{PgStore, delete_token, describe, discover, list_serials};
