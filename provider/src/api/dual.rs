@@ -10,7 +10,9 @@
 //! `C_DecryptFinal` (AES-GCM, padded CBC's last block), the caller digests
 //! or verifies what `C_DecryptFinal` returns itself.
 
-use super::crypto::output::{check_context_login, cipher_output, multipart, update_step};
+use super::crypto::output::{
+    check_context_login, cipher_output, multi_part_call, multipart, update_step,
+};
 use super::session::Session;
 use crate::error::{Result, err};
 use crate::mechanisms::{CipherOperation, DigestOperation, SignOperation, VerifyOperation};
@@ -51,6 +53,19 @@ pub fn update(session: &Session, pair: Pair, data: &[u8], out: Option<&mut [u8]>
     }
     check_context_login(cipher)?;
     check_context_login(&ops.sign)?;
+    // Both operations go on multi-part: one a single-part call has
+    // claimed refuses, before the cipher consumes any data (the FFI layer
+    // then ends both, as on any other error).
+    match pair {
+        Pair::DigestEncrypt | Pair::DecryptDigest => multi_part_call(&mut ops.digest)?,
+        Pair::SignEncrypt => multi_part_call(&mut ops.sign)?,
+        Pair::DecryptVerify => multi_part_call(&mut ops.verify)?,
+    }
+    let cipher = if encrypting {
+        &mut ops.encrypt
+    } else {
+        &mut ops.decrypt
+    };
     multipart(cipher)?;
     let mut out = out;
     let n = cipher_output(

@@ -20,6 +20,10 @@ pub struct Active<T> {
     pub op: T,
     /// True after the first `*Update` call: a single-part call may no longer finish it.
     pub multipart: bool,
+    /// True once a single-part call (`C_Encrypt`, `C_Digest`, `C_Sign`, …)
+    /// has claimed the operation and kept it alive (a size query or
+    /// `CKR_BUFFER_TOO_SMALL`): a multi-part call may no longer continue it.
+    pub single: bool,
     /// Output computed by a call that then returned `CKR_BUFFER_TOO_SMALL`
     /// (its exact length was only known after computing it); the next call
     /// returns it.
@@ -42,6 +46,7 @@ impl<T> Active<T> {
         Active {
             op,
             multipart: false,
+            single: false,
             pending: None,
             awaits_login: None,
             key: None,

@@ -422,3 +422,61 @@ pub fn damage_index(db: &std::path::Path, index: &str) {
         .unwrap();
     assert_ne!(first, "ok", "the damage must be SQLite's to see");
 }
+
+/// `C_EncryptInit` / `C_DecryptInit`.
+pub type CipherInitFn = unsafe extern "C" fn(
+    cryptoki_sys::CK_SESSION_HANDLE,
+    *mut cryptoki_sys::CK_MECHANISM,
+    cryptoki_sys::CK_OBJECT_HANDLE,
+) -> cryptoki_sys::CK_RV;
+/// `C_Encrypt`, `C_EncryptUpdate` and their decrypting twins.
+pub type CipherDataFn = unsafe extern "C" fn(
+    cryptoki_sys::CK_SESSION_HANDLE,
+    *mut u8,
+    cryptoki_sys::CK_ULONG,
+    *mut u8,
+    *mut cryptoki_sys::CK_ULONG,
+) -> cryptoki_sys::CK_RV;
+/// `C_EncryptFinal` / `C_DecryptFinal`.
+pub type CipherFinalFn = unsafe extern "C" fn(
+    cryptoki_sys::CK_SESSION_HANDLE,
+    *mut u8,
+    *mut cryptoki_sys::CK_ULONG,
+) -> cryptoki_sys::CK_RV;
+
+/// The raw functions of one cipher direction: init, single-part, update,
+/// final.
+pub fn cipher_fns(encrypt: bool) -> (CipherInitFn, CipherDataFn, CipherDataFn, CipherFinalFn) {
+    let l = raw();
+    if encrypt {
+        (
+            l.C_EncryptInit.unwrap(),
+            l.C_Encrypt.unwrap(),
+            l.C_EncryptUpdate.unwrap(),
+            l.C_EncryptFinal.unwrap(),
+        )
+    } else {
+        (
+            l.C_DecryptInit.unwrap(),
+            l.C_Decrypt.unwrap(),
+            l.C_DecryptUpdate.unwrap(),
+            l.C_DecryptFinal.unwrap(),
+        )
+    }
+}
+
+/// A `CK_AES_CTR_PARAMS` as the bytes of a mechanism parameter.
+pub fn ctr_param_bytes(counter_bits: cryptoki_sys::CK_ULONG, cb: [u8; 16]) -> Vec<u8> {
+    let p = cryptoki_sys::CK_AES_CTR_PARAMS {
+        ulCounterBits: counter_bits,
+        cb,
+    };
+    // SAFETY: a plain C struct, viewed as its bytes.
+    unsafe {
+        std::slice::from_raw_parts(
+            (&p as *const cryptoki_sys::CK_AES_CTR_PARAMS).cast::<u8>(),
+            std::mem::size_of::<cryptoki_sys::CK_AES_CTR_PARAMS>(),
+        )
+    }
+    .to_vec()
+}

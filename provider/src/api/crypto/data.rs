@@ -4,11 +4,15 @@
 //! `C_GenerateRandom` (§5.17), and the vendor batch verification of
 //! Ed25519 signatures (docs/mechanisms.md, "Batch verification"). A
 //! single-part call on an operation gone multi-part ends it
-//! (`CKR_OPERATION_ACTIVE`); outputs follow `output`'s rules.
+//! (`CKR_OPERATION_ACTIVE`), and so does a multi-part call on an operation a
+//! single-part call has claimed (a size query or `CKR_BUFFER_TOO_SMALL`
+//! keeps it for the single-part call's repetition); outputs follow
+//! `output`'s rules.
 
 use super::key_use::usable_key;
 use super::output::{
-    check_context_login, cipher_output, end_on_error, multipart, output, single_part, update_step,
+    check_context_login, cipher_output, end_on_error, multi_part_call, multipart, output,
+    single_part, update_step,
 };
 use crate::api::session::Session;
 use crate::error::{Result, err};
@@ -44,9 +48,7 @@ pub fn digest_update(session: &Session, data: &[u8]) -> Result<()> {
 /// `C_DigestKey`: digests the value of a secret key.
 pub fn digest_key(session: &Session, key: CK_OBJECT_HANDLE) -> Result<()> {
     let mut ops = session.ops.lock();
-    if ops.digest.is_none() {
-        return Err(err(CKR_OPERATION_NOT_INITIALIZED));
-    }
+    multi_part_call(&mut ops.digest)?;
     let r = (|| {
         let token = &session.token;
         let obj = token.key(key)?;
@@ -71,6 +73,7 @@ pub fn digest_key(session: &Session, key: CK_OBJECT_HANDLE) -> Result<()> {
 /// `C_DigestFinal`.
 pub fn digest_final(session: &Session, out: Option<&mut [u8]>) -> Result<usize> {
     let mut ops = session.ops.lock();
+    multi_part_call(&mut ops.digest)?;
     output(
         &mut ops.digest,
         |d| d.output_len(),
@@ -103,6 +106,7 @@ pub fn sign_update(session: &Session, data: &[u8]) -> Result<()> {
 pub fn sign_final(session: &Session, out: Option<&mut [u8]>) -> Result<usize> {
     let mut ops = session.ops.lock();
     check_context_login(&ops.sign)?;
+    multi_part_call(&mut ops.sign)?;
     output(
         &mut ops.sign,
         |op| op.output_len(),
@@ -131,6 +135,7 @@ pub fn verify_update(session: &Session, data: &[u8]) -> Result<()> {
 /// `C_VerifyFinal`: always ends the operation.
 pub fn verify_final(session: &Session, signature: &[u8]) -> Result<()> {
     let mut ops = session.ops.lock();
+    multi_part_call(&mut ops.verify)?;
     let mut active = ops
         .verify
         .take()
@@ -160,6 +165,7 @@ pub fn verify_signature_update(session: &Session, data: &[u8]) -> Result<()> {
 /// `C_VerifySignatureFinal`: always ends the operation.
 pub fn verify_signature_final(session: &Session) -> Result<()> {
     let mut ops = session.ops.lock();
+    multi_part_call(&mut ops.verify_signature)?;
     let mut active = ops
         .verify_signature
         .take()
@@ -251,6 +257,7 @@ pub fn cipher_final(
     let mut ops = session.ops.lock();
     let slot = ops.cipher(direction);
     check_context_login(slot)?;
+    multi_part_call(slot)?;
     cipher_output(
         slot,
         |op| op.final_len(),

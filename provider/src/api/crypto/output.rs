@@ -22,13 +22,36 @@ pub(in crate::api) fn check_context_login<T>(slot: &Option<Active<T>>) -> Result
 }
 
 /// A single-part call (`C_Digest`, `C_Sign`, `C_Verify`, `C_Encrypt`,
-/// `C_Decrypt`) on the operation in `slot`: `CKR_OPERATION_NOT_INITIALIZED`
-/// without one; once the operation has gone multi-part, a single-part call
-/// may no longer finish it: it ends with `CKR_OPERATION_ACTIVE`.
+/// `C_Decrypt`, `C_VerifySignature`) on the operation in `slot`:
+/// `CKR_OPERATION_NOT_INITIALIZED` without one; once the operation has gone
+/// multi-part, a single-part call may no longer finish it: it ends with
+/// `CKR_OPERATION_ACTIVE` (docs/mechanisms.md, "Single-part and multi-part
+/// calls"). Otherwise the operation is claimed by single-part calls: if
+/// this one keeps it (a size query, `CKR_BUFFER_TOO_SMALL`), the multi-part
+/// calls are refused the same way.
 pub(super) fn single_part<T>(slot: &mut Option<Active<T>>) -> Result<()> {
     match slot {
         None => Err(err(CKR_OPERATION_NOT_INITIALIZED)),
         Some(a) if a.multipart => {
+            *slot = None;
+            Err(err(CKR_OPERATION_ACTIVE))
+        }
+        Some(a) => {
+            a.single = true;
+            Ok(())
+        }
+    }
+}
+
+/// A multi-part call (`C_*Update`, `C_*Final`, `C_DigestKey`, a
+/// dual-function call) on the operation in `slot`:
+/// `CKR_OPERATION_NOT_INITIALIZED` without one; `CKR_OPERATION_ACTIVE`,
+/// ending it, when a single-part call has claimed it (the mirror of
+/// [`single_part`]).
+pub(in crate::api) fn multi_part_call<T>(slot: &mut Option<Active<T>>) -> Result<()> {
+    match slot {
+        None => Err(err(CKR_OPERATION_NOT_INITIALIZED)),
+        Some(a) if a.single => {
             *slot = None;
             Err(err(CKR_OPERATION_ACTIVE))
         }
@@ -37,8 +60,9 @@ pub(super) fn single_part<T>(slot: &mut Option<Active<T>>) -> Result<()> {
 }
 
 /// The operation in `slot`, marked multi-part (an `*Update` call or a
-/// dual-function call continues it).
+/// dual-function call continues it); refused as [`multi_part_call`] says.
 pub(in crate::api) fn multipart<T>(slot: &mut Option<Active<T>>) -> Result<&mut Active<T>> {
+    multi_part_call(slot)?;
     let active = slot.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     active.multipart = true;
     Ok(active)
