@@ -54,17 +54,7 @@ fn get_state(s: &Session) -> Result<Vec<u8>, CK_RV> {
 }
 
 fn set_state(s: &Session, state: &[u8], auth: CK_OBJECT_HANDLE) -> CK_RV {
-    let mut state = state.to_vec();
-    // SAFETY: a live buffer of the stated length.
-    unsafe {
-        raw().C_SetOperationState.unwrap()(
-            s.handle(),
-            state.as_mut_ptr(),
-            state.len() as CK_ULONG,
-            0,
-            auth,
-        )
-    }
+    set_state_keys(s, state, 0, auth)
 }
 
 fn update(
@@ -135,9 +125,217 @@ fn digests_continue_from_a_saved_state_in_another_session() {
             &[Attribute::ValueLen(16.into()), Attribute::Token(false)],
         )
         .unwrap();
-    // SAFETY: a valid mechanism.
-    ok(unsafe { l.C_EncryptInit.unwrap()(c.handle(), &mut plain(CKM_AES_ECB), aes.handle()) });
+    // AES-GCM encryption: a restored copy would encrypt twice under one IV.
+    let mut iv = [0u8; 12];
+    let mut gcm = CK_GCM_PARAMS {
+        pIv: iv.as_mut_ptr(),
+        ulIvLen: 12,
+        ulIvBits: 96,
+        pAAD: null_mut(),
+        ulAADLen: 0,
+        ulTagBits: 128,
+    };
+    let mut mech = CK_MECHANISM {
+        mechanism: CKM_AES_GCM,
+        pParameter: (&mut gcm as *mut CK_GCM_PARAMS).cast(),
+        ulParameterLen: std::mem::size_of::<CK_GCM_PARAMS>() as CK_ULONG,
+    };
+    // SAFETY: a valid mechanism whose parameter outlives the call.
+    ok(unsafe { l.C_EncryptInit.unwrap()(c.handle(), &mut mech, aes.handle()) });
     assert_eq!(get_state(&c).unwrap_err(), CKR_STATE_UNSAVEABLE);
+}
+
+/// A NULL state is `CKR_ARGUMENTS_BAD` (whatever its length), before the
+/// state is looked at.
+#[test]
+fn a_null_state_is_arguments_bad() {
+    let f = Fixture::new();
+    let slot = f.token("opstatenull");
+    let a = f.user(slot);
+    let l = raw();
+    for len in [0, STATE_LEN] {
+        // SAFETY: NULL is what is tested; the module must not read it.
+        let rv = unsafe { l.C_SetOperationState.unwrap()(a.handle(), null_mut(), len, 0, 0) };
+        assert_eq!(rv, CKR_ARGUMENTS_BAD, "length {len}");
+    }
+}
+
+const STATE_LEN: CK_ULONG = 36;
+
+/// One cipher mode of the test with its parameter.
+fn cipher_mechanisms() -> Vec<(CK_MECHANISM_TYPE, Vec<u8>, bool)> {
+    let ctr = ctr_param_bytes(64, [9; 16]);
+    vec![
+        (CKM_AES_ECB, vec![], true),
+        (CKM_AES_CBC, vec![3; 16], true),
+        (CKM_AES_CBC_PAD, vec![3; 16], true),
+        (CKM_AES_CTR, ctr, true),
+        (CKM_DES3_ECB, vec![], false),
+        (CKM_DES3_CBC_PAD, vec![5; 8], false),
+    ]
+}
+
+fn cipher_call(
+    s: &Session,
+    f: unsafe extern "C" fn(CK_SESSION_HANDLE, *mut u8, CK_ULONG, *mut u8, *mut CK_ULONG) -> CK_RV,
+    data: &[u8],
+) -> Vec<u8> {
+    let mut data = data.to_vec();
+    let mut out = vec![0u8; data.len() + 32];
+    let mut len = out.len() as CK_ULONG;
+    // SAFETY: live buffers of the stated lengths.
+    ok(unsafe {
+        f(
+            s.handle(),
+            data.as_mut_ptr(),
+            data.len() as CK_ULONG,
+            out.as_mut_ptr(),
+            &mut len,
+        )
+    });
+    out.truncate(len as usize);
+    out
+}
+
+fn cipher_final(
+    s: &Session,
+    f: unsafe extern "C" fn(CK_SESSION_HANDLE, *mut u8, *mut CK_ULONG) -> CK_RV,
+) -> Vec<u8> {
+    let mut out = vec![0u8; 64];
+    let mut len: CK_ULONG = 64;
+    // SAFETY: a live buffer of the stated length.
+    ok(unsafe { f(s.handle(), out.as_mut_ptr(), &mut len) });
+    out.truncate(len as usize);
+    out
+}
+
+fn set_state_keys(
+    s: &Session,
+    state: &[u8],
+    enc: CK_OBJECT_HANDLE,
+    auth: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    let mut state = state.to_vec();
+    // SAFETY: a live buffer of the stated length.
+    unsafe {
+        raw().C_SetOperationState.unwrap()(
+            s.handle(),
+            state.as_mut_ptr(),
+            state.len() as CK_ULONG,
+            enc,
+            auth,
+        )
+    }
+}
+
+/// AES (ECB, CBC, CBC-PAD, CTR) and Triple-DES encryption and decryption
+/// continue from a saved state in another session, to the very output the
+/// saving session produces; the key is asked for again, must be the same
+/// key value and still allow the direction.
+#[test]
+fn ciphers_continue_from_a_saved_state_with_their_key() {
+    let f = Fixture::new();
+    let slot = f.token("opstatecipher");
+    let a = f.user(slot);
+    let b = f.p().open_rw_session(slot).unwrap();
+    let l = raw();
+    let secret = |m: Mechanism, len: Option<u64>| {
+        let mut t = vec![
+            Attribute::Token(false),
+            Attribute::Encrypt(true),
+            Attribute::Decrypt(true),
+        ];
+        if let Some(n) = len {
+            t.push(Attribute::ValueLen(n.into()));
+        }
+        a.generate_key(&m, &t).unwrap()
+    };
+    let (aes, aes2) = (
+        secret(Mechanism::AesKeyGen, Some(16)),
+        secret(Mechanism::AesKeyGen, Some(16)),
+    );
+    let des3 = secret(Mechanism::Des3KeyGen, None);
+    let hmac = hmac_key(&a).handle();
+    let (aes_object, aes, aes2, des3) = (aes, aes.handle(), aes2.handle(), des3.handle());
+    let plaintext: Vec<u8> = (0..40u8).collect();
+    for (ty, mut param, is_aes) in cipher_mechanisms() {
+        let key = if is_aes { aes } else { des3 };
+        let other = if is_aes { aes2 } else { des3 };
+        let len = if matches!(ty, CKM_AES_ECB | CKM_AES_CBC) {
+            32
+        } else if ty == CKM_DES3_ECB {
+            40
+        } else {
+            37
+        };
+        let data = &plaintext[..len];
+        let mut ciphertext = vec![];
+        for encrypt in [true, false] {
+            let (init, _, update_f, final_f) = cipher_fns(encrypt);
+            let input = if encrypt {
+                data.to_vec()
+            } else {
+                ciphertext.clone()
+            };
+            let mut mech = CK_MECHANISM {
+                mechanism: ty,
+                pParameter: if param.is_empty() {
+                    null_mut()
+                } else {
+                    param.as_mut_ptr().cast()
+                },
+                ulParameterLen: param.len() as CK_ULONG,
+            };
+            // SAFETY: a valid mechanism whose parameter outlives the call.
+            ok(unsafe { init(a.handle(), &mut mech, key) });
+            // A partial block is pending when the state is saved.
+            let mut head = cipher_call(&a, update_f, &input[..13]);
+            let state = get_state(&a).unwrap();
+            let mut tail = cipher_call(&a, update_f, &input[13..]);
+            tail.extend(cipher_final(&a, final_f));
+            head.extend(&tail);
+            if encrypt {
+                ciphertext = head.clone();
+                assert!(ciphertext.len() >= len, "{ty:#x}");
+            } else {
+                assert_eq!(head, data, "{ty:#x}");
+            }
+            // The key is asked for again: none, another, a MAC key given
+            // as the authentication key.
+            assert_eq!(set_state_keys(&b, &state, 0, 0), CKR_KEY_NEEDED);
+            if other != key {
+                assert_eq!(set_state_keys(&b, &state, other, 0), CKR_KEY_CHANGED);
+            }
+            assert_eq!(set_state_keys(&b, &state, key, hmac), CKR_KEY_NOT_NEEDED);
+            // Restored twice: the same continuation each time.
+            for _ in 0..2 {
+                ok(set_state_keys(&b, &state, key, 0));
+                let mut rest = cipher_call(&b, update_f, &input[13..]);
+                rest.extend(cipher_final(&b, final_f));
+                assert_eq!(rest, tail, "{ty:#x} encrypt={encrypt}");
+            }
+        }
+    }
+    // A key that lost the direction since the save does not go on.
+    let mut mech = CK_MECHANISM {
+        mechanism: CKM_AES_ECB,
+        pParameter: null_mut(),
+        ulParameterLen: 0,
+    };
+    // SAFETY: a valid mechanism.
+    ok(unsafe { l.C_EncryptInit.unwrap()(a.handle(), &mut mech, aes) });
+    cipher_call(&a, l.C_EncryptUpdate.unwrap(), &[1; 5]);
+    let state = get_state(&a).unwrap();
+    let handle = aes_object;
+    a.update_attributes(handle, &[Attribute::Encrypt(false)])
+        .unwrap();
+    assert_eq!(
+        set_state_keys(&b, &state, aes, 0),
+        CKR_KEY_FUNCTION_NOT_PERMITTED
+    );
+    // A destroyed key: its handle is no longer valid.
+    a.destroy_object(handle).unwrap();
+    assert_eq!(set_state_keys(&b, &state, aes, 0), CKR_KEY_HANDLE_INVALID);
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! `C_GetOperationState` / `C_SetOperationState` (base spec §5.6) for
-//! digests and MACs (HMAC, CMAC; sign and verify).
+//! digests, MACs (HMAC, CMAC; sign and verify) and symmetric encryption and
+//! decryption (AES ECB, CBC, CBC-PAD, CTR; DES and Triple-DES ECB, CBC,
+//! CBC-PAD).
 //!
 //! The state never leaves the module: `C_GetOperationState` keeps a copy of
 //! the session's operations here, with the token (slot and serial) they
@@ -14,20 +16,27 @@
 //! state can be restored any number of times, into any session of the same
 //! token; the newest [`MAX_SAVED`] are kept.
 //!
-//! What is saved: the session's digest and its sign/verify operation when
-//! that is a MAC. Any other active operation (encryption, decryption, a
-//! signature, a 3.2 `C_VerifySignatureInit` verification, one awaiting
-//! its context-specific login) makes the state
-//! `CKR_STATE_UNSAVEABLE`. Restoring needs the MAC's key again as
-//! `hAuthenticationKey` (`CKR_KEY_NEEDED`; another key: `CKR_KEY_CHANGED`;
-//! a key the state does not use: `CKR_KEY_NOT_NEEDED`).
+//! What is saved: the session's digest, its sign/verify operation when
+//! that is a MAC, and its encryption/decryption when the mechanism is one
+//! of the block or counter modes above. Any other active operation (AES-GCM:
+//! a restored copy could encrypt two messages under one IV; RSA; a
+//! signature; a 3.2 `C_VerifySignatureInit` verification; one awaiting its
+//! context-specific login; one a single-part call has claimed) makes the
+//! state `CKR_STATE_UNSAVEABLE`. Restoring needs the MAC's key again as
+//! `hAuthenticationKey` and the cipher's key as `hEncryptionKey`
+//! (`CKR_KEY_NEEDED`; another key, or the handle now naming another key
+//! value: `CKR_KEY_CHANGED`; a key the state does not use:
+//! `CKR_KEY_NOT_NEEDED`), each checked again as its `C_*Init` checks it.
+//! Restoring a CBC or CTR state twice continues from the same chaining
+//! value or counter twice; that is no more than `C_EncryptInit` with the
+//! same IV or counter block already allows the caller.
 
-use super::crypto::key_use::check_restored_key;
+use super::crypto::key_use::{check_restored_key, restored_cipher_key};
 use super::operations::{Active, Operations};
 use super::session::Session;
 use crate::error::{Result, err};
 use crate::mechanisms::digest::DigestOp;
-use crate::mechanisms::{SignOp, VerifyOp};
+use crate::mechanisms::{CipherOp, SignOp, VerifyOp};
 use cryptoki_sys::*;
 use hmac::{KeyInit, Mac};
 use std::collections::{HashMap, VecDeque};
@@ -48,6 +57,8 @@ struct Saved {
     digest: Option<(DigestOp, bool)>,
     sign: Option<(SignOp, bool, Option<KeyUse>)>,
     verify: Option<(VerifyOp, bool, Option<KeyUse>)>,
+    encrypt: Option<(CipherOp, bool, Option<KeyUse>)>,
+    decrypt: Option<(CipherOp, bool, Option<KeyUse>)>,
 }
 
 /// The key of a saved MAC and the mechanism it was checked for.
@@ -140,7 +151,7 @@ where
 {
     match slot {
         None => Ok(None),
-        Some(a) if a.awaits_login.is_some() || a.pending.is_some() => {
+        Some(a) if a.awaits_login.is_some() || a.pending.is_some() || a.single => {
             Err(err(CKR_STATE_UNSAVEABLE))
         }
         Some(a) => {
@@ -177,27 +188,34 @@ pub fn get(
         verify_signature,
         ..
     } = ops;
-    if encrypt.is_some()
-        || decrypt.is_some()
-        || sign_recover.is_some()
-        || verify_recover.is_some()
-        || verify_signature.is_some()
-    {
+    if sign_recover.is_some() || verify_recover.is_some() || verify_signature.is_some() {
         return Err(err(CKR_STATE_UNSAVEABLE));
     }
-    if digest.is_none() && sign.is_none() && verify.is_none() {
+    if digest.is_none()
+        && sign.is_none()
+        && verify.is_none()
+        && encrypt.is_none()
+        && decrypt.is_none()
+    {
         return Err(err(CKR_OPERATION_NOT_INITIALIZED));
     }
     // Copied first, so a size query already says whether it can be saved.
     let sign = saveable(sign, SignOp::try_clone)?;
     let verify = saveable(verify, VerifyOp::try_clone)?;
-    let private = [sign.as_ref().map(|s| &s.2), verify.as_ref().map(|v| &v.2)]
-        .into_iter()
-        .flatten()
-        .any(|key| {
-            key.as_ref()
-                .is_none_or(|k| session.token.key(k.handle).is_ok_and(|o| o.private))
-        });
+    let encrypt = saveable(encrypt, CipherOp::try_clone)?;
+    let decrypt = saveable(decrypt, CipherOp::try_clone)?;
+    let private = [
+        sign.as_ref().map(|s| &s.2),
+        verify.as_ref().map(|v| &v.2),
+        encrypt.as_ref().map(|e| &e.2),
+        decrypt.as_ref().map(|d| &d.2),
+    ]
+    .into_iter()
+    .flatten()
+    .any(|key| {
+        key.as_ref()
+            .is_none_or(|k| session.token.key(k.handle).is_ok_and(|o| o.private))
+    });
     let saved = Saved {
         slot: session.token.slot_id,
         serial: session.token.serial(),
@@ -205,6 +223,8 @@ pub fn get(
         digest: saveable(digest, |d| Some(d.clone()))?.map(|(d, m, _)| (d, m)),
         sign,
         verify,
+        encrypt,
+        decrypt,
     };
     drop(guard);
     let Some(out) = out else {
@@ -238,8 +258,34 @@ pub fn set(
     if saved.slot != session.token.slot_id || saved.serial != session.token.serial() {
         return Err(err(CKR_SAVED_STATE_INVALID));
     }
-    if encryption_key != CK_INVALID_HANDLE {
-        return Err(err(CKR_KEY_NOT_NEEDED));
+    let ciphers: Vec<(&CipherOp, KeyUse, CK_ATTRIBUTE_TYPE)> = [
+        saved.encrypt.as_ref().map(|e| (e, CKA_ENCRYPT)),
+        saved.decrypt.as_ref().map(|d| (d, CKA_DECRYPT)),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|((op, _, key), usage)| key.map(|k| (op, k, usage)))
+    .collect::<Option<_>>()
+    .ok_or(err(CKR_SAVED_STATE_INVALID))?;
+    match (ciphers.first(), encryption_key) {
+        (None, CK_INVALID_HANDLE) => {}
+        (None, _) => return Err(err(CKR_KEY_NOT_NEEDED)),
+        (Some(_), CK_INVALID_HANDLE) => return Err(err(CKR_KEY_NEEDED)),
+        (Some(_), given) => {
+            for (op, k, usage) in &ciphers {
+                if k.handle != given {
+                    return Err(err(CKR_KEY_CHANGED));
+                }
+                // The key must still be there, visible to this session and
+                // allow the mechanism and the direction, and hold the value
+                // the state was saved with (a handle given to another key
+                // since is another key).
+                let key = restored_cipher_key(session, k.handle, k.mechanism, *usage)?;
+                if !op.same_key(&key) {
+                    return Err(err(CKR_KEY_CHANGED));
+                }
+            }
+        }
     }
     let keys: Vec<(KeyUse, CK_ATTRIBUTE_TYPE)> = [
         saved.sign.as_ref().and_then(|s| s.2).map(|k| (k, CKA_SIGN)),
@@ -284,6 +330,14 @@ pub fn set(
         .verify
         .as_ref()
         .and_then(|(op, multipart, key)| op.try_clone().map(|op| restored(op, *multipart, *key)));
+    let encrypt = saved
+        .encrypt
+        .as_ref()
+        .and_then(|(op, multipart, key)| op.try_clone().map(|op| restored(op, *multipart, *key)));
+    let decrypt = saved
+        .decrypt
+        .as_ref()
+        .and_then(|(op, multipart, key)| op.try_clone().map(|op| restored(op, *multipart, *key)));
     drop(store);
     let mut ops = session.ops.lock();
     let find = ops.find.take();
@@ -292,6 +346,8 @@ pub fn set(
     ops.digest = digest;
     ops.sign = sign;
     ops.verify = verify;
+    ops.encrypt = encrypt;
+    ops.decrypt = decrypt;
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! Session management (base spec §5.6).
 
 use super::calls::output;
-use super::util::{bytes, bytes_non_null, guard, out};
+use super::util::{bytes_non_null, guard, out};
 use crate::api::{crypto, module, opstate};
 use cryptoki_sys::*;
 use std::ffi::c_void;
@@ -207,8 +207,10 @@ pub unsafe extern "C" fn C_SetOperationState(
     guard(|| {
         module::with(|m| {
             let s = m.session(hSession)?;
+            // A NULL state is CKR_ARGUMENTS_BAD whatever its length (an
+            // empty state is no state), before the state is looked at.
             // SAFETY: forwarded caller guarantee.
-            let blob = unsafe { bytes(pOperationState, ulOperationStateLen)? };
+            let blob = unsafe { bytes_non_null(pOperationState, ulOperationStateLen)? };
             opstate::set(
                 m.saved_states(),
                 &s,

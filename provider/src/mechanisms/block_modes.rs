@@ -93,6 +93,7 @@ pub enum Chaining<const N: usize> {
 
 /// An ECB or CBC operation in progress: the chaining state and the input
 /// not yet processed.
+#[derive(Clone)]
 pub struct BlockModes<const N: usize> {
     direction: Direction,
     chaining: Chaining<N>,

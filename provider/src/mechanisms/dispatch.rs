@@ -2,6 +2,7 @@
 //! the families (no allocation to start an operation), and MAC
 //! verification over a MAC computation.
 
+use super::material::KeyMaterial;
 use super::operation::{CipherOperation, OutputLen, SignOperation, VerifyOperation};
 use super::{aes, cmac, des, dsa, ec, eddsa, hmac, mldsa, rsa, slhdsa};
 use crate::error::{Result, err};
@@ -148,6 +149,40 @@ dispatch_enum!(
         RsaRecover(rsa::RsaRecover),
     }
 );
+
+impl CipherOp {
+    /// A copy of a symmetric encryption or decryption in progress (AES
+    /// ECB, CBC, CBC-PAD, CTR; DES and Triple-DES ECB, CBC, CBC-PAD), for
+    /// `C_GetOperationState`; `None` for the others (AES-GCM, the key
+    /// wraps, RSA), whose state is not saved.
+    pub fn try_clone(&self) -> Option<CipherOp> {
+        match self {
+            CipherOp::Aes(a) => a.try_clone().map(CipherOp::Aes),
+            CipherOp::Des(d) => Some(CipherOp::Des(d.clone())),
+            _ => None,
+        }
+    }
+
+    /// True when `other` is the same secret key value as the operation's
+    /// (compared in constant time): a restored state continues only under
+    /// the key it was saved with.
+    pub fn same_key(&self, other: &KeyMaterial) -> bool {
+        let ours = match self {
+            CipherOp::Aes(a) => a.key(),
+            CipherOp::Des(d) => d.key(),
+            _ => return false,
+        };
+        match (ours, other) {
+            (KeyMaterial::Aes(a), KeyMaterial::Aes(b)) => {
+                constant_time_eq(a.bytes(), b.bytes()).is_ok()
+            }
+            (KeyMaterial::Des(a), KeyMaterial::Des(b)) => {
+                a.key_type() == b.key_type() && constant_time_eq(a.bytes(), b.bytes()).is_ok()
+            }
+            _ => false,
+        }
+    }
+}
 
 impl CipherOperation for CipherOp {
     fn output_len(&self, input_len: usize) -> OutputLen {

@@ -248,7 +248,7 @@ pub fn cipher_init(
         function,
         usage,
         context_login: direction == Direction::Decrypt,
-        keep_key: false,
+        keep_key: true,
         excluded_by: nothing,
     };
     init_keyed(

@@ -81,6 +81,20 @@ pub(in crate::api) fn check_restored_key(
     usable_key(session, handle, &Mechanism::plain(mechanism), usage).map(drop)
 }
 
+/// The key of a restored encryption or decryption (`C_SetOperationState`'s
+/// `hEncryptionKey`), checked as `C_EncryptInit` / `C_DecryptInit` check
+/// it. A key that needs a context login for every use
+/// (`CKA_ALWAYS_AUTHENTICATE`) is `CKR_KEY_FUNCTION_NOT_PERMITTED`: a
+/// restore offers no such login.
+pub(in crate::api) fn restored_cipher_key(
+    session: &Session,
+    handle: CK_OBJECT_HANDLE,
+    mechanism: CK_MECHANISM_TYPE,
+    usage: CK_ATTRIBUTE_TYPE,
+) -> Result<Arc<KeyMaterial>> {
+    single_call_key(session, handle, &Mechanism::plain(mechanism), usage)
+}
+
 /// A key for a single-call operation (`C_UnwrapKey`, `C_DeriveKey`): no
 /// `C_Login(CKU_CONTEXT_SPECIFIC)` can come between an init and the use,
 /// so a key that needs one for every use (`CKA_ALWAYS_AUTHENTICATE`) is

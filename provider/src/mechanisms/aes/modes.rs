@@ -14,6 +14,7 @@ use std::sync::Arc;
 use zeroize::{Zeroize, Zeroizing};
 
 /// The mode and its running state.
+#[derive(Clone)]
 enum Mode {
     /// `CKM_AES_ECB` (§2.10.3).
     Ecb,
@@ -48,6 +49,29 @@ pub struct AesCipher {
     /// Input not yet processed (partial blocks, held-back CBC-PAD block,
     /// the whole GCM message).
     buffer: Zeroizing<Vec<u8>>,
+}
+
+impl AesCipher {
+    /// A copy of an ECB, CBC, CBC-PAD or CTR operation in progress, for
+    /// `C_GetOperationState`; `None` for GCM (a restored copy would
+    /// encrypt a second message under the same IV, which leaks GHASH's
+    /// key) and the key wraps (single-part).
+    pub fn try_clone(&self) -> Option<AesCipher> {
+        match self.mode {
+            Mode::Ecb | Mode::Cbc { .. } | Mode::Ctr { .. } => Some(AesCipher {
+                key: self.key.clone(),
+                direction: self.direction,
+                mode: self.mode.clone(),
+                buffer: self.buffer.clone(),
+            }),
+            Mode::Gcm { .. } | Mode::Wrap { .. } | Mode::WrapPad { .. } => None,
+        }
+    }
+
+    /// The key material the operation runs with.
+    pub fn key(&self) -> &KeyMaterial {
+        &self.key
+    }
 }
 
 /// Parses an AES key value into key material (its schedule expanded once).

@@ -29,9 +29,17 @@ pub fn des_key<'a>(key: &'a KeyMaterial, types: &[CK_KEY_TYPE]) -> Result<&'a De
 }
 
 /// An ECB or CBC operation with a DES key.
+#[derive(Clone)]
 pub struct DesCipher {
     key: Arc<KeyMaterial>,
     modes: BlockModes<BLOCK>,
+}
+
+impl DesCipher {
+    /// The key material the operation runs with.
+    pub fn key(&self) -> &KeyMaterial {
+        &self.key
+    }
 }
 
 /// The key types a DES mechanism takes, or `None` for other mechanisms.
