@@ -13,6 +13,7 @@ mod common;
 mod decrypt_and_wrap;
 mod key_generation;
 mod known_answers;
+mod legacy_public;
 mod pss_oaep;
 mod recovery;
 

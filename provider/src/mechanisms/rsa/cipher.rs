@@ -40,7 +40,11 @@ impl RsaCipher {
     /// Starts an encryption (public key) or decryption (private key).
     pub fn new(mech: &Mechanism<'_>, key: Arc<KeyMaterial>, direction: Direction) -> Result<Self> {
         let k = match direction {
-            Direction::Encrypt => public_of(&key)?.size(),
+            Direction::Encrypt => {
+                let public = public_of(&key)?;
+                super::keys::require_full_size(public)?;
+                public.size()
+            }
             Direction::Decrypt => private_of(&key)?.size(),
         };
         let bad = || err(CKR_MECHANISM_PARAM_INVALID);

@@ -16,8 +16,27 @@ use ::rsa::{BigUint, RsaPrivateKey, RsaPublicKey};
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
 
-/// Smallest modulus accepted, in bits.
+/// Smallest modulus accepted, in bits, for private keys, generation and
+/// every public-key use but verification.
 const MIN_BITS: usize = 1024;
+/// Smallest modulus of a legacy public key (512 to 1023 bits): imported for
+/// signature verification only, so old certificates can be checked
+/// (docs/SECURITY.md, "Legacy RSA public keys").
+const LEGACY_MIN_BITS: usize = 512;
+/// The usages a legacy public key never has: it neither encrypts nor wraps
+/// (confidentiality under a factorable modulus) nor recovers data.
+const LEGACY_REFUSED: [CK_ATTRIBUTE_TYPE; 3] = [CKA_ENCRYPT, CKA_WRAP, CKA_VERIFY_RECOVER];
+
+/// `CKR_KEY_SIZE_RANGE` for a legacy public key (below [`MIN_BITS`]): it
+/// only verifies signatures; encryption, wrapping and verification with
+/// recovery refuse it, whatever its `CKA_ENCRYPT` / `CKA_WRAP` /
+/// `CKA_VERIFY_RECOVER` say.
+pub(super) fn require_full_size(key: &RsaPublicKey) -> Result<()> {
+    if key.n().bits() < MIN_BITS {
+        return Err(err(CKR_KEY_SIZE_RANGE));
+    }
+    Ok(())
+}
 /// Largest modulus accepted, in bits.
 const MAX_BITS: usize = crate::config::RSA_MAX_BITS as usize;
 /// Default public exponent (F4).
@@ -132,9 +151,10 @@ fn assemble(
     Ok(key)
 }
 
-fn public_key(n: &[u8], e: &[u8]) -> Result<RsaPublicKey> {
+/// A public key of `min_bits` to [`MAX_BITS`] bits.
+fn public_key(n: &[u8], e: &[u8], min_bits: usize) -> Result<RsaPublicKey> {
     let n = uint(n);
-    if !(MIN_BITS..=MAX_BITS).contains(&n.bits()) {
+    if !(min_bits..=MAX_BITS).contains(&n.bits()) {
         return Err(err(CKR_ATTRIBUTE_VALUE_INVALID));
     }
     let e = uint(e);
@@ -218,17 +238,26 @@ pub(super) fn public_material(key: RsaPublicKey) -> KeyMaterial {
     KeyMaterial::RsaPublic(Box::new(key))
 }
 
+/// The public key's attributes of the private key `key` (`CKA_MODULUS`,
+/// `CKA_PUBLIC_EXPONENT`; `CKM_PUB_KEY_FROM_PRIV_KEY`).
+pub fn public_attributes(key: &RsaPrivateKey, out: &mut Attributes) {
+    out.set_bytes(CKA_MODULUS, &be(key.n()));
+    out.set_bytes(CKA_PUBLIC_EXPONENT, &be(key.e()));
+}
+
 /// Parses a public key from its attributes.
 pub fn load_public(get: ValueOf<'_>) -> Result<KeyMaterial> {
     let n = get(CKA_MODULUS)?.ok_or(err(CKR_KEY_HANDLE_INVALID))?;
     let e = get(CKA_PUBLIC_EXPONENT)?.ok_or(err(CKR_KEY_HANDLE_INVALID))?;
-    public_key(&n, &e)
+    public_key(&n, &e, LEGACY_MIN_BITS)
         .map(public_material)
         .map_err(|_| err(CKR_KEY_HANDLE_INVALID))
 }
 
 /// Checks an imported RSA key (§2.1.2–2.1.3) and normalises it: modulus of
-/// 1024 to 16384 bits, odd public exponent from 3 to 2^33 − 1, consistent
+/// 1024 to 16384 bits (public keys from 512 bits: below 1024 a legacy key
+/// that only verifies, its `CKA_ENCRYPT`, `CKA_WRAP` and
+/// `CKA_VERIFY_RECOVER` set false), odd public exponent from 3 to 2^33 − 1, consistent
 /// private components. Public keys get `CKA_MODULUS_BITS`; private keys get
 /// whichever of `CKA_PUBLIC_EXPONENT`, the primes and the CRT values were
 /// missing (given CRT values must match the computed ones).
@@ -244,7 +273,15 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
         let key = public_key(
             &need(attrs, CKA_MODULUS)?,
             &need(attrs, CKA_PUBLIC_EXPONENT)?,
+            LEGACY_MIN_BITS,
         )?;
+        if key.n().bits() < MIN_BITS {
+            // Legacy size: verification only, whatever the template or
+            // the defaults said.
+            for ty in LEGACY_REFUSED {
+                attrs.set_flag(ty, false);
+            }
+        }
         attrs.set_bytes(CKA_MODULUS, &be(key.n()));
         attrs.set_bytes(CKA_PUBLIC_EXPONENT, &be(key.e()));
         attrs.set_ulong(CKA_MODULUS_BITS, key.n().bits() as CK_ULONG);
@@ -258,7 +295,7 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
         value(CKA_PRIME_1),
         value(CKA_PRIME_2),
     )?;
-    public_key(&be(key.n()), &be(key.e()))?;
+    public_key(&be(key.n()), &be(key.e()), MIN_BITS)?;
     let (dp, dq, qinv) = crt_values(&key).ok_or(err(CKR_ATTRIBUTE_VALUE_INVALID))?;
     for (ty, computed) in [
         (CKA_EXPONENT_1, &dp),

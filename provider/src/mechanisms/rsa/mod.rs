@@ -33,7 +33,9 @@ mod keys;
 mod sign;
 
 pub use cipher::RsaCipher;
-pub use keys::{complete_import, from_pkcs8, generate, load_private, load_public, to_pkcs8};
+pub use keys::{
+    complete_import, from_pkcs8, generate, load_private, load_public, public_attributes, to_pkcs8,
+};
 pub use sign::{RsaRecover, RsaSign, RsaVerify};
 
 #[cfg(test)]

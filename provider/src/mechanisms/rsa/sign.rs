@@ -351,7 +351,9 @@ impl RsaRecover {
         if mech.param != Param::None {
             return Err(err(CKR_MECHANISM_PARAM_INVALID));
         }
-        let k = public_of(&key)?.size();
+        let public = public_of(&key)?;
+        super::keys::require_full_size(public)?;
+        let k = public.size();
         Ok(RsaRecover { key, k, pkcs1 })
     }
 
