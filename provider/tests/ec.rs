@@ -11,6 +11,7 @@ use cryptoki::mechanism::Mechanism;
 use cryptoki::mechanism::elliptic_curve::{EcKdf, Ecdh1DeriveParams};
 use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectClass, ObjectHandle};
 use cryptoki::session::Session;
+use cryptoki_sys::*;
 
 const P192: &[u8] = &[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x01];
 const P224: &[u8] = &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x21];
@@ -473,6 +474,109 @@ fn ecdh_known_answers() {
         );
     }
     assert_eq!(curves, ["P-192", "P-192", "P-224", "P-521", "secp256k1"]);
+}
+
+/// `CKM_ECDH1_COFACTOR_DERIVE` (mechanisms spec §2.3.16) through the raw
+/// `C_DeriveKey`: every curve of the token has cofactor 1, so the CAVP /
+/// Wycheproof ECDH answers are its answers too; its mechanism info is
+/// `CKM_ECDH1_DERIVE`'s; an X25519 key is `CKR_KEY_TYPE_INCONSISTENT`.
+#[test]
+fn ecdh_cofactor_known_answers() {
+    let f = Fixture::new();
+    let slot = f.token("ecdhcofactor");
+    let s = f.user(slot);
+    let l = raw();
+    let mut info = CK_MECHANISM_INFO::default();
+    // SAFETY: a live out-structure.
+    let rv =
+        unsafe { l.C_GetMechanismInfo.unwrap()(slot.id(), CKM_ECDH1_COFACTOR_DERIVE, &mut info) };
+    assert_eq!(rv, CKR_OK);
+    assert_eq!(
+        info.flags & (CKF_DERIVE | CKF_SIGN | CKF_ENCRYPT),
+        CKF_DERIVE
+    );
+    assert_eq!((info.ulMinKeySize, info.ulMaxKeySize), (192, 521));
+    let derive = |key: ObjectHandle, public: &[u8]| -> Result<Vec<u8>, CK_RV> {
+        let mut public = public.to_vec();
+        let mut p = CK_ECDH1_DERIVE_PARAMS {
+            kdf: CKD_NULL,
+            ulSharedDataLen: 0,
+            pSharedData: std::ptr::null_mut(),
+            ulPublicDataLen: public.len() as CK_ULONG,
+            pPublicData: public.as_mut_ptr(),
+        };
+        let mut mech = CK_MECHANISM {
+            mechanism: CKM_ECDH1_COFACTOR_DERIVE,
+            pParameter: (&mut p as *mut CK_ECDH1_DERIVE_PARAMS).cast(),
+            ulParameterLen: std::mem::size_of::<CK_ECDH1_DERIVE_PARAMS>() as CK_ULONG,
+        };
+        let (mut class, mut kt, mut yes, mut no) =
+            (CKO_SECRET_KEY, CKK_GENERIC_SECRET, CK_TRUE, CK_FALSE);
+        let attr = |ty, v: *mut u8, n: usize| CK_ATTRIBUTE {
+            type_: ty,
+            pValue: v.cast(),
+            ulValueLen: n as CK_ULONG,
+        };
+        let mut t = [
+            attr(CKA_CLASS, (&mut class as *mut CK_ULONG).cast(), 8),
+            attr(CKA_KEY_TYPE, (&mut kt as *mut CK_ULONG).cast(), 8),
+            attr(CKA_SENSITIVE, &mut no, 1),
+            attr(CKA_EXTRACTABLE, &mut yes, 1),
+        ];
+        let mut out: CK_OBJECT_HANDLE = 0;
+        // SAFETY: the mechanism, its parameter and the template outlive the call.
+        let rv = unsafe {
+            l.C_DeriveKey.unwrap()(
+                s.handle(),
+                &mut mech,
+                key.handle(),
+                t.as_mut_ptr(),
+                t.len() as CK_ULONG,
+                &mut out,
+            )
+        };
+        if rv != CKR_OK {
+            return Err(rv);
+        }
+        let h = s
+            .get_attributes(
+                // SAFETY: a handle the module just returned.
+                unsafe { ObjectHandle::new_from_raw(out) },
+                &[AttributeType::Value],
+            )
+            .unwrap();
+        match h.into_iter().next() {
+            Some(Attribute::Value(v)) => Ok(v),
+            other => panic!("{other:?}"),
+        }
+    };
+    let mut n = 0;
+    for line in include_str!("vectors/ecdh-curves.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+    {
+        let v: Vec<_> = line.split(':').collect();
+        let key = private_key(&s, params(v[0]), unhex(v[1]));
+        let (peer, expected) = (unhex(v[2]), unhex(v[3]));
+        assert_eq!(derive(key, &peer), Ok(expected.clone()), "{line}");
+        assert_eq!(derive(key, &der(&peer)), Ok(expected), "{line}");
+        let mut off = peer.clone();
+        *off.last_mut().unwrap() ^= 1;
+        assert_eq!(derive(key, &off), Err(CKR_MECHANISM_PARAM_INVALID));
+        n += 1;
+    }
+    assert_eq!(n, 5);
+    // X25519: ECDH1_DERIVE only.
+    let (_, x) = s
+        .generate_key_pair(
+            &Mechanism::EccMontgomeryKeyPairGen,
+            &[Attribute::EcParams(vec![
+                0x13, 0x0a, b'c', b'u', b'r', b'v', b'e', b'2', b'5', b'5', b'1', b'9',
+            ])],
+            &[Attribute::Derive(true), Attribute::Token(false)],
+        )
+        .unwrap();
+    assert_eq!(derive(x, &[9u8; 32]), Err(CKR_KEY_TYPE_INCONSISTENT));
 }
 
 #[test]

@@ -177,6 +177,17 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_ECDSA_SHA512, 192, 521, SV | EC_FLAGS, P::None),
     // 192–521: the Weierstrass curves; X25519 (Montgomery keys) is 255.
     d(CKM_ECDH1_DERIVE, 192, 521, CKF_DERIVE | EC_FLAGS, P::Ecdh1),
+    // Cofactor ECDH: the Weierstrass curves only (all of cofactor 1).
+    d(
+        CKM_ECDH1_COFACTOR_DERIVE,
+        192,
+        521,
+        CKF_DERIVE | EC_FLAGS,
+        P::Ecdh1,
+    ),
+    // PKCS#11 3.2: the public key of a private key (no key sizes: every
+    // private key type of the token).
+    d(CKM_PUB_KEY_FROM_PRIV_KEY, 0, 0, CKF_DERIVE, P::None),
     // DSA (mechanisms spec §2.2): p of 1024 (legacy), 2048 or 3072 bits.
     d(CKM_DSA_PARAMETER_GEN, 1024, 3072, CKF_GENERATE, P::None),
     d(

@@ -184,6 +184,13 @@ pub fn derive(
             KeyMaterial::X25519Private(..) => x25519::derive(mech, base, len),
             _ => ec::ecdh_derive(mech, base, len),
         },
+        // Cofactor ECDH is defined for the Weierstrass curves; X25519 is
+        // `CKM_ECDH1_DERIVE` only (its scalar clamping already clears the
+        // cofactor).
+        (CKM_ECDH1_COFACTOR_DERIVE, _) => match base {
+            KeyMaterial::X25519Private(..) => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+            _ => ec::ecdh_derive(mech, base, len),
+        },
         (CKM_HKDF_DERIVE | CKM_HKDF_DATA, Param::Hkdf(p)) => {
             let ikm = kdf_base(base)?;
             let len = kdf::hkdf::output_len(&p, len)?;

@@ -50,6 +50,15 @@ impl Curve {
         }
     }
 
+    /// The cofactor h = #E / n (SEC 2 §2.4, FIPS 186-4 D.1.2): 1 for every
+    /// curve here, so cofactor Diffie-Hellman (`CKM_ECDH1_COFACTOR_DERIVE`,
+    /// SP 800-56A §5.7.1.2) computes what plain ECDH computes.
+    pub fn cofactor(self) -> u32 {
+        match self {
+            Curve::P192 | Curve::P224 | Curve::P256 | Curve::P384 | Curve::P521 | Curve::K256 => 1,
+        }
+    }
+
     /// Bits of the group order (the key size of §2.3, `CK_MECHANISM_INFO`).
     pub fn bits(self) -> usize {
         match self {

@@ -1,5 +1,6 @@
-//! `CKM_ECDH1_DERIVE` (mechanisms spec §2.3.15) with the X9.63 KDFs of
-//! §2.3.13 and the NIST SP 800-56C one-step KDFs (`CKD_SHA*_KDF_SP800`).
+//! `CKM_ECDH1_DERIVE` and `CKM_ECDH1_COFACTOR_DERIVE` (mechanisms spec
+//! §2.3.15–2.3.16) with the X9.63 KDFs of §2.3.13 and the NIST SP 800-56C
+//! one-step KDFs (`CKD_SHA*_KDF_SP800`).
 
 use super::curves::{EcPrivateKey, EcPublicKey, parse_point};
 use crate::error::{Result, err};
@@ -52,7 +53,11 @@ fn shared_x_rust(private: &EcPrivateKey, peer: &EcPublicKey) -> Result<Zeroizing
 }
 
 /// `CKM_ECDH1_DERIVE`: the x-coordinate of the shared point (`CKD_NULL`),
-/// or that value through an X9.63 KDF. `len` (from `CKA_VALUE_LEN` or the
+/// or that value through an X9.63 KDF. `CKM_ECDH1_COFACTOR_DERIVE`: the
+/// same with the point multiplied by the curve's cofactor h first
+/// (SP 800-56A §5.7.1.2, the point h·d·Q); every curve of the token has
+/// h = 1, so the point is the same (a curve with another cofactor would be
+/// refused, `CKR_CURVE_NOT_SUPPORTED`, not computed wrongly). `len` (from `CKA_VALUE_LEN` or the
 /// key type) truncates the result; with `CKD_NULL` it may not exceed the
 /// field size.
 pub fn ecdh_derive(
@@ -65,6 +70,9 @@ pub fn ecdh_derive(
         return Err(err(CKR_KEY_TYPE_INCONSISTENT));
     };
     let curve = private.curve();
+    if mech.ty == CKM_ECDH1_COFACTOR_DERIVE && curve.cofactor() != 1 {
+        return Err(err(CKR_CURVE_NOT_SUPPORTED));
+    }
     let point = parse_point(curve, public).map_err(|_| err(CKR_MECHANISM_PARAM_INVALID))?;
     // An uncompressed point goes to aws-lc as it came: aws-lc checks that
     // it lies on the curve (the check `from_point` makes), so the point is
