@@ -273,6 +273,13 @@ pub fn generate_parameters(template: &Attributes) -> Result<Attributes> {
     Ok(out)
 }
 
+/// The public key's attributes of the private key `sk`: p, q, g and
+/// y = g^x mod p (`CKM_PUB_KEY_FROM_PRIV_KEY`).
+pub fn public_attributes(sk: &SigningKey, out: &mut Attributes) {
+    set_components(out, sk.verifying_key().components());
+    out.set_bytes(CKA_VALUE, &be(sk.verifying_key().y()));
+}
+
 /// `CKM_DSA_KEY_PAIR_GEN` with the public template's p, q, g.
 pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
     let c = attr_components(public_template)?;
@@ -280,8 +287,7 @@ pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
         .map_err(|_| err(CKR_FUNCTION_FAILED))?;
     let c = sk.verifying_key().components();
     let mut public = Attributes::new();
-    set_components(&mut public, c);
-    public.set_bytes(CKA_VALUE, &be(sk.verifying_key().y()));
+    public_attributes(&sk, &mut public);
     let mut private = Attributes::new();
     set_components(&mut private, c);
     private.set_bytes(CKA_VALUE, &be_secret(sk.x()));

@@ -268,6 +268,49 @@ pub fn import_unwrapped(
     }
 }
 
+/// The key-material attributes of the public key matching the private key
+/// `private` (PKCS#11 3.2 `CKM_PUB_KEY_FROM_PRIV_KEY`), computed from the
+/// private key itself, never copied from the object: RSA `CKA_MODULUS`
+/// and `CKA_PUBLIC_EXPONENT`; EC, Edwards and Montgomery `CKA_EC_POINT`
+/// (the caller adds the private key's `CKA_EC_PARAMS`); DSA `CKA_PRIME`,
+/// `CKA_SUBPRIME`, `CKA_BASE` and `CKA_VALUE` = y; ML-DSA, ML-KEM and
+/// SLH-DSA `CKA_PARAMETER_SET` and the public `CKA_VALUE`. Only public
+/// values: nothing of the private key is in them. Another material is
+/// `CKR_KEY_TYPE_INCONSISTENT`.
+pub fn public_half(private: &KeyMaterial) -> Result<Attributes> {
+    let mut a = Attributes::new();
+    match private {
+        KeyMaterial::RsaPrivate(k, ..) => rsa::public_attributes(k, &mut a),
+        KeyMaterial::EcPrivate(k, ..) => {
+            a.set_bytes(CKA_EC_POINT, &ec::der_point(&k.public().uncompressed()));
+        }
+        KeyMaterial::Ed25519Private(k) => {
+            a.set_bytes(CKA_EC_POINT, &ec::der_point(k.verifying_key().as_bytes()));
+        }
+        KeyMaterial::X25519Private(k, ..) => {
+            a.set_bytes(
+                CKA_EC_POINT,
+                &ec::der_point(x25519_dalek::PublicKey::from(k).as_bytes()),
+            );
+        }
+        KeyMaterial::DsaPrivate(k) => dsa::public_attributes(k, &mut a),
+        KeyMaterial::MlDsaPrivate(k) => {
+            a.set_ulong(CKA_PARAMETER_SET, k.set().ckp());
+            a.set_bytes(CKA_VALUE, &k.public_encoding());
+        }
+        KeyMaterial::MlKemPrivate(k) => {
+            a.set_ulong(CKA_PARAMETER_SET, k.set().ckp());
+            a.set_bytes(CKA_VALUE, &k.public_encoding());
+        }
+        KeyMaterial::SlhDsaPrivate(k) => {
+            a.set_ulong(CKA_PARAMETER_SET, k.set().ckp());
+            a.set_bytes(CKA_VALUE, &k.public_encoding());
+        }
+        _ => return Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+    }
+    Ok(a)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

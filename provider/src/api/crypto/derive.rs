@@ -17,6 +17,88 @@ use crate::mechanisms::{self, Mechanism, strength};
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
 
+/// The attributes of a public key that `CKM_PUB_KEY_FROM_PRIV_KEY` computes
+/// from the private key; a template may not give them.
+const PUBLIC_MATERIAL: [CK_ATTRIBUTE_TYPE; 10] = [
+    CKA_MODULUS,
+    CKA_PUBLIC_EXPONENT,
+    CKA_EC_POINT,
+    CKA_EC_PARAMS,
+    CKA_PRIME,
+    CKA_SUBPRIME,
+    CKA_BASE,
+    CKA_VALUE,
+    CKA_PARAMETER_SET,
+    CKA_PUBLIC_KEY_INFO,
+];
+
+/// `C_DeriveKey` with `CKM_PUB_KEY_FROM_PRIV_KEY` (PKCS#11 3.2): the public
+/// key of the private key `base`, made as `C_CreateObject` makes a public
+/// key from the template and the public values computed from the private
+/// key (docs/SECURITY.md, "Public key from a private key"). The base must
+/// be a private key this session can see and whose
+/// `CKA_ALLOWED_MECHANISMS` (if any) lists the mechanism; `CKA_DERIVE` is
+/// not needed (kryoptic's rule): the result holds only what the private
+/// key object already shows (`CKA_EC_POINT`, `CKA_MODULUS`,
+/// `CKA_PUBLIC_KEY_INFO`, …). The template may set the public key's own
+/// attributes (`CKA_TOKEN`, `CKA_LABEL`, `CKA_ID`, `CKA_VERIFY`, …) but
+/// not its class (other than `CKO_PUBLIC_KEY`), key type (other than the
+/// base's) or key values: `CKR_TEMPLATE_INCONSISTENT`.
+fn public_from_private(
+    session: &Session,
+    mech: &Mechanism<'_>,
+    base: CK_OBJECT_HANDLE,
+    template: &[Attr],
+) -> Result<CK_OBJECT_HANDLE> {
+    if mech.param != mechanisms::Param::None {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    let key = session.token.key(base)?;
+    if key.class != CKO_PRIVATE_KEY {
+        return Err(err(CKR_KEY_TYPE_INCONSISTENT));
+    }
+    if !key.allows_mechanism(mech.ty) {
+        return Err(err(CKR_MECHANISM_INVALID));
+    }
+    let key_type = key.key_type.ok_or(err(CKR_KEY_TYPE_INCONSISTENT))?;
+    for (ty, want) in [(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_KEY_TYPE, key_type)] {
+        if let Some(v) = template::template_value(template, ty)?
+            && crate::attributes::decode_ulong(v)? != want
+        {
+            return Err(err(CKR_TEMPLATE_INCONSISTENT));
+        }
+    }
+    if template.iter().any(|a| PUBLIC_MATERIAL.contains(&a.ty)) {
+        return Err(err(CKR_TEMPLATE_INCONSISTENT));
+    }
+    let material = super::key_use::material_of(&session.token, &key)?;
+    let public = mechanisms::keys::public_half(&material)?;
+    drop(material);
+    let mut full: Vec<Attr> = template
+        .iter()
+        .filter(|a| a.ty != CKA_CLASS && a.ty != CKA_KEY_TYPE)
+        .cloned()
+        .collect();
+    full.push(Attr::ulong(CKA_CLASS, CKO_PUBLIC_KEY));
+    full.push(Attr::ulong(CKA_KEY_TYPE, key_type));
+    // The curve, as the private key names it (a public attribute).
+    let copied = [CKA_EC_PARAMS]
+        .into_iter()
+        .chain((!template.iter().any(|a| a.ty == CKA_ID)).then_some(CKA_ID));
+    for ty in copied {
+        if let Some(v) = key.with_attrs(|a| a.bytes(ty).map(<[u8]>::to_vec)) {
+            full.push(Attr::new(ty, &v));
+        }
+    }
+    drop(key);
+    full.extend(
+        public
+            .iter()
+            .filter_map(|(ty, v)| v.as_plain().map(|b| Attr::new(*ty, b))),
+    );
+    crate::api::objects::create(session, &full)
+}
+
 /// `C_DeriveKey`: a secret key from a base key (ECDH).
 pub fn derive_key(
     session: &Session,
@@ -25,6 +107,9 @@ pub fn derive_key(
     template: &[Attr],
 ) -> Result<CK_OBJECT_HANDLE> {
     mechanisms::require(mech, CKF_DERIVE)?;
+    if mech.ty == CKM_PUB_KEY_FROM_PRIV_KEY {
+        return public_from_private(session, mech, base, template);
+    }
     let material = single_call_key(session, base, mech, CKA_DERIVE)?;
     let base_key = session.token.key(base)?;
     let mut protection = BaseProtection::of(&base_key);
