@@ -464,8 +464,19 @@ mod tests {
                 CKR_ATTRIBUTE_VALUE_INVALID
             );
         }
+        // 800 bits: a legacy public key, verification only; 504 bits: refused.
         a.set_bytes(CKA_PUBLIC_EXPONENT, &[3]);
-        a.set_bytes(CKA_MODULUS, &be(k.n())[..100]);
+        // (An odd modulus: the truncated one of a real key may be even.)
+        let mut short = be(k.n())[..100].to_vec();
+        short[99] |= 1;
+        a.set_bytes(CKA_MODULUS, &short);
+        for ty in LEGACY_REFUSED {
+            a.set_flag(ty, true);
+        }
+        complete_import(CKO_PUBLIC_KEY, &mut a).unwrap();
+        assert_eq!(a.ulong(CKA_MODULUS_BITS), Some(800));
+        assert!(LEGACY_REFUSED.iter().all(|&ty| !a.flag(ty)));
+        a.set_bytes(CKA_MODULUS, &be(k.n())[..63]);
         assert_eq!(
             complete_import(CKO_PUBLIC_KEY, &mut a).unwrap_err().rv(),
             CKR_ATTRIBUTE_VALUE_INVALID
