@@ -116,5 +116,5 @@ fn legacy_public_keys_verify_openssl_signatures_and_nothing_else() {
             assert_rv!(r, AttributeValueInvalid);
         }
     }
-    assert_eq!(checked, 6);
+    assert_eq!(checked, 7);
 }
