@@ -239,17 +239,7 @@ fn ciphers_continue_from_a_saved_state_with_their_key() {
     let a = f.user(slot);
     let b = f.p().open_rw_session(slot).unwrap();
     let l = raw();
-    let secret = |m: Mechanism, len: Option<u64>| {
-        let mut t = vec![
-            Attribute::Token(false),
-            Attribute::Encrypt(true),
-            Attribute::Decrypt(true),
-        ];
-        if let Some(n) = len {
-            t.push(Attribute::ValueLen(n.into()));
-        }
-        a.generate_key(&m, &t).unwrap()
-    };
+    let secret = |m: Mechanism, len: Option<u64>| cipher_key(&a, m, len);
     let (aes, aes2) = (
         secret(Mechanism::AesKeyGen, Some(16)),
         secret(Mechanism::AesKeyGen, Some(16)),

@@ -480,3 +480,22 @@ pub fn ctr_param_bytes(counter_bits: cryptoki_sys::CK_ULONG, cb: [u8; 16]) -> Ve
     }
     .to_vec()
 }
+
+/// A session secret key made by `keygen` (of `len` bytes when given) that
+/// encrypts and decrypts.
+pub fn cipher_key(
+    s: &cryptoki::session::Session,
+    keygen: cryptoki::mechanism::Mechanism,
+    len: Option<u64>,
+) -> cryptoki::object::ObjectHandle {
+    use cryptoki::object::Attribute;
+    let mut t = vec![
+        Attribute::Token(false),
+        Attribute::Encrypt(true),
+        Attribute::Decrypt(true),
+    ];
+    if let Some(n) = len {
+        t.push(Attribute::ValueLen(n.into()));
+    }
+    s.generate_key(&keygen, &t).unwrap()
+}
