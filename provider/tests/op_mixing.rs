@@ -213,7 +213,7 @@ fn digests_refuse_multi_part_calls_after_a_single_part_claim_and_the_reverse() {
 
 /// A symmetric cipher mode of the test, with its key.
 fn ciphers(s: &Session) -> Vec<(Mech, ObjectHandle, usize)> {
-    let secret = |m: Mechanism, len: Option<u64>| cipher_key(&s, m, len);
+    let secret = |m: Mechanism, len: Option<u64>| cipher_key(s, m, len);
     let aes = secret(Mechanism::AesKeyGen, Some(16));
     let des3 = secret(Mechanism::Des3KeyGen, None);
     let ctr = ctr_param_bytes(128, [7; 16]);
