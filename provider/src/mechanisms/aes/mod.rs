@@ -31,6 +31,9 @@
 // `key` first: the others use its `with_cipher!`.
 #[macro_use]
 pub(super) mod key;
+mod ccm;
+mod cts;
+mod feedback;
 mod gcm;
 mod modes;
 mod wrap;
