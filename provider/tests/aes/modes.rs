@@ -1,5 +1,6 @@
 //! The AES stream modes (OFB, CFB128, CFB8, CFB1), CBC with ciphertext
-//! stealing (CS1) and the CBC-MAC, through the C API.
+//! stealing (CS1), the CBC-MAC and the KWP / PKCS #7 key wraps, through
+//! the C API.
 
 use super::*;
 
@@ -232,4 +233,190 @@ fn aes_mac_known_answers_and_lengths() {
         mechanism_info(slot, CKM_AES_MAC_GENERAL),
         (16, 32, CKF_SIGN | CKF_VERIFY)
     );
+}
+
+/// C_WrapKey with a raw mechanism, with a size query.
+fn raw_wrap(
+    s: &Session,
+    mech: &mut CK_MECHANISM,
+    kek: ObjectHandle,
+    key: ObjectHandle,
+) -> Result<Vec<u8>, CK_RV> {
+    let f = raw().C_WrapKey.unwrap();
+    let mut len: CK_ULONG = 0;
+    // SAFETY: the mechanism and the output buffer are live locals.
+    unsafe {
+        let rv = f(
+            s.handle(),
+            mech,
+            kek.handle(),
+            key.handle(),
+            std::ptr::null_mut(),
+            &mut len,
+        );
+        if rv != CKR_OK {
+            return Err(rv);
+        }
+        let mut out = vec![0u8; len as usize];
+        let rv = f(
+            s.handle(),
+            mech,
+            kek.handle(),
+            key.handle(),
+            out.as_mut_ptr(),
+            &mut len,
+        );
+        if rv != CKR_OK {
+            return Err(rv);
+        }
+        out.truncate(len as usize);
+        Ok(out)
+    }
+}
+
+/// C_UnwrapKey of an AES key with a raw mechanism.
+fn raw_unwrap_aes(
+    s: &Session,
+    mech: &mut CK_MECHANISM,
+    kek: ObjectHandle,
+    wrapped: &[u8],
+) -> Result<ObjectHandle, CK_RV> {
+    let mut wrapped = wrapped.to_vec();
+    let (mut class, mut key_type, mut yes) = (CKO_SECRET_KEY, CKK_AES, CK_TRUE);
+    let attr = |ty, p: *mut u8, n: usize| CK_ATTRIBUTE {
+        type_: ty,
+        pValue: p.cast(),
+        ulValueLen: n as CK_ULONG,
+    };
+    let n = std::mem::size_of::<CK_ULONG>();
+    let mut template = [
+        attr(CKA_CLASS, (&mut class as *mut CK_ULONG).cast(), n),
+        attr(CKA_KEY_TYPE, (&mut key_type as *mut CK_ULONG).cast(), n),
+        attr(CKA_ENCRYPT, &mut yes, 1),
+    ];
+    let mut out = 0;
+    // SAFETY: every pointer is live for its stated length.
+    let rv = unsafe {
+        raw().C_UnwrapKey.unwrap()(
+            s.handle(),
+            mech,
+            kek.handle(),
+            wrapped.as_mut_ptr(),
+            wrapped.len() as CK_ULONG,
+            template.as_mut_ptr(),
+            template.len() as CK_ULONG,
+            &mut out,
+        )
+    };
+    if rv == CKR_OK {
+        // SAFETY: a handle the module just returned.
+        Ok(unsafe { ObjectHandle::new_from_raw(out) })
+    } else {
+        Err(rv)
+    }
+}
+
+/// `CKM_AES_KEY_WRAP_KWP` is RFC 5649 (section 6's vectors, as
+/// `CKM_AES_KEY_WRAP_PAD`); `CKM_AES_KEY_WRAP_PKCS7` is RFC 3394 over PKCS #7
+/// padding to 8 bytes (checked against `CKM_AES_KEY_WRAP` of the padded
+/// value), through C_Encrypt / C_Decrypt and C_WrapKey / C_UnwrapKey.
+#[test]
+fn key_wrap_kwp_and_pkcs7() {
+    let f = Fixture::new();
+    let slot = f.token("kwp");
+    let s = f.user(slot);
+    let plain = |ty| CK_MECHANISM {
+        mechanism: ty,
+        pParameter: std::ptr::null_mut(),
+        ulParameterLen: 0,
+    };
+    let vectors = lines(include_str!("../vectors/aes-key-wrap-rfc3394-rfc5649.txt"));
+    let mut seen = 0;
+    for v in vectors.iter().filter(|v| v[0] == "kwp") {
+        seen += 1;
+        let (kek, data, wrapped) = (unhex(v[2]), unhex(v[3]), unhex(v[4]));
+        let kek = aes_key(&s, &kek, false);
+        let mut kwp = plain(CKM_AES_KEY_WRAP_KWP);
+        assert_eq!(raw_init(&s, true, &mut kwp, kek), CKR_OK);
+        assert_eq!(raw_once(&s, true, &data).unwrap(), wrapped, "{}", v[1]);
+        assert_eq!(raw_init(&s, false, &mut kwp, kek), CKR_OK);
+        assert_eq!(raw_once(&s, false, &wrapped).unwrap(), data, "{}", v[1]);
+        let mut bad = wrapped.clone();
+        bad[0] ^= 1;
+        assert_eq!(raw_init(&s, false, &mut kwp, kek), CKR_OK);
+        assert_eq!(raw_once(&s, false, &bad), Err(CKR_ENCRYPTED_DATA_INVALID));
+    }
+    assert_eq!(seen, 2);
+
+    let kek = aes_key(&s, &[0x42; 32], false);
+    let value: Vec<u8> = (0..32u8).collect();
+    let target = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::AES),
+            Attribute::Value(value.clone()),
+            Attribute::Encrypt(true),
+            Attribute::Extractable(true),
+            Attribute::Sensitive(false),
+        ])
+        .unwrap();
+    let mut kw = plain(CKM_AES_KEY_WRAP);
+    for (ty, padded) in [
+        (CKM_AES_KEY_WRAP_PKCS7, [&value[..], &[8u8; 8]].concat()),
+        (CKM_AES_KEY_WRAP_KWP, value.clone()),
+    ] {
+        let mut mech = plain(ty);
+        let wrapped = raw_wrap(&s, &mut mech, kek, target).unwrap();
+        if ty == CKM_AES_KEY_WRAP_PKCS7 {
+            assert_eq!(raw_init(&s, true, &mut kw, kek), CKR_OK);
+            assert_eq!(raw_once(&s, true, &padded).unwrap(), wrapped);
+        } else {
+            // One algorithm under two names.
+            let mut pad = plain(CKM_AES_KEY_WRAP_PAD);
+            assert_eq!(raw_wrap(&s, &mut pad, kek, target).unwrap(), wrapped);
+        }
+        let unwrapped = raw_unwrap_aes(&s, &mut mech, kek, &wrapped).unwrap();
+        assert_same_aes_key(&s, unwrapped, target);
+        let mut bad = wrapped.clone();
+        bad[5] ^= 1;
+        assert_eq!(
+            raw_unwrap_aes(&s, &mut mech, kek, &bad),
+            Err(CKR_WRAPPED_KEY_INVALID)
+        );
+    }
+    // PKCS #7: every length from 8 bytes round-trips; bad padding and short
+    // data are refused.
+    let mut p7 = plain(CKM_AES_KEY_WRAP_PKCS7);
+    for len in 8..=40usize {
+        let data: Vec<u8> = (0..len as u8).collect();
+        assert_eq!(raw_init(&s, true, &mut p7, kek), CKR_OK);
+        let wrapped = raw_once(&s, true, &data).unwrap();
+        assert_eq!(wrapped.len(), (len / 8 + 1) * 8 + 8);
+        assert_eq!(raw_init(&s, false, &mut p7, kek), CKR_OK);
+        assert_eq!(raw_once(&s, false, &wrapped).unwrap(), data, "{len}");
+    }
+    for bad_tail in [
+        [0u8; 8],
+        [9; 8],
+        [1, 2, 3, 4, 5, 6, 7, 2],
+        [3, 3, 3, 3, 3, 3, 4, 3],
+    ] {
+        let padded = [&value[..16], &bad_tail[..]].concat();
+        assert_eq!(raw_init(&s, true, &mut kw, kek), CKR_OK);
+        let wrapped = raw_once(&s, true, &padded).unwrap();
+        assert_eq!(raw_init(&s, false, &mut p7, kek), CKR_OK);
+        assert_eq!(
+            raw_once(&s, false, &wrapped),
+            Err(CKR_ENCRYPTED_DATA_INVALID),
+            "{bad_tail:?}"
+        );
+    }
+    assert_eq!(raw_init(&s, true, &mut p7, kek), CKR_OK);
+    assert_eq!(raw_once(&s, true, &value[..7]), Err(CKR_DATA_LEN_RANGE));
+    for ty in [CKM_AES_KEY_WRAP_KWP, CKM_AES_KEY_WRAP_PKCS7] {
+        assert_eq!(
+            mechanism_info(slot, ty),
+            (16, 32, CKF_ENCRYPT | CKF_DECRYPT | CKF_WRAP | CKF_UNWRAP)
+        );
+    }
 }
