@@ -1,5 +1,6 @@
 //! The AES cipher operation (mechanisms spec §2.10): ECB, CBC, CBC-PAD and
-//! CTR here, GCM and key wrap through the `gcm` and `wrap` modules.
+//! CTR here; CTS, OFB/CFB, GCM, CCM and key wrap through the `cts`,
+//! `feedback`, `gcm`, `ccm` and `wrap` modules.
 
 use super::ccm::{ccm_check, ccm_run};
 use super::cts::{cts_final, cts_ready};
