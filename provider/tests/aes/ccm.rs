@@ -140,8 +140,6 @@ fn ccm_wycheproof() {
             }
         }
     }
-    assert!(
-        valid > 400 && invalid > 100,
-        "{valid} valid, {invalid} invalid"
-    );
+    // Every case of the file (testvectors_v1: 552 tests) was run.
+    assert_eq!((valid, invalid), (405, 147));
 }
