@@ -340,9 +340,14 @@ fn mechanism_list_and_info() {
         .get_mechanism_info(slot, cryptoki::mechanism::MechanismType::SHA512)
         .unwrap();
     assert!(info.digest() && !info.sign());
-    assert_rv!(
-        f.p()
-            .get_mechanism_info(slot, cryptoki::mechanism::MechanismType::AES_CFB128),
-        MechanismInvalid
-    );
+    let unknown = cryptoki::mechanism::MechanismType::new_vendor_defined(
+        cryptoki_sys::CKM_VENDOR_DEFINED + 0x30,
+    )
+    .unwrap();
+    assert_rv!(f.p().get_mechanism_info(slot, unknown), MechanismInvalid);
+    let info = f
+        .p()
+        .get_mechanism_info(slot, cryptoki::mechanism::MechanismType::AES_CFB128)
+        .unwrap();
+    assert!(info.encrypt() && info.decrypt() && !info.wrap());
 }

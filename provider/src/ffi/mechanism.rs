@@ -92,6 +92,23 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
                 tag_bits: p.ulTagBits,
             }
         }
+        ParamKind::Ccm => {
+            // SAFETY: as above.
+            let p: &CK_CCM_PARAMS = unsafe { param_struct(m)? };
+            // SAFETY: caller guarantees pNonce / pAAD hold their lengths.
+            let (nonce, aad) = unsafe {
+                (
+                    bytes(p.pNonce, p.ulNonceLen).map_err(invalid)?,
+                    bytes(p.pAAD, p.ulAADLen).map_err(invalid)?,
+                )
+            };
+            Param::Ccm {
+                data_len: p.ulDataLen,
+                nonce,
+                aad,
+                mac_len: p.ulMACLen,
+            }
+        }
         ParamKind::Ctr => {
             // SAFETY: as above.
             let p: &CK_AES_CTR_PARAMS = unsafe { param_struct(m)? };
@@ -192,6 +209,18 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
                 return Err(err(CKR_MECHANISM_PARAM_INVALID));
             }
             Param::AesCbcData {
+                iv: p.iv,
+                // SAFETY: caller guarantees pData holds length bytes.
+                data: unsafe { bytes(p.pData, p.length) }.map_err(invalid)?,
+            }
+        }
+        ParamKind::DesCbcData => {
+            // SAFETY: as above.
+            let p: &CK_DES_CBC_ENCRYPT_DATA_PARAMS = unsafe { param_struct(m)? };
+            if p.length as u128 > crate::mechanisms::MAX_SECRET_LEN as u128 {
+                return Err(err(CKR_MECHANISM_PARAM_INVALID));
+            }
+            Param::DesCbcData {
                 iv: p.iv,
                 // SAFETY: caller guarantees pData holds length bytes.
                 data: unsafe { bytes(p.pData, p.length) }.map_err(invalid)?,

@@ -1,5 +1,15 @@
 //! AES-CMAC (mechanisms spec §2.8 `CKM_AES_CMAC`, `CKM_AES_CMAC_GENERAL`;
-//! RFC 4493, NIST SP 800-38B) over the key's cached AES schedule.
+//! RFC 4493, NIST SP 800-38B) and the AES CBC-MAC (§2.10.8 `CKM_AES_MAC`,
+//! `CKM_AES_MAC_GENERAL`) over the key's cached AES schedule.
+//!
+//! The CBC-MAC is the one of `CKM_DES3_MAC` (FIPS 113 / ISO 9797-1 MAC
+//! algorithm 1 with padding method 1) over 128-bit blocks: zero IV, the
+//! last block padded with zero bytes, an empty message taken as one zero
+//! block; the MAC is the first half of the last block (8 bytes) for
+//! `CKM_AES_MAC`, or 1 to 16 bytes with `CK_MAC_GENERAL_PARAMS`. Zero
+//! padding is ambiguous (`m` and `m ‖ 00` have the same MAC) and a plain
+//! CBC-MAC is only safe for messages of one fixed length: legacy, for
+//! consumers that ask for it (docs/SECURITY.md); CMAC is the sound MAC.
 
 use super::material::KeyMaterial;
 use super::operation::SignOperation;
@@ -25,26 +35,31 @@ pub struct CmacSign {
     pending: [u8; BLOCK],
     pending_len: usize,
     out_len: usize,
+    /// CBC-MAC with zero padding (`CKM_AES_MAC*`) instead of CMAC.
+    cbc_mac: bool,
 }
 
 impl CmacSign {
     /// Starts a CMAC with an AES key.
     pub fn new(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Self> {
-        let general = match mech.ty {
-            CKM_AES_CMAC => false,
-            CKM_AES_CMAC_GENERAL => true,
+        let (general, cbc_mac, full) = match mech.ty {
+            CKM_AES_CMAC => (false, false, BLOCK),
+            CKM_AES_CMAC_GENERAL => (true, false, BLOCK),
+            CKM_AES_MAC => (false, true, BLOCK / 2),
+            CKM_AES_MAC_GENERAL => (true, true, BLOCK),
             _ => return Err(err(CKR_MECHANISM_INVALID)),
         };
         if !matches!(&*key, KeyMaterial::Aes(_)) {
             return Err(err(CKR_KEY_TYPE_INCONSISTENT));
         }
-        let out_len = general_len(mech, BLOCK, general)?;
+        let out_len = general_len(mech, full, general)?;
         Ok(CmacSign {
             key,
             state: [0; BLOCK],
             pending: [0; BLOCK],
             pending_len: 0,
             out_len,
+            cbc_mac,
         })
     }
 
@@ -88,13 +103,19 @@ impl SignOperation for CmacSign {
     }
 
     fn finish(&mut self, out: &mut [u8]) -> Result<usize> {
-        let [k1, k2] = self.aes().cmac_subkeys();
         let mut last = self.state;
-        if self.pending_len == BLOCK {
+        if self.cbc_mac {
+            // Zero padding; an empty message is one zero block.
+            for (l, p) in last.iter_mut().zip(&self.pending[..self.pending_len]) {
+                *l ^= p;
+            }
+        } else if self.pending_len == BLOCK {
+            let [k1, _] = self.aes().cmac_subkeys();
             for ((l, p), k) in last.iter_mut().zip(&self.pending).zip(k1) {
                 *l ^= p ^ k;
             }
         } else {
+            let [_, k2] = self.aes().cmac_subkeys();
             let mut padded = self.pending;
             padded[self.pending_len] = 0x80;
             padded[self.pending_len + 1..].fill(0);
@@ -178,6 +199,46 @@ mod tests {
                     op.finish(&mut out).unwrap();
                     assert_eq!(out.to_vec(), expected, "key {key_len} len {len} cut {cut}");
                 }
+            }
+        }
+    }
+
+    /// CBC-MAC: the last block of CBC encryption under a zero IV of the
+    /// zero-padded message (the aes and cbc crates' CBC), for every length
+    /// and split; an empty message is one zero block.
+    #[test]
+    fn cbc_mac_is_zero_padded_cbc() {
+        use ::aes::cipher::{BlockModeEncrypt, KeyIvInit};
+        let key_bytes = [0x42u8; 16];
+        let key = Arc::new(super::super::aes::load(&key_bytes).unwrap());
+        let general = Mechanism {
+            ty: CKM_AES_MAC_GENERAL,
+            param: super::super::Param::MacLength(16),
+        };
+        let mut op = CmacSign::new(&general, Arc::clone(&key)).unwrap();
+        let mut half = CmacSign::new(&Mechanism::plain(CKM_AES_MAC), key).unwrap();
+        assert_eq!(half.output_len(), 8);
+        for len in 0..=50usize {
+            let msg: Vec<u8> = (0..len).map(|i| (i * 5 + 1) as u8).collect();
+            let mut padded = msg.clone();
+            padded.resize(len.div_ceil(16).max(1) * 16, 0);
+            let mut enc =
+                cbc::Encryptor::<::aes::Aes128>::new(&key_bytes.into(), &[0u8; 16].into());
+            for block in padded.chunks_mut(16) {
+                let block: &mut ::aes::Block = block.try_into().unwrap();
+                enc.encrypt_block(block);
+            }
+            let want = &padded[padded.len() - 16..];
+            let mut out = [0u8; 16];
+            op.sign(&msg, &mut out).unwrap();
+            assert_eq!(&out, want, "{len}");
+            half.sign(&msg, &mut out[..8]).unwrap();
+            assert_eq!(&out[..8], &want[..8], "{len}");
+            for cut in 0..=len {
+                op.update(&msg[..cut]).unwrap();
+                op.update(&msg[cut..]).unwrap();
+                op.finish(&mut out).unwrap();
+                assert_eq!(&out, want, "{len} {cut}");
             }
         }
     }

@@ -34,7 +34,9 @@ fn is_hmac(ty: CK_MECHANISM_TYPE) -> bool {
 fn mac_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Option<SignOp>> {
     Ok(Some(match mech.ty {
         t if is_hmac(t) => SignOp::Hmac(hmac::HmacSign::new(mech, key)?),
-        CKM_AES_CMAC | CKM_AES_CMAC_GENERAL => SignOp::Cmac(cmac::CmacSign::new(mech, key)?),
+        CKM_AES_CMAC | CKM_AES_CMAC_GENERAL | CKM_AES_MAC | CKM_AES_MAC_GENERAL => {
+            SignOp::Cmac(cmac::CmacSign::new(mech, key)?)
+        }
         CKM_DES3_MAC | CKM_DES3_MAC_GENERAL | CKM_DES3_CMAC | CKM_DES3_CMAC_GENERAL => {
             SignOp::DesMac(des::mac::DesMac::new(mech, key)?)
         }

@@ -27,6 +27,8 @@ pub enum ParamKind {
     Gcm,
     /// `CK_AES_CTR_PARAMS`.
     Ctr,
+    /// `CK_CCM_PARAMS`.
+    Ccm,
     /// `CK_RSA_PKCS_OAEP_PARAMS`.
     Oaep,
     /// `CK_RSA_PKCS_PSS_PARAMS`.
@@ -45,6 +47,8 @@ pub enum ParamKind {
     BitIndex,
     /// `CK_AES_CBC_ENCRYPT_DATA_PARAMS`.
     AesCbcData,
+    /// `CK_DES_CBC_ENCRYPT_DATA_PARAMS`.
+    DesCbcData,
     /// `CK_SP800_108_KDF_PARAMS` (counter, double pipeline) or
     /// `CK_SP800_108_FEEDBACK_KDF_PARAMS` (feedback), mechanisms spec 3.0
     /// §2.42; read only by `C_DeriveKey`, into owned values.
@@ -89,6 +93,17 @@ pub enum Param<'a> {
         aad: &'a [u8],
         /// `ulTagBits`.
         tag_bits: CK_ULONG,
+    },
+    /// `CK_CCM_PARAMS`.
+    Ccm {
+        /// `ulDataLen`: the payload (plaintext) length.
+        data_len: CK_ULONG,
+        /// `pNonce`.
+        nonce: &'a [u8],
+        /// `pAAD`.
+        aad: &'a [u8],
+        /// `ulMACLen` in bytes.
+        mac_len: CK_ULONG,
     },
     /// `CK_AES_CTR_PARAMS`.
     Ctr {
@@ -136,6 +151,13 @@ pub enum Param<'a> {
     AesCbcData {
         /// `iv`.
         iv: [u8; 16],
+        /// `pData`.
+        data: &'a [u8],
+    },
+    /// `CK_DES_CBC_ENCRYPT_DATA_PARAMS`.
+    DesCbcData {
+        /// `iv`.
+        iv: [u8; 8],
         /// `pData`.
         data: &'a [u8],
     },

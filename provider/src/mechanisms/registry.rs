@@ -231,6 +231,13 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_AES_CBC, 16, 32, ED | WU, P::Bytes),
     d(CKM_AES_CBC_PAD, 16, 32, ED | WU, P::Bytes),
     d(CKM_AES_CTR, 16, 32, ED, P::Ctr),
+    // CBC with ciphertext stealing, CS1 (aes/cts.rs).
+    d(CKM_AES_CTS, 16, 32, ED, P::Bytes),
+    // Unauthenticated feedback streams (§2.15; docs/SECURITY.md).
+    d(CKM_AES_OFB, 16, 32, ED, P::Bytes),
+    d(CKM_AES_CFB128, 16, 32, ED, P::Bytes),
+    d(CKM_AES_CFB8, 16, 32, ED, P::Bytes),
+    d(CKM_AES_CFB1, 16, 32, ED, P::Bytes),
     d(
         CKM_AES_GCM,
         16,
@@ -238,10 +245,17 @@ pub static REGISTRY: &[Descriptor] = &[
         ED | CKF_MESSAGE_ENCRYPT | CKF_MESSAGE_DECRYPT,
         P::Gcm,
     ),
+    d(CKM_AES_CCM, 16, 32, ED, P::Ccm),
     d(CKM_AES_KEY_WRAP, 16, 32, ED | WU, P::OptionalBytes),
     d(CKM_AES_KEY_WRAP_PAD, 16, 32, ED | WU, P::OptionalBytes),
+    // RFC 5649 under its PKCS #11 3.0 name (the same as KEY_WRAP_PAD here).
+    d(CKM_AES_KEY_WRAP_KWP, 16, 32, ED | WU, P::OptionalBytes),
+    d(CKM_AES_KEY_WRAP_PKCS7, 16, 32, ED | WU, P::OptionalBytes),
     d(CKM_AES_CMAC, 16, 32, SV, P::None),
     d(CKM_AES_CMAC_GENERAL, 16, 32, SV, P::MacLength),
+    // Legacy CBC-MAC (cmac.rs): zero padding, for consumers that ask for it.
+    d(CKM_AES_MAC, 16, 32, SV, P::None),
+    d(CKM_AES_MAC_GENERAL, 16, 32, SV, P::MacLength),
     // Legacy (SoftHSM2 migration; docs/mechanisms.md): Triple DES, key
     // sizes in bytes (16: two-key, 24: three-key).
     d(CKM_DES2_KEY_GEN, 16, 16, CKF_GENERATE, P::None),
@@ -309,6 +323,23 @@ pub static REGISTRY: &[Descriptor] = &[
         P::DerivationString,
     ),
     d(CKM_AES_CBC_ENCRYPT_DATA, 16, 32, CKF_DERIVE, P::AesCbcData),
+    // Legacy / broken as the DES rows (docs/SECURITY.md): key sizes in bytes.
+    d(
+        CKM_DES_ECB_ENCRYPT_DATA,
+        8,
+        8,
+        CKF_DERIVE,
+        P::DerivationString,
+    ),
+    d(CKM_DES_CBC_ENCRYPT_DATA, 8, 8, CKF_DERIVE, P::DesCbcData),
+    d(
+        CKM_DES3_ECB_ENCRYPT_DATA,
+        16,
+        24,
+        CKF_DERIVE,
+        P::DerivationString,
+    ),
+    d(CKM_DES3_CBC_ENCRYPT_DATA, 16, 24, CKF_DERIVE, P::DesCbcData),
     d(CKM_HKDF_DERIVE, 1, 512, CKF_DERIVE, P::Hkdf),
     d(CKM_HKDF_DATA, 1, 512, CKF_DERIVE, P::Hkdf),
     // Mechanisms spec 3.0 §2.42 (SP 800-108): base key sizes in bits, over

@@ -134,6 +134,10 @@ pub fn derives_by_simple_function(ty: CK_MECHANISM_TYPE) -> bool {
             | CKM_EXTRACT_KEY_FROM_KEY
             | CKM_AES_ECB_ENCRYPT_DATA
             | CKM_AES_CBC_ENCRYPT_DATA
+            | CKM_DES_ECB_ENCRYPT_DATA
+            | CKM_DES_CBC_ENCRYPT_DATA
+            | CKM_DES3_ECB_ENCRYPT_DATA
+            | CKM_DES3_CBC_ENCRYPT_DATA
     )
 }
 
@@ -216,9 +220,12 @@ pub fn derive(
                 // short for the key (AES encryption of data, where consumers
                 // expect the parameter to be blamed).
                 Some(l) if l > value.len() => Err(err(match ty {
-                    CKM_AES_ECB_ENCRYPT_DATA | CKM_AES_CBC_ENCRYPT_DATA => {
-                        CKR_MECHANISM_PARAM_INVALID
-                    }
+                    CKM_AES_ECB_ENCRYPT_DATA
+                    | CKM_AES_CBC_ENCRYPT_DATA
+                    | CKM_DES_ECB_ENCRYPT_DATA
+                    | CKM_DES_CBC_ENCRYPT_DATA
+                    | CKM_DES3_ECB_ENCRYPT_DATA
+                    | CKM_DES3_CBC_ENCRYPT_DATA => CKR_MECHANISM_PARAM_INVALID,
                     _ => CKR_TEMPLATE_INCONSISTENT,
                 })),
                 Some(l) => Ok(Zeroizing::new(value[..l].to_vec())),
@@ -291,6 +298,18 @@ fn simple_derivation(
         }
         (CKM_AES_CBC_ENCRYPT_DATA, Param::AesCbcData { iv, data }) => {
             kdf::encrypt_data::cbc(aes::aes_key(base)?, &iv, data)
+        }
+        (CKM_DES_ECB_ENCRYPT_DATA, Param::Bytes(d)) => {
+            kdf::encrypt_data::des(des::des_key(base, &[CKK_DES])?, None, d)
+        }
+        (CKM_DES_CBC_ENCRYPT_DATA, Param::DesCbcData { iv, data }) => {
+            kdf::encrypt_data::des(des::des_key(base, &[CKK_DES])?, Some(&iv), data)
+        }
+        (CKM_DES3_ECB_ENCRYPT_DATA, Param::Bytes(d)) => {
+            kdf::encrypt_data::des(des::des_key(base, &[CKK_DES2, CKK_DES3])?, None, d)
+        }
+        (CKM_DES3_CBC_ENCRYPT_DATA, Param::DesCbcData { iv, data }) => {
+            kdf::encrypt_data::des(des::des_key(base, &[CKK_DES2, CKK_DES3])?, Some(&iv), data)
         }
         _ => Err(bad()),
     }

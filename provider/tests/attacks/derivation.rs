@@ -719,3 +719,165 @@ fn public_key_from_private_key_refuses_what_it_must() {
         .unwrap();
     }
 }
+
+/// The `C_DeriveKey` error as a cryptoki error, for [`Outcome::Refused`].
+fn derive_step(
+    name: &'static str,
+    r: Result<ObjectHandle, cryptoki_sys::CK_RV>,
+) -> Result<ObjectHandle, Outcome> {
+    r.map_err(|rv| match cryptoki::error::Rv::from(rv) {
+        cryptoki::error::Rv::Error(e) => Outcome::Refused(name, e),
+        cryptoki::error::Rv::Ok => unreachable!("an error code"),
+    })
+}
+
+/// A three-key Triple DES victim: generated, sensitive, never extractable,
+/// allowed to encrypt and derive.
+fn des3_victim(s: &Session) -> Result<ObjectHandle, Outcome> {
+    let mut t = vec![
+        Attribute::Token(false),
+        Attribute::Sensitive(true),
+        Attribute::Extractable(false),
+    ];
+    t.extend(usage_flags(&[
+        AttributeType::Encrypt,
+        AttributeType::Derive,
+    ]));
+    step(
+        "C_GenerateKey (DES3 victim)",
+        s.generate_key(&Mechanism::Des3KeyGen, &t),
+    )
+}
+
+/// The DES encryption-of-data derivations inherit the base's protection:
+/// a copy asked to be readable is sensitive all the same.
+#[test]
+fn des_encrypt_data_copy_less_protected_than_its_base() {
+    fn attack(s: &Session) -> Outcome {
+        use cryptoki_sys::*;
+        outcome((|| {
+            let victim = des3_victim(s)?;
+            // Three different blocks: equal ones would make K1 = K2 = K3.
+            let mut data: [u8; 24] = std::array::from_fn(|i| i as u8);
+            for (mech, cbc) in [
+                (CKM_DES3_ECB_ENCRYPT_DATA, false),
+                (CKM_DES3_CBC_ENCRYPT_DATA, true),
+            ] {
+                let mut param = des_encrypt_data_param(cbc.then_some([7; 8]), &mut data);
+                let copy = derive_step(
+                    "C_DeriveKey (readable DES3 copy)",
+                    raw_derive_with(
+                        s,
+                        mech,
+                        &mut param,
+                        victim,
+                        &mut [
+                            (CKA_CLASS, ulong_bytes(CKO_SECRET_KEY)),
+                            (CKA_KEY_TYPE, ulong_bytes(CKK_DES3)),
+                            (CKA_TOKEN, vec![0]),
+                            (CKA_SENSITIVE, vec![0]),
+                            (CKA_EXTRACTABLE, vec![1]),
+                        ],
+                    ),
+                )?;
+                super::attributes::read_value(s, copy)?;
+            }
+            Ok(Outcome::Recovered)
+        })())
+    }
+    let refused = || {
+        Outcome::Refused(
+            "C_GetAttributeValue (CKA_VALUE)",
+            RvError::AttributeSensitive,
+        )
+    };
+    expect(attack, refused(), refused());
+}
+
+/// Key-length reduction through the DES encryption-of-data derivations: a
+/// one-byte generic secret from a protected Triple DES key (then an HMAC
+/// oracle searched in 256 tries) is under the floor.
+#[test]
+fn key_length_reduction_by_des_encrypt_data() {
+    fn attack(s: &Session) -> Outcome {
+        use cryptoki_sys::*;
+        outcome((|| {
+            let victim = des3_victim(s)?;
+            let mut data = [0x22u8; 8];
+            let mut param = des_encrypt_data_param(Some([7; 8]), &mut data);
+            derive_step(
+                "C_DeriveKey (1-byte key)",
+                raw_derive_with(
+                    s,
+                    CKM_DES3_CBC_ENCRYPT_DATA,
+                    &mut param,
+                    victim,
+                    &mut [
+                        (CKA_CLASS, ulong_bytes(CKO_SECRET_KEY)),
+                        (CKA_KEY_TYPE, ulong_bytes(CKK_GENERIC_SECRET)),
+                        (CKA_VALUE_LEN, ulong_bytes(1)),
+                        (CKA_TOKEN, vec![0]),
+                        (CKA_SIGN, vec![1]),
+                    ],
+                ),
+            )?;
+            Ok(Outcome::Weakened)
+        })())
+    }
+    let refused = || Outcome::Refused("C_DeriveKey (1-byte key)", RvError::KeySizeRange);
+    expect(attack, refused(), refused());
+}
+
+/// The limit of the encryption-of-data derivations (AES and DES alike):
+/// the derived value is `E_K(data)`, so a base that may also encrypt
+/// (`CKA_ENCRYPT`) tells its caller the value of every key derived from it,
+/// sensitive or not. Neither level forbids encrypt with derive on one key;
+/// the derived key is a new key whose value was never secret, and no value
+/// of the base leaks (docs/SECURITY.md, "Derived keys"). The test runs the
+/// attack to the end: the caller knows the derived key.
+#[test]
+fn encrypt_data_derived_value_known_through_encrypt() {
+    fn attack(s: &Session) -> Outcome {
+        use cryptoki_sys::*;
+        outcome((|| {
+            let victim = des3_victim(s)?;
+            let mut data: [u8; 24] = std::array::from_fn(|i| 0x40 + i as u8);
+            let mut param = des_encrypt_data_param(None, &mut data);
+            let derived = derive_step(
+                "C_DeriveKey (DES3 key)",
+                raw_derive_with(
+                    s,
+                    CKM_DES3_ECB_ENCRYPT_DATA,
+                    &mut param,
+                    victim,
+                    &mut [
+                        (CKA_CLASS, ulong_bytes(CKO_SECRET_KEY)),
+                        (CKA_KEY_TYPE, ulong_bytes(CKK_DES3)),
+                        (CKA_TOKEN, vec![0]),
+                        (CKA_ENCRYPT, vec![1]),
+                    ],
+                ),
+            )?;
+            let value = step(
+                "C_Encrypt (the data under the base)",
+                s.encrypt(&Mechanism::Des3Ecb, victim, &data),
+            )?;
+            let block = [0x5au8; 8];
+            let theirs = step(
+                "C_Encrypt (under the derived key)",
+                s.encrypt(&Mechanism::Des3Ecb, derived, &block),
+            )?;
+            use des::cipher::{BlockCipherEncrypt, KeyInit};
+            let ours = des::TdesEde3::new_from_slice(&value).unwrap();
+            let mut b = block.into();
+            ours.encrypt_block(&mut b);
+            assert_eq!(
+                theirs,
+                b.as_slice(),
+                "the value found is not the derived key"
+            );
+            Ok(Outcome::Recovered)
+        })())
+    }
+    expect(attack, Outcome::Recovered, Outcome::Recovered);
+}

@@ -499,3 +499,76 @@ pub fn cipher_key(
     }
     s.generate_key(&keygen, &t).unwrap()
 }
+
+/// `C_DeriveKey` with a raw mechanism (cryptoki has no `CKM_*_ENCRYPT_DATA`
+/// but AES-CBC's) and a template of `(type, value)` pairs.
+pub fn raw_derive_with(
+    s: &cryptoki::session::Session,
+    mech: cryptoki_sys::CK_MECHANISM_TYPE,
+    param: &mut [u8],
+    base: cryptoki::object::ObjectHandle,
+    template: &mut [(cryptoki_sys::CK_ATTRIBUTE_TYPE, Vec<u8>)],
+) -> Result<cryptoki::object::ObjectHandle, cryptoki_sys::CK_RV> {
+    use cryptoki_sys::*;
+    let mut attrs: Vec<CK_ATTRIBUTE> = template
+        .iter_mut()
+        .map(|(ty, v)| CK_ATTRIBUTE {
+            type_: *ty,
+            pValue: v.as_mut_ptr().cast(),
+            ulValueLen: v.len() as CK_ULONG,
+        })
+        .collect();
+    let mut mechanism = CK_MECHANISM {
+        mechanism: mech,
+        pParameter: param.as_mut_ptr().cast(),
+        ulParameterLen: param.len() as CK_ULONG,
+    };
+    let mut out = 0;
+    // SAFETY: every pointer is live for its stated length.
+    let rv = unsafe {
+        raw().C_DeriveKey.unwrap()(
+            s.handle(),
+            &mut mechanism,
+            base.handle(),
+            attrs.as_mut_ptr(),
+            attrs.len() as CK_ULONG,
+            &mut out,
+        )
+    };
+    if rv == CKR_OK {
+        // SAFETY: a handle the module just returned.
+        Ok(unsafe { cryptoki::object::ObjectHandle::new_from_raw(out) })
+    } else {
+        Err(rv)
+    }
+}
+
+/// A `CK_ULONG` attribute value.
+pub fn ulong_bytes(v: cryptoki_sys::CK_ULONG) -> Vec<u8> {
+    v.to_ne_bytes().to_vec()
+}
+
+/// `CK_DES_CBC_ENCRYPT_DATA_PARAMS` (with `iv`) or
+/// `CK_KEY_DERIVATION_STRING_DATA` (without) over `data`, as the bytes of
+/// the parameter for [`raw_derive_with`].
+pub fn des_encrypt_data_param(iv: Option<[u8; 8]>, data: &mut [u8]) -> Vec<u8> {
+    use cryptoki_sys::*;
+    fn bytes_of<T>(v: &T) -> Vec<u8> {
+        // SAFETY: viewing a plain C struct as bytes.
+        unsafe {
+            std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>())
+        }
+        .to_vec()
+    }
+    match iv {
+        Some(iv) => bytes_of(&CK_DES_CBC_ENCRYPT_DATA_PARAMS {
+            iv,
+            pData: data.as_mut_ptr(),
+            length: data.len() as CK_ULONG,
+        }),
+        None => bytes_of(&CK_KEY_DERIVATION_STRING_DATA {
+            pData: data.as_mut_ptr(),
+            ulLen: data.len() as CK_ULONG,
+        }),
+    }
+}

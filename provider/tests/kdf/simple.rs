@@ -124,46 +124,20 @@ fn raw_derive(
     len: u64,
 ) -> Result<ObjectHandle, cryptoki_sys::CK_RV> {
     use cryptoki_sys::*;
-    let (mut yes, mut no) = (CK_TRUE, CK_FALSE);
-    let mut len: CK_ULONG = len as CK_ULONG;
-    let mut class = CKO_SECRET_KEY;
-    let mut key_type = CKK_GENERIC_SECRET;
-    let attr = |ty, p: *mut u8, n| CK_ATTRIBUTE {
-        type_: ty,
-        pValue: p.cast(),
-        ulValueLen: n,
-    };
-    let mut template = [
-        attr(CKA_CLASS, (&mut class as *mut CK_ULONG).cast(), 8),
-        attr(CKA_KEY_TYPE, (&mut key_type as *mut CK_ULONG).cast(), 8),
-        attr(CKA_VALUE_LEN, (&mut len as *mut CK_ULONG).cast(), 8),
-        attr(CKA_EXTRACTABLE, &mut yes, 1),
-        attr(CKA_SENSITIVE, &mut no, 1),
-        attr(CKA_TOKEN, &mut no, 1),
-    ];
-    let mut mechanism = CK_MECHANISM {
-        mechanism: mech,
-        pParameter: param.as_mut_ptr().cast(),
-        ulParameterLen: param.len() as CK_ULONG,
-    };
-    let mut out = 0;
-    // SAFETY: every pointer is live for its stated length.
-    let rv = unsafe {
-        raw().C_DeriveKey.unwrap()(
-            s.handle(),
-            &mut mechanism,
-            base.handle(),
-            template.as_mut_ptr(),
-            template.len() as CK_ULONG,
-            &mut out,
-        )
-    };
-    if rv == CKR_OK {
-        // SAFETY: a handle the module just returned.
-        Ok(unsafe { ObjectHandle::new_from_raw(out) })
-    } else {
-        Err(rv)
-    }
+    raw_derive_with(
+        s,
+        mech,
+        param,
+        base,
+        &mut [
+            (CKA_CLASS, ulong_bytes(CKO_SECRET_KEY)),
+            (CKA_KEY_TYPE, ulong_bytes(CKK_GENERIC_SECRET)),
+            (CKA_VALUE_LEN, ulong_bytes(len as CK_ULONG)),
+            (CKA_EXTRACTABLE, vec![1]),
+            (CKA_SENSITIVE, vec![0]),
+            (CKA_TOKEN, vec![0]),
+        ],
+    )
 }
 
 /// §2.16.12: the derived value is AES-ECB / AES-CBC of the data under the
@@ -308,4 +282,73 @@ fn simple_derivations_never_loosen_the_bases_protection() {
         .derive_key(&Mechanism::ConcatenateBaseAndKey(open), g1, &open_of(None))
         .unwrap();
     assert_eq!(flags(&s, k), (false, false));
+}
+
+/// The DES encryption-of-data derivations: FIPS 81 appendix B (ECB and CBC,
+/// "Now is the time for all " under 0123456789abcdef) for single DES, the
+/// SP 800-67 Rev. 2 example block for three-key Triple DES, Triple-DES CBC
+/// against `C_Encrypt` with `CKM_DES3_CBC`; whole blocks, matching key types.
+#[test]
+fn des_encrypt_data_derivations_match_fips81() {
+    use cryptoki_sys::*;
+    let f = Fixture::new();
+    let slot = f.token("desdata");
+    let s = f.user(slot);
+    let des = key_with(&s, KeyType::DES, &unhex("0123456789abcdef"), false, true);
+    let mut plain = b"Now is the time for all ".to_vec();
+    let iv: [u8; 8] = unhex("1234567890abcdef").try_into().unwrap();
+    let mut ecb = des_encrypt_data_param(None, &mut plain);
+    let k = raw_derive(&s, CKM_DES_ECB_ENCRYPT_DATA, &mut ecb, des, 24).unwrap();
+    assert_eq!(
+        value(&s, k),
+        unhex("3fa40e8a984d48156a271787ab8883f9893d51ec4b563b53")
+    );
+    let mut cbc = des_encrypt_data_param(Some(iv), &mut plain);
+    let k = raw_derive(&s, CKM_DES_CBC_ENCRYPT_DATA, &mut cbc, des, 24).unwrap();
+    assert_eq!(
+        value(&s, k),
+        unhex("e5c7cdde872bf27c43e934008c389c0f683788499a7c05f6")
+    );
+    let k = raw_derive(&s, CKM_DES_CBC_ENCRYPT_DATA, &mut cbc, des, 8).unwrap();
+    assert_eq!(value(&s, k), unhex("e5c7cdde872bf27c"));
+    // Whole blocks only; longer than the data is the data's fault.
+    let mut short = des_encrypt_data_param(Some(iv), &mut plain[..12]);
+    assert_eq!(
+        raw_derive(&s, CKM_DES_CBC_ENCRYPT_DATA, &mut short, des, 8).unwrap_err(),
+        CKR_MECHANISM_PARAM_INVALID
+    );
+    assert_eq!(
+        raw_derive(&s, CKM_DES_ECB_ENCRYPT_DATA, &mut ecb, des, 32).unwrap_err(),
+        CKR_MECHANISM_PARAM_INVALID
+    );
+    // A DES3 mechanism takes no single-DES key, and the reverse.
+    assert_eq!(
+        raw_derive(&s, CKM_DES3_ECB_ENCRYPT_DATA, &mut ecb, des, 8).unwrap_err(),
+        CKR_KEY_TYPE_INCONSISTENT
+    );
+    let des3_value = unhex("0123456789abcdef23456789abcdef01456789abcdef0123");
+    let des3 = key_with(&s, KeyType::DES3, &des3_value, false, true);
+    assert_eq!(
+        raw_derive(&s, CKM_DES_ECB_ENCRYPT_DATA, &mut ecb, des3, 8).unwrap_err(),
+        CKR_KEY_TYPE_INCONSISTENT
+    );
+    let mut quick = b"The qufc".to_vec();
+    let mut ecb3 = des_encrypt_data_param(None, &mut quick);
+    let k = raw_derive(&s, CKM_DES3_ECB_ENCRYPT_DATA, &mut ecb3, des3, 8).unwrap();
+    assert_eq!(value(&s, k), unhex("a826fd8ce53b855f"));
+    let mut cbc3 = des_encrypt_data_param(Some(iv), &mut plain);
+    let k = raw_derive(&s, CKM_DES3_CBC_ENCRYPT_DATA, &mut cbc3, des3, 24).unwrap();
+    let encrypter = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::DES3),
+            Attribute::Value(des3_value.clone()),
+            Attribute::Encrypt(true),
+        ])
+        .unwrap();
+    assert_eq!(
+        value(&s, k),
+        s.encrypt(&Mechanism::Des3Cbc(iv), encrypter, &plain)
+            .unwrap()
+    );
 }

@@ -1,6 +1,7 @@
-//! AES (mechanisms spec §2.8–2.14): ECB, CBC, CBC-PAD, CTR, GCM, key wrap
-//! (RFC 3394) and key wrap with padding (RFC 5649), with the aes, cbc, ctr
-//! and aes-gcm crates.
+//! AES (mechanisms spec §2.8–2.15): ECB, CBC, CBC-PAD, CTS, CTR, OFB,
+//! CFB128/8/1, GCM, CCM, key wrap (RFC 3394), key wrap with padding
+//! (RFC 5649) and with PKCS #7 padding, with the aes, cbc, ctr and aes-gcm
+//! crates.
 //!
 //! The key schedule is expanded once, when the object's key material is
 //! parsed ([`load`]), and every operation borrows it.
@@ -10,27 +11,37 @@
 //!   is available; a final partial block is an error at `C_*Final`.
 //! - CBC-PAD decryption holds back the last complete block until
 //!   `C_DecryptFinal`, which removes the PKCS #7 padding.
-//! - CTR is a stream: output length equals input length.
+//! - CTR, OFB and the CFB modes are streams: output length equals input
+//!   length, output as the input arrives.
+//! - CTS holds back the last 17 to 32 bytes until `C_*Final`.
 //! - GCM buffers the whole message: `C_*Update` outputs nothing and
 //!   `C_*Final` outputs everything, so decryption never releases plaintext
-//!   before the tag has been verified.
+//!   before the tag has been verified. CCM buffers likewise, up to the
+//!   announced `ulDataLen`.
 //! - The key-wrap mechanisms are single-part only: their `C_*Update` and
 //!   `C_*Final` return `CKR_FUNCTION_NOT_SUPPORTED` (and end the operation).
 //!
-//! `CKM_AES_KEY_WRAP_PAD` is the RFC 5649 algorithm, as PKCS #11 v2.40–3.0
-//! describe it and SoftHSM implements it (PKCS #11 3.1 renamed this
-//! algorithm `CKM_AES_KEY_WRAP_KWP`).
+//! `CKM_AES_KEY_WRAP_PAD` is the RFC 5649 algorithm, as SoftHSM2 implements
+//! it. The v2.40 text of that mechanism was read both as RFC 5649 and as
+//! RFC 3394 over PKCS #7 padding; PKCS #11 3.0 names the two unambiguously,
+//! `CKM_AES_KEY_WRAP_KWP` (RFC 5649: the same code as `_PAD` here) and
+//! `CKM_AES_KEY_WRAP_PKCS7`. `_PAD` keeps its RFC 5649 meaning for SoftHSM2
+//! data and util/'s migration.
 //!
 //! The code is split by job: `key` holds the key ([`AesKey`], its expanded
 //! schedule, the CMAC subkeys); `modes` the cipher operation [`AesCipher`]
 //! with ECB, CBC, CBC-PAD and CTR, and [`load`] (the key as key material);
-//! `gcm` GCM (GHASH, `J0`, the tag, sealing and opening); `wrap` the
-//! RFC 3394 and RFC 5649 key-wrap functions. This file only declares the
+//! `feedback` OFB and CFB; `cts` ciphertext stealing; `gcm` GCM (GHASH,
+//! `J0`, the tag, sealing and opening); `ccm` CCM; `wrap` the RFC 3394,
+//! RFC 5649 and PKCS #7 key-wrap functions. This file only declares the
 //! parts and re-exports them (and holds the helpers their tests share).
 
 // `key` first: the others use its `with_cipher!`.
 #[macro_use]
 pub(super) mod key;
+mod ccm;
+mod cts;
+mod feedback;
 mod gcm;
 mod modes;
 mod wrap;

@@ -1,9 +1,15 @@
 //! The AES cipher operation (mechanisms spec §2.10): ECB, CBC, CBC-PAD and
-//! CTR here, GCM and key wrap through the `gcm` and `wrap` modules.
+//! CTR here; CTS, OFB/CFB, GCM, CCM and key wrap through the `cts`,
+//! `feedback`, `gcm`, `ccm` and `wrap` modules.
 
+use super::ccm::{ccm_check, ccm_run};
+use super::cts::{cts_final, cts_ready};
+use super::feedback::{Feedback, Stream};
 use super::gcm::gcm_run;
 use super::key::{Aes, AesKey, BLOCK, Schedule, blocks, cbc, ct_eq};
-use super::wrap::{KW_IV, KWP_AIV, kw_unwrap, kw_wrap, kwp_unwrap, kwp_wrap};
+use super::wrap::{
+    KW_IV, KWP_AIV, kw_unwrap, kw_wrap, kwp_unwrap, kwp_wrap, pkcs7_unwrap, pkcs7_wrap,
+};
 use crate::error::{Result, err};
 use crate::mechanisms::material::KeyMaterial;
 use crate::mechanisms::operation::{CipherOperation, Direction, OutputLen};
@@ -21,6 +27,8 @@ enum Mode {
     /// `CKM_AES_CBC` / `CKM_AES_CBC_PAD` (§2.10.4–2.10.5): `iv` is the
     /// chaining value (the previous ciphertext block).
     Cbc { iv: [u8; BLOCK], pad: bool },
+    /// `CKM_AES_CTS` (§2.10.7, CS1; see `cts`): the CBC chaining value.
+    Cts { iv: [u8; BLOCK] },
     /// `CKM_AES_CTR` (§2.10.6): the initial counter block, how many blocks
     /// may be used before the counter bits would wrap, and how many bytes
     /// were processed.
@@ -29,16 +37,30 @@ enum Mode {
         max_blocks: u128,
         pos: u64,
     },
+    /// `CKM_AES_OFB`, `CKM_AES_CFB128`, `CKM_AES_CFB8`, `CKM_AES_CFB1`
+    /// (§2.15): streams.
+    Stream(Stream),
     /// `CKM_AES_GCM` (§2.12).
     Gcm {
         iv: Vec<u8>,
         aad: Vec<u8>,
         tag_len: usize,
     },
+    /// `CKM_AES_CCM` (§2.13): buffered like GCM; `data_len` is
+    /// `ulDataLen`, the payload length.
+    Ccm {
+        nonce: Vec<u8>,
+        aad: Vec<u8>,
+        data_len: u64,
+        tag_len: usize,
+    },
     /// `CKM_AES_KEY_WRAP` (§2.14, RFC 3394) with its 8-byte IV.
     Wrap { iv: [u8; 8] },
-    /// `CKM_AES_KEY_WRAP_PAD` (§2.14, RFC 5649) with the high half of its AIV.
+    /// `CKM_AES_KEY_WRAP_PAD` and `CKM_AES_KEY_WRAP_KWP` (§2.14, RFC 5649)
+    /// with the high half of the AIV.
     WrapPad { aiv: [u8; 4] },
+    /// `CKM_AES_KEY_WRAP_PKCS7` (§2.14.5) with its 8-byte IV.
+    WrapPkcs7 { iv: [u8; 8] },
 }
 
 /// AES encryption or decryption in one of the supported modes.
@@ -146,17 +168,64 @@ impl AesCipher {
                     tag_len: tag_bits as usize / 8,
                 }
             }
+            (
+                CKM_AES_CCM,
+                Param::Ccm {
+                    data_len,
+                    nonce,
+                    aad,
+                    mac_len,
+                },
+            ) => {
+                #[allow(clippy::useless_conversion)] // CK_ULONG is 32 bits on some platforms
+                let data_len = u64::from(data_len);
+                let tag_len = usize::try_from(mac_len).map_err(|_| bad())?;
+                ccm_check(nonce.len(), tag_len, data_len)?;
+                Mode::Ccm {
+                    nonce: nonce.to_vec(),
+                    aad: aad.to_vec(),
+                    data_len,
+                    tag_len,
+                }
+            }
+            (CKM_AES_CTS, Param::Bytes(iv)) => Mode::Cts {
+                iv: iv.try_into().map_err(|_| bad())?,
+            },
+            (ty, Param::Bytes(iv)) if Feedback::of(ty).is_some() => Mode::Stream(Stream::new(
+                Feedback::of(ty).ok_or_else(bad)?,
+                iv.try_into().map_err(|_| bad())?,
+            )),
+            (
+                CKM_AES_OFB | CKM_AES_CFB128 | CKM_AES_CFB8 | CKM_AES_CFB1 | CKM_AES_CTS
+                | CKM_AES_CCM,
+                _,
+            ) => {
+                return Err(bad());
+            }
             (CKM_AES_KEY_WRAP, Param::None) => Mode::Wrap { iv: KW_IV },
             (CKM_AES_KEY_WRAP, Param::Bytes(iv)) => Mode::Wrap {
                 iv: iv.try_into().map_err(|_| bad())?,
             },
-            (CKM_AES_KEY_WRAP_PAD, Param::None) => Mode::WrapPad { aiv: KWP_AIV },
-            (CKM_AES_KEY_WRAP_PAD, Param::Bytes(aiv)) => Mode::WrapPad {
+            (CKM_AES_KEY_WRAP_PAD | CKM_AES_KEY_WRAP_KWP, Param::None) => {
+                Mode::WrapPad { aiv: KWP_AIV }
+            }
+            (CKM_AES_KEY_WRAP_PAD | CKM_AES_KEY_WRAP_KWP, Param::Bytes(aiv)) => Mode::WrapPad {
                 aiv: aiv.try_into().map_err(|_| bad())?,
             },
+            (CKM_AES_KEY_WRAP_PKCS7, Param::None) => Mode::WrapPkcs7 { iv: KW_IV },
+            (CKM_AES_KEY_WRAP_PKCS7, Param::Bytes(iv)) => Mode::WrapPkcs7 {
+                iv: iv.try_into().map_err(|_| bad())?,
+            },
             (
-                CKM_AES_ECB | CKM_AES_CBC | CKM_AES_CBC_PAD | CKM_AES_CTR | CKM_AES_GCM
-                | CKM_AES_KEY_WRAP | CKM_AES_KEY_WRAP_PAD,
+                CKM_AES_ECB
+                | CKM_AES_CBC
+                | CKM_AES_CBC_PAD
+                | CKM_AES_CTR
+                | CKM_AES_GCM
+                | CKM_AES_KEY_WRAP
+                | CKM_AES_KEY_WRAP_PAD
+                | CKM_AES_KEY_WRAP_KWP
+                | CKM_AES_KEY_WRAP_PKCS7,
                 _,
             ) => return Err(bad()),
             // A mechanism of another family with an AES key.
@@ -182,6 +251,7 @@ impl AesCipher {
             Mode::Cbc { pad: true, .. } if self.is_decrypt() => {
                 total.saturating_sub(1) / BLOCK * BLOCK
             }
+            Mode::Cts { .. } => cts_ready(total),
             _ => total / BLOCK * BLOCK,
         }
     }
@@ -201,7 +271,9 @@ impl AesCipher {
         let direction = self.direction;
         match &mut self.mode {
             Mode::Ecb => with_cipher!(key, c => ecb(c, direction, &mut out[..n])),
-            Mode::Cbc { iv, .. } => with_cipher!(key, c => cbc(c, direction, iv, &mut out[..n])),
+            Mode::Cbc { iv, .. } | Mode::Cts { iv } => {
+                with_cipher!(key, c => cbc(c, direction, iv, &mut out[..n]))
+            }
             _ => return Err(err(CKR_GENERAL_ERROR)),
         }
         Ok(n)
@@ -265,6 +337,61 @@ impl AesCipher {
         }
     }
 
+    /// The held-back last one or two blocks of CTS (at least one block in
+    /// all, else a length error).
+    fn cts_finish(&mut self, out: &mut [u8]) -> Result<usize> {
+        let key = aes_key(&self.key)?;
+        let direction = self.direction;
+        let Mode::Cts { iv } = &mut self.mode else {
+            return Err(err(CKR_GENERAL_ERROR));
+        };
+        let n = self.buffer.len();
+        if n < BLOCK {
+            return Err(len_error(direction));
+        }
+        out[..n].copy_from_slice(&self.buffer);
+        self.buffer.clear();
+        with_cipher!(key, c => cts_final(c, direction, iv, &mut out[..n]));
+        Ok(n)
+    }
+
+    /// The input CCM expects in all: `ulDataLen`, plus the tag when
+    /// decrypting (saturating: a length no buffer reaches).
+    fn ccm_expected(&self) -> usize {
+        match self.mode {
+            Mode::Ccm {
+                data_len, tag_len, ..
+            } => {
+                let n = usize::try_from(data_len).unwrap_or(usize::MAX);
+                if self.is_decrypt() {
+                    n.saturating_add(tag_len)
+                } else {
+                    n
+                }
+            }
+            _ => 0,
+        }
+    }
+
+    /// CCM: the whole input, of exactly the announced length, at once.
+    fn ccm_final(&mut self, out: &mut [u8]) -> Result<usize> {
+        if self.buffer.len() != self.ccm_expected() {
+            return Err(len_error(self.direction));
+        }
+        let key = aes_key(&self.key)?;
+        let Mode::Ccm {
+            nonce,
+            aad,
+            tag_len,
+            ..
+        } = &self.mode
+        else {
+            return Err(err(CKR_GENERAL_ERROR));
+        };
+        let data = Zeroizing::new(std::mem::take(&mut *self.buffer));
+        ccm_run(key, self.direction, nonce, aad, *tag_len, &data, out)
+    }
+
     fn gcm_final(&mut self, out: &mut [u8]) -> Result<usize> {
         let key = aes_key(&self.key)?;
         let Mode::Gcm { iv, aad, tag_len } = &self.mode else {
@@ -303,6 +430,12 @@ impl AesCipher {
             (Mode::WrapPad { aiv }, Direction::Decrypt) => {
                 with_cipher!(key, c => kwp_unwrap(c, *aiv, data, out))
             }
+            (Mode::WrapPkcs7 { iv }, Direction::Encrypt) => {
+                with_cipher!(key, c => pkcs7_wrap(c, *iv, data, out))
+            }
+            (Mode::WrapPkcs7 { iv }, Direction::Decrypt) => {
+                with_cipher!(key, c => pkcs7_unwrap(c, *iv, data, out))
+            }
             _ => Err(err(CKR_GENERAL_ERROR)),
         }
     }
@@ -312,26 +445,37 @@ impl CipherOperation for AesCipher {
     fn output_len(&self, input_len: usize) -> OutputLen {
         let dec = self.is_decrypt();
         match &self.mode {
-            Mode::Ecb | Mode::Cbc { pad: false, .. } | Mode::Ctr { .. } => {
-                OutputLen::Exact(input_len)
-            }
+            Mode::Ecb
+            | Mode::Cbc { pad: false, .. }
+            | Mode::Ctr { .. }
+            | Mode::Stream(_)
+            | Mode::Cts { .. } => OutputLen::Exact(input_len),
             Mode::Cbc { pad: true, .. } if dec => OutputLen::AtMost(input_len.saturating_sub(1)),
             Mode::Cbc { pad: true, .. } => OutputLen::Exact(input_len / BLOCK * BLOCK + BLOCK),
             Mode::Gcm { tag_len, .. } if dec => {
                 OutputLen::Exact(input_len.saturating_sub(*tag_len))
             }
             Mode::Gcm { tag_len, .. } => OutputLen::Exact(input_len + tag_len),
+            Mode::Ccm { tag_len, .. } if dec => {
+                OutputLen::Exact(input_len.saturating_sub(*tag_len))
+            }
+            Mode::Ccm { tag_len, .. } => OutputLen::Exact(input_len + tag_len),
             Mode::Wrap { .. } if dec => OutputLen::Exact(input_len.saturating_sub(8)),
             Mode::Wrap { .. } => OutputLen::Exact(input_len + 8),
             Mode::WrapPad { .. } if dec => OutputLen::AtMost(input_len.saturating_sub(8)),
             Mode::WrapPad { .. } => OutputLen::Exact(input_len.div_ceil(8) * 8 + 8),
+            Mode::WrapPkcs7 { .. } if dec => OutputLen::AtMost(input_len.saturating_sub(9)),
+            Mode::WrapPkcs7 { .. } => OutputLen::Exact(input_len / 8 * 8 + 16),
         }
     }
 
     /// Single-part: the same path as update followed by final, so both give
     /// identical results.
     fn process(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
-        if matches!(self.mode, Mode::Wrap { .. } | Mode::WrapPad { .. }) {
+        if matches!(
+            self.mode,
+            Mode::Wrap { .. } | Mode::WrapPad { .. } | Mode::WrapPkcs7 { .. }
+        ) {
             return self.wrap(data, out);
         }
         if let Mode::Gcm { iv, aad, tag_len } = &self.mode
@@ -349,35 +493,65 @@ impl CipherOperation for AesCipher {
 
     fn update_len(&self, input_len: usize) -> OutputLen {
         match self.mode {
-            Mode::Ecb | Mode::Cbc { .. } => OutputLen::Exact(self.block_update_len(input_len)),
-            Mode::Ctr { .. } => OutputLen::Exact(input_len),
-            Mode::Gcm { .. } | Mode::Wrap { .. } | Mode::WrapPad { .. } => OutputLen::Exact(0),
+            Mode::Ecb | Mode::Cbc { .. } | Mode::Cts { .. } => {
+                OutputLen::Exact(self.block_update_len(input_len))
+            }
+            Mode::Ctr { .. } | Mode::Stream(_) => OutputLen::Exact(input_len),
+            Mode::Gcm { .. }
+            | Mode::Ccm { .. }
+            | Mode::Wrap { .. }
+            | Mode::WrapPad { .. }
+            | Mode::WrapPkcs7 { .. } => OutputLen::Exact(0),
         }
     }
 
     fn update(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
         match self.mode {
-            Mode::Ecb | Mode::Cbc { .. } => self.block_update(data, out),
+            Mode::Ecb | Mode::Cbc { .. } | Mode::Cts { .. } => self.block_update(data, out),
             Mode::Ctr { .. } => self.ctr_update(data, out),
+            Mode::Stream(ref mut stream) => {
+                let key = aes_key(&self.key)?;
+                stream.apply(key, self.direction, data, &mut out[..data.len()]);
+                Ok(data.len())
+            }
             Mode::Gcm { .. } => {
                 self.buffer.extend_from_slice(data);
                 Ok(0)
             }
-            Mode::Wrap { .. } | Mode::WrapPad { .. } => Err(err(CKR_FUNCTION_NOT_SUPPORTED)),
+            Mode::Ccm { .. } => {
+                // Never more than the announced length is buffered.
+                if data.len() > self.ccm_expected() - self.buffer.len() {
+                    return Err(len_error(self.direction));
+                }
+                self.buffer.extend_from_slice(data);
+                Ok(0)
+            }
+            Mode::Wrap { .. } | Mode::WrapPad { .. } | Mode::WrapPkcs7 { .. } => {
+                Err(err(CKR_FUNCTION_NOT_SUPPORTED))
+            }
         }
     }
 
     fn final_len(&self) -> OutputLen {
         let dec = self.is_decrypt();
         match &self.mode {
-            Mode::Ecb | Mode::Cbc { pad: false, .. } | Mode::Ctr { .. } => OutputLen::Exact(0),
+            Mode::Ecb | Mode::Cbc { pad: false, .. } | Mode::Ctr { .. } | Mode::Stream(_) => {
+                OutputLen::Exact(0)
+            }
             Mode::Cbc { pad: true, .. } if dec => OutputLen::AtMost(BLOCK - 1),
             Mode::Cbc { pad: true, .. } => OutputLen::Exact(BLOCK),
+            Mode::Cts { .. } => OutputLen::Exact(self.buffer.len()),
             Mode::Gcm { tag_len, .. } if dec => {
                 OutputLen::Exact(self.buffer.len().saturating_sub(*tag_len))
             }
             Mode::Gcm { tag_len, .. } => OutputLen::Exact(self.buffer.len() + tag_len),
-            Mode::Wrap { .. } | Mode::WrapPad { .. } => OutputLen::Exact(0),
+            Mode::Ccm { tag_len, .. } if dec => {
+                OutputLen::Exact(self.buffer.len().saturating_sub(*tag_len))
+            }
+            Mode::Ccm { tag_len, .. } => OutputLen::Exact(self.buffer.len() + tag_len),
+            Mode::Wrap { .. } | Mode::WrapPad { .. } | Mode::WrapPkcs7 { .. } => {
+                OutputLen::Exact(0)
+            }
         }
     }
 
@@ -391,9 +565,13 @@ impl CipherOperation for AesCipher {
                 }
             }
             Mode::Cbc { pad: true, .. } => self.cbc_pad_final(out),
-            Mode::Ctr { .. } => Ok(0),
+            Mode::Cts { .. } => self.cts_finish(out),
+            Mode::Ctr { .. } | Mode::Stream(_) => Ok(0),
             Mode::Gcm { .. } => self.gcm_final(out),
-            Mode::Wrap { .. } | Mode::WrapPad { .. } => Err(err(CKR_FUNCTION_NOT_SUPPORTED)),
+            Mode::Ccm { .. } => self.ccm_final(out),
+            Mode::Wrap { .. } | Mode::WrapPad { .. } | Mode::WrapPkcs7 { .. } => {
+                Err(err(CKR_FUNCTION_NOT_SUPPORTED))
+            }
         }
     }
 }

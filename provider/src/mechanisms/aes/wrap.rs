@@ -1,5 +1,7 @@
-//! AES key wrap (mechanisms spec §2.14): RFC 3394 (`CKM_AES_KEY_WRAP`) and
-//! RFC 5649 with padding (`CKM_AES_KEY_WRAP_PAD`).
+//! AES key wrap (mechanisms spec §2.14): RFC 3394 (`CKM_AES_KEY_WRAP`),
+//! RFC 5649 with padding (`CKM_AES_KEY_WRAP_PAD` and `CKM_AES_KEY_WRAP_KWP`,
+//! the same algorithm here), and RFC 3394 over PKCS #7 padding to a
+//! multiple of 8 bytes (`CKM_AES_KEY_WRAP_PKCS7`).
 
 use super::key::{Aes, BLOCK, ct_eq};
 use crate::error::{Result, err};
@@ -118,6 +120,56 @@ pub(super) fn kwp_unwrap<C: Aes>(
     }
     out[..mli].copy_from_slice(&padded[..mli]);
     Ok(mli)
+}
+
+/// `CKM_AES_KEY_WRAP_PKCS7` (mechanisms spec 3.0 §2.14.5): PKCS #7 padding
+/// to a multiple of the 8-byte semiblock (1 to 8 bytes of value `n`), then
+/// W of RFC 3394 with `iv`. W needs two semiblocks, so the data is at least
+/// 8 bytes (`CKR_DATA_LEN_RANGE` otherwise).
+pub(super) fn pkcs7_wrap<C: Aes>(
+    c: &C,
+    iv: [u8; 8],
+    plain: &[u8],
+    out: &mut [u8],
+) -> Result<usize> {
+    if plain.len() < 8 {
+        return Err(err(CKR_DATA_LEN_RANGE));
+    }
+    let pad = 8 - plain.len() % 8;
+    let padded_len = plain.len() + pad;
+    let mut padded = Zeroizing::new(vec![pad as u8; padded_len]);
+    padded[..plain.len()].copy_from_slice(plain);
+    kw_wrap(c, iv, &padded, &mut out[..padded_len + 8]);
+    Ok(padded_len + 8)
+}
+
+/// Inverse of [`pkcs7_wrap`]: W⁻¹, the IV check and the padding check,
+/// together (`CKR_ENCRYPTED_DATA_INVALID` without saying which failed).
+pub(super) fn pkcs7_unwrap<C: Aes>(
+    c: &C,
+    iv: [u8; 8],
+    wrapped: &[u8],
+    out: &mut [u8],
+) -> Result<usize> {
+    if wrapped.len() < 24 || !wrapped.len().is_multiple_of(8) {
+        return Err(err(CKR_ENCRYPTED_DATA_LEN_RANGE));
+    }
+    let padded_len = wrapped.len() - 8;
+    let mut padded = Zeroizing::new(vec![0u8; padded_len]);
+    let a = kw_unwrap(c, wrapped, &mut padded);
+    let pad = padded[padded_len - 1];
+    let mut ok = ct_eq(&a, &iv) & (1..=8).contains(&pad);
+    // Every one of the last 8 bytes that is padding must equal `pad`.
+    for (i, b) in padded[padded_len - 8..].iter().enumerate() {
+        let in_pad = 8 - i <= pad as usize;
+        ok &= !in_pad | (*b == pad);
+    }
+    if !ok {
+        return Err(err(CKR_ENCRYPTED_DATA_INVALID));
+    }
+    let n = padded_len - pad as usize;
+    out[..n].copy_from_slice(&padded[..n]);
+    Ok(n)
 }
 
 #[cfg(test)]

@@ -1,20 +1,48 @@
 //! `CKM_AES_ECB_ENCRYPT_DATA` and `CKM_AES_CBC_ENCRYPT_DATA` (mechanisms
-//! spec 3.0 §2.16.12, "Key derivation by data encryption"): the derived
+//! spec 3.0 §2.16.12, "Key derivation by data encryption"), and the DES
+//! ones of §2.29 / the historical §2.4 (`CKM_DES_ECB_ENCRYPT_DATA`,
+//! `CKM_DES_CBC_ENCRYPT_DATA` with a single-DES base, `CKM_DES3_*` with a
+//! double- or triple-length one; legacy, docs/SECURITY.md): the derived
 //! key's value is the encryption of the parameter's data under the base
-//! AES key, without padding (the data is a whole number of blocks).
+//! key, without padding (the data is a whole number of blocks).
 
 use crate::error::{Result, err};
 use crate::mechanisms::aes::AesKey;
+use crate::mechanisms::block_modes::BlockEngine;
+use crate::mechanisms::des::DesKey;
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
 
 const BLOCK: usize = 16;
+const DES_BLOCK: usize = 8;
 
-fn whole_blocks(data: &[u8]) -> Result<()> {
-    if data.is_empty() || !data.len().is_multiple_of(BLOCK) {
+fn whole_blocks_of(data: &[u8], block: usize) -> Result<()> {
+    if data.is_empty() || !data.len().is_multiple_of(block) {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
     Ok(())
+}
+
+fn whole_blocks(data: &[u8]) -> Result<()> {
+    whole_blocks_of(data, BLOCK)
+}
+
+/// DES / Triple-DES ECB (`iv` `None`) or CBC of `data` under `key`.
+pub fn des(key: &DesKey, iv: Option<&[u8; DES_BLOCK]>, data: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
+    whole_blocks_of(data, DES_BLOCK)?;
+    let mut out = Zeroizing::new(data.to_vec());
+    let mut chain = Zeroizing::new(iv.copied());
+    for chunk in out.chunks_exact_mut(DES_BLOCK) {
+        let block: &mut [u8; DES_BLOCK] = chunk.try_into().expect("whole blocks");
+        if let Some(c) = chain.as_ref() {
+            block.iter_mut().zip(c).for_each(|(b, c)| *b ^= c);
+        }
+        key.encrypt_block(block)?;
+        if let Some(c) = chain.as_mut() {
+            c.copy_from_slice(block);
+        }
+    }
+    Ok(out)
 }
 
 /// AES-ECB of `data` under `key`.
@@ -76,6 +104,35 @@ mod tests {
         );
         assert_eq!(
             cbc(&key, &iv, &[]).unwrap_err().rv(),
+            CKR_MECHANISM_PARAM_INVALID
+        );
+    }
+
+    /// FIPS 81 appendix B (ECB "Now is the time for all " and CBC with IV
+    /// 1234567890abcdef) under 0123456789abcdef.
+    #[test]
+    fn fips81_des_vectors() {
+        let KeyMaterial::Des(key) =
+            crate::mechanisms::des::load(CKK_DES, &unhex("0123456789abcdef")).unwrap()
+        else {
+            panic!("not a DES key")
+        };
+        let plain = b"Now is the time for all ";
+        assert_eq!(
+            *des(&key, None, plain).unwrap(),
+            unhex("3fa40e8a984d48156a271787ab8883f9893d51ec4b563b53")
+        );
+        let iv: [u8; 8] = unhex("1234567890abcdef").try_into().unwrap();
+        assert_eq!(
+            *des(&key, Some(&iv), plain).unwrap(),
+            unhex("e5c7cdde872bf27c43e934008c389c0f683788499a7c05f6")
+        );
+        assert_eq!(
+            des(&key, None, &plain[..12]).unwrap_err().rv(),
+            CKR_MECHANISM_PARAM_INVALID
+        );
+        assert_eq!(
+            des(&key, Some(&iv), &[]).unwrap_err().rv(),
             CKR_MECHANISM_PARAM_INVALID
         );
     }

@@ -2,9 +2,17 @@
 //! ECB, CBC and CTR (SP 800-38A), GCM (McGrew–Viega, including non-96-bit
 //! IVs), key wrap (RFC 3394) and key wrap with padding (RFC 5649);
 //! multi-part against single-part, GCM tamper detection, the output-buffer
-//! conventions, and wrapping keys with C_WrapKey / C_UnwrapKey.
+//! conventions, and wrapping keys with C_WrapKey / C_UnwrapKey. The
+//! modules hold the other modes (`modes`: OFB, CFB, CTS, CBC-MAC), CCM
+//! (`ccm`) and the cross-check with python `cryptography` (`crosscheck`);
+//! this file also holds the helpers they share.
 
+#[path = "../common/mod.rs"]
 mod common;
+
+mod ccm;
+mod crosscheck;
+mod modes;
 
 use common::*;
 use cryptoki::mechanism::Mechanism;
@@ -78,14 +86,17 @@ fn raw_init(s: &Session, encrypt: bool, mech: &mut CK_MECHANISM, key: ObjectHand
     }
 }
 
-/// Single-part C_Encrypt / C_Decrypt after `raw_init`, with a size query.
-fn raw_once(s: &Session, encrypt: bool, data: &[u8]) -> Result<Vec<u8>, CK_RV> {
-    let l = raw();
-    let f = if encrypt {
-        l.C_Encrypt.unwrap()
-    } else {
-        l.C_Decrypt.unwrap()
-    };
+/// A single-part call of the `C_Encrypt` / `C_Sign` shape: a size query
+/// (NULL output), then the call with a buffer of that size.
+type OneShot = unsafe extern "C" fn(
+    CK_SESSION_HANDLE,
+    CK_BYTE_PTR,
+    CK_ULONG,
+    CK_BYTE_PTR,
+    CK_ULONG_PTR,
+) -> CK_RV;
+
+fn with_size_query(s: &Session, f: OneShot, data: &[u8]) -> Result<Vec<u8>, CK_RV> {
     let mut input = data.to_vec();
     let mut len: CK_ULONG = 0;
     // SAFETY: input and output buffers are live locals of the given lengths.
@@ -116,6 +127,17 @@ fn raw_once(s: &Session, encrypt: bool, data: &[u8]) -> Result<Vec<u8>, CK_RV> {
     }
 }
 
+/// Single-part C_Encrypt / C_Decrypt after `raw_init`, with a size query.
+fn raw_once(s: &Session, encrypt: bool, data: &[u8]) -> Result<Vec<u8>, CK_RV> {
+    let l = raw();
+    let f = if encrypt {
+        l.C_Encrypt.unwrap()
+    } else {
+        l.C_Decrypt.unwrap()
+    };
+    with_size_query(s, f, data)
+}
+
 struct Ctr {
     params: CK_AES_CTR_PARAMS,
 }
@@ -144,9 +166,12 @@ fn sp800_38a_ecb_cbc_ctr_known_answers_and_parts() {
     let f = Fixture::new();
     let slot = f.token("aes");
     let s = f.user(slot);
-    let vectors = lines(include_str!("vectors/aes-sp800-38a.txt"));
-    assert_eq!(vectors.len(), 6);
-    for v in vectors {
+    let vectors = lines(include_str!("../vectors/aes-sp800-38a.txt"));
+    assert_eq!(vectors.len(), 18);
+    for v in vectors
+        .into_iter()
+        .filter(|v| matches!(v[0], "ecb" | "cbc" | "ctr"))
+    {
         let (mode, section, key, iv, plain, want) = (
             v[0],
             v[1],
@@ -228,12 +253,37 @@ fn sp800_38a_ecb_cbc_ctr_known_answers_and_parts() {
     }
 }
 
+/// `(ulMinKeySize, ulMaxKeySize, flags)` of C_GetMechanismInfo.
+fn mechanism_info(
+    slot: cryptoki::slot::Slot,
+    ty: CK_MECHANISM_TYPE,
+) -> (CK_ULONG, CK_ULONG, CK_FLAGS) {
+    let mut info = CK_MECHANISM_INFO {
+        ulMinKeySize: 0,
+        ulMaxKeySize: 0,
+        flags: 0,
+    };
+    // SAFETY: `info` is a live local.
+    let rv = unsafe { raw().C_GetMechanismInfo.unwrap()(slot.id(), ty, &mut info) };
+    assert_eq!(rv, CKR_OK, "{ty:#x}");
+    (info.ulMinKeySize, info.ulMaxKeySize, info.flags)
+}
+
+/// CK_MECHANISM with a byte-string parameter (an IV).
+fn bytes_mechanism(ty: CK_MECHANISM_TYPE, param: &mut [u8]) -> CK_MECHANISM {
+    CK_MECHANISM {
+        mechanism: ty,
+        pParameter: param.as_mut_ptr().cast(),
+        ulParameterLen: param.len() as CK_ULONG,
+    }
+}
+
 #[test]
 fn gcm_known_answers_parts_and_tamper_detection() {
     let f = Fixture::new();
     let slot = f.token("gcm");
     let s = f.user(slot);
-    let vectors = lines(include_str!("vectors/aes-gcm-mcgrew-viega.txt"));
+    let vectors = lines(include_str!("../vectors/aes-gcm-mcgrew-viega.txt"));
     assert_eq!(vectors.len(), 7);
     for v in vectors {
         let (tc, key, mut iv, aad, plain, ct, tag) = (
@@ -306,7 +356,7 @@ fn key_wrap_known_answers_rfc3394_rfc5649() {
     let f = Fixture::new();
     let slot = f.token("kw");
     let s = f.user(slot);
-    let vectors = lines(include_str!("vectors/aes-key-wrap-rfc3394-rfc5649.txt"));
+    let vectors = lines(include_str!("../vectors/aes-key-wrap-rfc3394-rfc5649.txt"));
     assert_eq!(vectors.len(), 8);
     for v in vectors {
         let (kind, section, kek, data, wrapped) =
@@ -493,4 +543,82 @@ fn output_buffer_conventions_cbc_pad() {
     let raw_block = s.encrypt(&cbc, k, &[0u8; 16]).unwrap();
     assert_rv!(s.decrypt(&mech, k, &raw_block), EncryptedDataInvalid);
     assert_rv!(s.decrypt(&mech, k, &raw_block[..15]), EncryptedDataLenRange);
+}
+
+/// C_SignInit + C_Sign (with a size query) with a raw mechanism.
+fn raw_sign(
+    s: &Session,
+    mech: &mut CK_MECHANISM,
+    key: ObjectHandle,
+    data: &[u8],
+) -> Result<Vec<u8>, CK_RV> {
+    let l = raw();
+    // SAFETY: the mechanism is a live local; the session and key are valid.
+    let rv = unsafe { l.C_SignInit.unwrap()(s.handle(), mech, key.handle()) };
+    if rv != CKR_OK {
+        return Err(rv);
+    }
+    with_size_query(s, l.C_Sign.unwrap(), data)
+}
+
+/// C_VerifyInit + C_Verify with a raw mechanism.
+fn raw_verify(
+    s: &Session,
+    mech: &mut CK_MECHANISM,
+    key: ObjectHandle,
+    data: &[u8],
+    mac: &[u8],
+) -> CK_RV {
+    let l = raw();
+    let mut input = data.to_vec();
+    let mut mac = mac.to_vec();
+    // SAFETY: the mechanism and buffers are live locals.
+    unsafe {
+        let rv = l.C_VerifyInit.unwrap()(s.handle(), mech, key.handle());
+        if rv != CKR_OK {
+            return rv;
+        }
+        l.C_Verify.unwrap()(
+            s.handle(),
+            input.as_mut_ptr(),
+            input.len() as CK_ULONG,
+            mac.as_mut_ptr(),
+            mac.len() as CK_ULONG,
+        )
+    }
+}
+
+/// `CK_CCM_PARAMS` kept alive with its buffers.
+struct Ccm {
+    nonce: Vec<u8>,
+    aad: Vec<u8>,
+    params: CK_CCM_PARAMS,
+}
+
+impl Ccm {
+    fn new(data_len: usize, nonce: &[u8], aad: &[u8], mac_len: usize) -> Box<Ccm> {
+        let mut c = Box::new(Ccm {
+            nonce: nonce.to_vec(),
+            aad: aad.to_vec(),
+            params: CK_CCM_PARAMS {
+                ulDataLen: data_len as CK_ULONG,
+                pNonce: std::ptr::null_mut(),
+                ulNonceLen: nonce.len() as CK_ULONG,
+                pAAD: std::ptr::null_mut(),
+                ulAADLen: aad.len() as CK_ULONG,
+                ulMACLen: mac_len as CK_ULONG,
+            },
+        });
+        c.params.pNonce = c.nonce.as_mut_ptr();
+        c.params.pAAD = c.aad.as_mut_ptr();
+        c
+    }
+
+    fn mechanism(&mut self) -> CK_MECHANISM {
+        CK_MECHANISM {
+            mechanism: CKM_AES_CCM,
+            pParameter: (&mut self.params as *mut CK_CCM_PARAMS).cast(),
+            ulParameterLen: std::mem::size_of::<CK_CCM_PARAMS>() as CK_ULONG,
+        }
+    }
 }
