@@ -7,71 +7,14 @@
 //! list.
 
 mod common;
+#[path = "common/raw_tpl.rs"]
+mod raw_tpl;
 
 use common::*;
 use cryptoki::session::Session;
 use cryptoki_sys::*;
-use std::ptr::null_mut;
+use raw_tpl::*;
 use std::time::{Duration, Instant};
-
-/// An owned template: attribute types and values.
-type Tpl = Vec<(CK_ATTRIBUTE_TYPE, Vec<u8>)>;
-
-fn ul(v: CK_ULONG) -> Vec<u8> {
-    v.to_ne_bytes().to_vec()
-}
-
-fn yes() -> Vec<u8> {
-    vec![CK_TRUE]
-}
-
-fn raw_attrs(t: &mut Tpl) -> Vec<CK_ATTRIBUTE> {
-    t.iter_mut()
-        .map(|(ty, v)| CK_ATTRIBUTE {
-            type_: *ty,
-            pValue: v.as_mut_ptr().cast(),
-            ulValueLen: v.len() as CK_ULONG,
-        })
-        .collect()
-}
-
-fn mech(ty: CK_MECHANISM_TYPE) -> CK_MECHANISM {
-    CK_MECHANISM {
-        mechanism: ty,
-        pParameter: null_mut(),
-        ulParameterLen: 0,
-    }
-}
-
-fn check(rv: CK_RV) -> Result<(), CK_RV> {
-    if rv == CKR_OK { Ok(()) } else { Err(rv) }
-}
-
-fn create(s: &Session, mut t: Tpl) -> Result<CK_OBJECT_HANDLE, CK_RV> {
-    let mut a = raw_attrs(&mut t);
-    let mut h = 0;
-    // SAFETY: every attribute points at a live buffer of its length.
-    check(unsafe {
-        raw().C_CreateObject.unwrap()(s.handle(), a.as_mut_ptr(), a.len() as CK_ULONG, &mut h)
-    })?;
-    Ok(h)
-}
-
-fn get(s: &Session, h: CK_OBJECT_HANDLE, ty: CK_ATTRIBUTE_TYPE) -> Result<Vec<u8>, CK_RV> {
-    let mut a = CK_ATTRIBUTE {
-        type_: ty,
-        pValue: null_mut(),
-        ulValueLen: 0,
-    };
-    // SAFETY: a size query, then a read into a buffer of that size.
-    unsafe {
-        check(raw().C_GetAttributeValue.unwrap()(s.handle(), h, &mut a, 1))?;
-        let mut v = vec![0u8; a.ulValueLen as usize];
-        a.pValue = v.as_mut_ptr().cast();
-        check(raw().C_GetAttributeValue.unwrap()(s.handle(), h, &mut a, 1))?;
-        Ok(v)
-    }
-}
 
 fn domain(p: &[u8], q: &[u8], g: &[u8]) -> Tpl {
     vec![
@@ -100,20 +43,7 @@ fn gen_params(
     if let Some(n) = sub {
         t.push((CKA_SUBPRIME_BITS, ul(n)));
     }
-    let mut a = raw_attrs(&mut t);
-    let mut m = mech(CKM_DSA_PARAMETER_GEN);
-    let mut h = 0;
-    // SAFETY: live mechanism and template.
-    check(unsafe {
-        raw().C_GenerateKey.unwrap()(
-            s.handle(),
-            &mut m,
-            a.as_mut_ptr(),
-            a.len() as CK_ULONG,
-            &mut h,
-        )
-    })?;
-    Ok(h)
+    generate_key(s, CKM_DSA_PARAMETER_GEN, t)
 }
 
 fn gen_pair(
@@ -124,24 +54,8 @@ fn gen_pair(
 ) -> Result<(CK_OBJECT_HANDLE, CK_OBJECT_HANDLE), CK_RV> {
     let mut pt = domain(p, q, g);
     pt.push((CKA_VERIFY, yes()));
-    let mut st: Tpl = vec![(CKA_SIGN, yes()), (CKA_EXTRACTABLE, yes())];
-    let (mut pa, mut sa) = (raw_attrs(&mut pt), raw_attrs(&mut st));
-    let mut m = mech(CKM_DSA_KEY_PAIR_GEN);
-    let (mut hp, mut hs) = (0, 0);
-    // SAFETY: live mechanism and templates.
-    check(unsafe {
-        raw().C_GenerateKeyPair.unwrap()(
-            s.handle(),
-            &mut m,
-            pa.as_mut_ptr(),
-            pa.len() as CK_ULONG,
-            sa.as_mut_ptr(),
-            sa.len() as CK_ULONG,
-            &mut hp,
-            &mut hs,
-        )
-    })?;
-    Ok((hp, hs))
+    let st: Tpl = vec![(CKA_SIGN, yes()), (CKA_EXTRACTABLE, yes())];
+    generate_pair(s, CKM_DSA_KEY_PAIR_GEN, pt, st)
 }
 
 fn sign(

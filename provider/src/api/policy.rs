@@ -369,16 +369,12 @@ const RSA_PRIVATE: &[Rule] = &[
     ),
 ];
 
-/// Mechanisms spec §2.2.2 DSA public keys.
-const DSA_PUBLIC: &[Rule] = &[
+/// Finite-field public keys, DSA (mechanisms spec §2.2.2) and
+/// Diffie-Hellman (§2.5.2): p, g and y (`CKA_VALUE`); DSA adds q
+/// ([`DSA_SUBPRIME_PUBLIC`]).
+const FFC_PUBLIC: &[Rule] = &[
     r(
         CKA_PRIME,
-        K::Bytes,
-        REQUIRED_ON_CREATE | REQUIRED_ON_GENERATE,
-        D::None,
-    ),
-    r(
-        CKA_SUBPRIME,
         K::Bytes,
         REQUIRED_ON_CREATE | REQUIRED_ON_GENERATE,
         D::None,
@@ -397,16 +393,19 @@ const DSA_PUBLIC: &[Rule] = &[
     ),
 ];
 
-/// Mechanisms spec §2.2.3 DSA private keys: x (`CKA_VALUE`) is sensitive.
-const DSA_PRIVATE: &[Rule] = &[
+/// §2.2.2: q of a DSA public key.
+const DSA_SUBPRIME_PUBLIC: &[Rule] = &[r(
+    CKA_SUBPRIME,
+    K::Bytes,
+    REQUIRED_ON_CREATE | REQUIRED_ON_GENERATE,
+    D::None,
+)];
+
+/// Finite-field private keys, DSA (§2.2.3) and Diffie-Hellman (§2.5.3): p,
+/// g and x (`CKA_VALUE`, sensitive).
+const FFC_PRIVATE: &[Rule] = &[
     r(
         CKA_PRIME,
-        K::Bytes,
-        REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP,
-        D::None,
-    ),
-    r(
-        CKA_SUBPRIME,
         K::Bytes,
         REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP,
         D::None,
@@ -424,6 +423,24 @@ const DSA_PRIVATE: &[Rule] = &[
         D::None,
     ),
 ];
+
+/// §2.2.3: q of a DSA private key.
+const DSA_SUBPRIME_PRIVATE: &[Rule] = &[r(
+    CKA_SUBPRIME,
+    K::Bytes,
+    REQUIRED_ON_CREATE | NOT_ON_GENERATE | NOT_ON_UNWRAP,
+    D::None,
+)];
+
+/// §2.5.3: `CKA_VALUE_BITS` of a Diffie-Hellman private key (the length
+/// of x) may be asked for on generation and is computed otherwise
+/// (footnotes 2 and 6).
+const DH_VALUE_BITS: &[Rule] = &[r(
+    CKA_VALUE_BITS,
+    K::Ulong,
+    NOT_ON_CREATE | NOT_ON_UNWRAP,
+    D::None,
+)];
 
 /// PKCS#11 3.2 mechanisms spec, ML-DSA and ML-KEM public keys: the
 /// parameter set and the encoded key (pkEncode, ek).
@@ -499,17 +516,12 @@ const DOMAIN_PARAMETERS: &[Rule] = &[
     r(CKA_LOCAL, K::Bool, COMPUTED, D::None),
 ];
 
-/// Mechanisms spec §2.2.4 DSA domain parameters (`CKA_SUBPRIME_BITS`: the
-/// optional N of a 2048-bit generation, §2.2.10).
-const DSA_DOMAIN: &[Rule] = &[
+/// Finite-field domain parameters, DSA (mechanisms spec §2.2.4) and
+/// Diffie-Hellman (§2.5.4): p and g; `CKA_PRIME_BITS` is computed on
+/// creation and asked for by the parameter generations.
+const FFC_DOMAIN: &[Rule] = &[
     r(
         CKA_PRIME,
-        K::Bytes,
-        REQUIRED_ON_CREATE | NOT_ON_GENERATE,
-        D::None,
-    ),
-    r(
-        CKA_SUBPRIME,
         K::Bytes,
         REQUIRED_ON_CREATE | NOT_ON_GENERATE,
         D::None,
@@ -524,6 +536,17 @@ const DSA_DOMAIN: &[Rule] = &[
         CKA_PRIME_BITS,
         K::Ulong,
         NOT_ON_CREATE | REQUIRED_ON_GENERATE,
+        D::None,
+    ),
+];
+
+/// §2.2.4: q of DSA domain parameters, and `CKA_SUBPRIME_BITS` (the
+/// optional N of a 2048-bit generation, §2.2.10).
+const DSA_SUBPRIME_DOMAIN: &[Rule] = &[
+    r(
+        CKA_SUBPRIME,
+        K::Bytes,
+        REQUIRED_ON_CREATE | NOT_ON_GENERATE,
         D::None,
     ),
     r(CKA_SUBPRIME_BITS, K::Ulong, NOT_ON_CREATE, D::None),
@@ -568,7 +591,9 @@ pub fn tables(
         }
         (CKO_PUBLIC_KEY, Some(CKK_RSA)) => &[STORAGE, KEY, PUBLIC_KEY, RSA_PUBLIC],
         (CKO_PRIVATE_KEY, Some(CKK_RSA)) => &[STORAGE, KEY, PRIVATE_KEY, RSA_PRIVATE],
-        (CKO_PUBLIC_KEY, Some(CKK_DSA)) => &[STORAGE, KEY, PUBLIC_KEY, DSA_PUBLIC],
+        (CKO_PUBLIC_KEY, Some(CKK_DSA)) => {
+            &[STORAGE, KEY, PUBLIC_KEY, FFC_PUBLIC, DSA_SUBPRIME_PUBLIC]
+        }
         (CKO_PUBLIC_KEY, Some(CKK_ML_DSA)) => &[STORAGE, KEY, PUBLIC_KEY, ML_DSA_PUBLIC],
         (CKO_PRIVATE_KEY, Some(CKK_ML_DSA)) => &[STORAGE, KEY, PRIVATE_KEY, ML_DSA_PRIVATE],
         (CKO_PUBLIC_KEY, Some(CKK_ML_KEM)) => &[
@@ -587,8 +612,15 @@ pub fn tables(
         ],
         (CKO_PUBLIC_KEY, Some(CKK_SLH_DSA)) => &[STORAGE, KEY, PUBLIC_KEY, SLH_DSA_PUBLIC],
         (CKO_PRIVATE_KEY, Some(CKK_SLH_DSA)) => &[STORAGE, KEY, PRIVATE_KEY, SLH_DSA_PRIVATE],
-        (CKO_PRIVATE_KEY, Some(CKK_DSA)) => &[STORAGE, KEY, PRIVATE_KEY, DSA_PRIVATE],
-        (CKO_DOMAIN_PARAMETERS, Some(CKK_DSA)) => &[STORAGE, DOMAIN_PARAMETERS, DSA_DOMAIN],
+        (CKO_PRIVATE_KEY, Some(CKK_DSA)) => {
+            &[STORAGE, KEY, PRIVATE_KEY, FFC_PRIVATE, DSA_SUBPRIME_PRIVATE]
+        }
+        (CKO_DOMAIN_PARAMETERS, Some(CKK_DSA)) => {
+            &[STORAGE, DOMAIN_PARAMETERS, FFC_DOMAIN, DSA_SUBPRIME_DOMAIN]
+        }
+        (CKO_PUBLIC_KEY, Some(CKK_DH)) => &[STORAGE, KEY, PUBLIC_KEY, FFC_PUBLIC],
+        (CKO_PRIVATE_KEY, Some(CKK_DH)) => &[STORAGE, KEY, PRIVATE_KEY, FFC_PRIVATE, DH_VALUE_BITS],
+        (CKO_DOMAIN_PARAMETERS, Some(CKK_DH)) => &[STORAGE, DOMAIN_PARAMETERS, FFC_DOMAIN],
         (
             CKO_SECRET_KEY,
             Some(
@@ -626,6 +658,9 @@ mod tests {
             (CKO_PUBLIC_KEY, Some(CKK_DSA)),
             (CKO_PRIVATE_KEY, Some(CKK_DSA)),
             (CKO_DOMAIN_PARAMETERS, Some(CKK_DSA)),
+            (CKO_PUBLIC_KEY, Some(CKK_DH)),
+            (CKO_PRIVATE_KEY, Some(CKK_DH)),
+            (CKO_DOMAIN_PARAMETERS, Some(CKK_DH)),
             (CKO_PUBLIC_KEY, Some(CKK_ML_DSA)),
             (CKO_PRIVATE_KEY, Some(CKK_ML_DSA)),
             (CKO_PUBLIC_KEY, Some(CKK_ML_KEM)),

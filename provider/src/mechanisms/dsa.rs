@@ -29,6 +29,7 @@ use super::material::GeneratedPair;
 use super::material::KeyMaterial;
 use super::operation::{DigestOperation, SignOperation, VerifyOperation};
 use super::params::{Mechanism, Param};
+use super::random::OsRng;
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use crypto_bigint::modular::{BoxedMontyForm, BoxedMontyParams};
@@ -47,44 +48,6 @@ pub const MIN_BITS: usize = 1024;
 
 /// The (L, N) pairs of FIPS 186-4 §4.2 that the `dsa` crate takes.
 const PAIRS: [(u32, u32); 4] = [(1024, 160), (2048, 224), (2048, 256), (3072, 256)];
-
-/// The operating system's random generator, in the `rand_core` 0.10 shape
-/// the `dsa` crate asks for.
-struct OsRng;
-
-/// The OS generator failed.
-#[derive(Debug)]
-struct RngFailed;
-
-impl std::fmt::Display for RngFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("OS random generator failed")
-    }
-}
-
-impl std::error::Error for RngFailed {}
-
-impl rand_core::TryRng for OsRng {
-    type Error = RngFailed;
-
-    fn try_next_u32(&mut self) -> std::result::Result<u32, RngFailed> {
-        let mut b = [0u8; 4];
-        self.try_fill_bytes(&mut b)?;
-        Ok(u32::from_le_bytes(b))
-    }
-
-    fn try_next_u64(&mut self) -> std::result::Result<u64, RngFailed> {
-        let mut b = [0u8; 8];
-        self.try_fill_bytes(&mut b)?;
-        Ok(u64::from_le_bytes(b))
-    }
-
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> std::result::Result<(), RngFailed> {
-        getrandom::fill(dst).map_err(|_| RngFailed)
-    }
-}
-
-impl rand_core::TryCryptoRng for OsRng {}
 
 /// A big-endian integer without its leading zero bytes.
 fn trim(bytes: &[u8]) -> &[u8] {

@@ -7,7 +7,7 @@ use super::material::{GeneratedPair, KeyMaterial};
 use super::operation::Direction;
 use super::params::{Mechanism, Param};
 use super::registry::require;
-use super::{aes, cmac, des, digest, dsa, ec, eddsa, hmac, mldsa, mlkem, rsa, slhdsa, x25519};
+use super::{aes, cmac, des, dh, digest, dsa, ec, eddsa, hmac, mldsa, mlkem, rsa, slhdsa, x25519};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -138,6 +138,7 @@ pub fn pair_key_type(mech: CK_MECHANISM_TYPE) -> Result<CK_KEY_TYPE> {
         CKM_EC_KEY_PAIR_GEN => Ok(CKK_EC),
         CKM_RSA_PKCS_KEY_PAIR_GEN => Ok(CKK_RSA),
         CKM_DSA_KEY_PAIR_GEN => Ok(CKK_DSA),
+        CKM_DH_PKCS_KEY_PAIR_GEN => Ok(CKK_DH),
         CKM_ML_DSA_KEY_PAIR_GEN => Ok(CKK_ML_DSA),
         CKM_ML_KEM_KEY_PAIR_GEN => Ok(CKK_ML_KEM),
         CKM_SLH_DSA_KEY_PAIR_GEN => Ok(CKK_SLH_DSA),
@@ -146,10 +147,13 @@ pub fn pair_key_type(mech: CK_MECHANISM_TYPE) -> Result<CK_KEY_TYPE> {
 }
 
 /// Generates a key pair; `public_template` holds the domain parameters
-/// (`CKA_EC_PARAMS`, `CKA_MODULUS_BITS`, `CKA_PUBLIC_EXPONENT`).
+/// (`CKA_EC_PARAMS`, `CKA_MODULUS_BITS`, `CKA_PUBLIC_EXPONENT`, p and g),
+/// `private_template` what a family reads from it (Diffie-Hellman:
+/// `CKA_VALUE_BITS`).
 pub fn generate_key_pair(
     mech: &Mechanism<'_>,
     public_template: &Attributes,
+    private_template: &Attributes,
 ) -> Result<GeneratedPair> {
     require(mech, CKF_GENERATE_KEY_PAIR)?;
     if mech.param != Param::None {
@@ -166,6 +170,7 @@ pub fn generate_key_pair(
         CKM_EC_KEY_PAIR_GEN => ec::generate(public_template),
         CKM_RSA_PKCS_KEY_PAIR_GEN => wiping_deep(|| rsa::generate(public_template)),
         CKM_DSA_KEY_PAIR_GEN => wiping_deep(|| dsa::generate(public_template)),
+        CKM_DH_PKCS_KEY_PAIR_GEN => wiping_deep(|| dh::generate(public_template, private_template)),
         CKM_ML_DSA_KEY_PAIR_GEN => wiping_deep(|| mldsa::generate(public_template)),
         CKM_ML_KEM_KEY_PAIR_GEN => wiping_deep(|| mlkem::generate(public_template)),
         // The key generation itself wipes behind it (`slhdsa::key`).
@@ -180,6 +185,7 @@ pub fn generate_key_pair(
 pub fn domain_parameter_key_type(mech: CK_MECHANISM_TYPE) -> Option<CK_KEY_TYPE> {
     match mech {
         CKM_DSA_PARAMETER_GEN => Some(CKK_DSA),
+        CKM_DH_PKCS_PARAMETER_GEN => Some(CKK_DH),
         _ => None,
     }
 }
@@ -196,6 +202,7 @@ pub fn generate_domain_parameters(
     }
     match mech.ty {
         CKM_DSA_PARAMETER_GEN => dsa::generate_parameters(template),
+        CKM_DH_PKCS_PARAMETER_GEN => dh::generate_parameters(template),
         _ => Err(err(CKR_MECHANISM_INVALID)),
     }
 }

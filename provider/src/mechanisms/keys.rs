@@ -5,7 +5,7 @@
 //! families by key type.
 
 pub use super::material::{KeyMaterial, ValueOf};
-use super::{aes, des, dsa, ec, eddsa, mldsa, mlkem, rsa, slhdsa, x25519};
+use super::{aes, des, dh, dsa, ec, eddsa, mldsa, mlkem, rsa, slhdsa, x25519};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -64,6 +64,16 @@ pub fn load(
         (CKO_PUBLIC_KEY, Some(CKK_DSA)) => dsa::load_public(
             &required(get, CKA_PRIME)?,
             &required(get, CKA_SUBPRIME)?,
+            &required(get, CKA_BASE)?,
+            &required(get, CKA_VALUE)?,
+        ),
+        (CKO_PRIVATE_KEY, Some(CKK_DH)) => dh::load_private(
+            &required(get, CKA_PRIME)?,
+            &required(get, CKA_BASE)?,
+            &required(get, CKA_VALUE)?,
+        ),
+        (CKO_PUBLIC_KEY, Some(CKK_DH)) => dh::load_public(
+            &required(get, CKA_PRIME)?,
             &required(get, CKA_BASE)?,
             &required(get, CKA_VALUE)?,
         ),
@@ -129,6 +139,9 @@ pub fn complete_import(
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_RSA)) => rsa::complete_import(class, attrs),
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY | CKO_DOMAIN_PARAMETERS, Some(CKK_DSA)) => {
             dsa::complete_import(class, attrs)
+        }
+        (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY | CKO_DOMAIN_PARAMETERS, Some(CKK_DH)) => {
+            dh::complete_import(class, attrs)
         }
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(CKK_ML_DSA)) => {
             mldsa::complete_import(class, attrs)

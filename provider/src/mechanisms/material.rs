@@ -60,6 +60,10 @@ pub enum KeyMaterial {
     DsaPrivate(Box<::dsa::SigningKey>),
     /// DSA public key.
     DsaPublic(Box<::dsa::VerifyingKey>),
+    /// Diffie-Hellman (PKCS #3) private key (x zeroized on drop).
+    DhPrivate(Box<super::dh::key::PrivateKey>),
+    /// Diffie-Hellman public key.
+    DhPublic(Box<super::dh::key::PublicKey>),
     /// ML-DSA private key (FIPS 204; seed and expanded key zeroized on drop).
     MlDsaPrivate(Box<super::mldsa::key::PrivateKey>),
     /// ML-DSA public key.

@@ -21,6 +21,7 @@ pub mod awslc;
 pub mod block_modes;
 pub mod cmac;
 pub mod des;
+pub mod dh;
 pub mod digest;
 mod dispatch;
 pub mod dsa;

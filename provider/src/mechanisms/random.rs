@@ -39,6 +39,44 @@ pub fn os_fill(buf: &mut [u8]) -> Result<()> {
     getrandom::fill(buf).map_err(|_| crate::error::err(cryptoki_sys::CKR_GENERAL_ERROR))
 }
 
+/// The operating system's random generator, in the `rand_core` 0.10 shape
+/// the `dsa` and `crypto-primes` crates ask for.
+pub struct OsRng;
+
+/// The OS generator failed.
+#[derive(Debug)]
+pub struct RngFailed;
+
+impl std::fmt::Display for RngFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OS random generator failed")
+    }
+}
+
+impl std::error::Error for RngFailed {}
+
+impl rand_core::TryRng for OsRng {
+    type Error = RngFailed;
+
+    fn try_next_u32(&mut self) -> std::result::Result<u32, RngFailed> {
+        let mut b = [0u8; 4];
+        self.try_fill_bytes(&mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn try_next_u64(&mut self) -> std::result::Result<u64, RngFailed> {
+        let mut b = [0u8; 8];
+        self.try_fill_bytes(&mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> std::result::Result<(), RngFailed> {
+        getrandom::fill(dst).map_err(|_| RngFailed)
+    }
+}
+
+impl rand_core::TryCryptoRng for OsRng {}
+
 /// Output, in bytes, after which a generator takes a fresh OS seed.
 pub const RESEED_AFTER: usize = 64 * 1024;
 

@@ -203,6 +203,17 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_DSA_SHA256, 1024, 3072, SV, P::None),
     d(CKM_DSA_SHA384, 1024, 3072, SV, P::None),
     d(CKM_DSA_SHA512, 1024, 3072, SV, P::None),
+    // Diffie-Hellman, PKCS #3 (mechanisms spec §2.5): safe-prime groups of
+    // 2048–8192 bits (named groups; other safe primes up to 4096 bits).
+    d(CKM_DH_PKCS_PARAMETER_GEN, 2048, 4096, CKF_GENERATE, P::None),
+    d(
+        CKM_DH_PKCS_KEY_PAIR_GEN,
+        2048,
+        8192,
+        CKF_GENERATE_KEY_PAIR,
+        P::None,
+    ),
+    d(CKM_DH_PKCS_DERIVE, 2048, 8192, CKF_DERIVE, P::Bytes),
     d(
         CKM_RSA_PKCS_KEY_PAIR_GEN,
         1024,

@@ -6,7 +6,7 @@
 use super::material::{KeyMaterial, MAX_SECRET_LEN};
 use super::params::{Mechanism, Param};
 use super::registry::require;
-use super::{aes, des, ec, kdf, random, x25519};
+use super::{aes, des, dh, ec, kdf, random, x25519};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
@@ -194,6 +194,10 @@ pub fn derive(
         (CKM_ECDH1_COFACTOR_DERIVE, _) => match base {
             KeyMaterial::X25519Private(..) => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
             _ => ec::ecdh_derive(mech, base, len),
+        },
+        (CKM_DH_PKCS_DERIVE, Param::Bytes(peer)) => match base {
+            KeyMaterial::DhPrivate(key) => dh::derive(key, peer, len),
+            _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
         },
         (CKM_HKDF_DERIVE | CKM_HKDF_DATA, Param::Hkdf(p)) => {
             let ikm = kdf_base(base)?;

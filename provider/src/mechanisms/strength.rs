@@ -69,6 +69,8 @@ pub fn strength(key: &KeyMaterial) -> u32 {
             modulus_strength(k.verifying_key().components().p().bits() as usize)
         }
         KeyMaterial::DsaPublic(k) => modulus_strength(k.components().p().bits() as usize),
+        KeyMaterial::DhPrivate(k) => modulus_strength(k.group().bits()),
+        KeyMaterial::DhPublic(k) => modulus_strength(k.group().bits()),
         // FIPS 204 Table 1: categories 2, 3, 5 (ML-DSA-44/65/87).
         KeyMaterial::MlDsaPrivate(k) => k.set().strength(),
         KeyMaterial::MlDsaPublic(k) => k.set().strength(),

@@ -23,5 +23,5 @@ run_py() { "$PY" "$HERE/python/interop.py" "$MODULE" "$T" "$@"; }
 check_fails "login with a wrong PIN is refused" run_py 0000 login
 check "login with the PIN" run_py "$USER_PIN" login
 
-count_cases interop.py 42 run_py "$USER_PIN"
+count_cases interop.py 46 run_py "$USER_PIN"
 finish

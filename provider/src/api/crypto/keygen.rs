@@ -50,7 +50,7 @@ pub fn generate_key_pair(
         // The token's `rsa_min_bits` (docs/configuration.md).
         return Err(err(CKR_KEY_SIZE_RANGE));
     }
-    let generated = mechanisms::generate_key_pair(mech, &pub_attrs)?;
+    let generated = mechanisms::generate_key_pair(mech, &pub_attrs, &priv_attrs)?;
     // A parameter set (ML-DSA, PKCS#11 3.2) belongs in the public template;
     // one in the private template too must name the same set.
     if let Some(set) = priv_attrs.ulong(CKA_PARAMETER_SET)

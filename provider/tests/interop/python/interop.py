@@ -393,6 +393,11 @@ def run_cases(s):
 
     interop_pqc.run(s, case, expect, expect_raises)
 
+    # ---- Diffie-Hellman (PKCS #3) ----------------------------------------------
+    import interop_dh
+
+    interop_dh.run(s, case, expect, expect_raises)
+
 
 if __name__ == "__main__":
     sys.exit(main())
