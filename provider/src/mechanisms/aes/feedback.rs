@@ -43,7 +43,9 @@ impl Feedback {
     }
 }
 
-/// The running state of a feedback mode.
+/// The running state of a feedback mode (cloned for a saved operation
+/// state; each copy wipes itself).
+#[derive(Clone)]
 pub(super) struct Stream {
     mode: Feedback,
     /// The shift register (OFB, CFB8, CFB1), or the block CFB128 is

@@ -74,19 +74,28 @@ pub struct AesCipher {
 }
 
 impl AesCipher {
-    /// A copy of an ECB, CBC, CBC-PAD or CTR operation in progress, for
-    /// `C_GetOperationState`; `None` for GCM (a restored copy would
-    /// encrypt a second message under the same IV, which leaks GHASH's
-    /// key) and the key wraps (single-part).
+    /// A copy of an ECB, CBC, CBC-PAD, CTS, CTR, OFB or CFB operation in
+    /// progress, for `C_GetOperationState`; `None` for GCM and CCM (a
+    /// restored copy would encrypt a second message under the same IV or
+    /// nonce: for GCM that leaks GHASH's key, for CCM the keystream) and
+    /// the key wraps (single-part).
     pub fn try_clone(&self) -> Option<AesCipher> {
         match self.mode {
-            Mode::Ecb | Mode::Cbc { .. } | Mode::Ctr { .. } => Some(AesCipher {
+            Mode::Ecb
+            | Mode::Cbc { .. }
+            | Mode::Cts { .. }
+            | Mode::Ctr { .. }
+            | Mode::Stream(_) => Some(AesCipher {
                 key: self.key.clone(),
                 direction: self.direction,
                 mode: self.mode.clone(),
                 buffer: self.buffer.clone(),
             }),
-            Mode::Gcm { .. } | Mode::Wrap { .. } | Mode::WrapPad { .. } => None,
+            Mode::Gcm { .. }
+            | Mode::Ccm { .. }
+            | Mode::Wrap { .. }
+            | Mode::WrapPad { .. }
+            | Mode::WrapPkcs7 { .. } => None,
         }
     }
 
