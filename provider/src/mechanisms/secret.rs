@@ -1,12 +1,14 @@
 //! Secret keys: the key types each generation mechanism makes, their
 //! lengths, generation, and every `C_DeriveKey` mechanism that makes a
 //! secret from a base key (ECDH, HKDF, SP 800-108, the simple derivations
-//! of mechanisms spec 3.0 §2.42 and §2.16.12).
+//! of mechanisms spec 3.0 §2.42 and §2.16.12, and the hash-of-the-key
+//! derivations `CKM_SHA*_KEY_DERIVATION`).
 
 use super::material::{KeyMaterial, MAX_SECRET_LEN};
+use super::operation::DigestOperation;
 use super::params::{Mechanism, Param};
 use super::registry::require;
-use super::{aes, des, ec, kdf, random, x25519};
+use super::{aes, des, digest, ec, kdf, random, x25519};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
@@ -28,6 +30,12 @@ pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'stati
                 CKK_SHA256_HMAC,
                 CKK_SHA384_HMAC,
                 CKK_SHA512_HMAC,
+                CKK_SHA512_224_HMAC,
+                CKK_SHA512_256_HMAC,
+                CKK_SHA3_224_HMAC,
+                CKK_SHA3_256_HMAC,
+                CKK_SHA3_384_HMAC,
+                CKK_SHA3_512_HMAC,
             ],
         )),
         // The hash-specific HMAC key generators of PKCS #11 3.0
@@ -37,6 +45,12 @@ pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'stati
         CKM_SHA256_KEY_GEN => Ok((CKK_SHA256_HMAC, &[CKK_SHA256_HMAC])),
         CKM_SHA384_KEY_GEN => Ok((CKK_SHA384_HMAC, &[CKK_SHA384_HMAC])),
         CKM_SHA512_KEY_GEN => Ok((CKK_SHA512_HMAC, &[CKK_SHA512_HMAC])),
+        CKM_SHA512_224_KEY_GEN => Ok((CKK_SHA512_224_HMAC, &[CKK_SHA512_224_HMAC])),
+        CKM_SHA512_256_KEY_GEN => Ok((CKK_SHA512_256_HMAC, &[CKK_SHA512_256_HMAC])),
+        CKM_SHA3_224_KEY_GEN => Ok((CKK_SHA3_224_HMAC, &[CKK_SHA3_224_HMAC])),
+        CKM_SHA3_256_KEY_GEN => Ok((CKK_SHA3_256_HMAC, &[CKK_SHA3_256_HMAC])),
+        CKM_SHA3_384_KEY_GEN => Ok((CKK_SHA3_384_HMAC, &[CKK_SHA3_384_HMAC])),
+        CKM_SHA3_512_KEY_GEN => Ok((CKK_SHA3_512_HMAC, &[CKK_SHA3_512_HMAC])),
         // Mechanisms spec 3.0 §2.43.4: a key for HKDF derivation.
         CKM_HKDF_KEY_GEN => Ok((CKK_HKDF, &[CKK_HKDF])),
         _ => Err(err(CKR_MECHANISM_INVALID)),
@@ -54,6 +68,10 @@ fn default_secret_len(mech: CK_MECHANISM_TYPE) -> Option<usize> {
         CKM_SHA256_KEY_GEN => Some(32),
         CKM_SHA384_KEY_GEN => Some(48),
         CKM_SHA512_KEY_GEN => Some(64),
+        CKM_SHA512_224_KEY_GEN | CKM_SHA3_224_KEY_GEN => Some(28),
+        CKM_SHA512_256_KEY_GEN | CKM_SHA3_256_KEY_GEN => Some(32),
+        CKM_SHA3_384_KEY_GEN => Some(48),
+        CKM_SHA3_512_KEY_GEN => Some(64),
         // DES keys have one length each (no CKA_VALUE_LEN needed).
         CKM_DES_KEY_GEN => Some(8),
         CKM_DES2_KEY_GEN => Some(16),
@@ -134,7 +152,27 @@ pub fn derives_by_simple_function(ty: CK_MECHANISM_TYPE) -> bool {
             | CKM_EXTRACT_KEY_FROM_KEY
             | CKM_AES_ECB_ENCRYPT_DATA
             | CKM_AES_CBC_ENCRYPT_DATA
-    )
+    ) || hash_of_key_derivation(ty).is_some()
+}
+
+/// The digest a `CKM_<hash>_KEY_DERIVATION` mechanism (mechanisms spec
+/// 3.0 §2.20.5 and the "SHA-n key derivation" sections: the derived key is
+/// the hash of the base key's value, truncated) computes.
+pub fn hash_of_key_derivation(ty: CK_MECHANISM_TYPE) -> Option<CK_MECHANISM_TYPE> {
+    Some(match ty {
+        CKM_SHA1_KEY_DERIVATION => CKM_SHA_1,
+        CKM_SHA224_KEY_DERIVATION => CKM_SHA224,
+        CKM_SHA256_KEY_DERIVATION => CKM_SHA256,
+        CKM_SHA384_KEY_DERIVATION => CKM_SHA384,
+        CKM_SHA512_KEY_DERIVATION => CKM_SHA512,
+        CKM_SHA512_224_KEY_DERIVATION => CKM_SHA512_224,
+        CKM_SHA512_256_KEY_DERIVATION => CKM_SHA512_256,
+        CKM_SHA3_224_KEY_DERIVATION => CKM_SHA3_224,
+        CKM_SHA3_256_KEY_DERIVATION => CKM_SHA3_256,
+        CKM_SHA3_384_KEY_DERIVATION => CKM_SHA3_384,
+        CKM_SHA3_512_KEY_DERIVATION => CKM_SHA3_512,
+        _ => return None,
+    })
 }
 
 /// How many of the `out_len` bytes a derivation gives come from secret key
@@ -247,7 +285,8 @@ pub fn derive_sp800_108(
             KeyMaterial::Secret {
                 key_type:
                     CKK_GENERIC_SECRET | CKK_SHA_1_HMAC | CKK_SHA224_HMAC | CKK_SHA256_HMAC
-                    | CKK_SHA384_HMAC | CKK_SHA512_HMAC,
+                    | CKK_SHA384_HMAC | CKK_SHA512_HMAC | CKK_SHA512_224_HMAC | CKK_SHA512_256_HMAC
+                    | CKK_SHA3_224_HMAC | CKK_SHA3_256_HMAC | CKK_SHA3_384_HMAC | CKK_SHA3_512_HMAC,
                 value,
                 ..
             } => kdf::sp800_108::PrfKey::Hmac(value),
@@ -284,6 +323,14 @@ fn simple_derivation(
         }
         (CKM_AES_CBC_ENCRYPT_DATA, Param::AesCbcData { iv, data }) => {
             kdf::encrypt_data::cbc(aes::aes_key(base)?, &iv, data)
+        }
+        (ty, Param::None) if hash_of_key_derivation(ty).is_some() => {
+            let hash = hash_of_key_derivation(ty).ok_or_else(bad)?;
+            let mut d = digest::DigestOp::new(hash)?;
+            d.update(secret_value(base)?);
+            let mut out = Zeroizing::new(vec![0u8; d.output_len()]);
+            d.finish(&mut out);
+            Ok(out)
         }
         _ => Err(bad()),
     }
