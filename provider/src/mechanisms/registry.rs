@@ -301,6 +301,9 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_SHA3_512_HMAC, 1, 512, SV | MSV, P::None),
     d(CKM_SHA3_512_HMAC_GENERAL, 1, 512, SV | MSV, P::MacLength),
     d(CKM_HKDF_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    // PBKDF2 (mechanisms spec 3.0 §2.34): no key in; sizes are the made
+    // key's, in bytes.
+    d(CKM_PKCS5_PBKD2, 1, 512, CKF_GENERATE, P::Pbkdf2),
     d(CKM_CONCATENATE_BASE_AND_KEY, 1, 512, CKF_DERIVE, P::Handle),
     d(
         CKM_CONCATENATE_BASE_AND_DATA,

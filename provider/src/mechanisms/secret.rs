@@ -51,6 +51,27 @@ pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'stati
         CKM_SHA3_256_KEY_GEN => Ok((CKK_SHA3_256_HMAC, &[CKK_SHA3_256_HMAC])),
         CKM_SHA3_384_KEY_GEN => Ok((CKK_SHA3_384_HMAC, &[CKK_SHA3_384_HMAC])),
         CKM_SHA3_512_KEY_GEN => Ok((CKK_SHA3_512_HMAC, &[CKK_SHA3_512_HMAC])),
+        // Mechanisms spec 3.0 §2.34: PBKDF2 makes any secret key type.
+        CKM_PKCS5_PBKD2 => Ok((
+            CKK_GENERIC_SECRET,
+            &[
+                CKK_GENERIC_SECRET,
+                CKK_AES,
+                CKK_DES2,
+                CKK_DES3,
+                CKK_SHA_1_HMAC,
+                CKK_SHA224_HMAC,
+                CKK_SHA256_HMAC,
+                CKK_SHA384_HMAC,
+                CKK_SHA512_HMAC,
+                CKK_SHA512_224_HMAC,
+                CKK_SHA512_256_HMAC,
+                CKK_SHA3_224_HMAC,
+                CKK_SHA3_256_HMAC,
+                CKK_SHA3_384_HMAC,
+                CKK_SHA3_512_HMAC,
+            ],
+        )),
         // Mechanisms spec 3.0 §2.43.4: a key for HKDF derivation.
         CKM_HKDF_KEY_GEN => Ok((CKK_HKDF, &[CKK_HKDF])),
         _ => Err(err(CKR_MECHANISM_INVALID)),
@@ -115,6 +136,29 @@ pub fn generate_key(mech: &Mechanism<'_>, value_len: Option<usize>) -> Result<Ze
     }
     let mut value = Zeroizing::new(vec![0u8; len]);
     random::generate(&mut value)?;
+    Ok(value)
+}
+
+/// PBKDF2 (`CKM_PKCS5_PBKD2`): a key of `key_type` from the password in
+/// the parameter; `value_len` is the template's `CKA_VALUE_LEN`, required
+/// except for the DES types (their one length; parity set).
+pub fn generate_pbkdf2(
+    mech: &Mechanism<'_>,
+    key_type: CK_KEY_TYPE,
+    value_len: Option<usize>,
+) -> Result<Zeroizing<Vec<u8>>> {
+    require(mech, CKF_GENERATE)?;
+    let Param::Pbkdf2(p) = mech.param else {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    };
+    let len = value_len
+        .or(des::key_len(key_type))
+        .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    // Bounded before the KDF allocates or loops.
+    check_secret_len(key_type, len)?;
+    kdf::pbkdf2::validate(&p)?;
+    let mut value = kdf::pbkdf2::derive(&p, len)?;
+    shape_derived_value(key_type, &mut value);
     Ok(value)
 }
 
