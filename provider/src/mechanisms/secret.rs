@@ -13,6 +13,31 @@ use crate::error::{Result, err};
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
 
+/// The secret key types a generation may make: first those
+/// `CKM_GENERIC_SECRET_KEY_GEN` makes (the generic secret and the HMAC key
+/// types, [`GENERIC_TYPES`] of them), then the block-cipher types PBKDF2
+/// may also make.
+const SECRET_TYPES: &[CK_KEY_TYPE] = &[
+    CKK_GENERIC_SECRET,
+    CKK_SHA_1_HMAC,
+    CKK_SHA224_HMAC,
+    CKK_SHA256_HMAC,
+    CKK_SHA384_HMAC,
+    CKK_SHA512_HMAC,
+    CKK_SHA512_224_HMAC,
+    CKK_SHA512_256_HMAC,
+    CKK_SHA3_224_HMAC,
+    CKK_SHA3_256_HMAC,
+    CKK_SHA3_384_HMAC,
+    CKK_SHA3_512_HMAC,
+    CKK_AES,
+    CKK_DES2,
+    CKK_DES3,
+];
+
+/// How many of [`SECRET_TYPES`] `CKM_GENERIC_SECRET_KEY_GEN` makes.
+const GENERIC_TYPES: usize = 12;
+
 /// The default key type of a secret-key generation mechanism, and the key
 /// types it may make.
 pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'static [CK_KEY_TYPE])> {
@@ -21,23 +46,7 @@ pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'stati
         CKM_DES_KEY_GEN => Ok((CKK_DES, &[CKK_DES])),
         CKM_DES2_KEY_GEN => Ok((CKK_DES2, &[CKK_DES2])),
         CKM_DES3_KEY_GEN => Ok((CKK_DES3, &[CKK_DES3])),
-        CKM_GENERIC_SECRET_KEY_GEN => Ok((
-            CKK_GENERIC_SECRET,
-            &[
-                CKK_GENERIC_SECRET,
-                CKK_SHA_1_HMAC,
-                CKK_SHA224_HMAC,
-                CKK_SHA256_HMAC,
-                CKK_SHA384_HMAC,
-                CKK_SHA512_HMAC,
-                CKK_SHA512_224_HMAC,
-                CKK_SHA512_256_HMAC,
-                CKK_SHA3_224_HMAC,
-                CKK_SHA3_256_HMAC,
-                CKK_SHA3_384_HMAC,
-                CKK_SHA3_512_HMAC,
-            ],
-        )),
+        CKM_GENERIC_SECRET_KEY_GEN => Ok((CKK_GENERIC_SECRET, &SECRET_TYPES[..GENERIC_TYPES])),
         // The hash-specific HMAC key generators of PKCS #11 3.0
         // (mechanisms spec 3.0, the "SHA-n key generation" sections).
         CKM_SHA_1_KEY_GEN => Ok((CKK_SHA_1_HMAC, &[CKK_SHA_1_HMAC])),
@@ -52,26 +61,7 @@ pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'stati
         CKM_SHA3_384_KEY_GEN => Ok((CKK_SHA3_384_HMAC, &[CKK_SHA3_384_HMAC])),
         CKM_SHA3_512_KEY_GEN => Ok((CKK_SHA3_512_HMAC, &[CKK_SHA3_512_HMAC])),
         // Mechanisms spec 3.0 §2.34: PBKDF2 makes any secret key type.
-        CKM_PKCS5_PBKD2 => Ok((
-            CKK_GENERIC_SECRET,
-            &[
-                CKK_GENERIC_SECRET,
-                CKK_AES,
-                CKK_DES2,
-                CKK_DES3,
-                CKK_SHA_1_HMAC,
-                CKK_SHA224_HMAC,
-                CKK_SHA256_HMAC,
-                CKK_SHA384_HMAC,
-                CKK_SHA512_HMAC,
-                CKK_SHA512_224_HMAC,
-                CKK_SHA512_256_HMAC,
-                CKK_SHA3_224_HMAC,
-                CKK_SHA3_256_HMAC,
-                CKK_SHA3_384_HMAC,
-                CKK_SHA3_512_HMAC,
-            ],
-        )),
+        CKM_PKCS5_PBKD2 => Ok((CKK_GENERIC_SECRET, SECRET_TYPES)),
         // Mechanisms spec 3.0 §2.43.4: a key for HKDF derivation.
         CKM_HKDF_KEY_GEN => Ok((CKK_HKDF, &[CKK_HKDF])),
         _ => Err(err(CKR_MECHANISM_INVALID)),
