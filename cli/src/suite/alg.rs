@@ -390,6 +390,10 @@ pub enum HashAlg {
     Sha384,
     /// SHA-512.
     Sha512,
+    /// SHA3-256 (FIPS 202).
+    Sha3_256,
+    /// SHA3-512 (FIPS 202).
+    Sha3_512,
 }
 
 /// MACs.
@@ -399,6 +403,8 @@ pub enum MacAlg {
     HmacSha256,
     /// HMAC-SHA512.
     HmacSha512,
+    /// HMAC-SHA3-256.
+    HmacSha3_256,
     /// AES-CMAC.
     AesCmac,
 }

@@ -404,6 +404,8 @@ mod tests {
                 "sha384",
                 "sha512",
                 "sha1",
+                "sha3-256",
+                "sha3-512",
                 "ed25519-keygen"
             ]
         );

@@ -143,6 +143,7 @@ pub fn mac_reference(m: MacAlg, key: &[u8], data: &[u8]) -> Option<Vec<u8>> {
     match m {
         MacAlg::HmacSha256 => run::<hmac::Hmac<sha2::Sha256>>(key, data),
         MacAlg::HmacSha512 => run::<hmac::Hmac<sha2::Sha512>>(key, data),
+        MacAlg::HmacSha3_256 => run::<hmac::Hmac<sha3::Sha3_256>>(key, data),
         MacAlg::AesCmac => match key.len() {
             16 => run::<cmac::Cmac<aes::Aes128>>(key, data),
             24 => run::<cmac::Cmac<aes::Aes192>>(key, data),
@@ -327,6 +328,19 @@ mod tests {
             mac_reference(MacAlg::HmacSha512, b"Jefe", b"what do ya want for nothing?").unwrap();
         assert_eq!(h.len(), 64);
         assert_eq!(h[..4], [0x16, 0x4b, 0x7a, 0x7b], "HMAC-SHA512");
+        // Wycheproof hmac_sha3_256_test.json tcId 1 (empty message).
+        let k: Vec<u8> = (0..32)
+            .map(|i| {
+                u8::from_str_radix(
+                    &"1e225cafb90339bba1b24076d4206c3e79c355805d851682bc818baa4f5a7779"
+                        [2 * i..2 * i + 2],
+                    16,
+                )
+                .unwrap()
+            })
+            .collect();
+        let h = mac_reference(MacAlg::HmacSha3_256, &k, b"").unwrap();
+        assert_eq!(h[..4], [0xa3, 0xc5, 0x84, 0x70], "HMAC-SHA3-256");
         // RFC 4493 example 1 (AES-128, empty message).
         let k = [
             0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf,

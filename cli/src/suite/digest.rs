@@ -1,5 +1,6 @@
-//! Message digests: SHA-256, SHA-384, SHA-512, SHA-1. Every output is compared
-//! with the digest computed in-process (sha2, sha1) before the run.
+//! Message digests: SHA-256, SHA-384, SHA-512, SHA-1, SHA3-256, SHA3-512.
+//! Every output is compared with the digest computed in-process (sha2, sha1,
+//! sha3) before the run.
 
 use std::sync::Arc;
 
@@ -25,6 +26,8 @@ impl HashAlg {
             HashAlg::Sha256 => "sha256",
             HashAlg::Sha384 => "sha384",
             HashAlg::Sha512 => "sha512",
+            HashAlg::Sha3_256 => "sha3-256",
+            HashAlg::Sha3_512 => "sha3-512",
         }
     }
 
@@ -35,6 +38,8 @@ impl HashAlg {
             HashAlg::Sha256 => CKM_SHA256,
             HashAlg::Sha384 => CKM_SHA384,
             HashAlg::Sha512 => CKM_SHA512,
+            HashAlg::Sha3_256 => CKM_SHA3_256,
+            HashAlg::Sha3_512 => CKM_SHA3_512,
         }
     }
 
@@ -44,22 +49,34 @@ impl HashAlg {
             HashAlg::Sha256 => sha2::Sha256::digest(data).to_vec(),
             HashAlg::Sha384 => sha2::Sha384::digest(data).to_vec(),
             HashAlg::Sha512 => sha2::Sha512::digest(data).to_vec(),
+            HashAlg::Sha3_256 => sha3::Sha3_256::digest(data).to_vec(),
+            HashAlg::Sha3_512 => sha3::Sha3_512::digest(data).to_vec(),
         }
     }
 }
 
-/// Digest ops of the catalogue (SHA-1 last: it came later).
+/// The op's title (`SHA-256`, `SHA3-256`).
+fn title(h: HashAlg) -> String {
+    match h {
+        HashAlg::Sha3_256 | HashAlg::Sha3_512 => h.id().to_uppercase(),
+        _ => h.id().to_uppercase().replace("SHA", "SHA-"),
+    }
+}
+
+/// Digest ops of the catalogue (SHA-1 and SHA-3 last: they came later).
 pub fn ops() -> Vec<OpDef> {
     [
         HashAlg::Sha256,
         HashAlg::Sha384,
         HashAlg::Sha512,
         HashAlg::Sha1,
+        HashAlg::Sha3_256,
+        HashAlg::Sha3_512,
     ]
     .into_iter()
     .map(|h| OpDef {
         id: h.id().to_string(),
-        title: h.id().to_uppercase().replace("SHA", "SHA-"),
+        title: title(h),
         kind: OpKind::Digest(h),
         mechanism: h.mechanism(),
         also_needs: vec![],

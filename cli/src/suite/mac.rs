@@ -1,4 +1,5 @@
-//! MACs: HMAC-SHA256, HMAC-SHA512 (generic secret keys) and AES-CMAC. Every
+//! MACs: HMAC-SHA256, HMAC-SHA512, HMAC-SHA3-256 (generic secret keys) and
+//! AES-CMAC. Every
 //! output is compared with the expected MAC: computed in-process (hmac, cmac)
 //! when the key value is known, else the token's own MAC once `C_Verify` has
 //! accepted it and rejected a corrupted copy.
@@ -29,6 +30,7 @@ impl MacAlg {
         match self {
             MacAlg::HmacSha256 => CKM_SHA256_HMAC,
             MacAlg::HmacSha512 => CKM_SHA512_HMAC,
+            MacAlg::HmacSha3_256 => CKM_SHA3_256_HMAC,
             MacAlg::AesCmac => CKM_AES_CMAC,
         }
     }
@@ -38,6 +40,7 @@ impl MacAlg {
         match self {
             MacAlg::HmacSha256 => 32,
             MacAlg::HmacSha512 => 64,
+            MacAlg::HmacSha3_256 => 32,
             MacAlg::AesCmac => 16,
         }
     }
@@ -47,6 +50,7 @@ impl MacAlg {
         match self {
             MacAlg::HmacSha256 => KeySpec::GenericSecret(32),
             MacAlg::HmacSha512 => KeySpec::GenericSecret(64),
+            MacAlg::HmacSha3_256 => KeySpec::GenericSecret(32),
             MacAlg::AesCmac => KeySpec::Aes(32),
         }
     }
@@ -83,6 +87,12 @@ pub fn ops() -> Vec<OpDef> {
             "hmac-sha512",
             "HMAC-SHA512",
             MacAlg::HmacSha512.key(),
+        ),
+        mac_op(
+            MacAlg::HmacSha3_256,
+            "hmac-sha3-256",
+            "HMAC-SHA3-256",
+            MacAlg::HmacSha3_256.key(),
         ),
         mac_op(
             MacAlg::AesCmac,

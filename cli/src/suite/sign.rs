@@ -78,6 +78,8 @@ impl SigAlg {
                 HashAlg::Sha256 => CKM_ECDSA_SHA256,
                 HashAlg::Sha384 => CKM_ECDSA_SHA384,
                 HashAlg::Sha512 => CKM_ECDSA_SHA512,
+                HashAlg::Sha3_256 => CKM_ECDSA_SHA3_256,
+                HashAlg::Sha3_512 => CKM_ECDSA_SHA3_512,
             },
             SigAlg::RsaPkcs(_) => CKM_SHA256_RSA_PKCS,
             SigAlg::RsaPss(_) => CKM_SHA256_RSA_PKCS_PSS,

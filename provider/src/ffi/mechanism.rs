@@ -226,6 +226,32 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
                 data: unsafe { bytes(p.pData, p.length) }.map_err(invalid)?,
             }
         }
+        ParamKind::Pbkdf2 => {
+            use crate::mechanisms::kdf::pbkdf2::{MAX_INPUT_LEN, Params};
+            // CK_PKCS5_PBKD2_PARAMS2 only: the 2.x CK_PKCS5_PBKD2_PARAMS
+            // (ulPasswordLen a pointer) has the same size on LP64 and
+            // cannot be told apart (docs/mechanisms.md).
+            // SAFETY: as above.
+            let p: &CK_PKCS5_PBKD2_PARAMS2 = unsafe { param_struct(m)? };
+            // Bounded before reading: salt and password at most 1024 bytes.
+            if p.saltSource != CKZ_SALT_SPECIFIED
+                || p.ulPrfDataLen != 0
+                || p.ulSaltSourceDataLen as u128 > MAX_INPUT_LEN as u128
+                || p.ulPasswordLen as u128 > MAX_INPUT_LEN as u128
+            {
+                return Err(err(CKR_MECHANISM_PARAM_INVALID));
+            }
+            Param::Pbkdf2(Params {
+                prf: p.prf,
+                iterations: p.iterations,
+                // SAFETY: caller guarantees pSaltSourceData holds
+                // ulSaltSourceDataLen bytes.
+                salt: unsafe { bytes(p.pSaltSourceData as *const u8, p.ulSaltSourceDataLen) }
+                    .map_err(invalid)?,
+                // SAFETY: caller guarantees pPassword holds ulPasswordLen bytes.
+                password: unsafe { bytes(p.pPassword, p.ulPasswordLen) }.map_err(invalid)?,
+            })
+        }
         // Owned values, read by `read_sp800_108` (C_DeriveKey only).
         ParamKind::Sp800108 => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
         ParamKind::MacLength => {

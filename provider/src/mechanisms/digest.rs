@@ -7,6 +7,13 @@
 //! 1.7 times faster; with SHA-NI the sha1 crate is twice AWS-LC's speed).
 //! SHA-256 stays in sha2, which uses SHA-NI like AWS-LC.
 //!
+//! `CKM_SHA512_224` and `CKM_SHA512_256` (mechanisms spec 3.0 §2.25,
+//! FIPS 180-4 §5.3.6) with the sha2 crate, and `CKM_SHA3_224`,
+//! `CKM_SHA3_256`, `CKM_SHA3_384`, `CKM_SHA3_512` (mechanisms spec 3.0
+//! §2.26, FIPS 202) with the sha3 crate, in both builds. `CKM_SHA512_T`
+//! (an arbitrary t) is not supported: the sha2 crate has no SHA-512/t IV
+//! generation for other t.
+//!
 //! `CKM_MD5` (mechanisms spec §6.5.2, RFC 1321) with the md-5 crate, for
 //! SoftHSM2 migration only: MD5 is broken (collisions), see docs/mechanisms.md.
 
@@ -30,6 +37,18 @@ pub enum DigestOp {
     Sha384(sha2::Sha384),
     /// SHA-512.
     Sha512(sha2::Sha512),
+    /// SHA-512/224.
+    Sha512_224(sha2::Sha512_224),
+    /// SHA-512/256.
+    Sha512_256(sha2::Sha512_256),
+    /// SHA3-224.
+    Sha3_224(sha3::Sha3_224),
+    /// SHA3-256.
+    Sha3_256(sha3::Sha3_256),
+    /// SHA3-384.
+    Sha3_384(sha3::Sha3_384),
+    /// SHA3-512.
+    Sha3_512(sha3::Sha3_512),
     /// SHA-384 or SHA-512 in AWS-LC.
     #[cfg(feature = "aws-lc")]
     AwsLc(aws_lc_rs::digest::Context),
@@ -44,6 +63,12 @@ macro_rules! each {
             DigestOp::Sha256($h) => $e,
             DigestOp::Sha384($h) => $e,
             DigestOp::Sha512($h) => $e,
+            DigestOp::Sha512_224($h) => $e,
+            DigestOp::Sha512_256($h) => $e,
+            DigestOp::Sha3_224($h) => $e,
+            DigestOp::Sha3_256($h) => $e,
+            DigestOp::Sha3_384($h) => $e,
+            DigestOp::Sha3_512($h) => $e,
             #[cfg(feature = "aws-lc")]
             DigestOp::AwsLc(_) => unreachable!("handled before each!"),
         }
@@ -74,6 +99,12 @@ impl DigestOp {
             CKM_SHA384 => DigestOp::Sha384(Default::default()),
             #[cfg(not(feature = "aws-lc"))]
             CKM_SHA512 => DigestOp::Sha512(Default::default()),
+            CKM_SHA512_224 => DigestOp::Sha512_224(Default::default()),
+            CKM_SHA512_256 => DigestOp::Sha512_256(Default::default()),
+            CKM_SHA3_224 => DigestOp::Sha3_224(Default::default()),
+            CKM_SHA3_256 => DigestOp::Sha3_256(Default::default()),
+            CKM_SHA3_384 => DigestOp::Sha3_384(Default::default()),
+            CKM_SHA3_512 => DigestOp::Sha3_512(Default::default()),
             _ => return Err(err(CKR_MECHANISM_INVALID)),
         })
     }
@@ -101,6 +132,10 @@ impl DigestOperation for DigestOp {
             DigestOp::Sha256(_) => 32,
             DigestOp::Sha384(_) => 48,
             DigestOp::Sha512(_) => 64,
+            DigestOp::Sha512_224(_) | DigestOp::Sha3_224(_) => 28,
+            DigestOp::Sha512_256(_) | DigestOp::Sha3_256(_) => 32,
+            DigestOp::Sha3_384(_) => 48,
+            DigestOp::Sha3_512(_) => 64,
             #[cfg(feature = "aws-lc")]
             DigestOp::AwsLc(c) => c.algorithm().output_len(),
         }
@@ -182,6 +217,32 @@ mod tests {
             (
                 CKM_SHA512,
                 "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
+            ),
+            // FIPS 180-4 / FIPS 202 examples (NIST CSRC "Examples with
+            // Intermediate Values"), "abc".
+            (
+                CKM_SHA512_224,
+                "4634270f707b6a54daae7530460842e20e37ed265ceee9a43e8924aa",
+            ),
+            (
+                CKM_SHA512_256,
+                "53048e2681941ef99b2e29b76b4c7dabe4c2d0c634fc6d46e0e2f13107e7af23",
+            ),
+            (
+                CKM_SHA3_224,
+                "e642824c3f8cf24ad09234ee7d3c766fc9a3a5168d0c94ad73b46fdf",
+            ),
+            (
+                CKM_SHA3_256,
+                "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532",
+            ),
+            (
+                CKM_SHA3_384,
+                "ec01498288516fc926459f58e2c6ad8df9b473cb0fc08c2596da7cf0e49be4b298d88cea927ac7f539f1edf228376d25",
+            ),
+            (
+                CKM_SHA3_512,
+                "b751850b1a57168a5693cd924b6b096e08f621827444f70d884f5d0240d2712e10e116e9192af3c91a7ec57647e3934057340b4cf408d5a56592f8274eec53f0",
             ),
         ];
         for (m, want) in cases {

@@ -292,6 +292,10 @@ fn hash_of(mech: CK_MECHANISM_TYPE) -> Result<Option<DigestOp>> {
         CKM_DSA_SHA256 => Some(DigestOp::new(CKM_SHA256)?),
         CKM_DSA_SHA384 => Some(DigestOp::new(CKM_SHA384)?),
         CKM_DSA_SHA512 => Some(DigestOp::new(CKM_SHA512)?),
+        CKM_DSA_SHA3_224 => Some(DigestOp::new(CKM_SHA3_224)?),
+        CKM_DSA_SHA3_256 => Some(DigestOp::new(CKM_SHA3_256)?),
+        CKM_DSA_SHA3_384 => Some(DigestOp::new(CKM_SHA3_384)?),
+        CKM_DSA_SHA3_512 => Some(DigestOp::new(CKM_SHA3_512)?),
         _ => return Err(err(CKR_MECHANISM_INVALID)),
     })
 }

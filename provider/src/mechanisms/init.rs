@@ -13,27 +13,43 @@ use crate::error::{Result, err};
 use cryptoki_sys::*;
 use std::sync::Arc;
 
-fn is_hmac(ty: CK_MECHANISM_TYPE) -> bool {
+/// The ECDSA mechanisms (raw and hashing, mechanisms spec §2.3.6–2.3.7).
+fn ecdsa_hashes(t: CK_MECHANISM_TYPE) -> bool {
     matches!(
-        ty,
-        CKM_MD5_HMAC
-            | CKM_MD5_HMAC_GENERAL
-            | CKM_SHA_1_HMAC
-            | CKM_SHA_1_HMAC_GENERAL
-            | CKM_SHA224_HMAC
-            | CKM_SHA224_HMAC_GENERAL
-            | CKM_SHA256_HMAC
-            | CKM_SHA256_HMAC_GENERAL
-            | CKM_SHA384_HMAC
-            | CKM_SHA384_HMAC_GENERAL
-            | CKM_SHA512_HMAC
-            | CKM_SHA512_HMAC_GENERAL
+        t,
+        CKM_ECDSA
+            | CKM_ECDSA_SHA1
+            | CKM_ECDSA_SHA224
+            | CKM_ECDSA_SHA256
+            | CKM_ECDSA_SHA384
+            | CKM_ECDSA_SHA512
+            | CKM_ECDSA_SHA3_224
+            | CKM_ECDSA_SHA3_256
+            | CKM_ECDSA_SHA3_384
+            | CKM_ECDSA_SHA3_512
+    )
+}
+
+/// The DSA mechanisms (raw and hashing, mechanisms spec §2.2).
+fn dsa_hashes(t: CK_MECHANISM_TYPE) -> bool {
+    matches!(
+        t,
+        CKM_DSA
+            | CKM_DSA_SHA1
+            | CKM_DSA_SHA224
+            | CKM_DSA_SHA256
+            | CKM_DSA_SHA384
+            | CKM_DSA_SHA512
+            | CKM_DSA_SHA3_224
+            | CKM_DSA_SHA3_256
+            | CKM_DSA_SHA3_384
+            | CKM_DSA_SHA3_512
     )
 }
 
 fn mac_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Option<SignOp>> {
     Ok(Some(match mech.ty {
-        t if is_hmac(t) => SignOp::Hmac(hmac::HmacSign::new(mech, key)?),
+        t if hmac::is_hmac(t) => SignOp::Hmac(hmac::HmacSign::new(mech, key)?),
         CKM_AES_CMAC | CKM_AES_CMAC_GENERAL | CKM_AES_MAC | CKM_AES_MAC_GENERAL => {
             SignOp::Cmac(cmac::CmacSign::new(mech, key)?)
         }
@@ -58,10 +74,8 @@ pub fn sign_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<SignOp> 
         t if slhdsa::is_signature_mechanism(t) => {
             slhdsa::SlhDsaSign::new(mech, key).map(|op| SignOp::SlhDsa(Box::new(op)))
         }
-        CKM_ECDSA | CKM_ECDSA_SHA1 | CKM_ECDSA_SHA224 | CKM_ECDSA_SHA256 | CKM_ECDSA_SHA384
-        | CKM_ECDSA_SHA512 => ec::EcdsaSign::new(mech, key).map(SignOp::Ecdsa),
-        CKM_DSA | CKM_DSA_SHA1 | CKM_DSA_SHA224 | CKM_DSA_SHA256 | CKM_DSA_SHA384
-        | CKM_DSA_SHA512 => dsa::DsaSign::new(mech, key).map(SignOp::Dsa),
+        t if ecdsa_hashes(t) => ec::EcdsaSign::new(mech, key).map(SignOp::Ecdsa),
+        t if dsa_hashes(t) => dsa::DsaSign::new(mech, key).map(SignOp::Dsa),
         _ => rsa::RsaSign::new(mech, key).map(SignOp::Rsa),
     }
 }
@@ -80,10 +94,8 @@ pub fn verify_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Verify
         t if slhdsa::is_signature_mechanism(t) => {
             slhdsa::SlhDsaVerify::new(mech, key).map(|op| VerifyOp::SlhDsa(Box::new(op)))
         }
-        CKM_ECDSA | CKM_ECDSA_SHA1 | CKM_ECDSA_SHA224 | CKM_ECDSA_SHA256 | CKM_ECDSA_SHA384
-        | CKM_ECDSA_SHA512 => ec::EcdsaVerify::new(mech, key).map(VerifyOp::Ecdsa),
-        CKM_DSA | CKM_DSA_SHA1 | CKM_DSA_SHA224 | CKM_DSA_SHA256 | CKM_DSA_SHA384
-        | CKM_DSA_SHA512 => dsa::DsaVerify::new(mech, key).map(VerifyOp::Dsa),
+        t if ecdsa_hashes(t) => ec::EcdsaVerify::new(mech, key).map(VerifyOp::Ecdsa),
+        t if dsa_hashes(t) => dsa::DsaVerify::new(mech, key).map(VerifyOp::Dsa),
         _ => rsa::RsaVerify::new(mech, key).map(VerifyOp::Rsa),
     }
 }

@@ -22,6 +22,12 @@ pub fn is_generic_secret(key_type: CK_KEY_TYPE) -> bool {
             | CKK_SHA256_HMAC
             | CKK_SHA384_HMAC
             | CKK_SHA512_HMAC
+            | CKK_SHA512_224_HMAC
+            | CKK_SHA512_256_HMAC
+            | CKK_SHA3_224_HMAC
+            | CKK_SHA3_256_HMAC
+            | CKK_SHA3_384_HMAC
+            | CKK_SHA3_512_HMAC
     )
 }
 

@@ -49,6 +49,8 @@ pub enum ParamKind {
     AesCbcData,
     /// `CK_DES_CBC_ENCRYPT_DATA_PARAMS`.
     DesCbcData,
+    /// `CK_PKCS5_PBKD2_PARAMS2` (`CKM_PKCS5_PBKD2`).
+    Pbkdf2,
     /// `CK_SP800_108_KDF_PARAMS` (counter, double pipeline) or
     /// `CK_SP800_108_FEEDBACK_KDF_PARAMS` (feedback), mechanisms spec 3.0
     /// §2.42; read only by `C_DeriveKey`, into owned values.
@@ -161,6 +163,8 @@ pub enum Param<'a> {
         /// `pData`.
         data: &'a [u8],
     },
+    /// `CK_PKCS5_PBKD2_PARAMS2`.
+    Pbkdf2(kdf::pbkdf2::Params<'a>),
     /// The SP 800-108 parameters (§2.42), owned by the FFI layer.
     Sp800108(&'a kdf::sp800_108::Params),
 }

@@ -1,15 +1,42 @@
 //! Secret keys: the key types each generation mechanism makes, their
 //! lengths, generation, and every `C_DeriveKey` mechanism that makes a
 //! secret from a base key (ECDH, HKDF, SP 800-108, the simple derivations
-//! of mechanisms spec 3.0 §2.42 and §2.16.12).
+//! of mechanisms spec 3.0 §2.42 and §2.16.12, and the hash-of-the-key
+//! derivations `CKM_SHA*_KEY_DERIVATION`).
 
 use super::material::{KeyMaterial, MAX_SECRET_LEN};
+use super::operation::DigestOperation;
 use super::params::{Mechanism, Param};
 use super::registry::require;
-use super::{aes, des, dh, ec, kdf, random, x25519};
+use super::{aes, des, dh, digest, ec, kdf, random, x25519};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
+
+/// The secret key types a generation may make: first those
+/// `CKM_GENERIC_SECRET_KEY_GEN` makes (the generic secret and the HMAC key
+/// types, [`GENERIC_TYPES`] of them), then the block-cipher types PBKDF2
+/// may also make.
+const SECRET_TYPES: &[CK_KEY_TYPE] = &[
+    CKK_GENERIC_SECRET,
+    CKK_SHA_1_HMAC,
+    CKK_SHA224_HMAC,
+    CKK_SHA256_HMAC,
+    CKK_SHA384_HMAC,
+    CKK_SHA512_HMAC,
+    CKK_SHA512_224_HMAC,
+    CKK_SHA512_256_HMAC,
+    CKK_SHA3_224_HMAC,
+    CKK_SHA3_256_HMAC,
+    CKK_SHA3_384_HMAC,
+    CKK_SHA3_512_HMAC,
+    CKK_AES,
+    CKK_DES2,
+    CKK_DES3,
+];
+
+/// How many of [`SECRET_TYPES`] `CKM_GENERIC_SECRET_KEY_GEN` makes.
+const GENERIC_TYPES: usize = 12;
 
 /// The default key type of a secret-key generation mechanism, and the key
 /// types it may make.
@@ -19,17 +46,7 @@ pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'stati
         CKM_DES_KEY_GEN => Ok((CKK_DES, &[CKK_DES])),
         CKM_DES2_KEY_GEN => Ok((CKK_DES2, &[CKK_DES2])),
         CKM_DES3_KEY_GEN => Ok((CKK_DES3, &[CKK_DES3])),
-        CKM_GENERIC_SECRET_KEY_GEN => Ok((
-            CKK_GENERIC_SECRET,
-            &[
-                CKK_GENERIC_SECRET,
-                CKK_SHA_1_HMAC,
-                CKK_SHA224_HMAC,
-                CKK_SHA256_HMAC,
-                CKK_SHA384_HMAC,
-                CKK_SHA512_HMAC,
-            ],
-        )),
+        CKM_GENERIC_SECRET_KEY_GEN => Ok((CKK_GENERIC_SECRET, &SECRET_TYPES[..GENERIC_TYPES])),
         // The hash-specific HMAC key generators of PKCS #11 3.0
         // (mechanisms spec 3.0, the "SHA-n key generation" sections).
         CKM_SHA_1_KEY_GEN => Ok((CKK_SHA_1_HMAC, &[CKK_SHA_1_HMAC])),
@@ -37,6 +54,14 @@ pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'stati
         CKM_SHA256_KEY_GEN => Ok((CKK_SHA256_HMAC, &[CKK_SHA256_HMAC])),
         CKM_SHA384_KEY_GEN => Ok((CKK_SHA384_HMAC, &[CKK_SHA384_HMAC])),
         CKM_SHA512_KEY_GEN => Ok((CKK_SHA512_HMAC, &[CKK_SHA512_HMAC])),
+        CKM_SHA512_224_KEY_GEN => Ok((CKK_SHA512_224_HMAC, &[CKK_SHA512_224_HMAC])),
+        CKM_SHA512_256_KEY_GEN => Ok((CKK_SHA512_256_HMAC, &[CKK_SHA512_256_HMAC])),
+        CKM_SHA3_224_KEY_GEN => Ok((CKK_SHA3_224_HMAC, &[CKK_SHA3_224_HMAC])),
+        CKM_SHA3_256_KEY_GEN => Ok((CKK_SHA3_256_HMAC, &[CKK_SHA3_256_HMAC])),
+        CKM_SHA3_384_KEY_GEN => Ok((CKK_SHA3_384_HMAC, &[CKK_SHA3_384_HMAC])),
+        CKM_SHA3_512_KEY_GEN => Ok((CKK_SHA3_512_HMAC, &[CKK_SHA3_512_HMAC])),
+        // Mechanisms spec 3.0 §2.34: PBKDF2 makes any secret key type.
+        CKM_PKCS5_PBKD2 => Ok((CKK_GENERIC_SECRET, SECRET_TYPES)),
         // Mechanisms spec 3.0 §2.43.4: a key for HKDF derivation.
         CKM_HKDF_KEY_GEN => Ok((CKK_HKDF, &[CKK_HKDF])),
         _ => Err(err(CKR_MECHANISM_INVALID)),
@@ -54,6 +79,10 @@ fn default_secret_len(mech: CK_MECHANISM_TYPE) -> Option<usize> {
         CKM_SHA256_KEY_GEN => Some(32),
         CKM_SHA384_KEY_GEN => Some(48),
         CKM_SHA512_KEY_GEN => Some(64),
+        CKM_SHA512_224_KEY_GEN | CKM_SHA3_224_KEY_GEN => Some(28),
+        CKM_SHA512_256_KEY_GEN | CKM_SHA3_256_KEY_GEN => Some(32),
+        CKM_SHA3_384_KEY_GEN => Some(48),
+        CKM_SHA3_512_KEY_GEN => Some(64),
         // DES keys have one length each (no CKA_VALUE_LEN needed).
         CKM_DES_KEY_GEN => Some(8),
         CKM_DES2_KEY_GEN => Some(16),
@@ -100,6 +129,29 @@ pub fn generate_key(mech: &Mechanism<'_>, value_len: Option<usize>) -> Result<Ze
     Ok(value)
 }
 
+/// PBKDF2 (`CKM_PKCS5_PBKD2`): a key of `key_type` from the password in
+/// the parameter; `value_len` is the template's `CKA_VALUE_LEN`, required
+/// except for the DES types (their one length; parity set).
+pub fn generate_pbkdf2(
+    mech: &Mechanism<'_>,
+    key_type: CK_KEY_TYPE,
+    value_len: Option<usize>,
+) -> Result<Zeroizing<Vec<u8>>> {
+    require(mech, CKF_GENERATE)?;
+    let Param::Pbkdf2(p) = mech.param else {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    };
+    let len = value_len
+        .or(des::key_len(key_type))
+        .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    // Bounded before the KDF allocates or loops.
+    check_secret_len(key_type, len)?;
+    kdf::pbkdf2::validate(&p)?;
+    let mut value = kdf::pbkdf2::derive(&p, len)?;
+    shape_derived_value(key_type, &mut value);
+    Ok(value)
+}
+
 /// The length of a derived key of `key_type` when the template gives none:
 /// 32 bytes for AES, the one length of each DES key type; `None` for the
 /// types that need `CKA_VALUE_LEN` (or take the mechanism's natural
@@ -138,7 +190,27 @@ pub fn derives_by_simple_function(ty: CK_MECHANISM_TYPE) -> bool {
             | CKM_DES_CBC_ENCRYPT_DATA
             | CKM_DES3_ECB_ENCRYPT_DATA
             | CKM_DES3_CBC_ENCRYPT_DATA
-    )
+    ) || hash_of_key_derivation(ty).is_some()
+}
+
+/// The digest a `CKM_<hash>_KEY_DERIVATION` mechanism (mechanisms spec
+/// 3.0 §2.20.5 and the "SHA-n key derivation" sections: the derived key is
+/// the hash of the base key's value, truncated) computes.
+pub fn hash_of_key_derivation(ty: CK_MECHANISM_TYPE) -> Option<CK_MECHANISM_TYPE> {
+    Some(match ty {
+        CKM_SHA1_KEY_DERIVATION => CKM_SHA_1,
+        CKM_SHA224_KEY_DERIVATION => CKM_SHA224,
+        CKM_SHA256_KEY_DERIVATION => CKM_SHA256,
+        CKM_SHA384_KEY_DERIVATION => CKM_SHA384,
+        CKM_SHA512_KEY_DERIVATION => CKM_SHA512,
+        CKM_SHA512_224_KEY_DERIVATION => CKM_SHA512_224,
+        CKM_SHA512_256_KEY_DERIVATION => CKM_SHA512_256,
+        CKM_SHA3_224_KEY_DERIVATION => CKM_SHA3_224,
+        CKM_SHA3_256_KEY_DERIVATION => CKM_SHA3_256,
+        CKM_SHA3_384_KEY_DERIVATION => CKM_SHA3_384,
+        CKM_SHA3_512_KEY_DERIVATION => CKM_SHA3_512,
+        _ => return None,
+    })
 }
 
 /// How many of the `out_len` bytes a derivation gives come from secret key
@@ -265,7 +337,8 @@ pub fn derive_sp800_108(
             KeyMaterial::Secret {
                 key_type:
                     CKK_GENERIC_SECRET | CKK_SHA_1_HMAC | CKK_SHA224_HMAC | CKK_SHA256_HMAC
-                    | CKK_SHA384_HMAC | CKK_SHA512_HMAC,
+                    | CKK_SHA384_HMAC | CKK_SHA512_HMAC | CKK_SHA512_224_HMAC | CKK_SHA512_256_HMAC
+                    | CKK_SHA3_224_HMAC | CKK_SHA3_256_HMAC | CKK_SHA3_384_HMAC | CKK_SHA3_512_HMAC,
                 value,
                 ..
             } => kdf::sp800_108::PrfKey::Hmac(value),
@@ -314,6 +387,14 @@ fn simple_derivation(
         }
         (CKM_DES3_CBC_ENCRYPT_DATA, Param::DesCbcData { iv, data }) => {
             kdf::encrypt_data::des(des::des_key(base, &[CKK_DES2, CKK_DES3])?, Some(&iv), data)
+        }
+        (ty, Param::None) if hash_of_key_derivation(ty).is_some() => {
+            let hash = hash_of_key_derivation(ty).ok_or_else(bad)?;
+            let mut d = digest::DigestOp::new(hash)?;
+            d.update(secret_value(base)?);
+            let mut out = Zeroizing::new(vec![0u8; d.output_len()]);
+            d.finish(&mut out);
+            Ok(out)
         }
         _ => Err(bad()),
     }

@@ -452,3 +452,68 @@ fn wrap_unextractable_key() {
     let refused = || Outcome::Refused("C_WrapKey", RvError::KeyUnextractable);
     expect(attack, refused(), refused());
 }
+
+/// The trojan made by `CKM_PKCS5_PBKD2`: the caller knows the password,
+/// so the "generated" wrapping key is as known as a created one. The token
+/// makes it as a derived key (`CKA_LOCAL` false), so the rules for created
+/// keys apply: recovered under `default` (the victim was extractable),
+/// refused under `strict`.
+#[test]
+fn trojan_wrapping_key_from_a_password() {
+    fn attack(s: &Session) -> Outcome {
+        outcome((|| {
+            let v = victim(s)?;
+            let (mut password, mut salt) = (b"known password".to_vec(), b"salt".to_vec());
+            let mut p = cryptoki_sys::CK_PKCS5_PBKD2_PARAMS2 {
+                saltSource: cryptoki_sys::CKZ_SALT_SPECIFIED,
+                pSaltSourceData: salt.as_mut_ptr().cast(),
+                ulSaltSourceDataLen: salt.len() as cryptoki_sys::CK_ULONG,
+                iterations: 1000,
+                prf: cryptoki_sys::CKP_PKCS5_PBKD2_HMAC_SHA256,
+                pPrfData: std::ptr::null_mut(),
+                ulPrfDataLen: 0,
+                pPassword: password.as_mut_ptr(),
+                ulPasswordLen: password.len() as cryptoki_sys::CK_ULONG,
+            };
+            let mut m = cryptoki_sys::CK_MECHANISM {
+                mechanism: cryptoki_sys::CKM_PKCS5_PBKD2,
+                pParameter: (&mut p as *mut cryptoki_sys::CK_PKCS5_PBKD2_PARAMS2).cast(),
+                ulParameterLen: size_of::<cryptoki_sys::CK_PKCS5_PBKD2_PARAMS2>()
+                    as cryptoki_sys::CK_ULONG,
+            };
+            let mut template = aes_template(&[Attribute::ValueLen(32.into())]);
+            template.extend(usage_flags(&[AttributeType::Wrap]));
+            let mut t: Vec<cryptoki_sys::CK_ATTRIBUTE> = template.iter().map(Into::into).collect();
+            let mut h = 0;
+            // SAFETY: mechanism, parameter and template live for the call.
+            let rv = unsafe {
+                raw().C_GenerateKey.unwrap()(
+                    s.handle(),
+                    &mut m,
+                    t.as_mut_ptr(),
+                    t.len() as cryptoki_sys::CK_ULONG,
+                    &mut h,
+                )
+            };
+            step(
+                "C_GenerateKey (PBKDF2 wrapping key)",
+                cryptoki::error::Rv::from(rv).into_result(cryptoki::context::Function::GenerateKey),
+            )?;
+            // SAFETY: a handle the module just returned.
+            let w = unsafe { ObjectHandle::new_from_raw(h) };
+            let blob = wrap(s, w, v)?;
+            let mut kek = [0u8; 32];
+            pbkdf2::pbkdf2_hmac::<sha2::Sha256>(&password, &salt, 1000, &mut kek);
+            assert!(same_aes_key(s, v, &offline_unwrap(&kek, &blob)));
+            Ok(Outcome::Recovered)
+        })())
+    }
+    expect(
+        attack,
+        Outcome::Recovered,
+        Outcome::Refused(
+            "C_GenerateKey (PBKDF2 wrapping key)",
+            RvError::TemplateInconsistent,
+        ),
+    );
+}

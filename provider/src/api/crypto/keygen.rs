@@ -2,7 +2,7 @@
 //! `C_GenerateKeyPair`; §4.13 domain parameters with
 //! `CKM_DSA_PARAMETER_GEN`, mechanisms spec §2.2.10).
 
-use super::new_key::insert_secret;
+use super::new_key::{BaseProtection, insert_secret};
 use crate::api::key_policy::{self, Rules};
 use crate::api::objects::{
     check_write_access, insert_new, insert_objects, new_object, set_key_origin,
@@ -104,6 +104,27 @@ pub fn generate_key(
     let value_len = value_len
         .map(|l| usize::try_from(l).map_err(|_| err(CKR_ATTRIBUTE_VALUE_INVALID)))
         .transpose()?;
+    if mech.ty == CKM_PKCS5_PBKD2 {
+        // The caller knows the password: the key is treated as derived from
+        // a readable base (CKA_LOCAL, CKA_ALWAYS_SENSITIVE and
+        // CKA_NEVER_EXTRACTABLE false), never as one the token generated.
+        let value = mechanisms::generate_pbkdf2(mech, key_type, value_len)?;
+        let known = BaseProtection {
+            sensitive: false,
+            extractable: true,
+            always_sensitive: false,
+            never_extractable: false,
+        };
+        return insert_secret(
+            session,
+            template,
+            Some(key_type),
+            Origin::Derive,
+            mech.ty,
+            &value,
+            Some(known),
+        );
+    }
     let value = mechanisms::generate_key(mech, value_len)?;
     insert_secret(
         session,

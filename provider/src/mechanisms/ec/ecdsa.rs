@@ -21,6 +21,10 @@ fn hash_of(mech: CK_MECHANISM_TYPE) -> Result<Option<DigestOp>> {
         CKM_ECDSA_SHA256 => Some(DigestOp::new(CKM_SHA256)?),
         CKM_ECDSA_SHA384 => Some(DigestOp::new(CKM_SHA384)?),
         CKM_ECDSA_SHA512 => Some(DigestOp::new(CKM_SHA512)?),
+        CKM_ECDSA_SHA3_224 => Some(DigestOp::new(CKM_SHA3_224)?),
+        CKM_ECDSA_SHA3_256 => Some(DigestOp::new(CKM_SHA3_256)?),
+        CKM_ECDSA_SHA3_384 => Some(DigestOp::new(CKM_SHA3_384)?),
+        CKM_ECDSA_SHA3_512 => Some(DigestOp::new(CKM_SHA3_512)?),
         _ => return Err(err(CKR_MECHANISM_INVALID)),
     })
 }

@@ -7,4 +7,4 @@ pub(super) mod prepared;
 mod sign;
 
 pub use prepared::PreparedHmac;
-pub use sign::HmacSign;
+pub use sign::{HmacSign, is_hmac};

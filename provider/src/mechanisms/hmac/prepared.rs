@@ -9,6 +9,40 @@ use cryptoki_sys::*;
 use hmac::KeyInit;
 use std::sync::OnceLock;
 
+/// The hash under an HMAC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HmacHash {
+    Md5,
+    Sha1,
+    Sha224,
+    Sha256,
+    Sha384,
+    Sha512,
+    Sha512_224,
+    Sha512_256,
+    Sha3_224,
+    Sha3_256,
+    Sha3_384,
+    Sha3_512,
+}
+
+/// How many hashes [`HmacHash`] names.
+const HASHES: usize = 12;
+
+impl HmacHash {
+    /// The hash's output length in bytes.
+    pub(crate) fn len(self) -> usize {
+        match self {
+            HmacHash::Md5 => 16,
+            HmacHash::Sha1 => 20,
+            HmacHash::Sha224 | HmacHash::Sha512_224 | HmacHash::Sha3_224 => 28,
+            HmacHash::Sha256 | HmacHash::Sha512_256 | HmacHash::Sha3_256 => 32,
+            HmacHash::Sha384 | HmacHash::Sha3_384 => 48,
+            HmacHash::Sha512 | HmacHash::Sha3_512 => 64,
+        }
+    }
+}
+
 /// An HMAC state (zeroized on drop by the hmac crate).
 #[derive(Clone)]
 pub(super) enum State {
@@ -18,37 +52,42 @@ pub(super) enum State {
     Sha256(hmac::Hmac<sha2::Sha256>),
     Sha384(hmac::Hmac<sha2::Sha384>),
     Sha512(hmac::Hmac<sha2::Sha512>),
+    Sha512_224(hmac::Hmac<sha2::Sha512_224>),
+    Sha512_256(hmac::Hmac<sha2::Sha512_256>),
+    Sha3_224(hmac::Hmac<sha3::Sha3_224>),
+    Sha3_256(hmac::Hmac<sha3::Sha3_256>),
+    Sha3_384(hmac::Hmac<sha3::Sha3_384>),
+    Sha3_512(hmac::Hmac<sha3::Sha3_512>),
 }
 
 /// A key's HMAC states after absorbing the key, one per hash, made on
 /// first use.
 #[derive(Default)]
 pub struct PreparedHmac {
-    by_hash: [OnceLock<State>; 6],
+    by_hash: [OnceLock<State>; HASHES],
 }
 
 impl PreparedHmac {
-    /// The prepared state for the hash with `full`-byte output.
-    pub(super) fn get(&self, full: usize, key: &[u8]) -> Result<&State> {
-        let slot = match full {
-            16 => 5,
-            20 => 0,
-            28 => 1,
-            32 => 2,
-            48 => 3,
-            _ => 4,
-        };
+    /// The prepared state for `hash`.
+    pub(super) fn get(&self, hash: HmacHash, key: &[u8]) -> Result<&State> {
+        let slot = hash as usize;
         if let Some(s) = self.by_hash[slot].get() {
             return Ok(s);
         }
         let bad = |_| err(CKR_KEY_SIZE_RANGE);
-        let state = match slot {
-            0 => State::Sha1(KeyInit::new_from_slice(key).map_err(bad)?),
-            1 => State::Sha224(KeyInit::new_from_slice(key).map_err(bad)?),
-            2 => State::Sha256(KeyInit::new_from_slice(key).map_err(bad)?),
-            3 => State::Sha384(KeyInit::new_from_slice(key).map_err(bad)?),
-            5 => State::Md5(KeyInit::new_from_slice(key).map_err(bad)?),
-            _ => State::Sha512(KeyInit::new_from_slice(key).map_err(bad)?),
+        let state = match hash {
+            HmacHash::Md5 => State::Md5(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha1 => State::Sha1(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha224 => State::Sha224(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha256 => State::Sha256(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha384 => State::Sha384(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha512 => State::Sha512(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha512_224 => State::Sha512_224(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha512_256 => State::Sha512_256(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha3_224 => State::Sha3_224(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha3_256 => State::Sha3_256(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha3_384 => State::Sha3_384(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha3_512 => State::Sha3_512(KeyInit::new_from_slice(key).map_err(bad)?),
         };
         Ok(self.by_hash[slot].get_or_init(|| state))
     }
@@ -63,6 +102,12 @@ macro_rules! each {
             State::Sha256($m) => $e,
             State::Sha384($m) => $e,
             State::Sha512($m) => $e,
+            State::Sha512_224($m) => $e,
+            State::Sha512_256($m) => $e,
+            State::Sha3_224($m) => $e,
+            State::Sha3_256($m) => $e,
+            State::Sha3_384($m) => $e,
+            State::Sha3_512($m) => $e,
         }
     };
 }

@@ -1,5 +1,7 @@
 //! HMAC (mechanisms spec §2.16–2.20 "General-length" and plain HMAC for
-//! SHA-1, SHA-224, SHA-256, SHA-384, SHA-512) with the hmac crate, and
+//! SHA-1, SHA-224, SHA-256, SHA-384, SHA-512), SHA-512/224 and SHA-512/256
+//! (mechanisms spec 3.0 §2.25) and SHA3-224 to SHA3-512 (§2.26, FIPS 202;
+//! HMAC block sizes 144, 136, 104, 72 bytes) with the hmac crate, and
 //! `CKM_MD5_HMAC`/`CKM_MD5_HMAC_GENERAL` (§6.5.3, RFC 2104) for SoftHSM2
 //! migration (legacy: MD5 is broken, though HMAC-MD5 has no practical
 //! attack yet). PKCS #11 3.0 has no `CKK_MD5_HMAC`: MD5 HMAC takes
@@ -12,7 +14,7 @@
 //! The HMAC computation ([`HmacSign`]); it starts from the key's prepared
 //! states (`prepared`).
 
-use super::prepared::State;
+use super::prepared::{HmacHash, State};
 use crate::error::{Result, err};
 use crate::mechanisms::material::KeyMaterial;
 use crate::mechanisms::operation::SignOperation;
@@ -25,38 +27,56 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct HmacSign {
     key: Arc<KeyMaterial>,
-    full: usize,
+    hash: HmacHash,
     /// The running state; `None` after `finish` until the next message
     /// starts (so finishing copies nothing when no message follows).
     state: Option<State>,
     out_len: usize,
 }
 
-/// (full MAC length, key type matching the hash, general?) of a mechanism.
-fn shape(mech: CK_MECHANISM_TYPE) -> Result<(usize, CK_KEY_TYPE, bool)> {
+/// (hash, key type matching the hash, general?) of a mechanism.
+fn shape(mech: CK_MECHANISM_TYPE) -> Result<(HmacHash, CK_KEY_TYPE, bool)> {
+    use HmacHash as H;
     Ok(match mech {
         // No CKK_MD5_HMAC exists: only generic secrets (the type given here
         // is never a key's, so the check below accepts just those).
-        CKM_MD5_HMAC => (16, CKK_GENERIC_SECRET, false),
-        CKM_MD5_HMAC_GENERAL => (16, CKK_GENERIC_SECRET, true),
-        CKM_SHA_1_HMAC => (20, CKK_SHA_1_HMAC, false),
-        CKM_SHA_1_HMAC_GENERAL => (20, CKK_SHA_1_HMAC, true),
-        CKM_SHA224_HMAC => (28, CKK_SHA224_HMAC, false),
-        CKM_SHA224_HMAC_GENERAL => (28, CKK_SHA224_HMAC, true),
-        CKM_SHA256_HMAC => (32, CKK_SHA256_HMAC, false),
-        CKM_SHA256_HMAC_GENERAL => (32, CKK_SHA256_HMAC, true),
-        CKM_SHA384_HMAC => (48, CKK_SHA384_HMAC, false),
-        CKM_SHA384_HMAC_GENERAL => (48, CKK_SHA384_HMAC, true),
-        CKM_SHA512_HMAC => (64, CKK_SHA512_HMAC, false),
-        CKM_SHA512_HMAC_GENERAL => (64, CKK_SHA512_HMAC, true),
+        CKM_MD5_HMAC => (H::Md5, CKK_GENERIC_SECRET, false),
+        CKM_MD5_HMAC_GENERAL => (H::Md5, CKK_GENERIC_SECRET, true),
+        CKM_SHA_1_HMAC => (H::Sha1, CKK_SHA_1_HMAC, false),
+        CKM_SHA_1_HMAC_GENERAL => (H::Sha1, CKK_SHA_1_HMAC, true),
+        CKM_SHA224_HMAC => (H::Sha224, CKK_SHA224_HMAC, false),
+        CKM_SHA224_HMAC_GENERAL => (H::Sha224, CKK_SHA224_HMAC, true),
+        CKM_SHA256_HMAC => (H::Sha256, CKK_SHA256_HMAC, false),
+        CKM_SHA256_HMAC_GENERAL => (H::Sha256, CKK_SHA256_HMAC, true),
+        CKM_SHA384_HMAC => (H::Sha384, CKK_SHA384_HMAC, false),
+        CKM_SHA384_HMAC_GENERAL => (H::Sha384, CKK_SHA384_HMAC, true),
+        CKM_SHA512_HMAC => (H::Sha512, CKK_SHA512_HMAC, false),
+        CKM_SHA512_HMAC_GENERAL => (H::Sha512, CKK_SHA512_HMAC, true),
+        CKM_SHA512_224_HMAC => (H::Sha512_224, CKK_SHA512_224_HMAC, false),
+        CKM_SHA512_224_HMAC_GENERAL => (H::Sha512_224, CKK_SHA512_224_HMAC, true),
+        CKM_SHA512_256_HMAC => (H::Sha512_256, CKK_SHA512_256_HMAC, false),
+        CKM_SHA512_256_HMAC_GENERAL => (H::Sha512_256, CKK_SHA512_256_HMAC, true),
+        CKM_SHA3_224_HMAC => (H::Sha3_224, CKK_SHA3_224_HMAC, false),
+        CKM_SHA3_224_HMAC_GENERAL => (H::Sha3_224, CKK_SHA3_224_HMAC, true),
+        CKM_SHA3_256_HMAC => (H::Sha3_256, CKK_SHA3_256_HMAC, false),
+        CKM_SHA3_256_HMAC_GENERAL => (H::Sha3_256, CKK_SHA3_256_HMAC, true),
+        CKM_SHA3_384_HMAC => (H::Sha3_384, CKK_SHA3_384_HMAC, false),
+        CKM_SHA3_384_HMAC_GENERAL => (H::Sha3_384, CKK_SHA3_384_HMAC, true),
+        CKM_SHA3_512_HMAC => (H::Sha3_512, CKK_SHA3_512_HMAC, false),
+        CKM_SHA3_512_HMAC_GENERAL => (H::Sha3_512, CKK_SHA3_512_HMAC, true),
         _ => return Err(err(CKR_MECHANISM_INVALID)),
     })
+}
+
+/// True for every HMAC mechanism this module computes.
+pub fn is_hmac(mech: CK_MECHANISM_TYPE) -> bool {
+    shape(mech).is_ok()
 }
 
 impl HmacSign {
     /// Starts an HMAC with a generic secret or matching HMAC key.
     pub fn new(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Self> {
-        let (full, hmac_type, general) = shape(mech.ty)?;
+        let (hash, hmac_type, general) = shape(mech.ty)?;
         let KeyMaterial::Secret {
             key_type,
             value,
@@ -68,11 +88,11 @@ impl HmacSign {
         if *key_type != CKK_GENERIC_SECRET && *key_type != hmac_type {
             return Err(err(CKR_KEY_TYPE_INCONSISTENT));
         }
-        let out_len = general_len(mech, full, general)?;
-        let state = hmac.get(full, value)?.clone();
+        let out_len = general_len(mech, hash.len(), general)?;
+        let state = hmac.get(hash, value)?.clone();
         Ok(HmacSign {
             key,
-            full,
+            hash,
             state: Some(state),
             out_len,
         })
@@ -81,7 +101,7 @@ impl HmacSign {
     /// A fresh copy of the key's prepared state.
     fn fresh(&self) -> Result<State> {
         match &*self.key {
-            KeyMaterial::Secret { value, hmac, .. } => Ok(hmac.get(self.full, value)?.clone()),
+            KeyMaterial::Secret { value, hmac, .. } => Ok(hmac.get(self.hash, value)?.clone()),
             _ => Err(err(CKR_GENERAL_ERROR)),
         }
     }
@@ -209,13 +229,19 @@ mod tests {
             };
         }
         type Reference = fn(&[u8], &[u8]) -> Vec<u8>;
-        let hashes: [(CK_MECHANISM_TYPE, Reference); 6] = [
+        let hashes: [(CK_MECHANISM_TYPE, Reference); 12] = [
             (CKM_MD5_HMAC, fresh!(md5::Md5)),
             (CKM_SHA_1_HMAC, fresh!(sha1::Sha1)),
             (CKM_SHA224_HMAC, fresh!(sha2::Sha224)),
             (CKM_SHA256_HMAC, fresh!(sha2::Sha256)),
             (CKM_SHA384_HMAC, fresh!(sha2::Sha384)),
             (CKM_SHA512_HMAC, fresh!(sha2::Sha512)),
+            (CKM_SHA512_224_HMAC, fresh!(sha2::Sha512_224)),
+            (CKM_SHA512_256_HMAC, fresh!(sha2::Sha512_256)),
+            (CKM_SHA3_224_HMAC, fresh!(sha3::Sha3_224)),
+            (CKM_SHA3_256_HMAC, fresh!(sha3::Sha3_256)),
+            (CKM_SHA3_384_HMAC, fresh!(sha3::Sha3_384)),
+            (CKM_SHA3_512_HMAC, fresh!(sha3::Sha3_512)),
         ];
         for key_len in [1usize, 32, 64, 65, 200] {
             let secret: Vec<u8> = (0..key_len).map(|i| (i * 13) as u8).collect();

@@ -61,6 +61,38 @@ pub(super) enum Hash {
     Sha256,
     Sha384,
     Sha512,
+    Sha3_224,
+    Sha3_256,
+    Sha3_384,
+    Sha3_512,
+}
+
+/// The DigestInfo prefix (RFC 8017 §9.2 note 1) of a hash with OID
+/// 2.16.840.1.101.3.4.2.`arc` (NIST hash algorithms: SHA3-224 to SHA3-512
+/// are arcs 7 to 10) and `len`-byte output: SEQUENCE { SEQUENCE { OID,
+/// NULL }, OCTET STRING }.
+fn nist_digest_info(arc: u8, len: u8) -> Box<[u8]> {
+    Box::new([
+        0x30,
+        17 + len,
+        0x30,
+        0x0d,
+        0x06,
+        0x09,
+        0x60,
+        0x86,
+        0x48,
+        0x01,
+        0x65,
+        0x03,
+        0x04,
+        0x02,
+        arc,
+        0x05,
+        0x00,
+        0x04,
+        len,
+    ])
 }
 
 impl Hash {
@@ -72,6 +104,10 @@ impl Hash {
             CKM_SHA256 => Hash::Sha256,
             CKM_SHA384 => Hash::Sha384,
             CKM_SHA512 => Hash::Sha512,
+            CKM_SHA3_224 => Hash::Sha3_224,
+            CKM_SHA3_256 => Hash::Sha3_256,
+            CKM_SHA3_384 => Hash::Sha3_384,
+            CKM_SHA3_512 => Hash::Sha3_512,
             _ => return None,
         })
     }
@@ -84,6 +120,10 @@ impl Hash {
             CKG_MGF1_SHA256 => Hash::Sha256,
             CKG_MGF1_SHA384 => Hash::Sha384,
             CKG_MGF1_SHA512 => Hash::Sha512,
+            CKG_MGF1_SHA3_224 => Hash::Sha3_224,
+            CKG_MGF1_SHA3_256 => Hash::Sha3_256,
+            CKG_MGF1_SHA3_384 => Hash::Sha3_384,
+            CKG_MGF1_SHA3_512 => Hash::Sha3_512,
             _ => return None,
         })
     }
@@ -96,6 +136,10 @@ impl Hash {
             Hash::Sha256 => CKM_SHA256,
             Hash::Sha384 => CKM_SHA384,
             Hash::Sha512 => CKM_SHA512,
+            Hash::Sha3_224 => CKM_SHA3_224,
+            Hash::Sha3_256 => CKM_SHA3_256,
+            Hash::Sha3_384 => CKM_SHA3_384,
+            Hash::Sha3_512 => CKM_SHA3_512,
         }
     }
 
@@ -103,10 +147,10 @@ impl Hash {
         match self {
             Hash::Md5 => 16,
             Hash::Sha1 => 20,
-            Hash::Sha224 => 28,
-            Hash::Sha256 => 32,
-            Hash::Sha384 => 48,
-            Hash::Sha512 => 64,
+            Hash::Sha224 | Hash::Sha3_224 => 28,
+            Hash::Sha256 | Hash::Sha3_256 => 32,
+            Hash::Sha384 | Hash::Sha3_384 => 48,
+            Hash::Sha512 | Hash::Sha3_512 => 64,
         }
     }
 
@@ -118,6 +162,10 @@ impl Hash {
             Hash::Sha256 => Box::new(sha2_010::Sha256::default()),
             Hash::Sha384 => Box::new(sha2_010::Sha384::default()),
             Hash::Sha512 => Box::new(sha2_010::Sha512::default()),
+            Hash::Sha3_224 => Box::new(sha3_010::Sha3_224::default()),
+            Hash::Sha3_256 => Box::new(sha3_010::Sha3_256::default()),
+            Hash::Sha3_384 => Box::new(sha3_010::Sha3_384::default()),
+            Hash::Sha3_512 => Box::new(sha3_010::Sha3_512::default()),
         }
     }
 
@@ -139,6 +187,18 @@ impl Hash {
             Hash::Sha256 => Pkcs1v15Sign::new::<sha2_010::Sha256>(),
             Hash::Sha384 => Pkcs1v15Sign::new::<sha2_010::Sha384>(),
             Hash::Sha512 => Pkcs1v15Sign::new::<sha2_010::Sha512>(),
+            Hash::Sha3_224 | Hash::Sha3_256 | Hash::Sha3_384 | Hash::Sha3_512 => {
+                let arc = match self {
+                    Hash::Sha3_224 => 7,
+                    Hash::Sha3_256 => 8,
+                    Hash::Sha3_384 => 9,
+                    _ => 10,
+                };
+                Pkcs1v15Sign {
+                    hash_len: Some(self.len()),
+                    prefix: nist_digest_info(arc, self.len() as u8),
+                }
+            }
         }
     }
 }
