@@ -181,7 +181,9 @@ pub fn derive(
     }
     match (mech.ty, mech.param) {
         (CKM_ECDH1_DERIVE, _) => match base {
-            KeyMaterial::X25519Private(..) => x25519::derive(mech, base, len),
+            KeyMaterial::X25519Private(..) | KeyMaterial::X448Private(_) => {
+                x25519::derive(mech, base, len)
+            }
             _ => ec::ecdh_derive(mech, base, len),
         },
         (CKM_HKDF_DERIVE | CKM_HKDF_DATA, Param::Hkdf(p)) => {
