@@ -318,8 +318,9 @@ fn mechanism_list_and_info() {
         .get_mechanism_info(slot, cryptoki::mechanism::MechanismType::EDDSA)
         .unwrap();
     assert!(info.sign() && info.verify() && !info.digest());
-    assert_eq!((info.min_key_size(), info.max_key_size()), (255, 255));
-    // X25519: Montgomery key pairs; ECDH's range (192–521) covers 255.
+    assert_eq!((info.min_key_size(), info.max_key_size()), (255, 448));
+    // X25519 and X448: Montgomery key pairs; ECDH's range (192–521) covers
+    // 255 and 448.
     let info = f
         .p()
         .get_mechanism_info(
@@ -328,7 +329,7 @@ fn mechanism_list_and_info() {
         )
         .unwrap();
     assert!(info.generate_key_pair());
-    assert_eq!((info.min_key_size(), info.max_key_size()), (255, 255));
+    assert_eq!((info.min_key_size(), info.max_key_size()), (255, 448));
     let info = f
         .p()
         .get_mechanism_info(slot, cryptoki::mechanism::MechanismType::ECDH1_DERIVE)

@@ -27,6 +27,14 @@ pub enum KeyMaterial {
     Ed25519Private(ed25519_dalek::SigningKey),
     /// Ed25519 public key.
     Ed25519Public(ed25519_dalek::VerifyingKey),
+    /// Ed448 private key (zeroized on drop by the crate).
+    Ed448Private(Box<ed448_goldilocks::SigningKey>),
+    /// Ed448 public key.
+    Ed448Public(Box<ed448_goldilocks::VerifyingKey>),
+    /// X448 private key (`CKK_EC_MONTGOMERY` on curve448; zeroized on drop).
+    X448Private(Box<x448::StaticSecret>),
+    /// X448 public key (its 56-byte u-coordinate).
+    X448Public([u8; 56]),
     /// X25519 private key (`CKK_EC_MONTGOMERY`; zeroized on drop; with
     /// `aws-lc`, the same key as aws-lc parses it on its first derive).
     X25519Private(

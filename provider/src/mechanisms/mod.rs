@@ -48,6 +48,7 @@ mod secret;
 pub mod slhdsa;
 pub mod strength;
 pub mod x25519;
+pub mod x448;
 
 pub use dispatch::*;
 pub use init::*;

@@ -55,11 +55,12 @@ pub static REGISTRY: &[Descriptor] = &[
     d(
         CKM_EC_EDWARDS_KEY_PAIR_GEN,
         255,
-        255,
+        448,
         CKF_GENERATE_KEY_PAIR | EC_FLAGS,
         P::None,
     ),
-    d(CKM_EDDSA, 255, 255, SV | MSV | EC_FLAGS, P::EdDsa),
+    // Ed25519 (255-bit keys) and Ed448 (448).
+    d(CKM_EDDSA, 255, 448, SV | MSV | EC_FLAGS, P::EdDsa),
     // ML-DSA (PKCS#11 3.2, FIPS 204): key sizes are the parameter sets'
     // security strengths in bits, 128 (ML-DSA-44) to 256 (ML-DSA-87).
     d(
@@ -154,11 +155,11 @@ pub static REGISTRY: &[Descriptor] = &[
         SV | MSV,
         P::SignContext,
     ),
-    // X25519 (RFC 7748): 255-bit Montgomery keys.
+    // X25519 and X448 (RFC 7748): 255- and 448-bit Montgomery keys.
     d(
         CKM_EC_MONTGOMERY_KEY_PAIR_GEN,
         255,
-        255,
+        448,
         CKF_GENERATE_KEY_PAIR | EC_FLAGS,
         P::None,
     ),
@@ -179,7 +180,8 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_ECDSA_SHA3_256, 192, 521, SV | EC_FLAGS, P::None),
     d(CKM_ECDSA_SHA3_384, 192, 521, SV | EC_FLAGS, P::None),
     d(CKM_ECDSA_SHA3_512, 192, 521, SV | EC_FLAGS, P::None),
-    // 192–521: the Weierstrass curves; X25519 (Montgomery keys) is 255.
+    // 192–521: the Weierstrass curves; X25519 and X448 (Montgomery keys)
+    // are 255 and 448.
     d(CKM_ECDH1_DERIVE, 192, 521, CKF_DERIVE | EC_FLAGS, P::Ecdh1),
     // Cofactor ECDH: the Weierstrass curves only (all of cofactor 1).
     d(

@@ -257,7 +257,9 @@ pub fn derive(
     }
     match (mech.ty, mech.param) {
         (CKM_ECDH1_DERIVE, _) => match base {
-            KeyMaterial::X25519Private(..) => x25519::derive(mech, base, len),
+            KeyMaterial::X25519Private(..) | KeyMaterial::X448Private(_) => {
+                x25519::derive(mech, base, len)
+            }
             _ => ec::ecdh_derive(mech, base, len),
         },
         // Cofactor ECDH is defined for the Weierstrass curves; X25519 is

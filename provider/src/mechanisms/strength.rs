@@ -61,6 +61,11 @@ pub fn strength(key: &KeyMaterial) -> u32 {
         | KeyMaterial::Ed25519Public(_)
         | KeyMaterial::X25519Private(..)
         | KeyMaterial::X25519Public(_) => 128,
+        // RFC 7748 §1 / RFC 8032 §5.2: curve448's ~224-bit security.
+        KeyMaterial::Ed448Private(_)
+        | KeyMaterial::Ed448Public(_)
+        | KeyMaterial::X448Private(_)
+        | KeyMaterial::X448Public(_) => 224,
         KeyMaterial::EcPrivate(k, ..) => curve_strength(k.curve()),
         KeyMaterial::EcPublic(k, ..) => curve_strength(k.curve()),
         KeyMaterial::RsaPrivate(k, ..) => modulus_strength(k.n().bits()),

@@ -7,8 +7,10 @@
 //! printable string "curve25519" (the spec's form). `CKA_EC_POINT`
 //! is the 32-byte u-coordinate, returned as a DER OCTET STRING (as the
 //! Edwards keys do) and accepted raw or DER on import; `pPublicData` of
-//! `CK_ECDH1_DERIVE_PARAMS` likewise. X448 (1.3.101.111, "curve448") is
-//! `CKR_CURVE_NOT_SUPPORTED`: see `docs/mechanisms.md`.
+//! `CK_ECDH1_DERIVE_PARAMS` likewise. X448 keys (1.3.101.111, "curve448")
+//! share the key type: the functions here hand them to `x448.rs`, by
+//! `CKA_EC_PARAMS` where a template has it, else by their lengths (56
+//! bytes, 32 for X25519).
 
 use super::kdf::x963::shared_secret;
 use super::material::{GeneratedPair, KeyMaterial};
@@ -16,6 +18,7 @@ use super::params::{Mechanism, ecdh1_params};
 #[cfg(not(feature = "aws-lc"))]
 use super::random::os_fill as random_bytes;
 use super::rfc8410::{self, parse_point};
+use super::x448;
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -64,6 +67,9 @@ fn secret(value: &[u8]) -> Option<StaticSecret> {
 
 /// Parses a private key (`CKA_VALUE`).
 pub fn load_private(value: &[u8]) -> Result<KeyMaterial> {
+    if value.len() == x448::KEY_LEN {
+        return x448::load_private(value);
+    }
     let secret = secret(value).ok_or(err(CKR_KEY_HANDLE_INVALID))?;
     #[cfg(feature = "aws-lc")]
     {
@@ -79,6 +85,9 @@ pub fn load_private(value: &[u8]) -> Result<KeyMaterial> {
 
 /// Parses a public key (`CKA_EC_POINT`).
 pub fn load_public(point: &[u8]) -> Result<KeyMaterial> {
+    if [x448::KEY_LEN, x448::KEY_LEN + 2].contains(&point.len()) {
+        return x448::load_public(point);
+    }
     let p = parse_point(point).map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
     Ok(KeyMaterial::X25519Public(PublicKey::from(p)))
 }
@@ -88,8 +97,12 @@ pub fn spki(point: &[u8; KEY_LEN]) -> Vec<u8> {
     rfc8410::spki(rfc8410::X25519, point)
 }
 
-/// PKCS#8 `PrivateKeyInfo` (RFC 8410 §7) of an X25519 secret, for `C_WrapKey`.
+/// PKCS#8 `PrivateKeyInfo` (RFC 8410 §7) of an X25519 or (56 bytes) X448
+/// secret, for `C_WrapKey`.
 pub fn pkcs8(secret: &[u8]) -> Zeroizing<Vec<u8>> {
+    if secret.len() == x448::KEY_LEN {
+        return x448::pkcs8(secret);
+    }
     rfc8410::pkcs8(rfc8410::X25519, secret)
 }
 
@@ -97,11 +110,15 @@ pub fn pkcs8(secret: &[u8]) -> Zeroizing<Vec<u8>> {
 /// sets `CKA_VALUE` and `CKA_EC_PARAMS` (if the template had none).
 pub fn from_pkcs8(der: &[u8], attrs: &mut Attributes) -> Result<()> {
     rfc8410::from_pkcs8(rfc8410::X25519, OID_X25519, der, attrs)
+        .or_else(|_| x448::from_pkcs8(der, attrs))
 }
 
 /// Checks an imported X25519 key, normalises `CKA_EC_POINT` to DER and,
 /// for private keys, adds the public point and `CKA_PUBLIC_KEY_INFO`.
 pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result<()> {
+    if attrs.bytes(CKA_EC_PARAMS).is_some_and(x448::is_x448_params) {
+        return x448::complete_import(class, attrs);
+    }
     check_params(attrs.bytes(CKA_EC_PARAMS))?;
     let point = if class == CKO_PRIVATE_KEY {
         let value = attrs.bytes(CKA_VALUE).ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
@@ -120,6 +137,12 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
 
 /// Generates a key pair for the `CKA_EC_PARAMS` of the public template.
 pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
+    if let Some(params) = public_template
+        .bytes(CKA_EC_PARAMS)
+        .filter(|p| x448::is_x448_params(p))
+    {
+        return x448::generate(params);
+    }
     let params = check_params(public_template.bytes(CKA_EC_PARAMS))?;
     let (value, point) = new_key()?;
     Ok(rfc8410::generated_pair(
@@ -165,6 +188,9 @@ pub fn derive(
     base: &KeyMaterial,
     len: Option<usize>,
 ) -> Result<Zeroizing<Vec<u8>>> {
+    if let KeyMaterial::X448Private(_) = base {
+        return x448::derive(mech, base, len);
+    }
     let (kdf, shared, public) = ecdh1_params(mech)?;
     let peer = parse_point(public).map_err(|_| err(CKR_MECHANISM_PARAM_INVALID))?;
     let z = shared_u(base, &peer)?;
@@ -306,7 +332,7 @@ mod tests {
     }
 
     #[test]
-    fn generated_pairs_agree_and_x448_is_not_supported() {
+    fn generated_pairs_agree_and_x448_is_dispatched() {
         let mut t = Attributes::new();
         t.set_bytes(CKA_EC_PARAMS, OID_X25519);
         let g1 = generate(&t).unwrap();
@@ -325,8 +351,14 @@ mod tests {
         for x448 in [&[0x06, 0x03, 0x2b, 0x65, 0x6f][..], b"\x13\x08curve448"] {
             let mut t = Attributes::new();
             t.set_bytes(CKA_EC_PARAMS, x448);
-            assert_eq!(generate(&t).err().unwrap().rv(), CKR_CURVE_NOT_SUPPORTED);
+            let g = generate(&t).unwrap();
+            assert_eq!(g.private.bytes(CKA_VALUE).unwrap().len(), 56);
+            let k = load_private(g.private.bytes(CKA_VALUE).unwrap()).unwrap();
+            assert!(matches!(k, KeyMaterial::X448Private(_)));
         }
+        let mut t = Attributes::new();
+        t.set_bytes(CKA_EC_PARAMS, b"\x13\x08curve449");
+        assert_eq!(generate(&t).err().unwrap().rv(), CKR_CURVE_NOT_SUPPORTED);
         let mut attrs = Attributes::new();
         assert!(from_pkcs8(&pkcs8(&[5; 32]), &mut attrs).is_ok());
         assert_eq!(attrs.bytes(CKA_EC_PARAMS), Some(OID_X25519));

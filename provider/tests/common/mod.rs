@@ -572,3 +572,32 @@ pub fn des_encrypt_data_param(iv: Option<[u8; 8]>, data: &mut [u8]) -> Vec<u8> {
         }),
     }
 }
+
+/// Runs `script` with python3 (arguments after it in `sys.argv[1:]`) and
+/// returns its stdout's whitespace-separated words: for cross-checks
+/// against python `cryptography` (OpenSSL), an implementation nobody here
+/// wrote. Panics if python3 or the package is missing
+/// (`pip install cryptography`).
+pub fn python_cryptography(script: &str, args: &[&str]) -> Vec<String> {
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run python3 ({e})"));
+    assert!(
+        out.status.success(),
+        "python3 failed (is `cryptography` installed?): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Lower-case hex of `bytes`.
+pub fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -10,6 +10,7 @@ mod common;
 
 mod batch;
 mod digests_and_random;
+mod ed448;
 mod keys;
 mod known_answers;
 mod sign_verify;

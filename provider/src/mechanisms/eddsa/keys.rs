@@ -1,7 +1,11 @@
 //! Ed25519 keys (mechanisms spec §2.3.5 and §2.3.14): the accepted
 //! `CKA_EC_PARAMS`, loading, import checks, RFC 8410 encodings for
-//! wrapping, and key-pair generation.
+//! wrapping, and key-pair generation. Ed448 keys (`ed448.rs`) share the
+//! key type `CKK_EC_EDWARDS`: they are told apart by `CKA_EC_PARAMS`
+//! where a template has it, else by their lengths (57-byte secrets and
+//! points, 32 for Ed25519).
 
+use super::ed448;
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use crate::mechanisms::material::{GeneratedPair, KeyMaterial};
@@ -33,6 +37,9 @@ pub fn is_ed25519_params(params: &[u8]) -> bool {
 
 /// Parses a private key (`CKA_VALUE`, the 32-byte RFC 8032 secret).
 pub fn load_private(value: &[u8]) -> Result<KeyMaterial> {
+    if value.len() == ed448::KEY_LEN {
+        return ed448::load_private(value);
+    }
     let secret: Zeroizing<[u8; KEY_LEN]> =
         Zeroizing::new(value.try_into().map_err(|_| err(CKR_KEY_HANDLE_INVALID))?);
     Ok(KeyMaterial::Ed25519Private(SigningKey::from_bytes(&secret)))
@@ -40,6 +47,9 @@ pub fn load_private(value: &[u8]) -> Result<KeyMaterial> {
 
 /// Parses a public key (`CKA_EC_POINT`).
 pub fn load_public(point: &[u8]) -> Result<KeyMaterial> {
+    if [ed448::KEY_LEN, ed448::KEY_LEN + 2].contains(&point.len()) {
+        return ed448::load_public(point);
+    }
     let p = parse_point(point).map_err(|_| err(CKR_KEY_HANDLE_INVALID))?;
     VerifyingKey::from_bytes(&p)
         .map(KeyMaterial::Ed25519Public)
@@ -52,6 +62,9 @@ pub fn complete_import(class: CK_OBJECT_CLASS, attrs: &mut Attributes) -> Result
     let params = attrs
         .bytes(CKA_EC_PARAMS)
         .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    if ed448::is_ed448_params(params) {
+        return ed448::complete_import(class, attrs);
+    }
     if !is_ed25519_params(params) {
         return Err(err(CKR_CURVE_NOT_SUPPORTED));
     }
@@ -81,15 +94,21 @@ pub fn spki(point: &[u8; KEY_LEN]) -> Vec<u8> {
     rfc8410::spki(rfc8410::ED25519, point)
 }
 
-/// PKCS#8 `PrivateKeyInfo` (RFC 8410 §7) of an Ed25519 secret, for `C_WrapKey`.
+/// PKCS#8 `PrivateKeyInfo` (RFC 8410 §7) of an Ed25519 or (57 bytes)
+/// Ed448 secret, for `C_WrapKey`.
 pub fn pkcs8(secret: &[u8]) -> Zeroizing<Vec<u8>> {
+    if secret.len() == ed448::KEY_LEN {
+        return ed448::pkcs8(secret);
+    }
     rfc8410::pkcs8(rfc8410::ED25519, secret)
 }
 
-/// Parses what [`pkcs8`] produces (`CKR_WRAPPED_KEY_INVALID` otherwise) and
-/// sets `CKA_VALUE` and `CKA_EC_PARAMS` (if the template had none).
+/// Parses what [`pkcs8`] produces for Ed25519 or Ed448
+/// (`CKR_WRAPPED_KEY_INVALID` otherwise) and sets `CKA_VALUE` and
+/// `CKA_EC_PARAMS` (if the template had none).
 pub fn from_pkcs8(der: &[u8], attrs: &mut Attributes) -> Result<()> {
     rfc8410::from_pkcs8(rfc8410::ED25519, OID_ED25519, der, attrs)
+        .or_else(|_| ed448::from_pkcs8(der, attrs))
 }
 
 /// Generates a key pair for the `CKA_EC_PARAMS` of the public template.
@@ -97,6 +116,9 @@ pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
     let params = public_template
         .bytes(CKA_EC_PARAMS)
         .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
+    if ed448::is_ed448_params(params) {
+        return ed448::generate(params);
+    }
     if !is_ed25519_params(params) {
         return Err(err(CKR_CURVE_NOT_SUPPORTED));
     }
@@ -113,7 +135,8 @@ pub fn generate(public_template: &Attributes) -> Result<GeneratedPair> {
 }
 
 /// The public key of an Ed25519 key object's material (public keys only,
-/// as `CKA_VERIFY` exists only on public keys).
+/// as `CKA_VERIFY` exists only on public keys; batch verification is
+/// Ed25519's, so an Ed448 key is `CKR_KEY_TYPE_INCONSISTENT`).
 pub fn verifying_key(key: &KeyMaterial) -> Result<VerifyingKey> {
     match key {
         KeyMaterial::Ed25519Public(k) => Ok(*k),

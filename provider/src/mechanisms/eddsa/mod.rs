@@ -9,6 +9,9 @@
 //! `CK_EDDSA_PARAMS` selects (see `Variant`); Ed25519ctx is built on
 //! curve25519-dalek in `ctx.rs`, batch verification lives in `batch.rs`.
 //!
+//! Ed448 (RFC 8032 §5.2, "edwards448", OID 1.3.101.113) is in `ed448.rs`
+//! on ed448-goldilocks; the same `CKM_EDDSA` operations run it.
+//!
 //! One job per file: `keys` (parameters, loading, import, encodings,
 //! generation), `sign` (the signature operations), `ctx` (Ed25519ctx),
 //! `batch` (batch verification). This file only declares the parts and
@@ -16,6 +19,7 @@
 
 mod batch;
 mod ctx;
+pub mod ed448;
 mod keys;
 mod sign;
 

@@ -1,8 +1,10 @@
 //! EdDSA signatures (mechanisms spec §2.3.6): `CKM_EDDSA` runs Ed25519,
-//! Ed25519ph or Ed25519ctx (RFC 8032 §5.1) as its `CK_EDDSA_PARAMS`
+//! Ed25519ph or Ed25519ctx (RFC 8032 §5.1) on Ed25519 keys and Ed448 or
+//! Ed448ph (RFC 8032 §5.2) on Ed448 keys, as its `CK_EDDSA_PARAMS`
 //! selects (see `Variant`).
 
 use super::ctx;
+use super::ed448;
 use crate::error::{Result, err};
 use crate::mechanisms::material::KeyMaterial;
 use crate::mechanisms::operation::{SignOperation, VerifyOperation};
@@ -11,6 +13,7 @@ use cryptoki_sys::*;
 use ed25519_dalek::SIGNATURE_LENGTH as SIG_LEN;
 use ed25519_dalek::{Signature, Signer, VerifyingKey};
 use sha2::{Digest, Sha512};
+use sha3::Shake256;
 use std::sync::Arc;
 
 /// Longest context RFC 8032 §5.1 allows (its length is one octet of `dom2`).
@@ -24,6 +27,10 @@ const MAX_CONTEXT: usize = 255;
 /// be used with an empty context (OpenSSL refuses it), so the parameter
 /// most likely means "no variant" — the reading the mechanisms spec's
 /// table (context "optional") leaves open.
+///
+/// On an Ed448 key, which always signs with a context (RFC 8032 §5.2,
+/// `dom4`), `Pure` is Ed448 with the empty context, `Ctx` Ed448 with its
+/// context and `Ph` Ed448ph.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Variant {
     /// Ed25519 (RFC 8032 §5.1, no `dom2`).
@@ -68,39 +75,50 @@ pub fn is_pure(mech: &Mechanism<'_>) -> Result<bool> {
 }
 
 /// The multi-part input of an operation: the message itself for the pure
-/// schemes (Ed25519 and Ed25519ctx read it twice, RFC 8032 §5.1.6), or the
-/// SHA-512 state of `PH(M)` for Ed25519ph, which streams.
+/// schemes (Ed25519, Ed25519ctx and Ed448 read it twice, RFC 8032 §5.1.6
+/// and §5.2.6), or the hash state of `PH(M)` for Ed25519ph (SHA-512) and
+/// Ed448ph (SHAKE256), which streams.
 enum Input {
     Buffer(Vec<u8>),
     Prehash(Sha512),
+    Prehash448(Box<Shake256>),
 }
 
 impl Input {
-    fn new(variant: &Variant) -> Input {
+    fn new(variant: &Variant, ed448: bool) -> Input {
         match variant {
+            Variant::Ph(_) if ed448 => Input::Prehash448(Box::default()),
             Variant::Ph(_) => Input::Prehash(Sha512::new()),
             _ => Input::Buffer(Vec::new()),
         }
     }
 
     fn update(&mut self, data: &[u8]) {
+        use sha3::digest::Update;
         match self {
             Input::Buffer(b) => b.extend_from_slice(data),
-            Input::Prehash(h) => h.update(data),
+            Input::Prehash(h) => Digest::update(h, data),
+            Input::Prehash448(h) => h.update(data),
         }
     }
 
     /// What is signed or verified: for the pure schemes the message as
-    /// given, for Ed25519ph the hash state (`data` is the whole message of
-    /// a single-part call).
-    fn message<'a>(&'a mut self, variant: &Variant, data: Option<&'a [u8]>) -> Message<'a> {
-        match (variant, data) {
-            (Variant::Ph(_), Some(d)) => Message::Hash(Sha512::new().chain_update(d)),
-            (_, Some(d)) => Message::Whole(d),
-            (_, None) => match self {
-                Input::Buffer(b) => Message::Whole(b),
-                Input::Prehash(h) => Message::Hash(std::mem::take(h)),
-            },
+    /// given, for Ed25519ph the hash state and for Ed448ph `PH(M)` (`data`
+    /// is the whole message of a single-part call).
+    fn message<'a>(&'a mut self, data: Option<&'a [u8]>) -> Message<'a> {
+        match (self, data) {
+            (Input::Buffer(_), Some(d)) => Message::Whole(d),
+            (Input::Prehash(_), Some(d)) => Message::Hash(Sha512::new().chain_update(d)),
+            (Input::Prehash448(_), Some(d)) => {
+                let mut h = Shake256::default();
+                sha3::digest::Update::update(&mut h, d);
+                Message::Ph448(ed448::prehash(h))
+            }
+            (Input::Buffer(b), None) => Message::Whole(b),
+            (Input::Prehash(h), None) => Message::Hash(std::mem::take(h)),
+            (Input::Prehash448(h), None) => {
+                Message::Ph448(ed448::prehash(std::mem::take(&mut **h)))
+            }
         }
     }
 
@@ -116,9 +134,34 @@ impl Input {
 enum Message<'a> {
     Whole(&'a [u8]),
     Hash(Sha512),
+    Ph448([u8; ed448::PH_LEN]),
 }
 
-/// `CKM_EDDSA` signing: Ed25519, Ed25519ctx or Ed25519ph.
+impl Variant {
+    /// The Ed448 context: empty for `Pure` (RFC 8032 §5.2 always has one).
+    fn context(&self) -> &[u8] {
+        match self {
+            Variant::Pure => &[],
+            Variant::Ctx(c) | Variant::Ph(c) => c,
+        }
+    }
+}
+
+/// An Ed448 input from a message (the variant decides `Ph448`).
+fn ed448_input(message: Message<'_>) -> ed448::Input<'_> {
+    match message {
+        Message::Whole(m) => ed448::Input::Message(m),
+        Message::Ph448(ph) => ed448::Input::Prehashed(ph),
+        Message::Hash(_) => unreachable!("Ed448 operations have no SHA-512 state"),
+    }
+}
+
+/// The signature length of the key's curve.
+fn sig_len(ed448: bool) -> usize {
+    if ed448 { ed448::SIG_LEN } else { SIG_LEN }
+}
+
+/// `CKM_EDDSA` signing: Ed25519, Ed25519ctx, Ed25519ph, Ed448 or Ed448ph.
 pub struct EdDsaSign {
     key: Arc<KeyMaterial>,
     variant: Variant,
@@ -129,23 +172,31 @@ impl EdDsaSign {
     /// Starts a signature with a private key.
     pub fn new(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Self> {
         let variant = Variant::of(mech)?;
-        match *key {
-            KeyMaterial::Ed25519Private(_) => Ok(EdDsaSign {
-                key,
-                input: Input::new(&variant),
-                variant,
-            }),
-            _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
-        }
+        let ed448 = match *key {
+            KeyMaterial::Ed25519Private(_) => false,
+            KeyMaterial::Ed448Private(_) => true,
+            _ => return Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+        };
+        Ok(EdDsaSign {
+            key,
+            input: Input::new(&variant, ed448),
+            variant,
+        })
     }
 
     /// Signs `data` (single-part) or the input gathered so far.
     fn sign_message(&mut self, data: Option<&[u8]>, out: &mut [u8]) -> Result<usize> {
         let key = match &*self.key {
             KeyMaterial::Ed25519Private(k) => k,
+            KeyMaterial::Ed448Private(k) => {
+                let message = ed448_input(self.input.message(data));
+                let sig = ed448::sign(k, self.variant.context(), message)?;
+                out[..ed448::SIG_LEN].copy_from_slice(&sig);
+                return Ok(ed448::SIG_LEN);
+            }
             _ => unreachable!("checked in new"),
         };
-        let sig = match (&self.variant, self.input.message(&self.variant, data)) {
+        let sig = match (&self.variant, self.input.message(data)) {
             (Variant::Pure, Message::Whole(m)) => key.sign(m).to_bytes(),
             (Variant::Ctx(c), Message::Whole(m)) => ctx::sign(key, c, m),
             // RFC 8032 §5.1: PH = SHA-512, dom2(1, C).
@@ -162,7 +213,7 @@ impl EdDsaSign {
 
 impl SignOperation for EdDsaSign {
     fn output_len(&self) -> usize {
-        SIG_LEN
+        sig_len(matches!(*self.key, KeyMaterial::Ed448Private(_)))
     }
 
     fn sign(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize> {
@@ -181,11 +232,17 @@ impl SignOperation for EdDsaSign {
     }
 }
 
+/// The public key of a verification.
+enum PublicKey {
+    Ed25519(VerifyingKey),
+    Ed448(Box<ed448_goldilocks::VerifyingKey>),
+}
+
 /// `CKM_EDDSA` verification, strict for every instance: rejects
 /// non-canonical `S`, small-order `A` and `R` (RFC 8032 §5.1.7 and
-/// OpenSSL do too).
+/// OpenSSL do too; for Ed448 see `ed448.rs`).
 pub struct EdDsaVerify {
-    key: VerifyingKey,
+    key: PublicKey,
     variant: Variant,
     input: Input,
 }
@@ -195,23 +252,37 @@ impl EdDsaVerify {
     pub fn new(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Self> {
         let variant = Variant::of(mech)?;
         let key = match &*key {
-            KeyMaterial::Ed25519Public(k) => *k,
+            KeyMaterial::Ed25519Public(k) => PublicKey::Ed25519(*k),
+            KeyMaterial::Ed448Public(k) => PublicKey::Ed448(k.clone()),
             _ => return Err(err(CKR_KEY_TYPE_INCONSISTENT)),
         };
         Ok(EdDsaVerify {
+            input: Input::new(&variant, matches!(key, PublicKey::Ed448(_))),
             key,
-            input: Input::new(&variant),
             variant,
         })
     }
 
     /// Verifies `data` (single-part) or the input gathered so far.
     fn verify_message(&mut self, data: Option<&[u8]>, signature: &[u8]) -> Result<()> {
+        let key = match &self.key {
+            PublicKey::Ed25519(k) => k,
+            PublicKey::Ed448(k) => {
+                let sig: &[u8; ed448::SIG_LEN] = signature
+                    .try_into()
+                    .map_err(|_| err(CKR_SIGNATURE_LEN_RANGE))?;
+                let message = ed448_input(self.input.message(data));
+                return if ed448::verify(k, self.variant.context(), message, sig) {
+                    Ok(())
+                } else {
+                    Err(err(CKR_SIGNATURE_INVALID))
+                };
+            }
+        };
         let sig: &[u8; SIG_LEN] = signature
             .try_into()
             .map_err(|_| err(CKR_SIGNATURE_LEN_RANGE))?;
-        let key = &self.key;
-        let ok = match (&self.variant, self.input.message(&self.variant, data)) {
+        let ok = match (&self.variant, self.input.message(data)) {
             (Variant::Pure, Message::Whole(m)) => {
                 key.verify_strict(m, &Signature::from_bytes(sig)).is_ok()
             }
@@ -519,15 +590,27 @@ mod tests {
             !is_ed25519_params(&[0x06, 0x03, 0x2b, 0x65, 0x71]),
             "Ed448 is not Ed25519"
         );
-        // Ed448 (OID 1.3.101.113 or "edwards448"): not supported.
+        // Ed448 (OID 1.3.101.113 or "edwards448") goes to `ed448.rs`: a
+        // generated pair signs there; a 57-byte point off the curve is
+        // refused as a bad value, not as an unknown curve.
         for ed448 in [&[0x06, 0x03, 0x2b, 0x65, 0x71][..], b"\x13\x0aedwards448"] {
             let mut t = Attributes::new();
             t.set_bytes(CKA_EC_PARAMS, ed448);
-            assert_eq!(generate(&t).err().unwrap().rv(), CKR_CURVE_NOT_SUPPORTED);
+            let g = generate(&t).unwrap();
+            let k = Arc::new(load_private(g.private.bytes(CKA_VALUE).unwrap()).unwrap());
+            let mut sig = [0u8; 114];
+            let mut op = EdDsaSign::new(&Mechanism::plain(CKM_EDDSA), k).unwrap();
+            assert_eq!(op.output_len(), 114);
+            assert_eq!(op.sign(b"m", &mut sig).unwrap(), 114);
+            let pk = Arc::new(load_public(g.public.bytes(CKA_EC_POINT).unwrap()).unwrap());
+            EdDsaVerify::new(&Mechanism::plain(CKM_EDDSA), pk)
+                .unwrap()
+                .verify(b"m", &sig)
+                .unwrap();
             t.set_bytes(CKA_EC_POINT, &[1; 57]);
             assert_eq!(
                 complete_import(CKO_PUBLIC_KEY, &mut t).unwrap_err().rv(),
-                CKR_CURVE_NOT_SUPPORTED
+                CKR_ATTRIBUTE_VALUE_INVALID
             );
         }
         let p = [5u8; 32];
