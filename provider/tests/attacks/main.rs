@@ -23,7 +23,9 @@ mod attributes;
 mod derivation;
 mod iv;
 mod kem;
+mod key_hashing;
 mod operations;
+mod public_key;
 mod wrapping;
 
 use common::*;

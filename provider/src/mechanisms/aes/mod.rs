@@ -43,11 +43,13 @@ mod ccm;
 mod cts;
 mod feedback;
 mod gcm;
+mod material;
 mod modes;
 mod wrap;
 
 pub use key::AesKey;
-pub use modes::{AesCipher, aes_key, load};
+pub use material::{aes_key, load};
+pub use modes::AesCipher;
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,8 @@ use super::ccm::{ccm_check, ccm_run};
 use super::cts::{cts_final, cts_ready};
 use super::feedback::{Feedback, Stream};
 use super::gcm::gcm_run;
-use super::key::{Aes, AesKey, BLOCK, Schedule, blocks, cbc, ct_eq};
+use super::key::{Aes, BLOCK, Schedule, blocks, cbc, ct_eq};
+use super::material::aes_key;
 use super::wrap::{
     KW_IV, KWP_AIV, kw_unwrap, kw_wrap, kwp_unwrap, kwp_wrap, pkcs7_unwrap, pkcs7_wrap,
 };
@@ -102,19 +103,6 @@ impl AesCipher {
     /// The key material the operation runs with.
     pub fn key(&self) -> &KeyMaterial {
         &self.key
-    }
-}
-
-/// Parses an AES key value into key material (its schedule expanded once).
-pub fn load(value: &[u8]) -> Result<KeyMaterial> {
-    AesKey::new(value).map(KeyMaterial::Aes)
-}
-
-/// The AES key of `key`, else `CKR_KEY_TYPE_INCONSISTENT`.
-pub fn aes_key(key: &KeyMaterial) -> Result<&AesKey> {
-    match key {
-        KeyMaterial::Aes(k) => Ok(k),
-        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }
 }
 
