@@ -532,4 +532,40 @@ mod tests {
             );
         }
     }
+
+    /// docs/mechanisms.md, "Ours vs SoftHSM2 vs kryoptic": the mechanisms
+    /// marked ours are exactly the registry's (read from this file's
+    /// `d(CKM_…` entries), and the registry has no duplicate.
+    #[test]
+    fn the_comparison_table_lists_the_registry() {
+        use std::collections::BTreeSet;
+        let source = include_str!("registry.rs");
+        let registered: Vec<&str> = source
+            .split("d(")
+            .skip(1)
+            .filter_map(|rest| {
+                let name = rest.trim_start();
+                let end = name.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+                let name = &name[..end];
+                (name.starts_with("CKM_") && name.len() > 4).then_some(name)
+            })
+            .collect();
+        assert_eq!(registered.len(), REGISTRY.len());
+        let registered: BTreeSet<&str> = registered.into_iter().collect();
+        assert_eq!(registered.len(), REGISTRY.len(), "a mechanism registered twice");
+        let doc = include_str!("../../../docs/mechanisms.md");
+        let table = doc
+            .split("## Ours vs SoftHSM2 vs kryoptic")
+            .nth(1)
+            .expect("the comparison section");
+        let ours: BTreeSet<&str> = table
+            .lines()
+            .filter_map(|l| {
+                let mut cells = l.split('|').map(str::trim).skip(1);
+                let name = cells.next()?.strip_prefix('`')?.strip_suffix('`')?;
+                (cells.next()? == "✓").then_some(name)
+            })
+            .collect();
+        assert_eq!(ours, registered);
+    }
 }
