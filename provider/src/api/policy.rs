@@ -592,8 +592,9 @@ pub fn tables(
         (
             CKO_SECRET_KEY,
             Some(
-                CKK_GENERIC_SECRET | CKK_AES | CKK_DES | CKK_DES2 | CKK_DES3 | CKK_SHA_1_HMAC
-                | CKK_SHA224_HMAC | CKK_SHA256_HMAC | CKK_SHA384_HMAC | CKK_SHA512_HMAC | CKK_HKDF,
+                CKK_GENERIC_SECRET | CKK_AES | CKK_CHACHA20 | CKK_DES | CKK_DES2 | CKK_DES3
+                | CKK_SHA_1_HMAC | CKK_SHA224_HMAC | CKK_SHA256_HMAC | CKK_SHA384_HMAC
+                | CKK_SHA512_HMAC | CKK_HKDF,
             ),
         ) => &[STORAGE, KEY, SECRET_KEY, SECRET_VALUE],
         _ => return None,

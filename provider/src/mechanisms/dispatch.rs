@@ -3,7 +3,7 @@
 //! verification over a MAC computation.
 
 use super::operation::{CipherOperation, OutputLen, SignOperation, VerifyOperation};
-use super::{aes, cmac, des, dsa, ec, eddsa, hmac, mldsa, rsa, slhdsa};
+use super::{aes, chacha, cmac, des, dsa, ec, eddsa, hmac, mldsa, rsa, slhdsa};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 
@@ -143,6 +143,7 @@ dispatch_enum!(
     /// Static dispatch over the families that encrypt or decrypt.
     CipherOp {
         Aes(aes::AesCipher),
+        ChaCha(chacha::ChaChaCipher),
         Des(des::cipher::DesCipher),
         Rsa(rsa::RsaCipher),
         RsaRecover(rsa::RsaRecover),

@@ -11,6 +11,7 @@
 mod common;
 
 mod ccm;
+mod chacha;
 mod crosscheck;
 mod modes;
 
