@@ -9,7 +9,7 @@ use super::*;
 
 /// A `CKK_CHACHA20` key made by C_CreateObject (cryptoki has no variant
 /// for the key type).
-fn chacha_key(s: &Session, value: &[u8]) -> Result<ObjectHandle, CK_RV> {
+pub(super) fn chacha_key(s: &Session, value: &[u8]) -> Result<ObjectHandle, CK_RV> {
     let mut class = CKO_SECRET_KEY;
     let mut kt = CKK_CHACHA20;
     let mut value = value.to_vec();
@@ -60,14 +60,14 @@ fn chacha_key(s: &Session, value: &[u8]) -> Result<ObjectHandle, CK_RV> {
 }
 
 /// `CK_CHACHA20_PARAMS` and the buffers it points at.
-struct ChaCha {
+pub(super) struct ChaCha {
     counter: Vec<u8>,
     nonce: Vec<u8>,
     params: CK_CHACHA20_PARAMS,
 }
 
 impl ChaCha {
-    fn new(counter: &[u8], nonce: &[u8]) -> Box<ChaCha> {
+    pub(super) fn new(counter: &[u8], nonce: &[u8]) -> Box<ChaCha> {
         let mut c = Box::new(ChaCha {
             counter: counter.to_vec(),
             nonce: nonce.to_vec(),
@@ -83,7 +83,7 @@ impl ChaCha {
         c
     }
 
-    fn mechanism(&mut self) -> CK_MECHANISM {
+    pub(super) fn mechanism(&mut self) -> CK_MECHANISM {
         CK_MECHANISM {
             mechanism: CKM_CHACHA20,
             pParameter: (&mut self.params as *mut CK_CHACHA20_PARAMS).cast(),
@@ -93,14 +93,14 @@ impl ChaCha {
 }
 
 /// `CK_SALSA20_CHACHA20_POLY1305_PARAMS` and the buffers it points at.
-struct Aead {
+pub(super) struct Aead {
     nonce: Vec<u8>,
     aad: Vec<u8>,
     params: CK_SALSA20_CHACHA20_POLY1305_PARAMS,
 }
 
 impl Aead {
-    fn new(nonce: &[u8], aad: &[u8]) -> Box<Aead> {
+    pub(super) fn new(nonce: &[u8], aad: &[u8]) -> Box<Aead> {
         let mut a = Box::new(Aead {
             nonce: nonce.to_vec(),
             aad: aad.to_vec(),
@@ -120,7 +120,7 @@ impl Aead {
         a
     }
 
-    fn mechanism(&mut self) -> CK_MECHANISM {
+    pub(super) fn mechanism(&mut self) -> CK_MECHANISM {
         CK_MECHANISM {
             mechanism: CKM_CHACHA20_POLY1305,
             pParameter: (&mut self.params as *mut CK_SALSA20_CHACHA20_POLY1305_PARAMS).cast(),
