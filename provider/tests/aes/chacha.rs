@@ -222,6 +222,38 @@ fn chacha20_counter_limit_and_parameters() {
             nonce.len()
         );
     }
+    // Null pointers with non-zero lengths, and a parameter of the wrong size.
+    let mut c = ChaCha::new(&[0; 4], &nonce);
+    c.params.pBlockCounter = std::ptr::null_mut();
+    assert_eq!(
+        raw_init(&s, true, &mut c.mechanism(), k),
+        CKR_MECHANISM_PARAM_INVALID
+    );
+    let mut c = ChaCha::new(&[0; 4], &nonce);
+    c.params.pNonce = std::ptr::null_mut();
+    assert_eq!(
+        raw_init(&s, true, &mut c.mechanism(), k),
+        CKR_MECHANISM_PARAM_INVALID
+    );
+    let mut c = ChaCha::new(&[0; 4], &nonce);
+    let mut short = c.mechanism();
+    short.ulParameterLen -= 1;
+    assert_eq!(
+        raw_init(&s, true, &mut short, k),
+        CKR_MECHANISM_PARAM_INVALID
+    );
+    let mut a = Aead::new(&nonce, b"aad");
+    a.params.pNonce = std::ptr::null_mut();
+    assert_eq!(
+        raw_init(&s, true, &mut a.mechanism(), k),
+        CKR_MECHANISM_PARAM_INVALID
+    );
+    let mut a = Aead::new(&nonce, b"aad");
+    a.params.pAAD = std::ptr::null_mut();
+    assert_eq!(
+        raw_init(&s, true, &mut a.mechanism(), k),
+        CKR_MECHANISM_PARAM_INVALID
+    );
     // No parameter at all.
     let mut none = CK_MECHANISM {
         mechanism: CKM_CHACHA20,
