@@ -8,14 +8,27 @@
 use super::*;
 
 /// A `CKK_CHACHA20` key made by C_CreateObject (cryptoki has no variant
-/// for the key type).
+/// for the key type) for encryption and decryption.
 pub(super) fn chacha_key(s: &Session, value: &[u8]) -> Result<ObjectHandle, CK_RV> {
+    chacha_key_with(s, value, &[])
+}
+
+/// As [`chacha_key`], with more boolean attributes.
+fn chacha_key_with(
+    s: &Session,
+    value: &[u8],
+    flags: &[(CK_ATTRIBUTE_TYPE, bool)],
+) -> Result<ObjectHandle, CK_RV> {
     let mut class = CKO_SECRET_KEY;
     let mut kt = CKK_CHACHA20;
     let mut value = value.to_vec();
     let mut yes: CK_BBOOL = CK_TRUE;
     let mut yes2: CK_BBOOL = CK_TRUE;
-    let mut template = [
+    let mut bools: Vec<CK_BBOOL> = flags
+        .iter()
+        .map(|&(_, b)| if b { CK_TRUE } else { CK_FALSE })
+        .collect();
+    let mut template = vec![
         CK_ATTRIBUTE {
             type_: CKA_CLASS,
             pValue: (&mut class as *mut CK_ULONG).cast(),
@@ -42,6 +55,13 @@ pub(super) fn chacha_key(s: &Session, value: &[u8]) -> Result<ObjectHandle, CK_R
             ulValueLen: 1,
         },
     ];
+    for (b, &(ty, _)) in bools.iter_mut().zip(flags) {
+        template.push(CK_ATTRIBUTE {
+            type_: ty,
+            pValue: (b as *mut CK_BBOOL).cast(),
+            ulValueLen: 1,
+        });
+    }
     let mut handle: CK_OBJECT_HANDLE = 0;
     // SAFETY: every pValue points at a live buffer of its length.
     let rv = unsafe {
@@ -466,5 +486,72 @@ fn chacha20_key_generation() {
     assert_eq!(
         mechanism_info(slot, CKM_CHACHA20_KEY_GEN),
         (32, 32, CKF_GENERATE)
+    );
+}
+
+/// A ChaCha20 key is protected like any secret key: a sensitive one's
+/// value cannot be read, an unextractable one cannot be wrapped, and one
+/// wrapped under AES key wrap unwraps (as `CKK_CHACHA20`, 32 bytes only)
+/// to a key that encrypts alike.
+#[test]
+fn chacha20_key_protection_and_wrapping() {
+    use super::modes::{raw_unwrap_secret, raw_wrap};
+    let f = Fixture::new();
+    let slot = f.token("chacha-wrap");
+    let s = f.user(slot);
+    let kek = aes_key(&s, &[5; 16], false);
+    let mut kw = CK_MECHANISM {
+        mechanism: CKM_AES_KEY_WRAP,
+        pParameter: std::ptr::null_mut(),
+        ulParameterLen: 0,
+    };
+    let locked = chacha_key_with(
+        &s,
+        &[8; 32],
+        &[(CKA_SENSITIVE, true), (CKA_EXTRACTABLE, false)],
+    )
+    .unwrap();
+    let mut value = vec![0u8; 32];
+    let mut attr = [CK_ATTRIBUTE {
+        type_: CKA_VALUE,
+        pValue: value.as_mut_ptr().cast(),
+        ulValueLen: 32,
+    }];
+    // SAFETY: the template points at a live 32-byte buffer.
+    let rv = unsafe {
+        raw().C_GetAttributeValue.unwrap()(s.handle(), locked.handle(), attr.as_mut_ptr(), 1)
+    };
+    assert_eq!(rv, CKR_ATTRIBUTE_SENSITIVE);
+    assert_eq!(
+        raw_wrap(&s, &mut kw, kek, locked),
+        Err(CKR_KEY_UNEXTRACTABLE)
+    );
+    let open = chacha_key_with(&s, &[9; 32], &[(CKA_EXTRACTABLE, true)]).unwrap();
+    let wrapped = raw_wrap(&s, &mut kw, kek, open).unwrap();
+    assert_eq!(wrapped.len(), 40);
+    let back = raw_unwrap_secret(&s, &mut kw, kek, &wrapped, CKK_CHACHA20).unwrap();
+    let mut a = Aead::new(&[4; 12], b"");
+    assert_eq!(raw_init(&s, true, &mut a.mechanism(), open), CKR_OK);
+    let want = raw_once(&s, true, b"same key").unwrap();
+    assert_eq!(raw_init(&s, true, &mut a.mechanism(), back), CKR_OK);
+    assert_eq!(raw_once(&s, true, b"same key").unwrap(), want);
+    // A wrapped 16-byte value is no ChaCha20 key.
+    let short = s
+        .create_object(&[
+            Attribute::Class(ObjectClass::SECRET_KEY),
+            Attribute::KeyType(KeyType::AES),
+            Attribute::Value(vec![6; 16]),
+            Attribute::Encrypt(true),
+            Attribute::Extractable(true),
+        ])
+        .unwrap();
+    let wrapped = raw_wrap(&s, &mut kw, kek, short).unwrap();
+    let rv = raw_unwrap_secret(&s, &mut kw, kek, &wrapped, CKK_CHACHA20).err();
+    assert!(
+        matches!(
+            rv,
+            Some(CKR_ATTRIBUTE_VALUE_INVALID | CKR_WRAPPED_KEY_INVALID | CKR_TEMPLATE_INCONSISTENT)
+        ),
+        "{rv:?}"
     );
 }
