@@ -205,6 +205,7 @@ fn describe(
         Some(CKK_EC_MONTGOMERY) => "EC_MONTGOMERY".to_string(),
         Some(CKK_AES) => "AES".to_string(),
         Some(CKK_DES3) => "DES3".to_string(),
+        Some(CKK_CHACHA20) => "CHACHA20".to_string(),
         Some(CKK_GENERIC_SECRET) => "GENERIC_SECRET".to_string(),
         Some(CKK_SHA256_HMAC) => "SHA256_HMAC".to_string(),
         Some(CKK_SHA512_HMAC) => "SHA512_HMAC".to_string(),

@@ -58,6 +58,9 @@ const MECHS: &[CK_MECHANISM_TYPE] = &[
     CKM_AES_KEY_WRAP_PAD,
     CKM_AES_CMAC,
     CKM_AES_CMAC_GENERAL,
+    CKM_CHACHA20_KEY_GEN,
+    CKM_CHACHA20,
+    CKM_CHACHA20_POLY1305,
     CKM_SHA_1_HMAC,
     CKM_SHA256_HMAC,
     CKM_SHA256_HMAC_GENERAL,
@@ -99,6 +102,19 @@ enum Param {
     Ctr {
         bits: u8,
         cb: [u8; 16],
+    },
+    /// `CK_CHACHA20_PARAMS`: counter and nonce with their own bit counts
+    /// (a bit count that disagrees with the buffer is capped to it).
+    ChaCha20 {
+        counter: Vec<u8>,
+        counter_bits: u8,
+        nonce: Vec<u8>,
+        nonce_bits: u8,
+    },
+    /// `CK_SALSA20_CHACHA20_POLY1305_PARAMS`.
+    ChaChaPoly {
+        nonce: Vec<u8>,
+        aad: Vec<u8>,
     },
     Oaep {
         hash: u8,
@@ -200,6 +216,33 @@ fn build(p: &Param, public_points: &[Vec<u8>]) -> Built {
                 pAAD: ptr(&owned[1]),
                 ulAADLen: owned[1].len() as CK_ULONG,
                 ulTagBits: *tag_bits as CK_ULONG,
+            })
+        }
+        Param::ChaCha20 {
+            counter,
+            counter_bits,
+            nonce,
+            nonce_bits,
+        } => {
+            owned.push(counter.clone());
+            owned.push(nonce.clone());
+            // The bit counts never claim more bytes than the buffers hold.
+            let bits = |b: u8, v: &Vec<u8>| (b as usize).min(v.len() * 8) as CK_ULONG;
+            as_bytes(&CK_CHACHA20_PARAMS {
+                pBlockCounter: ptr(&owned[0]),
+                blockCounterBits: bits(*counter_bits, &owned[0]),
+                pNonce: ptr(&owned[1]),
+                ulNonceBits: bits(*nonce_bits, &owned[1]),
+            })
+        }
+        Param::ChaChaPoly { nonce, aad } => {
+            owned.push(nonce.clone());
+            owned.push(aad.clone());
+            as_bytes(&CK_SALSA20_CHACHA20_POLY1305_PARAMS {
+                pNonce: ptr(&owned[0]),
+                ulNonceLen: owned[0].len() as CK_ULONG,
+                pAAD: ptr(&owned[1]),
+                ulAADLen: owned[1].len() as CK_ULONG,
             })
         }
         Param::Ctr { bits, cb } => as_bytes(&CK_AES_CTR_PARAMS {
@@ -428,6 +471,8 @@ fn pointer_struct_size(mech: CK_MECHANISM_TYPE) -> Option<usize> {
     Some(match mech {
         CKM_EDDSA => size_of::<CK_EDDSA_PARAMS>(),
         CKM_AES_GCM => size_of::<CK_GCM_PARAMS>(),
+        CKM_CHACHA20 => size_of::<CK_CHACHA20_PARAMS>(),
+        CKM_CHACHA20_POLY1305 => size_of::<CK_SALSA20_CHACHA20_POLY1305_PARAMS>(),
         CKM_RSA_PKCS_OAEP => size_of::<CK_RSA_PKCS_OAEP_PARAMS>(),
         CKM_ECDH1_DERIVE => size_of::<CK_ECDH1_DERIVE_PARAMS>(),
         CKM_HKDF_DERIVE | CKM_HKDF_DATA => size_of::<CK_HKDF_PARAMS>(),
@@ -451,6 +496,8 @@ fn built_for(mech: CK_MECHANISM_TYPE, param: &Param) -> bool {
         (mech, param),
         (CKM_EDDSA, Param::EdDsa { .. })
             | (CKM_AES_GCM, Param::Gcm { .. })
+            | (CKM_CHACHA20, Param::ChaCha20 { .. })
+            | (CKM_CHACHA20_POLY1305, Param::ChaChaPoly { .. })
             | (CKM_RSA_PKCS_OAEP, Param::Oaep { .. })
             | (CKM_ECDH1_DERIVE, Param::Ecdh { .. })
             | (CKM_HKDF_DERIVE | CKM_HKDF_DATA, Param::Hkdf { .. })

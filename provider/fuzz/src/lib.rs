@@ -198,6 +198,10 @@ fn setup() -> Harness {
             ),
         ));
         keys.push((
+            "chacha20",
+            gen_key(CKM_CHACHA20_KEY_GEN, usage(&[(CKA_DECRYPT, yes.clone())])),
+        ));
+        keys.push((
             "secret",
             gen_key(
                 CKM_GENERIC_SECRET_KEY_GEN,

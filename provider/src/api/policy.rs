@@ -624,10 +624,10 @@ pub fn tables(
         (
             CKO_SECRET_KEY,
             Some(
-                CKK_GENERIC_SECRET | CKK_AES | CKK_DES | CKK_DES2 | CKK_DES3 | CKK_SHA_1_HMAC
-                | CKK_SHA224_HMAC | CKK_SHA256_HMAC | CKK_SHA384_HMAC | CKK_SHA512_HMAC | CKK_HKDF
-                | CKK_SHA512_224_HMAC | CKK_SHA512_256_HMAC | CKK_SHA3_224_HMAC | CKK_SHA3_256_HMAC
-                | CKK_SHA3_384_HMAC | CKK_SHA3_512_HMAC,
+                CKK_GENERIC_SECRET | CKK_AES | CKK_CHACHA20 | CKK_DES | CKK_DES2 | CKK_DES3
+                | CKK_SHA_1_HMAC | CKK_SHA224_HMAC | CKK_SHA256_HMAC | CKK_SHA384_HMAC
+                | CKK_SHA512_HMAC | CKK_HKDF | CKK_SHA512_224_HMAC | CKK_SHA512_256_HMAC
+                | CKK_SHA3_224_HMAC | CKK_SHA3_256_HMAC | CKK_SHA3_384_HMAC | CKK_SHA3_512_HMAC,
             ),
         ) => &[STORAGE, KEY, SECRET_KEY, SECRET_VALUE],
         _ => return None,
@@ -670,6 +670,7 @@ mod tests {
             (CKO_PUBLIC_KEY, Some(CKK_SLH_DSA)),
             (CKO_PRIVATE_KEY, Some(CKK_SLH_DSA)),
             (CKO_SECRET_KEY, Some(CKK_AES)),
+            (CKO_SECRET_KEY, Some(CKK_CHACHA20)),
             (CKO_SECRET_KEY, Some(CKK_DES3)),
         ] {
             let t = tables(class, kt, None).unwrap();

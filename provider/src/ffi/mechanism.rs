@@ -109,6 +109,39 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
                 mac_len: p.ulMACLen,
             }
         }
+        ParamKind::ChaCha20 => {
+            // SAFETY: as above.
+            let p: &CK_CHACHA20_PARAMS = unsafe { param_struct(m)? };
+            // Only 32 or 64 bits each (checked before reading).
+            if !matches!(p.blockCounterBits, 32 | 64) || !matches!(p.ulNonceBits, 64 | 96) {
+                return Err(err(CKR_MECHANISM_PARAM_INVALID));
+            }
+            // SAFETY: caller guarantees pBlockCounter / pNonce hold their bit lengths.
+            let (counter, nonce) = unsafe {
+                (
+                    bytes(p.pBlockCounter, p.blockCounterBits / 8).map_err(invalid)?,
+                    bytes(p.pNonce, p.ulNonceBits / 8).map_err(invalid)?,
+                )
+            };
+            Param::ChaCha20 {
+                counter,
+                counter_bits: p.blockCounterBits,
+                nonce,
+                nonce_bits: p.ulNonceBits,
+            }
+        }
+        ParamKind::ChaChaPoly => {
+            // SAFETY: as above.
+            let p: &CK_SALSA20_CHACHA20_POLY1305_PARAMS = unsafe { param_struct(m)? };
+            // SAFETY: caller guarantees pNonce / pAAD hold their lengths.
+            let (nonce, aad) = unsafe {
+                (
+                    bytes(p.pNonce, p.ulNonceLen).map_err(invalid)?,
+                    bytes(p.pAAD, p.ulAADLen).map_err(invalid)?,
+                )
+            };
+            Param::ChaChaPoly { nonce, aad }
+        }
         ParamKind::Ctr => {
             // SAFETY: as above.
             let p: &CK_AES_CTR_PARAMS = unsafe { param_struct(m)? };

@@ -4,7 +4,7 @@
 
 use super::material::KeyMaterial;
 use super::operation::{CipherOperation, OutputLen, SignOperation, VerifyOperation};
-use super::{aes, cmac, des, dsa, ec, eddsa, hmac, mldsa, rsa, slhdsa};
+use super::{aes, chacha, cmac, des, dsa, ec, eddsa, hmac, mldsa, rsa, slhdsa};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 
@@ -144,6 +144,7 @@ dispatch_enum!(
     /// Static dispatch over the families that encrypt or decrypt.
     CipherOp {
         Aes(aes::AesCipher),
+        ChaCha(chacha::ChaChaCipher),
         Des(des::cipher::DesCipher),
         Rsa(rsa::RsaCipher),
         RsaRecover(rsa::RsaRecover),

@@ -7,7 +7,9 @@ use super::material::{GeneratedPair, KeyMaterial};
 use super::operation::Direction;
 use super::params::{Mechanism, Param};
 use super::registry::require;
-use super::{aes, cmac, des, dh, digest, dsa, ec, eddsa, hmac, mldsa, mlkem, rsa, slhdsa, x25519};
+use super::{
+    aes, chacha, cmac, des, dh, digest, dsa, ec, eddsa, hmac, mldsa, mlkem, rsa, slhdsa, x25519,
+};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -125,6 +127,9 @@ pub fn cipher_init(
     require(mech, function)?;
     match &*key {
         KeyMaterial::Aes(_) => aes::AesCipher::new(mech, key, direction).map(CipherOp::Aes),
+        KeyMaterial::ChaCha20(_) => {
+            chacha::ChaChaCipher::new(mech, key, direction).map(CipherOp::ChaCha)
+        }
         KeyMaterial::Des(_) => des::cipher::DesCipher::new(mech, key, direction).map(CipherOp::Des),
         KeyMaterial::RsaPrivate(..) | KeyMaterial::RsaPublic(..) => {
             rsa::RsaCipher::new(mech, key, direction).map(CipherOp::Rsa)

@@ -5,7 +5,7 @@
 //! families by key type.
 
 pub use super::material::{KeyMaterial, ValueOf};
-use super::{aes, des, dh, dsa, ec, eddsa, mldsa, mlkem, rsa, slhdsa, x25519};
+use super::{aes, chacha, des, dh, dsa, ec, eddsa, mldsa, mlkem, rsa, slhdsa, x25519};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -114,6 +114,7 @@ pub fn load(
             &required(get, CKA_VALUE)?,
         ),
         (CKO_SECRET_KEY, Some(CKK_AES)) => aes::load(&required(get, CKA_VALUE)?),
+        (CKO_SECRET_KEY, Some(CKK_CHACHA20)) => chacha::load(&required(get, CKA_VALUE)?),
         (CKO_SECRET_KEY, Some(t @ (CKK_DES | CKK_DES2 | CKK_DES3))) => {
             des::load(t, &required(get, CKA_VALUE)?)
         }
@@ -166,6 +167,7 @@ pub fn complete_import(
                 .ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
             let valid = match key_type {
                 CKK_AES => matches!(len, 16 | 24 | 32),
+                CKK_CHACHA20 => len == chacha::KEY_LEN,
                 CKK_DES | CKK_DES2 | CKK_DES3 => {
                     // Length, parity and weak keys (mechanisms spec §2.29).
                     des::check_value(key_type, attrs.bytes(CKA_VALUE).unwrap_or_default())?;

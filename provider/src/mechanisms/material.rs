@@ -87,6 +87,8 @@ pub enum KeyMaterial {
     SlhDsaPublic(Box<super::slhdsa::key::PublicKey>),
     /// AES key.
     Aes(AesKey),
+    /// ChaCha20 key (`CKK_CHACHA20`).
+    ChaCha20(Zeroizing<[u8; 32]>),
     /// DES, double- or triple-length DES key (legacy).
     Des(DesKey),
     /// Generic secret or HMAC key.

@@ -19,6 +19,7 @@ pub mod aes;
 #[cfg(feature = "aws-lc")]
 pub mod awslc;
 pub mod block_modes;
+pub mod chacha;
 pub mod cmac;
 pub mod des;
 pub mod dh;

@@ -29,6 +29,10 @@ pub enum ParamKind {
     Ctr,
     /// `CK_CCM_PARAMS`.
     Ccm,
+    /// `CK_CHACHA20_PARAMS`.
+    ChaCha20,
+    /// `CK_SALSA20_CHACHA20_POLY1305_PARAMS`.
+    ChaChaPoly,
     /// `CK_RSA_PKCS_OAEP_PARAMS`.
     Oaep,
     /// `CK_RSA_PKCS_PSS_PARAMS`.
@@ -106,6 +110,24 @@ pub enum Param<'a> {
         aad: &'a [u8],
         /// `ulMACLen` in bytes.
         mac_len: CK_ULONG,
+    },
+    /// `CK_CHACHA20_PARAMS`.
+    ChaCha20 {
+        /// `pBlockCounter` (`blockCounterBits / 8` bytes).
+        counter: &'a [u8],
+        /// `blockCounterBits`.
+        counter_bits: CK_ULONG,
+        /// `pNonce` (`ulNonceBits / 8` bytes).
+        nonce: &'a [u8],
+        /// `ulNonceBits`.
+        nonce_bits: CK_ULONG,
+    },
+    /// `CK_SALSA20_CHACHA20_POLY1305_PARAMS`.
+    ChaChaPoly {
+        /// `pNonce`.
+        nonce: &'a [u8],
+        /// `pAAD`.
+        aad: &'a [u8],
     },
     /// `CK_AES_CTR_PARAMS`.
     Ctr {

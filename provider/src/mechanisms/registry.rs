@@ -280,6 +280,10 @@ pub static REGISTRY: &[Descriptor] = &[
     // RFC 5649 under its PKCS #11 3.0 name (the same as KEY_WRAP_PAD here).
     d(CKM_AES_KEY_WRAP_KWP, 16, 32, ED | WU, P::OptionalBytes),
     d(CKM_AES_KEY_WRAP_PKCS7, 16, 32, ED | WU, P::OptionalBytes),
+    // ChaCha20 (chacha.rs), 32-byte keys.
+    d(CKM_CHACHA20_KEY_GEN, 32, 32, CKF_GENERATE, P::None),
+    d(CKM_CHACHA20, 32, 32, ED, P::ChaCha20),
+    d(CKM_CHACHA20_POLY1305, 32, 32, ED, P::ChaChaPoly),
     d(CKM_AES_CMAC, 16, 32, SV, P::None),
     d(CKM_AES_CMAC_GENERAL, 16, 32, SV, P::MacLength),
     // Legacy CBC-MAC (cmac.rs): zero padding, for consumers that ask for it.
@@ -552,7 +556,11 @@ mod tests {
             .collect();
         assert_eq!(registered.len(), REGISTRY.len());
         let registered: BTreeSet<&str> = registered.into_iter().collect();
-        assert_eq!(registered.len(), REGISTRY.len(), "a mechanism registered twice");
+        assert_eq!(
+            registered.len(),
+            REGISTRY.len(),
+            "a mechanism registered twice"
+        );
         let doc = include_str!("../../../docs/mechanisms.md");
         let table = doc
             .split("## Ours vs SoftHSM2 vs kryoptic")

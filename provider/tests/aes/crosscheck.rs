@@ -1,5 +1,6 @@
 //! The symmetric mechanisms checked against python `cryptography`.
 
+use super::chacha::{Aead, ChaCha, chacha_key};
 use super::*;
 
 /// A JSON string of hex.
@@ -10,8 +11,8 @@ fn jhex(b: &[u8]) -> String {
     )
 }
 
-/// Random inputs through OFB, CFB128/8/1, CTS, CBC-MAC, CCM, KWP and
-/// KW-PKCS7 in the module, each output checked by python `cryptography`
+/// Random inputs through OFB, CFB128/8/1, CTS, CBC-MAC, CCM, KWP,
+/// KW-PKCS7, ChaCha20 and ChaCha20-Poly1305 in the module, each output checked by python `cryptography`
 /// (provider/tests/interop/python/crosscheck_sym.py; OpenSSL underneath).
 /// Skipped, saying so, when python3 or the package is missing.
 #[test]
@@ -89,6 +90,33 @@ fn cross_checked_with_python_cryptography() {
             "{{\"mech\":\"ccm\",\"taglen\":{tag_len},\"key\":{},\"nonce\":{},\"aad\":{},\"data\":{},\"out\":{}}}",
             jhex(&key),
             jhex(&nonce),
+            jhex(&aad),
+            jhex(&data),
+            jhex(&out)
+        ));
+        // ChaCha20 (32-bit counter, 96-bit nonce) and ChaCha20-Poly1305.
+        let ck = bytes(32);
+        let kc = chacha_key(&s, &ck).unwrap();
+        let counter = bytes(4);
+        let cn = bytes(12);
+        let mut c = ChaCha::new(&counter, &cn);
+        assert_eq!(raw_init(&s, true, &mut c.mechanism(), kc), CKR_OK);
+        let out = raw_once(&s, true, &data).unwrap();
+        cases.push(format!(
+            "{{\"mech\":\"chacha20\",\"key\":{},\"counter\":{},\"nonce\":{},\"data\":{},\"out\":{}}}",
+            jhex(&ck),
+            jhex(&counter),
+            jhex(&cn),
+            jhex(&data),
+            jhex(&out)
+        ));
+        let mut a = Aead::new(&cn, &aad);
+        assert_eq!(raw_init(&s, true, &mut a.mechanism(), kc), CKR_OK);
+        let out = raw_once(&s, true, &data).unwrap();
+        cases.push(format!(
+            "{{\"mech\":\"chacha20-poly1305\",\"key\":{},\"nonce\":{},\"aad\":{},\"data\":{},\"out\":{}}}",
+            jhex(&ck),
+            jhex(&cn),
             jhex(&aad),
             jhex(&data),
             jhex(&out)

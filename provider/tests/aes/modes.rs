@@ -236,7 +236,7 @@ fn aes_mac_known_answers_and_lengths() {
 }
 
 /// C_WrapKey with a raw mechanism, with a size query.
-fn raw_wrap(
+pub(super) fn raw_wrap(
     s: &Session,
     mech: &mut CK_MECHANISM,
     kek: ObjectHandle,
@@ -281,8 +281,20 @@ fn raw_unwrap_aes(
     kek: ObjectHandle,
     wrapped: &[u8],
 ) -> Result<ObjectHandle, CK_RV> {
+    raw_unwrap_secret(s, mech, kek, wrapped, CKK_AES)
+}
+
+/// C_UnwrapKey of a secret key of `key_type` (for encryption) with a raw
+/// mechanism.
+pub(super) fn raw_unwrap_secret(
+    s: &Session,
+    mech: &mut CK_MECHANISM,
+    kek: ObjectHandle,
+    wrapped: &[u8],
+    key_type: CK_KEY_TYPE,
+) -> Result<ObjectHandle, CK_RV> {
     let mut wrapped = wrapped.to_vec();
-    let (mut class, mut key_type, mut yes) = (CKO_SECRET_KEY, CKK_AES, CK_TRUE);
+    let (mut class, mut key_type, mut yes) = (CKO_SECRET_KEY, key_type, CK_TRUE);
     let attr = |ty, p: *mut u8, n: usize| CK_ATTRIBUTE {
         type_: ty,
         pValue: p.cast(),

@@ -6,7 +6,8 @@ writes them from the module's answers: {"mech": NAME, "key": hex, ... ,
 "out": hex}. Prints "ok NAME" or "FAIL NAME: reason" per case and exits 1
 if any failed. CTS (CS1) and CBC-MAC are built here over cryptography's
 AES-ECB / AES-CBC, since the package has no such mode; AES key wrap with
-PKCS #7 padding over its RFC 3394 key wrap.
+PKCS #7 padding over its RFC 3394 key wrap. ChaCha20 and ChaCha20-Poly1305
+(RFC 8439) are the package's own.
 """
 
 import json
@@ -17,7 +18,7 @@ warnings.simplefilter("ignore")
 
 from cryptography.hazmat.primitives import keywrap, padding  # noqa: E402
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes  # noqa: E402
-from cryptography.hazmat.primitives.ciphers.aead import AESCCM  # noqa: E402
+from cryptography.hazmat.primitives.ciphers.aead import AESCCM, ChaCha20Poly1305  # noqa: E402
 
 try:
     from cryptography.hazmat.decrepit.ciphers import modes as old_modes
@@ -66,7 +67,7 @@ def cbc_mac(key, data):
 def expected(c):
     h = {k: bytes.fromhex(v) for k, v in c.items() if k not in ("mech", "taglen", "maclen")}
     m = c["mech"]
-    aes = algorithms.AES(h["key"]) if m != "des3-cbc" else None
+    aes = algorithms.AES(h["key"]) if m in ("ofb", "cfb128", "cfb8") else None
     if m == "ofb":
         return enc(aes, old_modes.OFB(h["iv"]), h["data"])
     if m == "cfb128":
@@ -81,6 +82,11 @@ def expected(c):
         return cbc_mac(h["key"], h["data"])[: c["maclen"]]
     if m == "ccm":
         return AESCCM(h["key"], tag_length=c["taglen"]).encrypt(h["nonce"], h["data"], h["aad"] or None)
+    if m == "chacha20":
+        # cryptography's ChaCha20 nonce: 4-byte little-endian counter ‖ 12-byte nonce.
+        return enc(algorithms.ChaCha20(h["key"], h["counter"] + h["nonce"]), None, h["data"])
+    if m == "chacha20-poly1305":
+        return ChaCha20Poly1305(h["key"]).encrypt(h["nonce"], h["data"], h["aad"] or None)
     if m == "kwp":
         return keywrap.aes_key_wrap_with_padding(h["key"], h["data"])
     if m == "kw-pkcs7":
