@@ -26,7 +26,8 @@ const OID_EC: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
 const OID_ED25519: &[u8] = &[0x2b, 0x65, 0x70];
 /// `id-X25519` (1.3.101.110).
 const OID_X25519: &[u8] = &[0x2b, 0x65, 0x6e];
-/// `id-Ed448` (1.3.101.113) and `id-X448` (1.3.101.111): not supported.
+/// `id-Ed448` (1.3.101.113) and `id-X448` (1.3.101.111): the token has
+/// these keys, but this tool does not read their key files yet.
 const OID_ED448: &[u8] = &[0x2b, 0x65, 0x71];
 const OID_X448: &[u8] = &[0x2b, 0x65, 0x6f];
 
@@ -241,7 +242,9 @@ fn pkcs8(der: &[u8]) -> Result<PrivateKey, String> {
                 public: None,
             })
         }
-        OID_ED448 | OID_X448 => Err("Ed448 and X448 keys are not supported by the token".into()),
+        OID_ED448 | OID_X448 => {
+            Err("Ed448 and X448 key files cannot be imported by this tool yet".into())
+        }
         other => match pqc::by_oid(other) {
             Some(set) => pqc::private_key(set, params, key.body),
             None => Err(format!(
