@@ -680,7 +680,7 @@ fn breadth_ids() -> Vec<String> {
         ]
         .map(String::from),
     );
-    v.push("sha1".into());
+    v.extend(["sha1", "sha3-256", "sha3-512", "hmac-sha3-256"].map(String::from));
     v.push("seed-random32".into());
     for b in [3072, 4096] {
         v.extend([format!("rsa{b}-pss-sign"), format!("rsa{b}-pss-verify")]);

@@ -335,6 +335,7 @@ mod tests {
     fn breadth_runs_every_breadth_op_and_nothing_else() {
         use crate::suite::alg::Curve;
         use crate::suite::alg::HashAlg;
+        use crate::suite::alg::MacAlg;
         use crate::suite::alg::SigAlg;
         let all = catalogue();
         let breadth = embedded("breadth");
@@ -357,7 +358,8 @@ mod tests {
                         | OpKind::Derive(_)
                         | OpKind::Wrap(_)
                         | OpKind::Unwrap(_)
-                        | OpKind::Digest(HashAlg::Sha1)
+                        | OpKind::Digest(HashAlg::Sha1 | HashAlg::Sha3_256 | HashAlg::Sha3_512)
+                        | OpKind::Mac(MacAlg::HmacSha3_256)
                         | OpKind::SeedRandom(_)
                 ) || (o.key_bits.is_some_and(|b| b > 2048)
                     && (o.id.contains("-pss-") || o.id.contains("-oaep-")))
@@ -367,8 +369,11 @@ mod tests {
         assert_eq!(picked, want);
         // AES 30, 3DES 4, ECDSA with hashing 16, raw ECDSA on P-521 and
         // secp256k1 4, ECDH 4 (P-256, P-384, P-521, X25519), wrap 6, SHA-1,
-        // C_SeedRandom, PSS 4, OAEP 8.
-        assert_eq!(picked.len(), 30 + 4 + 16 + 4 + 4 + 6 + 1 + 1 + 4 + 8);
+        // SHA3-256 and SHA3-512, HMAC-SHA3-256, C_SeedRandom, PSS 4, OAEP 8.
+        assert_eq!(
+            picked.len(),
+            30 + 4 + 16 + 4 + 4 + 6 + 1 + 2 + 1 + 1 + 4 + 8
+        );
         assert!(picked.contains(&"p521-ecdh-derive"));
         // Key generation is not breadth (its mechanisms are exercised by the
         // keys the ops make); `full` has p384-keygen and p521-keygen.
