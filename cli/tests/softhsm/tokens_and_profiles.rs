@@ -126,7 +126,10 @@ fn profiles_are_found_and_flags_override_them() {
         .iter()
         .map(|r| r["op"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["sha256", "sha384", "sha512", "sha1"]);
+    assert_eq!(
+        ids,
+        ["sha256", "sha384", "sha512", "sha1", "sha3-256", "sha3-512"]
+    );
     assert!(results(&v).iter().all(|r| r["iterations"] == 7));
 }
 
@@ -154,8 +157,8 @@ fn breadth_ops_are_measured_or_unsupported_never_failed() {
     let rs = results(&v);
     assert_eq!(
         rs.len(),
-        78,
-        "AES modes, sizes, directions; 3DES; ECDSA; ECDH; wrap; SHA-1; seed; RSA"
+        81,
+        "AES modes, sizes, directions; 3DES; ECDSA; ECDH; wrap; SHA-1; SHA-3; HMAC-SHA3; seed; RSA"
     );
     let mut ok = Vec::new();
     for r in rs {
