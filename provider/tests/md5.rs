@@ -4,182 +4,13 @@
 //! mechanisms, so these go through the raw function list.
 
 mod common;
+#[path = "common/raw_calls.rs"]
+mod raw_calls;
 
 use common::*;
 use cryptoki::session::Session;
 use cryptoki_sys::*;
-
-fn create_secret(s: &Session, key_type: CK_KEY_TYPE, mut value: Vec<u8>) -> CK_OBJECT_HANDLE {
-    let mut class = CKO_SECRET_KEY;
-    let mut kt = key_type;
-    let mut yes: CK_BBOOL = CK_TRUE;
-    let mut template = [
-        CK_ATTRIBUTE {
-            type_: CKA_CLASS,
-            pValue: (&mut class as *mut CK_ULONG).cast(),
-            ulValueLen: size_of::<CK_ULONG>() as CK_ULONG,
-        },
-        CK_ATTRIBUTE {
-            type_: CKA_KEY_TYPE,
-            pValue: (&mut kt as *mut CK_ULONG).cast(),
-            ulValueLen: size_of::<CK_ULONG>() as CK_ULONG,
-        },
-        CK_ATTRIBUTE {
-            type_: CKA_VALUE,
-            pValue: value.as_mut_ptr().cast(),
-            ulValueLen: value.len() as CK_ULONG,
-        },
-        CK_ATTRIBUTE {
-            type_: CKA_SIGN,
-            pValue: (&mut yes as *mut CK_BBOOL).cast(),
-            ulValueLen: 1,
-        },
-        CK_ATTRIBUTE {
-            type_: CKA_VERIFY,
-            pValue: (&mut yes as *mut CK_BBOOL).cast(),
-            ulValueLen: 1,
-        },
-    ];
-    let mut handle: CK_OBJECT_HANDLE = 0;
-    // SAFETY: every pValue points at a live buffer of its length.
-    let rv = unsafe {
-        raw().C_CreateObject.unwrap()(
-            s.handle(),
-            template.as_mut_ptr(),
-            template.len() as CK_ULONG,
-            &mut handle,
-        )
-    };
-    assert_eq!(rv, CKR_OK);
-    handle
-}
-
-/// A `CK_MECHANISM` with an optional `CK_ULONG` parameter.
-fn mech(ty: CK_MECHANISM_TYPE, param: Option<&mut CK_ULONG>) -> CK_MECHANISM {
-    match param {
-        None => CK_MECHANISM {
-            mechanism: ty,
-            pParameter: std::ptr::null_mut(),
-            ulParameterLen: 0,
-        },
-        Some(p) => CK_MECHANISM {
-            mechanism: ty,
-            pParameter: (p as *mut CK_ULONG).cast(),
-            ulParameterLen: size_of::<CK_ULONG>() as CK_ULONG,
-        },
-    }
-}
-
-/// `C_Digest` single-part, or multi-part over `chunk`-byte pieces.
-fn digest(s: &Session, data: &[u8], chunk: Option<usize>) -> Vec<u8> {
-    let f = raw();
-    let mut m = mech(CKM_MD5, None);
-    let mut out = [0u8; 64];
-    let mut len = out.len() as CK_ULONG;
-    // SAFETY: valid session, mechanism and buffers of the given lengths.
-    unsafe {
-        assert_eq!(f.C_DigestInit.unwrap()(s.handle(), &mut m), CKR_OK);
-        match chunk {
-            None => assert_eq!(
-                f.C_Digest.unwrap()(
-                    s.handle(),
-                    data.as_ptr() as *mut u8,
-                    data.len() as CK_ULONG,
-                    out.as_mut_ptr(),
-                    &mut len
-                ),
-                CKR_OK
-            ),
-            Some(c) => {
-                for piece in data.chunks(c) {
-                    assert_eq!(
-                        f.C_DigestUpdate.unwrap()(
-                            s.handle(),
-                            piece.as_ptr() as *mut u8,
-                            piece.len() as CK_ULONG
-                        ),
-                        CKR_OK
-                    );
-                }
-                assert_eq!(
-                    f.C_DigestFinal.unwrap()(s.handle(), out.as_mut_ptr(), &mut len),
-                    CKR_OK
-                );
-            }
-        }
-    }
-    out[..len as usize].to_vec()
-}
-
-/// `C_Sign` with `mechanism` (single-part, or multi-part over `chunk`).
-fn sign(
-    s: &Session,
-    mut m: CK_MECHANISM,
-    key: CK_OBJECT_HANDLE,
-    data: &[u8],
-    chunk: Option<usize>,
-) -> Result<Vec<u8>, CK_RV> {
-    let f = raw();
-    let mut out = [0u8; 64];
-    let mut len = out.len() as CK_ULONG;
-    // SAFETY: valid session, mechanism and buffers of the given lengths.
-    unsafe {
-        let rv = f.C_SignInit.unwrap()(s.handle(), &mut m, key);
-        if rv != CKR_OK {
-            return Err(rv);
-        }
-        match chunk {
-            None => assert_eq!(
-                f.C_Sign.unwrap()(
-                    s.handle(),
-                    data.as_ptr() as *mut u8,
-                    data.len() as CK_ULONG,
-                    out.as_mut_ptr(),
-                    &mut len
-                ),
-                CKR_OK
-            ),
-            Some(c) => {
-                for piece in data.chunks(c) {
-                    assert_eq!(
-                        f.C_SignUpdate.unwrap()(
-                            s.handle(),
-                            piece.as_ptr() as *mut u8,
-                            piece.len() as CK_ULONG
-                        ),
-                        CKR_OK
-                    );
-                }
-                assert_eq!(
-                    f.C_SignFinal.unwrap()(s.handle(), out.as_mut_ptr(), &mut len),
-                    CKR_OK
-                );
-            }
-        }
-    }
-    Ok(out[..len as usize].to_vec())
-}
-
-fn verify(
-    s: &Session,
-    mut m: CK_MECHANISM,
-    key: CK_OBJECT_HANDLE,
-    data: &[u8],
-    mac: &[u8],
-) -> CK_RV {
-    let f = raw();
-    // SAFETY: valid session, mechanism and buffers of the given lengths.
-    unsafe {
-        assert_eq!(f.C_VerifyInit.unwrap()(s.handle(), &mut m, key), CKR_OK);
-        f.C_Verify.unwrap()(
-            s.handle(),
-            data.as_ptr() as *mut u8,
-            data.len() as CK_ULONG,
-            mac.as_ptr() as *mut u8,
-            mac.len() as CK_ULONG,
-        )
-    }
-}
+use raw_calls::*;
 
 /// RFC 1321 §A.5 "test suite", single- and multi-part.
 #[test]
@@ -207,9 +38,9 @@ fn rfc1321_md5_test_suite() {
     ];
     for (msg, want) in suite {
         let want = unhex(want);
-        assert_eq!(digest(&s, msg.as_bytes(), None), want, "{msg:?}");
+        assert_eq!(digest(&s, CKM_MD5, msg.as_bytes(), None), want, "{msg:?}");
         assert_eq!(
-            digest(&s, msg.as_bytes(), Some(7)),
+            digest(&s, CKM_MD5, msg.as_bytes(), Some(7)),
             want,
             "{msg:?} multi-part"
         );
@@ -243,7 +74,7 @@ fn rfc2202_hmac_md5() {
     ];
     for (key, data, want) in cases {
         let want = unhex(want);
-        let k = create_secret(&s, CKK_GENERIC_SECRET, key);
+        let k = mac_key(&s, CKK_GENERIC_SECRET, &key);
         let plain = || mech(CKM_MD5_HMAC, None);
         assert_eq!(sign(&s, plain(), k, &data, None).unwrap(), want);
         assert_eq!(sign(&s, plain(), k, &data, Some(5)).unwrap(), want);
@@ -262,7 +93,7 @@ fn rfc2202_hmac_md5() {
         );
     }
     for key_type in [CKK_AES, CKK_SHA_1_HMAC] {
-        let k = create_secret(&s, key_type, vec![7; 16]);
+        let k = mac_key(&s, key_type, &[7; 16]);
         assert_eq!(
             sign(&s, mech(CKM_MD5_HMAC, None), k, b"x", None).unwrap_err(),
             CKR_KEY_TYPE_INCONSISTENT,
