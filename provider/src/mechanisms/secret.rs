@@ -179,6 +179,22 @@ pub fn shape_derived_value(key_type: CK_KEY_TYPE, value: &mut [u8]) {
 /// True for the derivations whose result must be at least as protected as
 /// their base keys (mechanisms spec 3.0 §2.42 and §2.16.12: the value is a
 /// simple function of the base's value).
+/// The encryption-of-data derivations (mechanisms spec 3.0 §2.16.12 and the
+/// DES ones): the derived value is the block cipher of caller-chosen data
+/// under the base key, a value any other use of that key that computes the
+/// cipher forward can also hand out.
+pub fn derives_by_encrypting_data(ty: CK_MECHANISM_TYPE) -> bool {
+    matches!(
+        ty,
+        CKM_AES_ECB_ENCRYPT_DATA
+            | CKM_AES_CBC_ENCRYPT_DATA
+            | CKM_DES_ECB_ENCRYPT_DATA
+            | CKM_DES_CBC_ENCRYPT_DATA
+            | CKM_DES3_ECB_ENCRYPT_DATA
+            | CKM_DES3_CBC_ENCRYPT_DATA
+    )
+}
+
 pub fn derives_by_simple_function(ty: CK_MECHANISM_TYPE) -> bool {
     matches!(
         ty,
