@@ -447,3 +447,236 @@ fn short_secrets_from_a_protected_base_are_refused_under(policy: &str) {
     ];
     derive(&s, CKM_DH_PKCS_DERIVE, Some(&ya), sb, allowed).unwrap();
 }
+
+/// `C_WrapKey` / `C_UnwrapKey` with `CKM_AES_CBC_PAD` under an AES key
+/// whose value the test knows: (wrapped bytes or the new handle).
+fn wrap_call(
+    s: &Session,
+    iv: &mut [u8; 16],
+    wrapping: CK_OBJECT_HANDLE,
+    key: CK_OBJECT_HANDLE,
+) -> Result<Vec<u8>, CK_RV> {
+    let mut m = CK_MECHANISM {
+        mechanism: CKM_AES_CBC_PAD,
+        pParameter: iv.as_mut_ptr().cast(),
+        ulParameterLen: 16,
+    };
+    let mut out = vec![0u8; 4096];
+    let mut len = out.len() as CK_ULONG;
+    // SAFETY: live mechanism, IV and output buffer of `len` bytes.
+    check(unsafe {
+        raw().C_WrapKey.unwrap()(
+            s.handle(),
+            &mut m,
+            wrapping,
+            key,
+            out.as_mut_ptr(),
+            &mut len,
+        )
+    })?;
+    out.truncate(len as usize);
+    Ok(out)
+}
+
+fn unwrap_call(
+    s: &Session,
+    iv: &mut [u8; 16],
+    unwrapping: CK_OBJECT_HANDLE,
+    wrapped: &[u8],
+    mut t: Tpl,
+) -> Result<CK_OBJECT_HANDLE, CK_RV> {
+    let mut m = CK_MECHANISM {
+        mechanism: CKM_AES_CBC_PAD,
+        pParameter: iv.as_mut_ptr().cast(),
+        ulParameterLen: 16,
+    };
+    let mut a = raw_attrs(&mut t);
+    let mut wrapped = wrapped.to_vec();
+    let mut h = 0;
+    // SAFETY: live mechanism, IV, wrapped bytes and template.
+    check(unsafe {
+        raw().C_UnwrapKey.unwrap()(
+            s.handle(),
+            &mut m,
+            unwrapping,
+            wrapped.as_mut_ptr(),
+            wrapped.len() as CK_ULONG,
+            a.as_mut_ptr(),
+            a.len() as CK_ULONG,
+            &mut h,
+        )
+    })?;
+    Ok(h)
+}
+
+/// Runs `openssl` with `args` in `dir`, feeding `input`: its output.
+fn openssl(dir: &std::path::Path, args: &[&str], input: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("openssl runs");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "openssl {args:?}");
+    out.stdout
+}
+
+/// The integer under `label` (`private-key:`, `public-key:`) of
+/// `openssl pkey -text` output, big-endian, minimal.
+fn openssl_value(text: &[u8], label: &str) -> Vec<u8> {
+    let text = String::from_utf8_lossy(text);
+    let hex: String = text
+        .lines()
+        .skip_while(|l| !l.starts_with(label))
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .flat_map(|l| l.trim().split(':'))
+        .collect();
+    let bytes = unhex(&hex);
+    let first = bytes.iter().position(|&b| b != 0).unwrap_or(bytes.len());
+    bytes[first..].to_vec()
+}
+
+/// Private keys wrap as PKCS #8 with PKCS #3 `dhKeyAgreement` parameters,
+/// the form OpenSSL (and SoftHSM2) use: a key the token wraps is read by
+/// `openssl pkey` with the same x, a key OpenSSL generated unwraps into the
+/// token with its x, and both agree with a token key pair.
+#[test]
+fn pkcs8_wrapping_is_the_form_openssl_reads_and_writes() {
+    if std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no openssl CLI to cross-check PKCS #8 DH keys");
+        return;
+    }
+    let f = Fixture::new();
+    let s = session(&f);
+    let dir = tempfile::tempdir().unwrap();
+    let kek = [0x6bu8; 32];
+    let wrapping = create(
+        &s,
+        vec![
+            (CKA_CLASS, ul(CKO_SECRET_KEY)),
+            (CKA_KEY_TYPE, ul(CKK_AES)),
+            (CKA_VALUE, kek.to_vec()),
+            (CKA_WRAP, yes()),
+            (CKA_UNWRAP, yes()),
+        ],
+    )
+    .unwrap();
+    let p = ffdhe2048();
+    let enc = |iv: &[u8; 16]| {
+        vec![
+            "-aes-256-cbc".to_string(),
+            "-K".into(),
+            to_hex(&kek),
+            "-iv".into(),
+            to_hex(iv),
+        ]
+    };
+    // The token's key, read by OpenSSL.
+    let (peer_public, peer_private) = pair(&s, &p, &[2], vec![]);
+    let (_, private) = pair(
+        &s,
+        &p,
+        &[2],
+        vec![(CKA_SENSITIVE, no()), (CKA_EXTRACTABLE, yes())],
+    );
+    let mut iv = [0x11u8; 16];
+    let wrapped = wrap_call(&s, &mut iv, wrapping, private).unwrap();
+    let mut args: Vec<String> = vec!["enc".into(), "-d".into()];
+    args.extend(enc(&iv));
+    let der = openssl(
+        dir.path(),
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &wrapped,
+    );
+    let text = openssl(
+        dir.path(),
+        &["pkey", "-inform", "DER", "-text", "-noout"],
+        &der,
+    );
+    assert_eq!(
+        openssl_value(&text, "private-key:"),
+        get(&s, private, CKA_VALUE).unwrap()
+    );
+    // OpenSSL's key, unwrapped into the token.
+    let theirs = openssl(
+        dir.path(),
+        &[
+            "genpkey",
+            "-algorithm",
+            "DH",
+            "-pkeyopt",
+            "group:ffdhe2048",
+            "-outform",
+            "DER",
+        ],
+        b"",
+    );
+    let mut iv = [0x22u8; 16];
+    let mut args: Vec<String> = vec!["enc".into()];
+    args.extend(enc(&iv));
+    let blob = openssl(
+        dir.path(),
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &theirs,
+    );
+    let unwrapped = unwrap_call(
+        &s,
+        &mut iv,
+        wrapping,
+        &blob,
+        vec![
+            (CKA_CLASS, ul(CKO_PRIVATE_KEY)),
+            (CKA_KEY_TYPE, ul(CKK_DH)),
+            (CKA_DERIVE, yes()),
+            (CKA_SENSITIVE, no()),
+            (CKA_EXTRACTABLE, yes()),
+        ],
+    )
+    .unwrap();
+    let text = openssl(
+        dir.path(),
+        &["pkey", "-inform", "DER", "-text", "-noout"],
+        &theirs,
+    );
+    assert_eq!(
+        openssl_value(&text, "private-key:"),
+        get(&s, unwrapped, CKA_VALUE).unwrap()
+    );
+    assert_eq!(get(&s, unwrapped, CKA_PRIME).unwrap(), p);
+    // The unwrapped key agrees with a token key pair.
+    let y = get(&s, peer_public, CKA_VALUE).unwrap();
+    let ours = shared(&s, unwrapped, &y, CKK_GENERIC_SECRET, None).unwrap();
+    let y_unwrapped = openssl_value(&text, "public-key:");
+    let theirs_z = shared(&s, peer_private, &y_unwrapped, CKK_GENERIC_SECRET, None).unwrap();
+    assert_eq!(ours, theirs_z);
+    // A damaged blob is no key.
+    let mut iv = [0x22u8; 16];
+    let mut bad = theirs.clone();
+    bad[11] ^= 1; // inside the algorithm OID
+    let mut args: Vec<String> = vec!["enc".into()];
+    args.extend(enc(&iv));
+    let blob = openssl(
+        dir.path(),
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &bad,
+    );
+    assert_eq!(
+        unwrap_call(
+            &s,
+            &mut iv,
+            wrapping,
+            &blob,
+            vec![(CKA_CLASS, ul(CKO_PRIVATE_KEY)), (CKA_KEY_TYPE, ul(CKK_DH))],
+        ),
+        Err(CKR_WRAPPED_KEY_INVALID)
+    );
+}

@@ -209,6 +209,11 @@ pub fn export_for_wrap(
             &required(get, CKA_BASE)?,
             &required(get, CKA_VALUE)?,
         ),
+        (CKO_PRIVATE_KEY, Some(CKK_DH)) => dh::to_pkcs8(
+            &required(get, CKA_PRIME)?,
+            &required(get, CKA_BASE)?,
+            &required(get, CKA_VALUE)?,
+        ),
         (CKO_PRIVATE_KEY, Some(CKK_ML_DSA)) => mldsa::to_pkcs8(
             &required(get, CKA_PARAMETER_SET)?,
             get(CKA_SEED)?.as_deref().map(Vec::as_slice),
@@ -280,6 +285,7 @@ pub fn import_unwrapped(
             CKK_EC => ec::from_pkcs8(bytes, attrs),
             CKK_RSA => rsa::from_pkcs8(bytes, attrs),
             CKK_DSA => dsa::from_pkcs8(bytes, attrs),
+            CKK_DH => dh::from_pkcs8(bytes, attrs),
             CKK_ML_DSA => mldsa::from_pkcs8(bytes, attrs),
             CKK_SLH_DSA => slhdsa::from_pkcs8(bytes, attrs),
             CKK_ML_KEM => mlkem::from_pkcs8(bytes, attrs),

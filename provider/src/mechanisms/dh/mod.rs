@@ -7,13 +7,16 @@
 //! - `groups`: the RFC 7919 and RFC 3526 groups and the checks of any other.
 //! - `key`: the parsed keys; `keys`: import checks, key-pair and parameter generation.
 //! - `derive`: the shared secret, with the peer's value checked first.
+//! - `pkcs8`: the PKCS #8 form of private keys, for wrapping.
 
 mod derive;
 mod group_primes;
 pub mod groups;
 pub mod key;
 mod keys;
+mod pkcs8;
 
 pub use derive::derive;
 pub use key::{PrivateKey, PublicKey};
 pub use keys::{complete_import, generate, generate_parameters, load_private, load_public};
+pub use pkcs8::{from_pkcs8, to_pkcs8};
