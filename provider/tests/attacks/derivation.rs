@@ -2,6 +2,7 @@
 //! MACs (Clulow 2003 §3, "key-length reduction"; issue 23 item 1).
 
 use super::*;
+use aes::cipher::{self, BlockCipherEncrypt};
 use cryptoki::mechanism::misc::{ExtractParams, KeyDerivationStringData};
 use hmac::{KeyInit, Mac};
 
@@ -337,14 +338,54 @@ fn sensitive_two_key_triple_des_mac() {
 }
 
 /// The `C_DeriveKey` error as a cryptoki error, for [`Outcome::Refused`].
-fn derive_step(
-    name: &'static str,
-    r: Result<ObjectHandle, cryptoki_sys::CK_RV>,
-) -> Result<ObjectHandle, Outcome> {
+fn derive_step<T>(name: &'static str, r: Result<T, cryptoki_sys::CK_RV>) -> Result<T, Outcome> {
     r.map_err(|rv| match cryptoki::error::Rv::from(rv) {
         cryptoki::error::Rv::Error(e) => Outcome::Refused(name, e),
         cryptoki::error::Rv::Ok => unreachable!("an error code"),
     })
+}
+
+/// The end of the encryption-of-data attacks: `value`, found by the
+/// caller, is the key `derived` (a block encrypted under `derived` by the
+/// token equals the block encrypted under `value` by the cipher crate
+/// `C`), and the token marked `derived` as a key whose value may be known.
+fn known_key_found<C: BlockCipherEncrypt + KeyInit>(
+    s: &Session,
+    derived: ObjectHandle,
+    mech: &Mechanism,
+    value: &[u8],
+) -> Result<Outcome, Outcome> {
+    let marks = step(
+        "C_GetAttributeValue (derived key)",
+        s.get_attributes(
+            derived,
+            &[
+                AttributeType::AlwaysSensitive,
+                AttributeType::NeverExtractable,
+            ],
+        ),
+    )?;
+    assert_eq!(
+        marks,
+        vec![
+            Attribute::AlwaysSensitive(false),
+            Attribute::NeverExtractable(false)
+        ],
+        "a derived key whose value the caller can learn is marked as known"
+    );
+    let mut block = cipher::Block::<C>::default();
+    block.fill(0x5a);
+    let theirs = step(
+        "C_Encrypt (under the derived key)",
+        s.encrypt(mech, derived, &block),
+    )?;
+    C::new_from_slice(value).unwrap().encrypt_block(&mut block);
+    assert_eq!(
+        theirs,
+        block.as_slice(),
+        "the value found is not the derived key"
+    );
+    Ok(Outcome::Recovered)
 }
 
 /// A three-key Triple DES victim: generated, sensitive, never extractable,
@@ -480,43 +521,11 @@ fn encrypt_data_derived_value_known_through_encrypt() {
                     ],
                 ),
             )?;
-            let marks = step(
-                "C_GetAttributeValue (derived key)",
-                s.get_attributes(
-                    derived,
-                    &[
-                        AttributeType::AlwaysSensitive,
-                        AttributeType::NeverExtractable,
-                    ],
-                ),
-            )?;
-            assert_eq!(
-                marks,
-                vec![
-                    Attribute::AlwaysSensitive(false),
-                    Attribute::NeverExtractable(false)
-                ],
-                "a derived key whose value the caller can learn is marked as known"
-            );
             let value = step(
                 "C_Encrypt (the data under the base)",
                 s.encrypt(&Mechanism::Des3Ecb, victim, &data),
             )?;
-            let block = [0x5au8; 8];
-            let theirs = step(
-                "C_Encrypt (under the derived key)",
-                s.encrypt(&Mechanism::Des3Ecb, derived, &block),
-            )?;
-            use des::cipher::{BlockCipherEncrypt, KeyInit};
-            let ours = des::TdesEde3::new_from_slice(&value).unwrap();
-            let mut b = block.into();
-            ours.encrypt_block(&mut b);
-            assert_eq!(
-                theirs,
-                b.as_slice(),
-                "the value found is not the derived key"
-            );
-            Ok(Outcome::Recovered)
+            known_key_found::<des::TdesEde3>(s, derived, &Mechanism::Des3Ecb, &value)
         })())
     }
     expect(
@@ -576,25 +585,8 @@ fn encrypt_data_derived_value_known_through_cbc_mac() {
                 &data,
                 None,
             )
-            .map_err(|rv| match cryptoki::error::Rv::from(rv) {
-                cryptoki::error::Rv::Error(e) => Outcome::Refused("C_Sign (CBC-MAC)", e),
-                cryptoki::error::Rv::Ok => unreachable!("an error code"),
-            })?;
-            let block = [0xa5u8; 16];
-            let theirs = step(
-                "C_Encrypt (under the derived key)",
-                s.encrypt(&Mechanism::AesEcb, derived, &block),
-            )?;
-            use aes::cipher::{BlockCipherEncrypt, KeyInit};
-            let ours = aes::Aes128::new_from_slice(&value).unwrap();
-            let mut b = block.into();
-            ours.encrypt_block(&mut b);
-            assert_eq!(
-                theirs,
-                b.as_slice(),
-                "the value found is not the derived key"
-            );
-            Ok(Outcome::Recovered)
+            .map_err(|rv| derive_step::<()>("C_Sign (CBC-MAC)", Err(rv)).unwrap_err())?;
+            known_key_found::<aes::Aes128>(s, derived, &Mechanism::AesEcb, &value)
         })())
     }
     expect(
