@@ -287,6 +287,13 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
         }
         // Owned values, read by `read_sp800_108` (C_DeriveKey only).
         ParamKind::Sp800108 => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
+        ParamKind::IkePrf
+        | ParamKind::Ike1Prf
+        | ParamKind::Ike1Extended
+        | ParamKind::Ike2PrfPlus => {
+            // SAFETY: forwarded caller guarantee.
+            unsafe { read_ike(m, descriptor.param)? }
+        }
         ParamKind::MacLength => {
             // SAFETY: as above.
             let p: &CK_ULONG = unsafe { param_struct(m)? };
@@ -297,6 +304,91 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
         ty: m.mechanism,
         param,
     })
+}
+
+/// `len` bytes at `ptr`, at most `max` (checked before reading) and at
+/// least one if `required`; NULL with a length, or out of range, is
+/// `CKR_MECHANISM_PARAM_INVALID`.
+///
+/// # Safety
+/// `ptr` must be valid for `len` bytes when non-null.
+unsafe fn bounded<'a>(
+    ptr: *const u8,
+    len: CK_ULONG,
+    max: usize,
+    required: bool,
+) -> Result<&'a [u8]> {
+    if len as u128 > max as u128 || (required && len == 0) {
+        return Err(err(CKR_MECHANISM_PARAM_INVALID));
+    }
+    // SAFETY: forwarded caller guarantee.
+    unsafe { bytes(ptr, len) }.map_err(|_| err(CKR_MECHANISM_PARAM_INVALID))
+}
+
+/// The parameter of an IKE derivation (mechanisms spec 3.0, "IKE"):
+/// `CK_IKE_PRF_DERIVE_PARAMS`, `CK_IKE1_PRF_DERIVE_PARAMS`,
+/// `CK_IKE1_EXTENDED_DERIVE_PARAMS` or `CK_IKE2_PRF_PLUS_DERIVE_PARAMS`.
+/// Every length is bounded before its bytes are read (nonces and cookies
+/// 1 to 256 bytes, seed and extra data at most 1024); the handles are
+/// resolved by `api::crypto::derive`.
+///
+/// # Safety
+/// `m.pParameter` valid for its length, and every pointer in it for its
+/// length.
+unsafe fn read_ike<'a>(m: &CK_MECHANISM, kind: ParamKind) -> Result<Param<'a>> {
+    use crate::mechanisms::kdf::ike::{MAX_DATA_LEN, MAX_NONCE_LEN, Params};
+    let p = match kind {
+        ParamKind::IkePrf => {
+            // SAFETY: length checked by param_struct; caller guarantees validity.
+            let p: &CK_IKE_PRF_DERIVE_PARAMS = unsafe { param_struct(m)? };
+            Params::Prf {
+                prf: p.prfMechanism,
+                data_as_key: p.bDataAsKey != 0,
+                rekey: p.bRekey != 0,
+                // SAFETY: caller guarantees pNi / pNr hold their lengths.
+                ni: unsafe { bounded(p.pNi, p.ulNiLen, MAX_NONCE_LEN, true)? },
+                // SAFETY: as above.
+                nr: unsafe { bounded(p.pNr, p.ulNrLen, MAX_NONCE_LEN, true)? },
+                new_key: p.hNewKey,
+            }
+        }
+        ParamKind::Ike1Prf => {
+            // SAFETY: as above.
+            let p: &CK_IKE1_PRF_DERIVE_PARAMS = unsafe { param_struct(m)? };
+            Params::Ike1Prf {
+                prf: p.prfMechanism,
+                prev_key: (p.bHasPrevKey != 0).then_some(p.hPrevKey),
+                keygxy: p.hKeygxy,
+                // SAFETY: caller guarantees pCKYi / pCKYr hold their lengths.
+                cky_i: unsafe { bounded(p.pCKYi, p.ulCKYiLen, MAX_NONCE_LEN, true)? },
+                // SAFETY: as above.
+                cky_r: unsafe { bounded(p.pCKYr, p.ulCKYrLen, MAX_NONCE_LEN, true)? },
+                key_number: p.keyNumber,
+            }
+        }
+        ParamKind::Ike1Extended => {
+            // SAFETY: as above.
+            let p: &CK_IKE1_EXTENDED_DERIVE_PARAMS = unsafe { param_struct(m)? };
+            Params::Ike1Extended {
+                prf: p.prfMechanism,
+                keygxy: (p.bHasKeygxy != 0).then_some(p.hKeygxy),
+                // SAFETY: caller guarantees pExtraData holds ulExtraDataLen bytes.
+                extra: unsafe { bounded(p.pExtraData, p.ulExtraDataLen, MAX_DATA_LEN, false)? },
+            }
+        }
+        _ => {
+            // SAFETY: as above.
+            let p: &CK_IKE2_PRF_PLUS_DERIVE_PARAMS = unsafe { param_struct(m)? };
+            Params::PrfPlus {
+                prf: p.prfMechanism,
+                seed_key: (p.bHasSeedKey != 0).then_some(p.hSeedKey),
+                // SAFETY: caller guarantees pSeedData holds ulSeedDataLen bytes.
+                seed: unsafe { bounded(p.pSeedData, p.ulSeedDataLen, MAX_DATA_LEN, false)? },
+            }
+        }
+    };
+    crate::mechanisms::kdf::ike::validate(&p)?;
+    Ok(Param::Ike(p))
 }
 
 /// The parameter as a `T`, if its length is exactly `size_of::<T>()`.

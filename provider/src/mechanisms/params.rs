@@ -59,6 +59,14 @@ pub enum ParamKind {
     /// `CK_SP800_108_FEEDBACK_KDF_PARAMS` (feedback), mechanisms spec 3.0
     /// §2.42; read only by `C_DeriveKey`, into owned values.
     Sp800108,
+    /// `CK_IKE_PRF_DERIVE_PARAMS` (`CKM_IKE_PRF_DERIVE`).
+    IkePrf,
+    /// `CK_IKE1_PRF_DERIVE_PARAMS` (`CKM_IKE1_PRF_DERIVE`).
+    Ike1Prf,
+    /// `CK_IKE1_EXTENDED_DERIVE_PARAMS` (`CKM_IKE1_EXTENDED_DERIVE`).
+    Ike1Extended,
+    /// `CK_IKE2_PRF_PLUS_DERIVE_PARAMS` (`CKM_IKE2_PRF_PLUS_DERIVE`).
+    Ike2PrfPlus,
 }
 
 /// A mechanism parameter, read from the caller's memory.
@@ -189,6 +197,8 @@ pub enum Param<'a> {
     Pbkdf2(kdf::pbkdf2::Params<'a>),
     /// The SP 800-108 parameters (§2.42), owned by the FFI layer.
     Sp800108(&'a kdf::sp800_108::Params),
+    /// The parameters of one of the four IKE derivations.
+    Ike(kdf::ike::Params<'a>),
 }
 
 /// A `CK_MECHANISM` in safe form.

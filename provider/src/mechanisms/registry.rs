@@ -420,6 +420,19 @@ pub static REGISTRY: &[Descriptor] = &[
         CKF_DERIVE,
         P::Sp800108,
     ),
+    // The IKE derivations (mechanisms spec 3.0, "IKE"): an HMAC PRF keyed
+    // by a generic secret or the PRF's HMAC key type of 1 to 512 bytes
+    // (key sizes in bytes, as for the HMAC rows).
+    d(CKM_IKE_PRF_DERIVE, 1, 512, CKF_DERIVE, P::IkePrf),
+    d(CKM_IKE1_PRF_DERIVE, 1, 512, CKF_DERIVE, P::Ike1Prf),
+    d(
+        CKM_IKE1_EXTENDED_DERIVE,
+        1,
+        512,
+        CKF_DERIVE,
+        P::Ike1Extended,
+    ),
+    d(CKM_IKE2_PRF_PLUS_DERIVE, 1, 512, CKF_DERIVE, P::Ike2PrfPlus),
     // Legacy: MD5 is broken (collisions), kept for SoftHSM2 migration.
     d(CKM_MD5, 0, 0, CKF_DIGEST, P::None),
     d(CKM_SHA_1, 0, 0, CKF_DIGEST, P::None),

@@ -371,6 +371,53 @@ pub fn derive_sp800_108(
     kdf::sp800_108::derive(mode, p, key, lens)
 }
 
+/// The IKE derivations (mechanisms spec 3.0, "IKE"): `len` is the
+/// template's `CKA_VALUE_LEN` (bounded by [`kdf::ike::output_len`] before
+/// anything is computed), `seconds` the values of the keys the parameters
+/// name ([`kdf::ike::Params::second_keys`], resolved by the caller). The
+/// base is a generic secret or the PRF's HMAC key type, else
+/// `CKR_KEY_TYPE_INCONSISTENT`.
+pub fn derive_ike(
+    mech: &Mechanism<'_>,
+    base: &KeyMaterial,
+    len: Option<usize>,
+    seconds: &[&[u8]],
+) -> Result<Zeroizing<Vec<u8>>> {
+    use kdf::ike::Params as P;
+    require(mech, CKF_DERIVE)?;
+    let p = match (mech.ty, mech.param) {
+        (CKM_IKE_PRF_DERIVE, Param::Ike(p @ P::Prf { .. }))
+        | (CKM_IKE1_PRF_DERIVE, Param::Ike(p @ P::Ike1Prf { .. }))
+        | (CKM_IKE1_EXTENDED_DERIVE, Param::Ike(p @ P::Ike1Extended { .. }))
+        | (CKM_IKE2_PRF_PLUS_DERIVE, Param::Ike(p @ P::PrfPlus { .. })) => p,
+        _ => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
+    };
+    kdf::ike::validate(&p)?;
+    let len = kdf::ike::output_len(&p, len)?;
+    if len > MAX_SECRET_LEN {
+        return Err(err(CKR_KEY_SIZE_RANGE));
+    }
+    match base {
+        KeyMaterial::Secret {
+            key_type, value, ..
+        } if kdf::ike::base_key_type_ok(&p, *key_type)? => {
+            kdf::ike::derive(&p, value, seconds, len)
+        }
+        _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+    }
+}
+
+/// True for the four IKE derivations ([`derive_ike`]).
+pub fn is_ike(ty: CK_MECHANISM_TYPE) -> bool {
+    matches!(
+        ty,
+        CKM_IKE_PRF_DERIVE
+            | CKM_IKE1_PRF_DERIVE
+            | CKM_IKE1_EXTENDED_DERIVE
+            | CKM_IKE2_PRF_PLUS_DERIVE
+    )
+}
+
 /// The full output of a §2.42 / §2.16.12 derivation, before truncation.
 fn simple_derivation(
     ty: CK_MECHANISM_TYPE,

@@ -18,11 +18,14 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../common/ike_params.rs"]
+mod ike_params;
 #[path = "../common/raw_calls.rs"]
 mod raw_calls;
 
 mod attributes;
 mod derivation;
+mod ike;
 mod iv;
 mod kem;
 mod key_hashing;

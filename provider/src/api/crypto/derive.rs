@@ -1,7 +1,8 @@
 //! Key derivation (base spec §5.15 `C_DeriveKey`; mechanisms spec 3.0
 //! §2.42 SP 800-108 with additional keys, §2.43 HKDF with
 //! `CKM_HKDF_DATA`, and the other `C_DeriveKey` mechanisms of
-//! `mechanisms::secret`): the base and any second key a parameter names,
+//! `mechanisms::secret`, the IKE derivations): the base and any second
+//! key a parameter names,
 //! the derived key's length and strength floor (Clulow 2003), and what it
 //! inherits from its bases.
 
@@ -128,6 +129,9 @@ pub fn derive_key(
     // Bytes of the second key that are secret: they count towards the
     // derived key's strength like the base's.
     let mut other_secret_len = 0;
+    // The IKE mechanisms' second keys (hNewKey, hKeygxy, hPrevKey,
+    // hSeedKey), in the order their parameters give them.
+    let mut seconds = Vec::new();
     let other = match mech.param {
         mechanisms::Param::Hkdf(mechanisms::kdf::hkdf::Params {
             salt: mechanisms::kdf::hkdf::Salt::Key(handle),
@@ -136,17 +140,31 @@ pub fn derive_key(
             session, handle, mech, CKA_DERIVE,
         )?)?),
         mechanisms::Param::Handle(handle) => {
-            let value = secret_key_value(&*single_call_key(session, handle, mech, CKA_DERIVE)?)?;
-            let second = BaseProtection::of(&*session.token.key(handle)?);
+            let (value, second) = second_key(session, handle, mech)?;
             if second.protected() {
                 other_secret_len = value.len();
             }
             protection = protection.and(second);
             Some(value)
         }
+        mechanisms::Param::Ike(p) => {
+            for handle in p.second_keys() {
+                let (value, second) = second_key(session, handle, mech)?;
+                if second.protected() {
+                    other_secret_len += value.len();
+                }
+                protection = protection.and(second);
+                seconds.push(value);
+            }
+            None
+        }
         _ => None,
     };
-    if mechanisms::derives_by_simple_function(mech.ty) {
+    let ike = mechanisms::is_ike(mech.ty);
+    // Mechanisms spec 3.0, "IKE": the derived keys are made from secrets
+    // by a PRF; like the simple derivations, the result is never less
+    // protected than any of its bases (the template is overruled).
+    if mechanisms::derives_by_simple_function(mech.ty) || ike {
         protection.impose_on(&mut template);
     }
     let template = &template;
@@ -165,14 +183,30 @@ pub fn derive_key(
     if let Some(l) = len {
         mechanisms::check_secret_len(key_type, l)?;
     }
-    let mut value = mechanisms::derive(mech, &material, len, other.as_ref().map(|v| v.as_slice()))?;
+    let mut value = if ike {
+        let seconds: Vec<&[u8]> = seconds.iter().map(|v| v.as_slice()).collect();
+        mechanisms::derive_ike(mech, &material, len, &seconds)?
+    } else {
+        mechanisms::derive(mech, &material, len, other.as_ref().map(|v| v.as_slice()))?
+    };
+    // The strength the floor keeps: the base's, and for the IKE
+    // mechanisms also that of the protected second keys' bytes (a
+    // protected g^ir named by hKeygxy or hSeedKey is as much a base).
+    let base_strength = if ike {
+        strength::strength(&material).saturating_add(strength::secret_strength(
+            CKK_GENERIC_SECRET,
+            other_secret_len,
+        ))
+    } else {
+        strength::strength(&material)
+    };
     if mech.ty != CKM_HKDF_DATA {
         // Key-length reduction (Clulow 2003): the new key keeps at least
         // the floor of its base's strength. (HKDF_DATA makes a data object,
         // not a key: a PRF output that reveals nothing of its base.)
         key_policy::check_derived_strength(
             protection.protected(),
-            strength::strength(&material),
+            base_strength,
             mechanisms::secret_bytes_in_derived(mech, &material, other_secret_len, value.len()),
             strength::secret_strength(key_type, value.len()),
         )?;
@@ -308,6 +342,19 @@ pub fn derive_keys_sp800_108(
         }
     }
     Ok(made)
+}
+
+/// A second key a derivation parameter names (the key of
+/// `CKM_CONCATENATE_BASE_AND_KEY`, the IKE mechanisms' hNewKey, hKeygxy,
+/// hPrevKey and hSeedKey): it must allow derivation and the mechanism, as
+/// the base must, and be a secret key. Its value and protection.
+fn second_key(
+    session: &Session,
+    handle: CK_OBJECT_HANDLE,
+    mech: &Mechanism<'_>,
+) -> Result<(Zeroizing<Vec<u8>>, BaseProtection)> {
+    let value = secret_key_value(&*single_call_key(session, handle, mech, CKA_DERIVE)?)?;
+    Ok((value, BaseProtection::of(&*session.token.key(handle)?)))
 }
 
 /// The value of any secret key a derivation parameter names (the second

@@ -60,6 +60,28 @@ pub(super) enum State {
     Sha3_512(hmac::Hmac<sha3::Sha3_512>),
 }
 
+impl State {
+    /// A fresh state keyed with `key` (RFC 2104: a key longer than the
+    /// hash's block is hashed first, a shorter one padded).
+    pub(super) fn new(hash: HmacHash, key: &[u8]) -> Result<State> {
+        let bad = |_| err(CKR_KEY_SIZE_RANGE);
+        Ok(match hash {
+            HmacHash::Md5 => State::Md5(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha1 => State::Sha1(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha224 => State::Sha224(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha256 => State::Sha256(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha384 => State::Sha384(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha512 => State::Sha512(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha512_224 => State::Sha512_224(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha512_256 => State::Sha512_256(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha3_224 => State::Sha3_224(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha3_256 => State::Sha3_256(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha3_384 => State::Sha3_384(KeyInit::new_from_slice(key).map_err(bad)?),
+            HmacHash::Sha3_512 => State::Sha3_512(KeyInit::new_from_slice(key).map_err(bad)?),
+        })
+    }
+}
+
 /// A key's HMAC states after absorbing the key, one per hash, made on
 /// first use.
 #[derive(Default)]
@@ -74,21 +96,7 @@ impl PreparedHmac {
         if let Some(s) = self.by_hash[slot].get() {
             return Ok(s);
         }
-        let bad = |_| err(CKR_KEY_SIZE_RANGE);
-        let state = match hash {
-            HmacHash::Md5 => State::Md5(KeyInit::new_from_slice(key).map_err(bad)?),
-            HmacHash::Sha1 => State::Sha1(KeyInit::new_from_slice(key).map_err(bad)?),
-            HmacHash::Sha224 => State::Sha224(KeyInit::new_from_slice(key).map_err(bad)?),
-            HmacHash::Sha256 => State::Sha256(KeyInit::new_from_slice(key).map_err(bad)?),
-            HmacHash::Sha384 => State::Sha384(KeyInit::new_from_slice(key).map_err(bad)?),
-            HmacHash::Sha512 => State::Sha512(KeyInit::new_from_slice(key).map_err(bad)?),
-            HmacHash::Sha512_224 => State::Sha512_224(KeyInit::new_from_slice(key).map_err(bad)?),
-            HmacHash::Sha512_256 => State::Sha512_256(KeyInit::new_from_slice(key).map_err(bad)?),
-            HmacHash::Sha3_224 => State::Sha3_224(KeyInit::new_from_slice(key).map_err(bad)?),
-            HmacHash::Sha3_256 => State::Sha3_256(KeyInit::new_from_slice(key).map_err(bad)?),
-            HmacHash::Sha3_384 => State::Sha3_384(KeyInit::new_from_slice(key).map_err(bad)?),
-            HmacHash::Sha3_512 => State::Sha3_512(KeyInit::new_from_slice(key).map_err(bad)?),
-        };
+        let state = State::new(hash, key)?;
         Ok(self.by_hash[slot].get_or_init(|| state))
     }
 }

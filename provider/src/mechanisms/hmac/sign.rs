@@ -35,7 +35,7 @@ pub struct HmacSign {
 }
 
 /// (hash, key type matching the hash, general?) of a mechanism.
-fn shape(mech: CK_MECHANISM_TYPE) -> Result<(HmacHash, CK_KEY_TYPE, bool)> {
+pub(super) fn shape(mech: CK_MECHANISM_TYPE) -> Result<(HmacHash, CK_KEY_TYPE, bool)> {
     use HmacHash as H;
     Ok(match mech {
         // No CKK_MD5_HMAC exists: only generic secrets (the type given here
