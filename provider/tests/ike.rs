@@ -30,7 +30,11 @@ fn prf_mech(name: &str) -> CK_MECHANISM_TYPE {
         "SHA256" => CKM_SHA256_HMAC,
         "SHA384" => CKM_SHA384_HMAC,
         "SHA512" => CKM_SHA512_HMAC,
+        "SHA512_224" => CKM_SHA512_224_HMAC,
+        "SHA512_256" => CKM_SHA512_256_HMAC,
+        "SHA3_224" => CKM_SHA3_224_HMAC,
         "SHA3_256" => CKM_SHA3_256_HMAC,
+        "SHA3_384" => CKM_SHA3_384_HMAC,
         "SHA3_512" => CKM_SHA3_512_HMAC,
         other => panic!("unknown PRF {other}"),
     }
@@ -141,7 +145,11 @@ fn hmac_type(prf: &str) -> CK_KEY_TYPE {
         "SHA256" => CKK_SHA256_HMAC,
         "SHA384" => CKK_SHA384_HMAC,
         "SHA512" => CKK_SHA512_HMAC,
+        "SHA512_224" => CKK_SHA512_224_HMAC,
+        "SHA512_256" => CKK_SHA512_256_HMAC,
+        "SHA3_224" => CKK_SHA3_224_HMAC,
         "SHA3_256" => CKK_SHA3_256_HMAC,
+        "SHA3_384" => CKK_SHA3_384_HMAC,
         "SHA3_512" => CKK_SHA3_512_HMAC,
         other => panic!("unknown PRF {other}"),
     }
@@ -185,14 +193,15 @@ fn cavp_sp800_135_vectors() {
     assert_eq!(run_file("ike-cavp-sp800-135.txt"), 9);
 }
 
-/// Python hmac/hashlib vectors: every mechanism and mode for SHA-1,
-/// SHA-224/256/384/512, SHA3-256/512, `CKM_IKE1_EXTENDED_DERIVE` with
+/// Python hmac/hashlib vectors: every mechanism and mode for every PRF
+/// (SHA-1, SHA-224/256/384/512, SHA-512/224, SHA-512/256, SHA3-224/256/
+/// 384/512), `CKM_IKE1_EXTENDED_DERIVE` with
 /// g^xy and extra data, either, or neither (K1 = prf(K, 0)), nonces of
 /// 200 bytes as the HMAC key (hashed first, RFC 2104), prf+ with a seed
 /// key alone.
 #[test]
 fn python_hmac_vectors() {
-    assert_eq!(run_file("ike-python-hmac.txt"), 7 * 13);
+    assert_eq!(run_file("ike-python-hmac.txt"), 11 * 13);
 }
 
 const GXY: &str = "2a2e0bbe8da3657a83f3d35826e49e2d38e557e912a1b9e6c30c63577b3eab715466202862027f2c26f3090743555579611771db0b92bef93834432a3a7762fc8a0f4889fd281d6082770d10a40d7bad61e832f041e620d6787e7f62ab2861ddfbe272e0d9d3cdec5f1bbf750e24b8b32d6d714968ad69ce5086c32ad2742ebc";

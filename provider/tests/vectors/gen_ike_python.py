@@ -16,13 +16,17 @@ import hashlib
 import hmac
 
 HASHES = {
-    "SHA1": hashlib.sha1,
-    "SHA224": hashlib.sha224,
-    "SHA256": hashlib.sha256,
-    "SHA384": hashlib.sha384,
-    "SHA512": hashlib.sha512,
-    "SHA3_256": hashlib.sha3_256,
-    "SHA3_512": hashlib.sha3_512,
+    "SHA1": "sha1",
+    "SHA224": "sha224",
+    "SHA256": "sha256",
+    "SHA384": "sha384",
+    "SHA512": "sha512",
+    "SHA512_224": "sha512_224",
+    "SHA512_256": "sha512_256",
+    "SHA3_224": "sha3_224",
+    "SHA3_256": "sha3_256",
+    "SHA3_384": "sha3_384",
+    "SHA3_512": "sha3_512",
 }
 
 _counter = 0
@@ -72,7 +76,7 @@ print("# Record format: as in ike-cavp-sp800-135.txt.")
 print()
 
 for h in HASHES:
-    hlen = HASHES[h]().digest_size
+    hlen = hashlib.new(HASHES[h]).digest_size
     base, ni, nr, new = data(32), data(16), data(16), data(96)
     record("%s IKE_PRF datakey" % h, [("mech", "IKE_PRF"), ("prf", h), ("mode", "datakey"),
            ("base", base), ("ni", ni), ("nr", nr), ("out", prf(h, ni + nr, base))])
@@ -81,7 +85,7 @@ for h in HASHES:
     record("%s IKE_PRF plain (short output)" % h, [("mech", "IKE_PRF"), ("prf", h), ("mode", "plain"),
            ("base", base), ("ni", ni), ("nr", nr), ("out", prf(h, base, ni + nr)[:16])])
     # Nonces of 100 bytes each: Ni | Nr (200 bytes) is longer than every
-    # HMAC block here (64, 128, 136 or 72 bytes), so it is hashed first.
+    # HMAC block here (64, 128, 144, 136, 104 or 72 bytes), so it is hashed first.
     lni, lnr = data(100), data(100)
     record("%s IKE_PRF datakey, long nonces" % h, [("mech", "IKE_PRF"), ("prf", h), ("mode", "datakey"),
            ("base", base), ("ni", lni), ("nr", lnr), ("out", prf(h, lni + lnr, base))])
