@@ -189,3 +189,39 @@ fn sensitive_second_key_makes_the_output_sensitive() {
     }
     expect(attack, value_refused(), value_refused());
 }
+
+/// Key-length reduction through a second key: a readable one-byte base
+/// (the caller's own) and a protected g^ir as `hSeedKey` / `hKeygxy` /
+/// `hNewKey`, asked for two bytes of output. The base alone would allow a
+/// two-byte key (its own strength is 8 bits); the floor counts the
+/// protected second key's bytes, so the output must keep 112 bits.
+#[test]
+fn key_length_reduction_through_a_second_key() {
+    fn attack(s: &Session) -> Outcome {
+        outcome((|| {
+            let mine = step(
+                "C_CreateObject (one-byte base)",
+                known_key(
+                    s,
+                    KeyType::GENERIC_SECRET,
+                    &[0x42],
+                    &[AttributeType::Derive],
+                ),
+            )?;
+            let gir = generic(s, true, true)?.handle();
+            let variants = [
+                IkeParam::prf_plus(CKM_SHA256_HMAC, Some(gir), NI),
+                IkeParam::extended(CKM_SHA256_HMAC, Some(gir), &[]),
+                IkeParam::prf(CKM_SHA256_HMAC, false, true, NI, NR, gir),
+            ];
+            Ok(every_variant(
+                variants
+                    .into_iter()
+                    .map(|mut p| derive_readable(s, &mut p, mine, 2).map(|_| Outcome::Weakened))
+                    .collect(),
+            ))
+        })())
+    }
+    let refused = || Outcome::Refused("C_DeriveKey", RvError::KeySizeRange);
+    expect(attack, refused(), refused());
+}
