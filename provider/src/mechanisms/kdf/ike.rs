@@ -175,7 +175,9 @@ pub fn derive(
     if seconds.len() != p.second_keys().len() {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
-    let mut out = Zeroizing::new(Vec::with_capacity(len.div_ceil(16) * 16 + 64));
+    // Room for one whole PRF output (at most 64 bytes) past `len`, so the
+    // buffer never grows: a reallocation would leave key bytes behind.
+    let mut out = Zeroizing::new(Vec::with_capacity(len + 64));
     match *p {
         Params::Prf {
             prf,
