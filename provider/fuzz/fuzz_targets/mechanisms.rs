@@ -169,45 +169,9 @@ enum Param {
         data: Vec<(u8, u8, bool, u8, Vec<u8>)>,
         iv: Vec<u8>,
     },
-    /// `CK_IKE_PRF_DERIVE_PARAMS` (`mode` sets `bDataAsKey` and `bRekey`,
-    /// both included); handle numbers: small ones are the harness's keys.
-    IkePrf {
-        prf: u8,
-        mode: u8,
-        ni: Vec<u8>,
-        nr: Vec<u8>,
-        new_key: u8,
-    },
-    /// `CK_IKE1_PRF_DERIVE_PARAMS`.
-    Ike1Prf {
-        prf: u8,
-        prev: Option<u8>,
-        gxy: u8,
-        cky_i: Vec<u8>,
-        cky_r: Vec<u8>,
-        number: u8,
-    },
-    /// `CK_IKE2_PRF_PLUS_DERIVE_PARAMS` (`plus`) or
-    /// `CK_IKE1_EXTENDED_DERIVE_PARAMS`: an optional key and data.
-    IkeKeyData {
-        plus: bool,
-        prf: u8,
-        key: Option<u8>,
-        data: Vec<u8>,
-    },
+    /// One of the four IKE parameter structs.
+    Ike(ike::IkeParam),
 }
-
-/// The IKE PRFs: the supported HMACs, then ones that must be refused.
-const IKE_PRFS: &[CK_MECHANISM_TYPE] = &[
-    CKM_SHA_1_HMAC,
-    CKM_SHA256_HMAC,
-    CKM_SHA512_HMAC,
-    CKM_SHA3_256_HMAC,
-    CKM_AES_CMAC,
-    CKM_MD5_HMAC,
-    CKM_SHA256_HMAC_GENERAL,
-    77,
-];
 
 const HASHES: &[CK_MECHANISM_TYPE] = &[
     CKM_SHA_1, CKM_SHA224, CKM_SHA256, CKM_SHA384, CKM_SHA512, 77,
@@ -372,75 +336,7 @@ fn build(p: &Param, public_points: &[Vec<u8>]) -> Built {
                 ulInfoLen: owned[1].len() as CK_ULONG,
             })
         }
-        Param::IkePrf {
-            prf,
-            mode,
-            ni,
-            nr,
-            new_key,
-        } => {
-            owned.push(ni.clone());
-            owned.push(nr.clone());
-            as_bytes(&CK_IKE_PRF_DERIVE_PARAMS {
-                prfMechanism: IKE_PRFS[*prf as usize % IKE_PRFS.len()],
-                bDataAsKey: mode & 1,
-                bRekey: (mode >> 1) & 1,
-                pNi: ptr(&owned[0]),
-                ulNiLen: owned[0].len() as CK_ULONG,
-                pNr: ptr(&owned[1]),
-                ulNrLen: owned[1].len() as CK_ULONG,
-                hNewKey: *new_key as CK_OBJECT_HANDLE,
-            })
-        }
-        Param::Ike1Prf {
-            prf,
-            prev,
-            gxy,
-            cky_i,
-            cky_r,
-            number,
-        } => {
-            owned.push(cky_i.clone());
-            owned.push(cky_r.clone());
-            as_bytes(&CK_IKE1_PRF_DERIVE_PARAMS {
-                prfMechanism: IKE_PRFS[*prf as usize % IKE_PRFS.len()],
-                bHasPrevKey: prev.is_some() as u8,
-                hKeygxy: *gxy as CK_OBJECT_HANDLE,
-                hPrevKey: prev.unwrap_or(0) as CK_OBJECT_HANDLE,
-                pCKYi: ptr(&owned[0]),
-                ulCKYiLen: owned[0].len() as CK_ULONG,
-                pCKYr: ptr(&owned[1]),
-                ulCKYrLen: owned[1].len() as CK_ULONG,
-                keyNumber: *number,
-            })
-        }
-        Param::IkeKeyData {
-            plus,
-            prf,
-            key,
-            data,
-        } => {
-            owned.push(data.clone());
-            let prf = IKE_PRFS[*prf as usize % IKE_PRFS.len()];
-            let (has, handle) = (key.is_some() as u8, key.unwrap_or(0) as CK_OBJECT_HANDLE);
-            if *plus {
-                as_bytes(&CK_IKE2_PRF_PLUS_DERIVE_PARAMS {
-                    prfMechanism: prf,
-                    bHasSeedKey: has,
-                    hSeedKey: handle,
-                    pSeedData: ptr(&owned[0]),
-                    ulSeedDataLen: owned[0].len() as CK_ULONG,
-                })
-            } else {
-                as_bytes(&CK_IKE1_EXTENDED_DERIVE_PARAMS {
-                    prfMechanism: prf,
-                    bHasKeygxy: has,
-                    hKeygxy: handle,
-                    pExtraData: ptr(&owned[0]),
-                    ulExtraDataLen: owned[0].len() as CK_ULONG,
-                })
-            }
-        }
+        Param::Ike(p) => p.build(&mut owned),
         Param::Handle(h) => (*h as CK_OBJECT_HANDLE).to_ne_bytes().to_vec(),
         Param::DerivationString(data) => {
             owned.push(data.clone());
@@ -596,11 +492,7 @@ fn pointer_struct_size(mech: CK_MECHANISM_TYPE) -> Option<usize> {
             size_of::<CK_SP800_108_KDF_PARAMS>()
         }
         CKM_SP800_108_FEEDBACK_KDF => size_of::<CK_SP800_108_FEEDBACK_KDF_PARAMS>(),
-        CKM_IKE_PRF_DERIVE => size_of::<CK_IKE_PRF_DERIVE_PARAMS>(),
-        CKM_IKE1_PRF_DERIVE => size_of::<CK_IKE1_PRF_DERIVE_PARAMS>(),
-        CKM_IKE1_EXTENDED_DERIVE => size_of::<CK_IKE1_EXTENDED_DERIVE_PARAMS>(),
-        CKM_IKE2_PRF_PLUS_DERIVE => size_of::<CK_IKE2_PRF_PLUS_DERIVE_PARAMS>(),
-        _ => return None,
+        _ => return ike::struct_size(mech),
     })
 }
 
@@ -630,17 +522,7 @@ fn built_for(mech: CK_MECHANISM_TYPE, param: &Param) -> bool {
                     | CKM_SP800_108_FEEDBACK_KDF,
                 Param::Kbkdf { .. }
             )
-            | (CKM_IKE_PRF_DERIVE, Param::IkePrf { .. })
-            | (CKM_IKE1_PRF_DERIVE, Param::Ike1Prf { .. })
-            | (
-                CKM_IKE1_EXTENDED_DERIVE,
-                Param::IkeKeyData { plus: false, .. }
-            )
-            | (
-                CKM_IKE2_PRF_PLUS_DERIVE,
-                Param::IkeKeyData { plus: true, .. }
-            )
-    )
+    ) || matches!(param, Param::Ike(p) if p.mechanism() == mech)
 }
 
 fuzz_target!(|input: Input| {

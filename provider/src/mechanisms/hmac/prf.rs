@@ -66,3 +66,40 @@ impl Prf {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanisms::test_util::hex;
+
+    /// RFC 4231 test case 2 (HMAC-SHA-256), the message given in parts,
+    /// and case 6 (a 131-byte key, longer than the block: hashed first).
+    #[test]
+    fn rfc4231_in_parts_and_long_key() {
+        let prf = Prf::new(CKM_SHA256_HMAC, b"Jefe").unwrap();
+        let mut out = Vec::new();
+        prf.append(&[b"what do ya want ", b"", b"for nothing?"], &mut out);
+        assert_eq!(
+            hex(&out),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        let prf = Prf::new(CKM_SHA256_HMAC, &[0xaa; 131]).unwrap();
+        let mut out = Vec::new();
+        prf.append(
+            &[b"Test Using Larger Than Block-Size Key - Hash Key First"],
+            &mut out,
+        );
+        assert_eq!(
+            hex(&out),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+        assert_eq!(prf.out_len(), 32);
+        for bad in [CKM_MD5_HMAC, CKM_SHA256_HMAC_GENERAL, CKM_AES_CMAC] {
+            assert_eq!(
+                Prf::output_len(bad).unwrap_err().rv(),
+                CKR_MECHANISM_PARAM_INVALID
+            );
+        }
+        assert_eq!(Prf::key_type(CKM_SHA3_384_HMAC).unwrap(), CKK_SHA3_384_HMAC);
+    }
+}
