@@ -496,6 +496,33 @@ fn key_types_and_second_keys() {
         derive_value(&s, &mut p, base, None),
         Err(CKR_KEY_HANDLE_INVALID)
     );
+    // A second key restricted to other mechanisms is refused as a base
+    // would be; allowed this one, it serves.
+    for (allowed, want) in [
+        (CKM_HKDF_DERIVE, Err(CKR_MECHANISM_INVALID)),
+        (CKM_IKE2_PRF_PLUS_DERIVE, Ok(())),
+    ] {
+        let seed_key = create(
+            &s,
+            vec![
+                ul(CKA_CLASS, CKO_SECRET_KEY),
+                ul(CKA_KEY_TYPE, CKK_GENERIC_SECRET),
+                (CKA_VALUE, vec![6; 32]),
+                flag(CKA_TOKEN, false),
+                flag(CKA_DERIVE, true),
+                flag(CKA_SENSITIVE, false),
+                flag(CKA_EXTRACTABLE, true),
+                (CKA_ALLOWED_MECHANISMS, allowed.to_ne_bytes().to_vec()),
+            ],
+        )
+        .unwrap();
+        let mut p = IkeParam::prf_plus(CKM_SHA256_HMAC, Some(seed_key), &n8);
+        assert_eq!(
+            derive_value(&s, &mut p, base, Some(32)).map(|_| ()),
+            want,
+            "allowed {allowed:#x}"
+        );
+    }
     // The base is not readable through bRekey with the base as its own new
     // key: the same rules, and a valid derivation.
     let mut p = IkeParam::prf(CKM_SHA256_HMAC, false, true, &n8, &n8, base);
