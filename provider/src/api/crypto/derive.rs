@@ -146,7 +146,11 @@ pub fn derive_key(
         }
         _ => None,
     };
-    if mechanisms::derives_by_simple_function(mech.ty) {
+    // The TLS KDFs run under a master secret (or a key below one): their
+    // output keeps the base's protection (docs/SECURITY.md "TLS 1.2").
+    if mechanisms::derives_by_simple_function(mech.ty)
+        || matches!(mech.ty, CKM_TLS_KDF | CKM_TLS12_KDF)
+    {
         protection.impose_on(&mut template);
     }
     let template = &template;
