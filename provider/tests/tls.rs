@@ -325,6 +325,37 @@ fn openssl_cross_check() {
     }
 }
 
+/// The TLS 1.0/1.1 PRF (`prfMechanism = CKM_TLS_PRF`, MD5 ⊕ SHA-1) of
+/// `CKM_TLS_KDF` and `CKM_TLS_MAC`, checked against OpenSSL's `MD5-SHA1`
+/// TLS1-PRF, with an odd-length secret (the halves share a byte).
+#[test]
+fn openssl_cross_check_tls10_prf() {
+    let f = Fixture::new();
+    let s = f.user(f.token("tls"));
+    let secret: Vec<u8> = (0..47u8).map(|i| i.wrapping_mul(29)).collect();
+    let base = readable_secret(&s, &secret);
+    let (c, sr) = ([0x11u8; 32], [0x22u8; 32]);
+    let mut tpl = readable();
+    tpl.push(Attribute::ValueLen(36.into()));
+    let k = t::kdf(
+        &s,
+        CKM_TLS_KDF,
+        base,
+        CKM_TLS_PRF,
+        b"EXPORTER-legacy",
+        &c,
+        &sr,
+        None,
+        &tpl,
+    )
+    .unwrap();
+    let seed = [&b"EXPORTER-legacy"[..], &c, &sr].concat();
+    let Some(want) = openssl_prf("MD5-SHA1", &secret, &seed, 36) else {
+        return;
+    };
+    assert_eq!(value(&s, k.handle()), want);
+}
+
 /// `C_GetMechanismInfo`: derive for the ten derivations, sign and verify
 /// for the MACs, base sizes in bytes.
 #[test]

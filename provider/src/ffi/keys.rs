@@ -215,6 +215,9 @@ fn derive_tls(
         } => {
             // SAFETY: caller guarantees phKey valid for writes.
             let out = unsafe { out(phKey)? };
+            if let Some((client, _)) = &params.randoms {
+                log_tls(ty, client);
+            }
             let mech = crate::mechanisms::Mechanism {
                 ty,
                 param: crate::mechanisms::Param::TlsMaster(&params),
@@ -229,6 +232,7 @@ fn derive_tls(
             Ok(())
         }
         TlsDerive::KeyMat { ty, params, out } => {
+            log_tls(ty, &params.client);
             let mech = crate::mechanisms::Mechanism {
                 ty,
                 param: crate::mechanisms::Param::TlsKeyMat(&params),
@@ -259,5 +263,16 @@ fn derive_tls(
             }
             Ok(())
         }
+    }
+}
+
+/// A debug line naming a TLS derivation and its client random (public
+/// data, never key bytes), so a log can be tied to one handshake.
+fn log_tls(ty: CK_MECHANISM_TYPE, client: &[u8]) {
+    if crate::log::enabled(crate::log::Level::Debug) {
+        let hex: String = client.iter().map(|b| format!("{b:02x}")).collect();
+        crate::log::debug(format_args!(
+            "C_DeriveKey mechanism {ty:#x} client random {hex}"
+        ));
     }
 }

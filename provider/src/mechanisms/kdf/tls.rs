@@ -393,6 +393,35 @@ mod tests {
         );
     }
 
+    /// The TLS 1.0/1.1 PRF (`CKM_TLS_PRF`): CAVS 17.8 "[TLS 1.0/1.1]"
+    /// COUNT = 0 (kryoptic `testdata/tlsprf_vectors.txt`), master secret.
+    #[test]
+    fn tls10_prf_cavs_master_secret() {
+        let mut out = vec![0u8; 48];
+        prf(
+            CKM_TLS_PRF,
+            true,
+            &unhex(
+                "4850b7f08f8502ea0b699377f649fa6f5af5b56c03f11381766cad0d96b129c9\
+                 62ff9246ef465d1e1847b857ef93d543",
+            ),
+            MASTER_SECRET,
+            &[
+                &unhex("b47ec547fa8553959510982b9bf5628af8b1295f3bead03035ab417bfb26d6f5"),
+                &unhex("75d3a1c51c9651992d805a367b0446415d492c76be054eaeb7e31736d20068cf"),
+            ],
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            unhex(
+                "e8d72a6c2b05dee3b2d1516ef0963ce7686e491d4cc2d4b647d0889fa9ae2f6a\
+                 4e3c3c57e442268e60dc27b3cadfe17c"
+            )
+        );
+    }
+
     /// Seeds split over several parts give the same PRF as one seed.
     #[test]
     fn seeds_concatenate() {
