@@ -5,6 +5,8 @@
 //! `CKR_GENERAL_ERROR` (the module caught a panic) and a call that takes
 //! more than a second are failures.
 
+pub mod tls;
+
 use arbitrary::Arbitrary;
 use cryptoki_sys::*;
 use std::ffi::c_void;
