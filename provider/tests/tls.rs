@@ -356,6 +356,107 @@ fn openssl_cross_check_tls10_prf() {
     assert_eq!(value(&s, k.handle()), want);
 }
 
+/// The master secret and traffic keys from a generated (token-secret)
+/// pre-master: sensitive, never extractable, always sensitive; the master
+/// a 48-byte generic secret that derives and signs (JSSE asks for
+/// neither); write keys typed by the template, MAC keys generic secrets
+/// that sign; the AEAD shape's IVs returned under `default`.
+#[test]
+fn derived_keys_attributes() {
+    let f = Fixture::new();
+    let s = f.user(f.token("tls"));
+    let pre = s
+        .generate_key(
+            &cryptoki::mechanism::Mechanism::GenericSecretKeyGen,
+            &[
+                Attribute::Token(false),
+                Attribute::ValueLen(48.into()),
+                Attribute::Sensitive(true),
+                Attribute::Extractable(false),
+                Attribute::Derive(true),
+            ],
+        )
+        .unwrap();
+    let r = [9u8; 32];
+    let master = t::master(
+        &s,
+        CKM_TLS12_MASTER_KEY_DERIVE_DH,
+        pre,
+        CKM_SHA384,
+        &r,
+        &r,
+        None,
+        &[],
+    )
+    .unwrap();
+    use AttributeType as A;
+    let flags = |h: ObjectHandle| -> Vec<Attribute> {
+        s.get_attributes(
+            h,
+            &[
+                A::Sensitive,
+                A::Extractable,
+                A::AlwaysSensitive,
+                A::NeverExtractable,
+                A::KeyType,
+            ],
+        )
+        .unwrap()
+    };
+    let protected = |ty: KeyType| {
+        vec![
+            Attribute::Sensitive(true),
+            Attribute::Extractable(false),
+            Attribute::AlwaysSensitive(true),
+            Attribute::NeverExtractable(true),
+            Attribute::KeyType(ty),
+        ]
+    };
+    assert_eq!(flags(master), protected(KeyType::GENERIC_SECRET));
+    assert_eq!(
+        s.get_attributes(master, &[A::ValueLen, A::Derive, A::Sign, A::Verify])
+            .unwrap(),
+        vec![
+            Attribute::ValueLen(48.into()),
+            Attribute::Derive(true),
+            Attribute::Sign(true),
+            Attribute::Verify(true)
+        ]
+    );
+    let tpl = [
+        Attribute::Class(ObjectClass::SECRET_KEY),
+        Attribute::KeyType(KeyType::AES),
+        Attribute::ValueLen(16.into()),
+        Attribute::Token(false),
+    ];
+    let km = t::key_mat(
+        &s,
+        CKM_TLS12_KEY_AND_MAC_DERIVE,
+        master,
+        CKM_SHA384,
+        (160, 128, 32),
+        &r,
+        &r,
+        &tpl,
+    )
+    .unwrap();
+    assert_ne!(km.iv_client, km.iv_server);
+    for (n, h) in km.handles.into_iter().enumerate() {
+        // SAFETY: a handle the module returned.
+        let h = unsafe { ObjectHandle::new_from_raw(h) };
+        let (ty, usage) = if n < 2 {
+            (KeyType::GENERIC_SECRET, A::Sign)
+        } else {
+            (KeyType::AES, A::Encrypt)
+        };
+        assert_eq!(flags(h), protected(ty), "key {n}");
+        match &s.get_attributes(h, &[usage]).unwrap()[0] {
+            Attribute::Sign(b) | Attribute::Encrypt(b) => assert!(*b, "key {n}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
 /// `C_GetMechanismInfo`: derive for the ten derivations, sign and verify
 /// for the MACs, base sizes in bytes.
 #[test]
