@@ -5,6 +5,7 @@
 
 use arbitrary::Arbitrary;
 use cryptoki_sys::*;
+use dalek_pkcs11_fuzz::tls;
 use dalek_pkcs11_fuzz::*;
 use libfuzzer_sys::fuzz_target;
 use std::ffi::c_void;
@@ -42,6 +43,16 @@ const MECHS: &[CK_MECHANISM_TYPE] = &[
     CKM_IKE1_PRF_DERIVE,
     CKM_IKE1_EXTENDED_DERIVE,
     CKM_IKE2_PRF_PLUS_DERIVE,
+    CKM_TLS12_MASTER_KEY_DERIVE,
+    CKM_TLS12_MASTER_KEY_DERIVE_DH,
+    CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE,
+    CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE_DH,
+    CKM_TLS12_KEY_AND_MAC_DERIVE,
+    CKM_TLS12_KEY_SAFE_DERIVE,
+    CKM_TLS_KDF,
+    CKM_TLS12_KDF,
+    CKM_TLS_MAC,
+    CKM_TLS12_MAC,
     CKM_RSA_PKCS,
     CKM_RSA_X_509,
     CKM_SHA1_RSA_PKCS,
@@ -171,6 +182,8 @@ enum Param {
     },
     /// One of the four IKE parameter structs.
     Ike(ike::IkeParam),
+    /// The TLS 1.2 parameter structs (`dalek_pkcs11_fuzz::tls`).
+    Tls(tls::TlsParam),
 }
 
 const HASHES: &[CK_MECHANISM_TYPE] = &[
@@ -189,6 +202,8 @@ const MGFS: &[CK_ULONG] = &[
 struct Built {
     bytes: Vec<u8>,
     _owned: Vec<Vec<u8>>,
+    /// Word-aligned output buffers (`CK_SSL3_KEY_MAT_OUT`).
+    _words: Vec<Vec<u64>>,
     len: CK_ULONG,
 }
 
@@ -208,6 +223,7 @@ fn build(p: &Param, public_points: &[Vec<u8>]) -> Built {
         }
     };
     let mut owned: Vec<Vec<u8>> = Vec::new();
+    let mut words: Vec<Vec<u64>> = Vec::new();
     let bytes = match p {
         Param::None => Vec::new(),
         Param::Bytes(b) => b.clone(),
@@ -430,6 +446,7 @@ fn build(p: &Param, public_points: &[Vec<u8>]) -> Built {
                 })
             }
         }
+        Param::Tls(t) => tls::build(t, &mut owned, &mut words),
     };
     let len = match p {
         Param::Odd(_, n) => *n as CK_ULONG,
@@ -440,6 +457,7 @@ fn build(p: &Param, public_points: &[Vec<u8>]) -> Built {
     Built {
         bytes,
         _owned: owned,
+        _words: words,
         len,
     }
 }
@@ -492,7 +510,7 @@ fn pointer_struct_size(mech: CK_MECHANISM_TYPE) -> Option<usize> {
             size_of::<CK_SP800_108_KDF_PARAMS>()
         }
         CKM_SP800_108_FEEDBACK_KDF => size_of::<CK_SP800_108_FEEDBACK_KDF_PARAMS>(),
-        _ => return ike::struct_size(mech),
+        _ => return ike::struct_size(mech).or_else(|| tls::struct_size(mech)),
     })
 }
 
@@ -523,6 +541,7 @@ fn built_for(mech: CK_MECHANISM_TYPE, param: &Param) -> bool {
                 Param::Kbkdf { .. }
             )
     ) || matches!(param, Param::Ike(p) if p.mechanism() == mech)
+        || matches!(param, Param::Tls(t) if tls::built_for(mech, t))
 }
 
 fuzz_target!(|input: Input| {

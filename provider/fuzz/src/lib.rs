@@ -6,6 +6,7 @@
 //! more than a second are failures.
 
 pub mod ike;
+pub mod tls;
 
 use arbitrary::Arbitrary;
 use cryptoki_sys::*;

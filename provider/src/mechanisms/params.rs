@@ -67,6 +67,18 @@ pub enum ParamKind {
     Ike1Extended,
     /// `CK_IKE2_PRF_PLUS_DERIVE_PARAMS` (`CKM_IKE2_PRF_PLUS_DERIVE`).
     Ike2PrfPlus,
+    /// `CK_TLS_KDF_PARAMS` (`CKM_TLS_KDF`, `CKM_TLS12_KDF`).
+    TlsKdf,
+    /// `CK_TLS_MAC_PARAMS` (`CKM_TLS_MAC`, `CKM_TLS12_MAC`).
+    TlsMac,
+    /// `CK_TLS12_MASTER_KEY_DERIVE_PARAMS`; read only by `C_DeriveKey`,
+    /// into owned values with the `pVersion` output.
+    Tls12Master,
+    /// `CK_TLS12_EXTENDED_MASTER_KEY_DERIVE_PARAMS`; as [`ParamKind::Tls12Master`].
+    Tls12ExtendedMaster,
+    /// `CK_TLS12_KEY_MAT_PARAMS`; read only by `C_DeriveKey`, with the
+    /// `CK_SSL3_KEY_MAT_OUT` output.
+    Tls12KeyMat,
 }
 
 /// A mechanism parameter, read from the caller's memory.
@@ -199,6 +211,14 @@ pub enum Param<'a> {
     Sp800108(&'a kdf::sp800_108::Params),
     /// The parameters of one of the four IKE derivations.
     Ike(kdf::ike::Params<'a>),
+    /// `CK_TLS_KDF_PARAMS`.
+    TlsKdf(kdf::tls::KdfParams<'a>),
+    /// `CK_TLS_MAC_PARAMS`.
+    TlsMac(kdf::tls::MacParams),
+    /// The TLS 1.2 (extended) master secret parameters, owned by the FFI layer.
+    TlsMaster(&'a kdf::tls::MasterParams),
+    /// `CK_TLS12_KEY_MAT_PARAMS`, owned by the FFI layer.
+    TlsKeyMat(&'a kdf::tls::KeyMatParams),
 }
 
 /// A `CK_MECHANISM` in safe form.

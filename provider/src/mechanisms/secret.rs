@@ -301,6 +301,16 @@ pub fn derive(
             kdf::hkdf::derive(&p, ikm, other, len)
         }
         (CKM_HKDF_DERIVE | CKM_HKDF_DATA, _) => Err(err(CKR_MECHANISM_PARAM_INVALID)),
+        // Mechanisms spec 3.0 §2.42: CKA_VALUE_LEN is required.
+        (CKM_TLS_KDF | CKM_TLS12_KDF, Param::TlsKdf(p)) => match base {
+            KeyMaterial::Secret {
+                key_type: CKK_GENERIC_SECRET,
+                value,
+                ..
+            } => kdf::tls::kdf(&p, value, len.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?),
+            _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+        },
+        (CKM_TLS_KDF | CKM_TLS12_KDF, _) => Err(err(CKR_MECHANISM_PARAM_INVALID)),
         (CKM_EXTRACT_KEY_FROM_KEY, Param::BitIndex(first)) => kdf::concat::extract(
             secret_value(base)?,
             first,

@@ -22,6 +22,8 @@ mod common;
 mod ike_params;
 #[path = "../common/raw_calls.rs"]
 mod raw_calls;
+#[path = "../common/tls_calls.rs"]
+mod tls_calls;
 
 mod attributes;
 mod derivation;
@@ -31,6 +33,7 @@ mod kem;
 mod key_hashing;
 mod operations;
 mod public_key;
+mod tls;
 mod wrapping;
 
 use common::*;

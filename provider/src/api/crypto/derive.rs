@@ -163,8 +163,13 @@ pub fn derive_key(
     let ike = mechanisms::is_ike(mech.ty);
     // Mechanisms spec 3.0, "IKE": the derived keys are made from secrets
     // by a PRF; like the simple derivations, the result is never less
-    // protected than any of its bases (the template is overruled).
-    if mechanisms::derives_by_simple_function(mech.ty) || ike {
+    // protected than any of its bases (the template is overruled). The TLS
+    // KDFs run under a master secret (or a key below one): their output
+    // keeps the base's protection too (docs/SECURITY.md "TLS 1.2").
+    if mechanisms::derives_by_simple_function(mech.ty)
+        || ike
+        || matches!(mech.ty, CKM_TLS_KDF | CKM_TLS12_KDF)
+    {
         protection.impose_on(&mut template);
     }
     let template = &template;
