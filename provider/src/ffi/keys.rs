@@ -137,7 +137,7 @@ pub unsafe extern "C" fn C_DeriveKey(
     ulAttributeCount: CK_ULONG,
     phKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    let rv = guard(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             if unsafe { mechanism::is_sp800_108(pMechanism) } {
@@ -176,5 +176,8 @@ pub unsafe extern "C" fn C_DeriveKey(
             // SAFETY: forwarded caller guarantees.
             unsafe { new_key(pMechanism, pTemplate, ulAttributeCount, phKey, derive) }
         })
-    })
+    });
+    // SAFETY: forwarded caller guarantee.
+    unsafe { super::trace::call("C_DeriveKey", pMechanism, rv) };
+    rv
 }
