@@ -112,3 +112,82 @@ unsafe fn client_random(r: &CK_SSL3_RANDOM_DATA) -> String {
         s
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mechanism<T>(ty: CK_MECHANISM_TYPE, p: &mut T) -> CK_MECHANISM {
+        CK_MECHANISM {
+            mechanism: ty,
+            pParameter: p as *mut T as *mut _,
+            ulParameterLen: std::mem::size_of::<T>() as CK_ULONG,
+        }
+    }
+
+    fn randoms(client: &mut [u8], server: &mut [u8]) -> CK_SSL3_RANDOM_DATA {
+        CK_SSL3_RANDOM_DATA {
+            pClientRandom: client.as_mut_ptr(),
+            ulClientRandomLen: client.len() as CK_ULONG,
+            pServerRandom: server.as_mut_ptr(),
+            ulServerRandomLen: server.len() as CK_ULONG,
+        }
+    }
+
+    #[test]
+    fn master_derive_shows_the_client_random_only() {
+        let (mut cr, mut sr) = ([0xabu8; 32], [0x11u8; 32]);
+        let mut p = CK_TLS12_MASTER_KEY_DERIVE_PARAMS {
+            RandomInfo: randoms(&mut cr, &mut sr),
+            pVersion: std::ptr::null_mut(),
+            prfHashMechanism: CKM_SHA256,
+        };
+        let m = mechanism(CKM_TLS12_MASTER_KEY_DERIVE_DH, &mut p);
+        // SAFETY: `m` points at `p`, which points at live randoms.
+        let line = unsafe { tls_detail(&m) }.unwrap();
+        assert_eq!(
+            line,
+            format!(" prf 0x250 client_random {}", "ab".repeat(32))
+        );
+        assert!(!line.contains("11"));
+    }
+
+    #[test]
+    fn key_and_mac_shows_sizes_and_bounds_the_random() {
+        let (mut cr, mut sr) = ([7u8; 65], [0u8; 32]);
+        let mut p = CK_TLS12_KEY_MAT_PARAMS {
+            ulMacSizeInBits: 0,
+            ulKeySizeInBits: 128,
+            ulIVSizeInBits: 32,
+            bIsExport: 0,
+            RandomInfo: randoms(&mut cr, &mut sr),
+            pReturnedKeyMaterial: std::ptr::null_mut(),
+            prfHashMechanism: CKM_SHA256,
+        };
+        let m = mechanism(CKM_TLS12_KEY_AND_MAC_DERIVE, &mut p);
+        // SAFETY: as above.
+        let line = unsafe { tls_detail(&m) }.unwrap();
+        assert_eq!(
+            line,
+            " prf 0x250 mac_bits 0 key_bits 128 iv_bits 32 client_random (65 bytes)"
+        );
+    }
+
+    #[test]
+    fn a_parameter_of_the_wrong_size_is_not_read() {
+        let mut p = CK_TLS_MAC_PARAMS {
+            prfHashMechanism: CKM_SHA384,
+            ulMacLength: 12,
+            ulServerOrClient: 2,
+        };
+        let mut m = mechanism(CKM_TLS_MAC, &mut p);
+        // SAFETY: `m` points at `p`.
+        assert_eq!(
+            unsafe { tls_detail(&m) }.as_deref(),
+            Some(" prf 0x260 mac_len 12 side client")
+        );
+        m.ulParameterLen -= 1;
+        // SAFETY: as above (the length is shorter than `p`).
+        assert_eq!(unsafe { tls_detail(&m) }, None);
+    }
+}
