@@ -26,10 +26,20 @@ const OID_EC: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
 const OID_ED25519: &[u8] = &[0x2b, 0x65, 0x70];
 /// `id-X25519` (1.3.101.110).
 const OID_X25519: &[u8] = &[0x2b, 0x65, 0x6e];
-/// `id-Ed448` (1.3.101.113) and `id-X448` (1.3.101.111): the token has
-/// these keys, but this tool does not read their key files yet.
+/// `id-Ed448` (1.3.101.113).
 const OID_ED448: &[u8] = &[0x2b, 0x65, 0x71];
+/// `id-X448` (1.3.101.111).
 const OID_X448: &[u8] = &[0x2b, 0x65, 0x6f];
+
+/// The RFC 8410 curves: algorithm OID, PKCS#11 key type, name, and the
+/// length of both the private key and the public key (RFC 8032 §5.1.5 and
+/// §5.2.5, RFC 7748 §6: the two lengths are equal for all four).
+const RFC8410_CURVES: [(&[u8], CK_KEY_TYPE, &str, usize); 4] = [
+    (OID_ED25519, CKK_EC_EDWARDS, "Ed25519", 32),
+    (OID_X25519, CKK_EC_MONTGOMERY, "X25519", 32),
+    (OID_ED448, CKK_EC_EDWARDS, "Ed448", 57),
+    (OID_X448, CKK_EC_MONTGOMERY, "X448", 56),
+];
 
 pub use crate::items::{Certificate, Item, PrivateKey};
 
@@ -222,13 +232,18 @@ fn pkcs8(der: &[u8]) -> Result<PrivateKey, String> {
     match oid.body {
         OID_RSA | OID_RSA_PSS => pkcs1(key.body),
         OID_EC => sec1(key.body, params.map(|p| p.whole)),
-        OID_ED25519 | OID_X25519 => {
+        OID_ED25519 | OID_X25519 | OID_ED448 | OID_X448 => {
             let secret = asn1::single(key.body, asn1::OCTET_STRING).ok_or_else(bad)?;
-            let (key_type, kind) = if oid.body == OID_ED25519 {
-                (CKK_EC_EDWARDS, "Ed25519")
-            } else {
-                (CKK_EC_MONTGOMERY, "X25519")
-            };
+            let &(_, key_type, kind, len) = RFC8410_CURVES
+                .iter()
+                .find(|c| c.0 == oid.body)
+                .ok_or_else(bad)?;
+            if secret.body.len() != len {
+                return Err(format!(
+                    "the {kind} private key is {} bytes long, not {len}",
+                    secret.body.len()
+                ));
+            }
             Ok(PrivateKey {
                 key_type,
                 kind: kind.into(),
@@ -242,14 +257,11 @@ fn pkcs8(der: &[u8]) -> Result<PrivateKey, String> {
                 public: None,
             })
         }
-        OID_ED448 | OID_X448 => {
-            Err("Ed448 and X448 key files cannot be imported by this tool yet".into())
-        }
         other => match pqc::by_oid(other) {
             Some(set) => pqc::private_key(set, params, key.body),
             None => Err(format!(
                 "PKCS#8 keys of algorithm {} are not supported (RSA, EC, Ed25519, X25519, \
-                 ML-DSA, ML-KEM, SLH-DSA are)",
+                 Ed448, X448, ML-DSA, ML-KEM, SLH-DSA are)",
                 oid_text(other)
             )),
         },
@@ -439,16 +451,13 @@ pub fn public_key_info(
             (alg, ec_point(&point).to_vec())
         }
         CKK_EC_EDWARDS | CKK_EC_MONTGOMERY => {
-            let oid = if key_type == CKK_EC_EDWARDS {
-                OID_ED25519
-            } else {
-                OID_X25519
-            };
             let point = need(CKA_EC_POINT, "CKA_EC_POINT")?;
-            if ec_point(&point).len() != 32 {
-                return Err("only Ed25519 and X25519 public keys are exported".into());
-            }
-            (asn1::tlv(asn1::OID, oid), ec_point(&point).to_vec())
+            let point = ec_point(&point);
+            let &(oid, ..) = RFC8410_CURVES
+                .iter()
+                .find(|c| c.1 == key_type && c.3 == point.len())
+                .ok_or("the public key's point has the length of no RFC 8410 curve")?;
+            (asn1::tlv(asn1::OID, oid), point.to_vec())
         }
         CKK_ML_DSA | CKK_ML_KEM | CKK_SLH_DSA => {
             return pqc::public_key_info(
@@ -460,7 +469,7 @@ pub fn public_key_info(
         other => {
             return Err(format!(
                 "public keys of key type {other:#x} are not exported (RSA, EC, Ed25519, X25519, \
-                 ML-DSA, ML-KEM, SLH-DSA are)"
+                 Ed448, X448, ML-DSA, ML-KEM, SLH-DSA are)"
             ));
         }
     };

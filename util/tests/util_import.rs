@@ -103,6 +103,16 @@ fn key_files(dir: &Path) -> Vec<(&'static str, PathBuf, &'static str, &'static s
         "-out",
         "x25519.der",
     ]);
+    o(&["genpkey", "-algorithm", "ed448", "-out", "ed448.pem"]);
+    o(&[
+        "genpkey",
+        "-algorithm",
+        "x448",
+        "-outform",
+        "DER",
+        "-out",
+        "x448.der",
+    ]);
     vec![
         ("rsa-pkcs8", dir.join("rsa-pkcs8.pem"), "PEM", "RSA 2048"),
         ("rsa-pkcs1", dir.join("rsa-pkcs1.pem"), "PEM", "RSA 2048"),
@@ -112,6 +122,8 @@ fn key_files(dir: &Path) -> Vec<(&'static str, PathBuf, &'static str, &'static s
         ("k256", dir.join("k256-sec1.der"), "DER", "EC secp256k1"),
         ("ed25519", dir.join("ed25519.pem"), "PEM", "Ed25519"),
         ("x25519", dir.join("x25519.der"), "DER", "X25519"),
+        ("ed448", dir.join("ed448.pem"), "PEM", "Ed448"),
+        ("x448", dir.join("x448.der"), "DER", "X448"),
     ]
 }
 

@@ -254,6 +254,33 @@ pub fn check_derived_strength(
     Ok(())
 }
 
+/// Does a base key of an encryption-of-data derivation
+/// ([`mechanisms::derives_by_encrypting_data`]) tell its caller the
+/// derived value by another route? The derived value is `E_K(data)`, the
+/// block cipher run forward on data the caller chose. Encryption gives it
+/// directly (ECB, CBC with the data as IV, the CTR/OFB/CFB keystream);
+/// decryption too (CTR, OFB and CFB decrypt with the same keystream); a
+/// CBC-MAC of one block is that block's encryption (`CKM_AES_MAC_GENERAL`);
+/// wrapping a key of known value under ECB encrypts it, and unwrapping
+/// under CTR then reading the key reveals the keystream.
+pub fn encrypt_data_base_reveals(base: &Attributes) -> bool {
+    [CKA_ENCRYPT, CKA_DECRYPT, CKA_SIGN, CKA_WRAP, CKA_UNWRAP]
+        .into_iter()
+        .any(|ty| base.flag(ty))
+}
+
+/// Under `strict`, an encryption-of-data derivation from a base that also
+/// computes the cipher for its caller ([`encrypt_data_base_reveals`]) is
+/// refused (`CKR_KEY_FUNCTION_NOT_PERMITTED`): the key it would make is one
+/// whose value the caller can learn. (Under `default` the key is made and
+/// marked as a key that was not always secret.)
+pub fn check_encrypt_data_base(rules: Rules, reveals: bool) -> Result<()> {
+    if rules.strict() && reveals {
+        return Err(err(CKR_KEY_FUNCTION_NOT_PERMITTED));
+    }
+    Ok(())
+}
+
 /// The floor of MAC keys: a sensitive secret key of less than
 /// [`FLOOR_BITS`] (a short HMAC key, a two-key Triple DES key for
 /// `CKM_DES3_MAC` / `CKM_DES3_CMAC`) is not used to sign or verify

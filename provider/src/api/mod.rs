@@ -18,4 +18,5 @@ pub mod opstate;
 pub mod policy;
 pub mod session;
 pub mod template;
+pub mod tls_binding;
 pub mod token;

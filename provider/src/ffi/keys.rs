@@ -2,8 +2,12 @@
 
 use super::calls::new_key;
 use super::mechanism;
+use super::tls::{self, TlsDerive};
 use super::util::{bytes, finish_output, guard, guard_deep, out, out_buffer, template};
+use crate::api::session::Session;
 use crate::api::{crypto, module};
+use crate::attributes::Attr;
+use crate::error::Result;
 use crate::error::err;
 use cryptoki_sys::*;
 
@@ -172,6 +176,17 @@ pub unsafe extern "C" fn C_DeriveKey(
                 }
                 return Ok(());
             }
+            // SAFETY: forwarded caller guarantee.
+            if unsafe { tls::is_tls_derive(pMechanism) } {
+                // SAFETY: forwarded caller guarantees.
+                let (t, read) = unsafe {
+                    (
+                        template(pTemplate, ulAttributeCount)?,
+                        tls::read_derive(pMechanism)?,
+                    )
+                };
+                return derive_tls(s, read, hBaseKey, &t, phKey);
+            }
             let derive = |mech: &_, t: &[_]| crypto::derive_key(s, mech, hBaseKey, t);
             // SAFETY: forwarded caller guarantees.
             unsafe { new_key(pMechanism, pTemplate, ulAttributeCount, phKey, derive) }
@@ -180,4 +195,72 @@ pub unsafe extern "C" fn C_DeriveKey(
     // SAFETY: forwarded caller guarantee.
     unsafe { super::trace::call("C_DeriveKey", pMechanism, rv) };
     rv
+}
+
+/// The TLS 1.2 derivations with outputs in their parameter (mechanisms
+/// spec 3.0 §2.42): the master secret's handle goes to `phKey` and the
+/// version to `pVersion`; the key-and-MAC keys' handles and IVs go to the
+/// caller's `CK_SSL3_KEY_MAT_OUT` (`phKey` is not used and, when given,
+/// receives `CK_INVALID_HANDLE`). Outputs are written only after every key
+/// exists; on failure the four handles are `CK_INVALID_HANDLE`.
+fn derive_tls(
+    s: &Session,
+    read: TlsDerive,
+    base: CK_OBJECT_HANDLE,
+    t: &[Attr],
+    phKey: *mut CK_OBJECT_HANDLE,
+) -> Result<()> {
+    match read {
+        TlsDerive::Master {
+            ty,
+            params,
+            version,
+        } => {
+            // SAFETY: caller guarantees phKey valid for writes.
+            let out = unsafe { out(phKey)? };
+            let mech = crate::mechanisms::Mechanism {
+                ty,
+                param: crate::mechanisms::Param::TlsMaster(&params),
+            };
+            let (h, v) = crypto::derive_master(s, &mech, base, t)?;
+            *out = h;
+            if let Some([major, minor]) = v {
+                // SAFETY: read_derive kept pVersion only when non-null (v is
+                // Some only then); the caller guarantees it valid for writes.
+                unsafe { *version = CK_VERSION { major, minor } };
+            }
+            Ok(())
+        }
+        TlsDerive::KeyMat { ty, params, out } => {
+            let mech = crate::mechanisms::Mechanism {
+                ty,
+                param: crate::mechanisms::Param::TlsKeyMat(&params),
+            };
+            // SAFETY: read_derive checked pReturnedKeyMaterial non-null and
+            // aligned; the caller guarantees it valid for reads and writes.
+            let o = unsafe { &mut *out };
+            let made = crypto::derive_key_material(s, &mech, base, t);
+            let handles = made.as_ref().map_or([CK_INVALID_HANDLE; 4], |m| m.handles);
+            o.hClientMacSecret = handles[0];
+            o.hServerMacSecret = handles[1];
+            o.hClientKey = handles[2];
+            o.hServerKey = handles[3];
+            let made = made?;
+            let half = made.ivs.len() / 2;
+            if half > 0 {
+                // SAFETY: read_derive checked both IV pointers non-null when
+                // IVs are asked for; the caller allocates ulIVSizeInBits/8
+                // bytes at each.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(made.ivs.as_ptr(), o.pIVClient, half);
+                    std::ptr::copy_nonoverlapping(made.ivs[half..].as_ptr(), o.pIVServer, half);
+                }
+            }
+            if !phKey.is_null() {
+                // SAFETY: non-null; the caller guarantees it valid for writes.
+                unsafe { *phKey = CK_INVALID_HANDLE };
+            }
+            Ok(())
+        }
+    }
 }

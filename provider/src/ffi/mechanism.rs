@@ -285,8 +285,51 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
                 password: unsafe { bytes(p.pPassword, p.ulPasswordLen) }.map_err(invalid)?,
             })
         }
-        // Owned values, read by `read_sp800_108` (C_DeriveKey only).
-        ParamKind::Sp800108 => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
+        // Owned values, read by `read_sp800_108` / `tls::read_derive`
+        // (C_DeriveKey only).
+        ParamKind::Sp800108
+        | ParamKind::Tls12Master
+        | ParamKind::Tls12ExtendedMaster
+        | ParamKind::Tls12KeyMat => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
+        ParamKind::TlsKdf => {
+            use crate::mechanisms::kdf::tls::{KdfParams, MAX_INPUT_LEN, RANDOM_LEN};
+            // SAFETY: as above.
+            let p: &CK_TLS_KDF_PARAMS = unsafe { param_struct(m)? };
+            let r = &p.RandomInfo;
+            // Bounded before reading: randoms 32 bytes, label and context
+            // at most 1024; a NULL pointer with a length is refused.
+            if p.ulLabelLength == 0
+                || p.ulLabelLength as u128 > MAX_INPUT_LEN as u128
+                || p.ulContextDataLength as u128 > MAX_INPUT_LEN as u128
+                || r.ulClientRandomLen as u128 != RANDOM_LEN as u128
+                || r.ulServerRandomLen as u128 != RANDOM_LEN as u128
+                || p.pLabel.is_null()
+                || r.pClientRandom.is_null()
+                || r.pServerRandom.is_null()
+                || (p.pContextData.is_null() && p.ulContextDataLength != 0)
+            {
+                return Err(err(CKR_MECHANISM_PARAM_INVALID));
+            }
+            // SAFETY: caller guarantees each pointer holds its length.
+            unsafe {
+                Param::TlsKdf(KdfParams {
+                    prf: p.prfMechanism,
+                    label: bytes(p.pLabel, p.ulLabelLength).map_err(invalid)?,
+                    client: bytes(r.pClientRandom, r.ulClientRandomLen).map_err(invalid)?,
+                    server: bytes(r.pServerRandom, r.ulServerRandomLen).map_err(invalid)?,
+                    context: bytes(p.pContextData, p.ulContextDataLength).map_err(invalid)?,
+                })
+            }
+        }
+        ParamKind::TlsMac => {
+            // SAFETY: as above.
+            let p: &CK_TLS_MAC_PARAMS = unsafe { param_struct(m)? };
+            Param::TlsMac(crate::mechanisms::kdf::tls::MacParams {
+                prf: p.prfHashMechanism,
+                mac_len: p.ulMacLength,
+                server_or_client: p.ulServerOrClient,
+            })
+        }
         ParamKind::MacLength => {
             // SAFETY: as above.
             let p: &CK_ULONG = unsafe { param_struct(m)? };
@@ -303,7 +346,7 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
 ///
 /// # Safety
 /// `m.pParameter` must be valid for `m.ulParameterLen` bytes.
-unsafe fn param_struct<'a, T>(m: &CK_MECHANISM) -> Result<&'a T> {
+pub(super) unsafe fn param_struct<'a, T>(m: &CK_MECHANISM) -> Result<&'a T> {
     if m.ulParameterLen as usize != std::mem::size_of::<T>() || m.pParameter.is_null() {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }

@@ -21,6 +21,7 @@ pub mod random;
 pub mod session;
 pub mod sign;
 pub mod slot_token;
+mod tls;
 mod trace;
 pub mod util;
 pub mod v3_2;

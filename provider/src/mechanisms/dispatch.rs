@@ -4,7 +4,7 @@
 
 use super::material::KeyMaterial;
 use super::operation::{CipherOperation, OutputLen, SignOperation, VerifyOperation};
-use super::{aes, chacha, cmac, des, dsa, ec, eddsa, hmac, mldsa, rsa, slhdsa};
+use super::{aes, chacha, cmac, des, dsa, ec, eddsa, hmac, kdf, mldsa, rsa, slhdsa};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 
@@ -37,6 +37,7 @@ dispatch_enum!(
         Hmac(hmac::HmacSign),
         Cmac(cmac::CmacSign),
         DesMac(des::mac::DesMac),
+        TlsMac(kdf::tls::TlsMacSign),
     }
 );
 
@@ -49,6 +50,7 @@ impl SignOp {
             SignOp::Hmac(h) => Some(SignOp::Hmac(h.clone())),
             SignOp::Cmac(c) => Some(SignOp::Cmac(c.clone())),
             SignOp::DesMac(c) => Some(SignOp::DesMac(c.clone())),
+            SignOp::TlsMac(c) => Some(SignOp::TlsMac(c.clone())),
             _ => None,
         }
     }

@@ -8,7 +8,8 @@ use super::operation::Direction;
 use super::params::{Mechanism, Param};
 use super::registry::require;
 use super::{
-    aes, chacha, cmac, des, dh, digest, dsa, ec, eddsa, hmac, mldsa, mlkem, rsa, slhdsa, x25519,
+    aes, chacha, cmac, des, dh, digest, dsa, ec, eddsa, hmac, kdf, mldsa, mlkem, rsa, slhdsa,
+    x25519,
 };
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
@@ -58,6 +59,7 @@ fn mac_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Option<SignOp
         CKM_DES3_MAC | CKM_DES3_MAC_GENERAL | CKM_DES3_CMAC | CKM_DES3_CMAC_GENERAL => {
             SignOp::DesMac(des::mac::DesMac::new(mech, key)?)
         }
+        CKM_TLS_MAC | CKM_TLS12_MAC => SignOp::TlsMac(kdf::tls::TlsMacSign::new(mech, key)?),
         _ => return Ok(None),
     }))
 }

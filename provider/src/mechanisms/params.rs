@@ -59,6 +59,18 @@ pub enum ParamKind {
     /// `CK_SP800_108_FEEDBACK_KDF_PARAMS` (feedback), mechanisms spec 3.0
     /// §2.42; read only by `C_DeriveKey`, into owned values.
     Sp800108,
+    /// `CK_TLS_KDF_PARAMS` (`CKM_TLS_KDF`, `CKM_TLS12_KDF`).
+    TlsKdf,
+    /// `CK_TLS_MAC_PARAMS` (`CKM_TLS_MAC`, `CKM_TLS12_MAC`).
+    TlsMac,
+    /// `CK_TLS12_MASTER_KEY_DERIVE_PARAMS`; read only by `C_DeriveKey`,
+    /// into owned values with the `pVersion` output.
+    Tls12Master,
+    /// `CK_TLS12_EXTENDED_MASTER_KEY_DERIVE_PARAMS`; as [`ParamKind::Tls12Master`].
+    Tls12ExtendedMaster,
+    /// `CK_TLS12_KEY_MAT_PARAMS`; read only by `C_DeriveKey`, with the
+    /// `CK_SSL3_KEY_MAT_OUT` output.
+    Tls12KeyMat,
 }
 
 /// A mechanism parameter, read from the caller's memory.
@@ -189,6 +201,14 @@ pub enum Param<'a> {
     Pbkdf2(kdf::pbkdf2::Params<'a>),
     /// The SP 800-108 parameters (§2.42), owned by the FFI layer.
     Sp800108(&'a kdf::sp800_108::Params),
+    /// `CK_TLS_KDF_PARAMS`.
+    TlsKdf(kdf::tls::KdfParams<'a>),
+    /// `CK_TLS_MAC_PARAMS`.
+    TlsMac(kdf::tls::MacParams),
+    /// The TLS 1.2 (extended) master secret parameters, owned by the FFI layer.
+    TlsMaster(&'a kdf::tls::MasterParams),
+    /// `CK_TLS12_KEY_MAT_PARAMS`, owned by the FFI layer.
+    TlsKeyMat(&'a kdf::tls::KeyMatParams),
 }
 
 /// A `CK_MECHANISM` in safe form.

@@ -179,6 +179,22 @@ pub fn shape_derived_value(key_type: CK_KEY_TYPE, value: &mut [u8]) {
 /// True for the derivations whose result must be at least as protected as
 /// their base keys (mechanisms spec 3.0 §2.42 and §2.16.12: the value is a
 /// simple function of the base's value).
+/// The encryption-of-data derivations (mechanisms spec 3.0 §2.16.12 and the
+/// DES ones): the derived value is the block cipher of caller-chosen data
+/// under the base key, a value any other use of that key that computes the
+/// cipher forward can also hand out.
+pub fn derives_by_encrypting_data(ty: CK_MECHANISM_TYPE) -> bool {
+    matches!(
+        ty,
+        CKM_AES_ECB_ENCRYPT_DATA
+            | CKM_AES_CBC_ENCRYPT_DATA
+            | CKM_DES_ECB_ENCRYPT_DATA
+            | CKM_DES_CBC_ENCRYPT_DATA
+            | CKM_DES3_ECB_ENCRYPT_DATA
+            | CKM_DES3_CBC_ENCRYPT_DATA
+    )
+}
+
 pub fn derives_by_simple_function(ty: CK_MECHANISM_TYPE) -> bool {
     matches!(
         ty,
@@ -285,6 +301,16 @@ pub fn derive(
             kdf::hkdf::derive(&p, ikm, other, len)
         }
         (CKM_HKDF_DERIVE | CKM_HKDF_DATA, _) => Err(err(CKR_MECHANISM_PARAM_INVALID)),
+        // Mechanisms spec 3.0 §2.42: CKA_VALUE_LEN is required.
+        (CKM_TLS_KDF | CKM_TLS12_KDF, Param::TlsKdf(p)) => match base {
+            KeyMaterial::Secret {
+                key_type: CKK_GENERIC_SECRET,
+                value,
+                ..
+            } => kdf::tls::kdf(&p, value, len.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?),
+            _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
+        },
+        (CKM_TLS_KDF | CKM_TLS12_KDF, _) => Err(err(CKR_MECHANISM_PARAM_INVALID)),
         (CKM_EXTRACT_KEY_FROM_KEY, Param::BitIndex(first)) => kdf::concat::extract(
             secret_value(base)?,
             first,

@@ -348,21 +348,25 @@ fn derive_step(
 }
 
 /// A three-key Triple DES victim: generated, sensitive, never extractable,
-/// allowed to encrypt and derive.
-fn des3_victim(s: &Session) -> Result<ObjectHandle, Outcome> {
+/// allowed to derive and to do what `usage` adds.
+fn des3_victim_with(s: &Session, usage: &[AttributeType]) -> Result<ObjectHandle, Outcome> {
     let mut t = vec![
         Attribute::Token(false),
         Attribute::Sensitive(true),
         Attribute::Extractable(false),
     ];
-    t.extend(usage_flags(&[
-        AttributeType::Encrypt,
-        AttributeType::Derive,
-    ]));
+    let mut flags = vec![AttributeType::Derive];
+    flags.extend_from_slice(usage);
+    t.extend(usage_flags(&flags));
     step(
         "C_GenerateKey (DES3 victim)",
         s.generate_key(&Mechanism::Des3KeyGen, &t),
     )
+}
+
+/// A three-key Triple DES victim allowed to derive only.
+fn des3_victim(s: &Session) -> Result<ObjectHandle, Outcome> {
+    des3_victim_with(s, &[])
 }
 
 /// The DES encryption-of-data derivations inherit the base's protection:
@@ -446,17 +450,19 @@ fn key_length_reduction_by_des_encrypt_data() {
 
 /// The limit of the encryption-of-data derivations (AES and DES alike):
 /// the derived value is `E_K(data)`, so a base that may also encrypt
-/// (`CKA_ENCRYPT`) tells its caller the value of every key derived from it,
-/// sensitive or not. Neither level forbids encrypt with derive on one key;
-/// the derived key is a new key whose value was never secret, and no value
-/// of the base leaks (docs/SECURITY.md, "Derived keys"). The test runs the
-/// attack to the end: the caller knows the derived key.
+/// (`CKA_ENCRYPT`) tells its caller the value of the key derived from it.
+/// Under `default` the key is made but marked as one that was not always
+/// secret (`CKA_ALWAYS_SENSITIVE` and `CKA_NEVER_EXTRACTABLE` false, so
+/// the rules that trust only unknowable keys do not trust it), and the
+/// test runs the attack to the end: the caller knows the derived key. No
+/// value of the base leaks. Under `strict` the derivation is refused
+/// (docs/SECURITY.md, "Derived keys").
 #[test]
 fn encrypt_data_derived_value_known_through_encrypt() {
     fn attack(s: &Session) -> Outcome {
         use cryptoki_sys::*;
         outcome((|| {
-            let victim = des3_victim(s)?;
+            let victim = des3_victim_with(s, &[AttributeType::Encrypt])?;
             let mut data: [u8; 24] = std::array::from_fn(|i| 0x40 + i as u8);
             let mut param = des_encrypt_data_param(None, &mut data);
             let derived = derive_step(
@@ -474,6 +480,24 @@ fn encrypt_data_derived_value_known_through_encrypt() {
                     ],
                 ),
             )?;
+            let marks = step(
+                "C_GetAttributeValue (derived key)",
+                s.get_attributes(
+                    derived,
+                    &[
+                        AttributeType::AlwaysSensitive,
+                        AttributeType::NeverExtractable,
+                    ],
+                ),
+            )?;
+            assert_eq!(
+                marks,
+                vec![
+                    Attribute::AlwaysSensitive(false),
+                    Attribute::NeverExtractable(false)
+                ],
+                "a derived key whose value the caller can learn is marked as known"
+            );
             let value = step(
                 "C_Encrypt (the data under the base)",
                 s.encrypt(&Mechanism::Des3Ecb, victim, &data),
@@ -495,5 +519,87 @@ fn encrypt_data_derived_value_known_through_encrypt() {
             Ok(Outcome::Recovered)
         })())
     }
-    expect(attack, Outcome::Recovered, Outcome::Recovered);
+    expect(
+        attack,
+        Outcome::Recovered,
+        Outcome::Refused("C_DeriveKey (DES3 key)", RvError::KeyFunctionNotPermitted),
+    );
+}
+
+/// The sibling through a MAC: a CBC-MAC of one block is that block's
+/// encryption, so a base allowed to sign with `CKM_AES_MAC_GENERAL` (and
+/// not to encrypt) tells the value of a key `CKM_AES_ECB_ENCRYPT_DATA`
+/// derives from it. Same outcome as through `C_Encrypt`.
+#[test]
+fn encrypt_data_derived_value_known_through_cbc_mac() {
+    fn attack(s: &Session) -> Outcome {
+        use cryptoki_sys::*;
+        outcome((|| {
+            let victim = step(
+                "C_GenerateKey (AES victim)",
+                aes_key(s, false, &[AttributeType::Sign, AttributeType::Derive]),
+            )?;
+            let mut data = [0x3cu8; 16];
+            let mut param = CK_KEY_DERIVATION_STRING_DATA {
+                pData: data.as_mut_ptr(),
+                ulLen: data.len() as CK_ULONG,
+            };
+            // SAFETY: viewing a plain C struct as bytes.
+            let mut param = unsafe {
+                std::slice::from_raw_parts(
+                    (&mut param as *mut CK_KEY_DERIVATION_STRING_DATA).cast::<u8>(),
+                    size_of::<CK_KEY_DERIVATION_STRING_DATA>(),
+                )
+            }
+            .to_vec();
+            let derived = derive_step(
+                "C_DeriveKey (AES key)",
+                raw_derive_with(
+                    s,
+                    CKM_AES_ECB_ENCRYPT_DATA,
+                    &mut param,
+                    victim,
+                    &mut [
+                        (CKA_CLASS, ulong_bytes(CKO_SECRET_KEY)),
+                        (CKA_KEY_TYPE, ulong_bytes(CKK_AES)),
+                        (CKA_VALUE_LEN, ulong_bytes(16)),
+                        (CKA_TOKEN, vec![0]),
+                        (CKA_ENCRYPT, vec![1]),
+                    ],
+                ),
+            )?;
+            let mut mac_len: CK_ULONG = 16;
+            let value = crate::raw_calls::sign(
+                s,
+                crate::raw_calls::mech(CKM_AES_MAC_GENERAL, Some(&mut mac_len)),
+                victim.handle(),
+                &data,
+                None,
+            )
+            .map_err(|rv| match cryptoki::error::Rv::from(rv) {
+                cryptoki::error::Rv::Error(e) => Outcome::Refused("C_Sign (CBC-MAC)", e),
+                cryptoki::error::Rv::Ok => unreachable!("an error code"),
+            })?;
+            let block = [0xa5u8; 16];
+            let theirs = step(
+                "C_Encrypt (under the derived key)",
+                s.encrypt(&Mechanism::AesEcb, derived, &block),
+            )?;
+            use aes::cipher::{BlockCipherEncrypt, KeyInit};
+            let ours = aes::Aes128::new_from_slice(&value).unwrap();
+            let mut b = block.into();
+            ours.encrypt_block(&mut b);
+            assert_eq!(
+                theirs,
+                b.as_slice(),
+                "the value found is not the derived key"
+            );
+            Ok(Outcome::Recovered)
+        })())
+    }
+    expect(
+        attack,
+        Outcome::Recovered,
+        Outcome::Refused("C_DeriveKey (AES key)", RvError::KeyFunctionNotPermitted),
+    );
 }

@@ -7,7 +7,7 @@
 
 use super::key_use::single_call_key;
 use super::new_key::{BaseProtection, insert_secret, with_key_template};
-use crate::api::key_policy;
+use crate::api::key_policy::{self, Rules};
 use crate::api::session::Session;
 use crate::api::template::{self, Origin};
 use crate::attributes::Attr;
@@ -113,6 +113,13 @@ pub fn derive_key(
     let material = single_call_key(session, base, mech, CKA_DERIVE)?;
     let base_key = session.token.key(base)?;
     let mut protection = BaseProtection::of(&base_key);
+    if mechanisms::derives_by_encrypting_data(mech.ty) {
+        let reveals = base_key.with_attrs(key_policy::encrypt_data_base_reveals);
+        key_policy::check_encrypt_data_base(Rules::of(session.token.config()), reveals)?;
+        if reveals {
+            protection = protection.value_may_be_known();
+        }
+    }
     let mut template = with_key_template(&base_key, CKA_DERIVE_TEMPLATE, template)?;
     drop(base_key);
     // The second key a parameter names (the HKDF salt key, the key of
@@ -139,7 +146,11 @@ pub fn derive_key(
         }
         _ => None,
     };
-    if mechanisms::derives_by_simple_function(mech.ty) {
+    // The TLS KDFs run under a master secret (or a key below one): their
+    // output keeps the base's protection (docs/SECURITY.md "TLS 1.2").
+    if mechanisms::derives_by_simple_function(mech.ty)
+        || matches!(mech.ty, CKM_TLS_KDF | CKM_TLS12_KDF)
+    {
         protection.impose_on(&mut template);
     }
     let template = &template;

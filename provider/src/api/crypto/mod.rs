@@ -23,6 +23,7 @@ pub(super) mod key_use;
 pub(super) mod keygen;
 pub(super) mod new_key;
 pub(super) mod output;
+pub(super) mod tls;
 pub(super) mod wrap;
 pub(super) mod wrap_authenticated;
 
@@ -40,5 +41,6 @@ pub use init::{
 pub use kem::{decapsulate_key, encapsulate_key};
 pub use keygen::{generate_key, generate_key_pair};
 pub use output::{OpKind, end};
+pub use tls::{KeyMaterialOut, derive_key_material, derive_master};
 pub use wrap::{unwrap_key, wrap_key};
 pub use wrap_authenticated::{unwrap_key_authenticated, wrap_key_authenticated};

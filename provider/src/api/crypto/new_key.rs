@@ -87,6 +87,17 @@ impl BaseProtection {
         }
     }
 
+    /// For a derived value the caller may know by another route: the new key
+    /// is never `CKA_ALWAYS_SENSITIVE` nor `CKA_NEVER_EXTRACTABLE`, as for a
+    /// key imported in the clear.
+    pub(super) fn value_may_be_known(self) -> BaseProtection {
+        BaseProtection {
+            always_sensitive: false,
+            never_extractable: false,
+            ..self
+        }
+    }
+
     /// For a value that is a simple function of the bases' values (§2.42:
     /// "if either of the two original keys has its CKA_SENSITIVE attribute
     /// set to CK_TRUE, so does the derived key ... if either has

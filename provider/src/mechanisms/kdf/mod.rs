@@ -2,7 +2,7 @@
 //! mechanisms spec §2.43, RFC 5869), the simple derivations of §2.42
 //! (concatenation, XOR, extraction) and key derivation by AES encryption
 //! of data (§2.16.12), the SP 800-108 KDFs (§2.42), and the X9.63 / SP 800-56C KDFs that
-//! follow an ECDH agreement (§2.3.13); and PBKDF2 (`CKM_PKCS5_PBKD2`, a
+//! follow an ECDH agreement (§2.3.13), the TLS 1.2 PRF (`tls`); and PBKDF2 (`CKM_PKCS5_PBKD2`, a
 //! `C_GenerateKey` mechanism). Each KDF takes plain key values and
 //! returns the derived bytes; which object they come from and which object
 //! the result becomes is the caller's business (`api::crypto`).
@@ -12,4 +12,5 @@ pub mod encrypt_data;
 pub mod hkdf;
 pub mod pbkdf2;
 pub mod sp800_108;
+pub mod tls;
 pub mod x963;

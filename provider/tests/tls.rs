@@ -1,0 +1,474 @@
+//! The TLS 1.2 mechanisms through the module (mechanisms spec 3.0 §2.42):
+//! known answers from the CAVS TLS 1.2 SHA-256 vectors (master secret and
+//! key block, `vectors/tls12-prf-cavs.txt`) and ACVP RFC 7627 (extended
+//! master secret and key block, `vectors/tls12-ems-acvp.txt`), and a
+//! cross-check of the master secret, `CKM_TLS_KDF` and `CKM_TLS_MAC`
+//! against the OpenSSL command line (`openssl kdf TLS1-PRF`), an
+//! implementation nobody here wrote.
+
+mod common;
+#[path = "common/tls_calls.rs"]
+mod tls_calls;
+
+use common::*;
+use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectClass, ObjectHandle};
+use cryptoki::session::Session;
+use cryptoki_sys::*;
+use tls_calls as t;
+
+/// A readable session generic secret holding `value`, for derivation.
+fn readable_secret(s: &Session, value: &[u8]) -> ObjectHandle {
+    s.create_object(&[
+        Attribute::Class(ObjectClass::SECRET_KEY),
+        Attribute::KeyType(KeyType::GENERIC_SECRET),
+        Attribute::Token(false),
+        Attribute::Sensitive(false),
+        Attribute::Extractable(true),
+        Attribute::Derive(true),
+        Attribute::Value(value.to_vec()),
+    ])
+    .unwrap()
+}
+
+/// The template of a readable derived generic secret.
+fn readable() -> Vec<Attribute> {
+    vec![
+        Attribute::Class(ObjectClass::SECRET_KEY),
+        Attribute::KeyType(KeyType::GENERIC_SECRET),
+        Attribute::Token(false),
+        Attribute::Sensitive(false),
+        Attribute::Extractable(true),
+    ]
+}
+
+fn value(s: &Session, h: CK_OBJECT_HANDLE) -> Vec<u8> {
+    // SAFETY: a handle the module returned.
+    let h = unsafe { ObjectHandle::new_from_raw(h) };
+    match &s.get_attributes(h, &[AttributeType::Value]).unwrap()[0] {
+        Attribute::Value(v) => v.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Records of `key = value` lines, one per blank-line or `COUNT`/`tcId`
+/// start; `[...]` lines set the section, stored under `section`.
+fn records(text: &str, start: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut out = Vec::new();
+    let mut section = String::new();
+    let mut cur: Option<std::collections::HashMap<String, String>> = None;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        if let Some(sec) = line.strip_prefix('[') {
+            if !sec.contains('=') {
+                section = sec.trim_end_matches(']').to_string();
+            }
+            continue;
+        }
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        let (k, v) = (k.trim(), v.trim());
+        if k == start {
+            out.extend(cur.take());
+            let mut r = std::collections::HashMap::new();
+            r.insert("section".to_string(), section.clone());
+            cur = Some(r);
+        }
+        if let Some(r) = cur.as_mut() {
+            r.insert(k.to_string(), v.to_string());
+        }
+    }
+    out.extend(cur);
+    out
+}
+
+/// The key block of `master` through `CKM_TLS12_KEY_AND_MAC_DERIVE` with
+/// the split (mac, key, iv) in bytes: the four keys read back, then the IVs.
+fn key_block_by_split(
+    s: &Session,
+    master: ObjectHandle,
+    prf: CK_MECHANISM_TYPE,
+    (m, k, i): (usize, usize, usize),
+    client: &[u8],
+    server: &[u8],
+) -> Vec<u8> {
+    let km = t::key_mat(
+        s,
+        CKM_TLS12_KEY_AND_MAC_DERIVE,
+        master,
+        prf,
+        (
+            (m * 8) as CK_ULONG,
+            (k * 8) as CK_ULONG,
+            (i * 8) as CK_ULONG,
+        ),
+        client,
+        server,
+        &readable(),
+    )
+    .unwrap();
+    let mut block = Vec::new();
+    for (n, h) in km.handles.into_iter().enumerate() {
+        let len = if n < 2 { m } else { k };
+        // Absent keys (length 0) have no handle.
+        assert_eq!(h == CK_INVALID_HANDLE, len == 0);
+        if len > 0 {
+            block.extend(value(s, h));
+        }
+    }
+    block.extend(&km.iv_client);
+    block.extend(&km.iv_server);
+    block
+}
+
+/// CAVS 17.8 TLS 1.2 SHA-256: master secret from the Hello randoms (with
+/// `pVersion` returning the pre-master's first bytes), and the whole
+/// 128-byte key block from the client/server randoms by two splits.
+#[test]
+fn cavs_tls12_sha256_master_secret_and_key_block() {
+    let f = Fixture::new();
+    let s = f.user(f.token("tls"));
+    let text = include_str!("vectors/tls12-prf-cavs.txt");
+    let vectors = records(text, "COUNT");
+    assert_eq!(vectors.len(), 100);
+    for v in &vectors {
+        let hex = |k: &str| unhex(&v[k]);
+        let pms = hex("pre_master_secret");
+        let base = readable_secret(&s, &pms);
+        let mut version = CK_VERSION { major: 0, minor: 0 };
+        let master = t::master(
+            &s,
+            CKM_TLS12_MASTER_KEY_DERIVE,
+            base,
+            CKM_SHA256,
+            &hex("clientHello_random"),
+            &hex("serverHello_random"),
+            Some(&mut version),
+            &readable(),
+        )
+        .unwrap();
+        assert_eq!([version.major, version.minor], [pms[0], pms[1]]);
+        assert_eq!(
+            value(&s, master.handle()),
+            hex("master_secret"),
+            "COUNT {}",
+            v["COUNT"]
+        );
+        let (c, sr) = (hex("client_random"), hex("server_random"));
+        let kb = hex("key_block");
+        assert_eq!(kb.len(), 128);
+        for split in [(32, 32, 0), (20, 32, 12), (0, 16, 48)] {
+            assert_eq!(
+                key_block_by_split(&s, master, CKM_SHA256, split, &c, &sr),
+                kb,
+                "COUNT {} split {split:?}",
+                v["COUNT"]
+            );
+        }
+        s.destroy_object(master).unwrap();
+        s.destroy_object(base).unwrap();
+    }
+}
+
+/// ACVP TLS-v1.2-KDF-RFC7627: extended master secret (SHA-256, -384,
+/// -512; also through the `_DH` variant) and key block.
+#[test]
+fn acvp_rfc7627_extended_master_secret_and_key_block() {
+    let f = Fixture::new();
+    let s = f.user(f.token("tls"));
+    let vectors = records(include_str!("vectors/tls12-ems-acvp.txt"), "tcId");
+    assert_eq!(vectors.len(), 12);
+    for v in &vectors {
+        let hex = |k: &str| unhex(&v[k]);
+        let prf = match v["section"].as_str() {
+            "SHA2-256" => CKM_SHA256,
+            "SHA2-384" => CKM_SHA384,
+            "SHA2-512" => CKM_SHA512,
+            other => panic!("{other}"),
+        };
+        let base = readable_secret(&s, &hex("preMasterSecret"));
+        for ty in [
+            CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE,
+            CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE_DH,
+        ] {
+            let master =
+                t::extended_master(&s, ty, base, prf, &hex("sessionHash"), None, &readable())
+                    .unwrap();
+            assert_eq!(
+                value(&s, master.handle()),
+                hex("masterSecret"),
+                "tcId {}",
+                v["tcId"]
+            );
+            let block = key_block_by_split(
+                &s,
+                master,
+                prf,
+                (20, 32, 12),
+                &hex("clientRandom"),
+                &hex("serverRandom"),
+            );
+            assert_eq!(block, hex("keyBlock"), "tcId {}", v["tcId"]);
+        }
+    }
+}
+
+/// `openssl kdf … TLS1-PRF` over `secret` and `label ‖ seed`, or None
+/// (with a message) when no openssl is installed.
+fn openssl_prf(digest: &str, secret: &[u8], seed: &[u8], len: usize) -> Option<Vec<u8>> {
+    let out = match std::process::Command::new("openssl")
+        .args([
+            "kdf",
+            "-keylen",
+            &len.to_string(),
+            "-kdfopt",
+            &format!("digest:{digest}"),
+            "-kdfopt",
+            &format!("hexsecret:{}", to_hex(secret)),
+            "-kdfopt",
+            &format!("hexseed:{}", to_hex(seed)),
+            "TLS1-PRF",
+        ])
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            println!("skipped: no openssl command ({e})");
+            return None;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(unhex(
+        &String::from_utf8(out.stdout)
+            .unwrap()
+            .trim()
+            .replace(':', ""),
+    ))
+}
+
+/// Master secret, `CKM_TLS_KDF`/`CKM_TLS12_KDF` (RFC 5705 exporter with a
+/// length-prefixed context, SHA-256 and SHA-384) and `CKM_TLS_MAC` (client
+/// and server Finished, several parts) checked against OpenSSL.
+#[test]
+fn openssl_cross_check() {
+    let f = Fixture::new();
+    let s = f.user(f.token("tls"));
+    let mut rng = Rng(0x7153);
+    let mut bytes = |n: usize| -> Vec<u8> { (0..n).map(|_| rng.next() as u8).collect() };
+    for (prf, digest) in [(CKM_SHA256, "SHA2-256"), (CKM_SHA384, "SHA2-384")] {
+        let pms = bytes(48);
+        let (c, sr) = (bytes(32), bytes(32));
+        let base = readable_secret(&s, &pms);
+        let master = t::master(
+            &s,
+            CKM_TLS12_MASTER_KEY_DERIVE_DH,
+            base,
+            prf,
+            &c,
+            &sr,
+            None,
+            &readable(),
+        )
+        .unwrap();
+        let ms = value(&s, master.handle());
+        let seed = [&b"master secret"[..], &c, &sr].concat();
+        let Some(want) = openssl_prf(digest, &pms, &seed, 48) else {
+            return;
+        };
+        assert_eq!(ms, want, "master secret {digest}");
+        // Exporter: label, randoms, then a context with its 2-byte length.
+        let context = [&[0u8, 5][..], b"hello"].concat();
+        for ty in [CKM_TLS_KDF, CKM_TLS12_KDF] {
+            let mut tpl = readable();
+            tpl.push(Attribute::ValueLen(40.into()));
+            let k = t::kdf(
+                &s,
+                ty,
+                master,
+                prf,
+                b"EXPORTER-test",
+                &c,
+                &sr,
+                Some(&context),
+                &tpl,
+            )
+            .unwrap();
+            let seed = [&b"EXPORTER-test"[..], &c, &sr, &context].concat();
+            assert_eq!(
+                value(&s, k.handle()),
+                openssl_prf(digest, &ms, &seed, 40).unwrap(),
+                "TLS_KDF {digest}"
+            );
+        }
+        let hash = bytes(if prf == CKM_SHA256 { 32 } else { 48 });
+        for (soc, label) in [(1, &b"server finished"[..]), (2, b"client finished")] {
+            for ty in [CKM_TLS_MAC, CKM_TLS12_MAC] {
+                let p = t::mac_params(prf, 12, soc);
+                let mac = t::mac(&s, ty, master, p, &[&hash[..5], &hash[5..]]).unwrap();
+                let seed = [label, &hash].concat();
+                assert_eq!(mac, openssl_prf(digest, &ms, &seed, 12).unwrap());
+                t::mac_verify(&s, ty, master, p, &[&hash], &mac).unwrap();
+                let mut bad = mac.clone();
+                bad[11] ^= 1;
+                assert_eq!(
+                    t::mac_verify(&s, ty, master, p, &[&hash], &bad),
+                    Err(CKR_SIGNATURE_INVALID)
+                );
+            }
+        }
+    }
+}
+
+/// `C_GetMechanismInfo`: derive for the ten derivations, sign and verify
+/// for the MACs, base sizes in bytes.
+#[test]
+fn mechanism_info() {
+    let f = Fixture::new();
+    let slot = f.token("tls");
+    let slot = slot.id() as CK_SLOT_ID;
+    for (ty, derive, min, max) in [
+        (CKM_TLS12_MASTER_KEY_DERIVE, true, 48, 48),
+        (CKM_TLS12_MASTER_KEY_DERIVE_DH, true, 1, 512),
+        (CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE, true, 48, 48),
+        (CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE_DH, true, 1, 512),
+        (CKM_TLS12_KEY_AND_MAC_DERIVE, true, 48, 48),
+        (CKM_TLS12_KEY_SAFE_DERIVE, true, 48, 48),
+        (CKM_TLS_KDF, true, 1, 512),
+        (CKM_TLS12_KDF, true, 1, 512),
+        (CKM_TLS_MAC, false, 1, 512),
+        (CKM_TLS12_MAC, false, 1, 512),
+    ] {
+        let mut info = CK_MECHANISM_INFO::default();
+        // SAFETY: a valid out-pointer.
+        let rv = unsafe { raw().C_GetMechanismInfo.unwrap()(slot, ty, &mut info) };
+        assert_eq!(rv, CKR_OK, "{ty:#x}");
+        let want = if derive {
+            CKF_DERIVE
+        } else {
+            CKF_SIGN | CKF_VERIFY
+        };
+        assert_eq!(info.flags, want, "{ty:#x}");
+        assert_eq!((info.ulMinKeySize, info.ulMaxKeySize), (min, max));
+    }
+}
+
+/// Parameter and template checks: randoms of the wrong length, sizes not
+/// whole bytes, `bIsExport`, a `pVersion` for the DH variant, an unknown
+/// PRF, `ulMacLength` out of range, a wrong master length, and a
+/// key-and-MAC template asking for other protection than the base's.
+#[test]
+fn malformed_parameters() {
+    let f = Fixture::new();
+    let s = f.user(f.token("tls"));
+    let r = [7u8; 32];
+    let base = readable_secret(&s, &[3u8; 48]);
+    let mut v = CK_VERSION { major: 0, minor: 0 };
+    let m = |ty, prf, c: &[u8], ver: Option<&mut CK_VERSION>| {
+        t::master(&s, ty, base, prf, c, &r, ver, &readable())
+    };
+    let bad: Result<(), CK_RV> = Err(CKR_MECHANISM_PARAM_INVALID);
+    assert_eq!(
+        m(CKM_TLS12_MASTER_KEY_DERIVE, CKM_SHA256, &r[..31], None).err(),
+        bad.err()
+    );
+    assert_eq!(
+        m(CKM_TLS12_MASTER_KEY_DERIVE, CKM_MD5, &r, None).err(),
+        bad.err()
+    );
+    assert_eq!(
+        m(CKM_TLS12_MASTER_KEY_DERIVE_DH, CKM_SHA256, &r, Some(&mut v)).err(),
+        bad.err()
+    );
+    let short = readable_secret(&s, &[3u8; 32]);
+    assert_eq!(
+        t::master(
+            &s,
+            CKM_TLS12_MASTER_KEY_DERIVE,
+            short,
+            CKM_SHA256,
+            &r,
+            &r,
+            None,
+            &readable()
+        )
+        .err(),
+        Some(CKR_KEY_SIZE_RANGE)
+    );
+    // A DH pre-master may be any length.
+    t::master(
+        &s,
+        CKM_TLS12_MASTER_KEY_DERIVE_DH,
+        short,
+        CKM_SHA256,
+        &r,
+        &r,
+        None,
+        &readable(),
+    )
+    .unwrap();
+    let master = m(CKM_TLS12_MASTER_KEY_DERIVE, CKM_SHA256, &r, None).unwrap();
+    let km = |sizes, tpl: &[Attribute]| {
+        t::key_mat(
+            &s,
+            CKM_TLS12_KEY_AND_MAC_DERIVE,
+            master,
+            CKM_SHA256,
+            sizes,
+            &r,
+            &r,
+            tpl,
+        )
+    };
+    assert_eq!(km((256, 129, 0), &readable()).err(), bad.err());
+    let mut tpl = readable();
+    tpl.retain(|a| a.attribute_type() != AttributeType::Sensitive);
+    tpl.push(Attribute::Sensitive(true));
+    assert_eq!(
+        km((256, 128, 0), &tpl).err(),
+        Some(CKR_TEMPLATE_INCONSISTENT)
+    );
+    // AEAD shape: no MAC keys.
+    let out = km((0, 128, 32), &readable()).unwrap();
+    assert_eq!(out.handles[..2], [CK_INVALID_HANDLE; 2]);
+    assert_eq!(out.iv_client.len(), 4);
+    for (len, ok) in [(0, false), (12, true), (64, true), (65, false)] {
+        let p = t::mac_params(CKM_SHA256, len, 2);
+        assert_eq!(
+            t::mac(&s, CKM_TLS_MAC, master, p, &[b"x"]).is_ok(),
+            ok,
+            "{len}"
+        );
+    }
+    assert!(
+        t::mac(
+            &s,
+            CKM_TLS_MAC,
+            master,
+            t::mac_params(CKM_SHA256, 12, 3),
+            &[b"x"]
+        )
+        .is_err()
+    );
+    // TLS_KDF needs CKA_VALUE_LEN.
+    assert_eq!(
+        t::kdf(
+            &s,
+            CKM_TLS_KDF,
+            master,
+            CKM_SHA256,
+            b"EXPORTER-x",
+            &r,
+            &r,
+            None,
+            &readable()
+        )
+        .err(),
+        Some(CKR_TEMPLATE_INCOMPLETE)
+    );
+}
