@@ -96,7 +96,9 @@ public class TlsClient {
             ka.init(a.getPrivate());
             ka.doPhase(b.getPublic(), true);
             SecretKey pms = ka.generateSecret("TlsPremasterSecret");
+            System.out.println("pre-master: " + pms);
             require(pms.getEncoded() == null, "the pre-master's value is readable");
+            require(pms.toString().contains(", sensitive"), "the pre-master is not sensitive");
             byte[] random = new byte[32];
             KeyGenerator soft = KeyGenerator.getInstance("SunTls12MasterSecret", "SunJCE");
             try {
