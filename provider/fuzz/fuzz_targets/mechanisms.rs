@@ -38,6 +38,16 @@ const MECHS: &[CK_MECHANISM_TYPE] = &[
     CKM_SP800_108_COUNTER_KDF,
     CKM_SP800_108_FEEDBACK_KDF,
     CKM_SP800_108_DOUBLE_PIPELINE_KDF,
+    CKM_TLS12_MASTER_KEY_DERIVE,
+    CKM_TLS12_MASTER_KEY_DERIVE_DH,
+    CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE,
+    CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE_DH,
+    CKM_TLS12_KEY_AND_MAC_DERIVE,
+    CKM_TLS12_KEY_SAFE_DERIVE,
+    CKM_TLS_KDF,
+    CKM_TLS12_KDF,
+    CKM_TLS_MAC,
+    CKM_TLS12_MAC,
     CKM_RSA_PKCS,
     CKM_RSA_X_509,
     CKM_SHA1_RSA_PKCS,
@@ -165,6 +175,41 @@ enum Param {
         data: Vec<(u8, u8, bool, u8, Vec<u8>)>,
         iv: Vec<u8>,
     },
+    /// `CK_TLS12_MASTER_KEY_DERIVE_PARAMS` (randoms) or, `extended`,
+    /// `CK_TLS12_EXTENDED_MASTER_KEY_DERIVE_PARAMS` (`client` as the session
+    /// hash); `pVersion` a live `CK_VERSION` or NULL.
+    TlsMaster {
+        extended: bool,
+        prf: u8,
+        client: Vec<u8>,
+        server: Vec<u8>,
+        version: bool,
+    },
+    /// `CK_TLS12_KEY_MAT_PARAMS` with a live `CK_SSL3_KEY_MAT_OUT` whose IV
+    /// buffers hold `iv / 8` bytes each (sizes in bits).
+    TlsKeyMat {
+        prf: u8,
+        mac: u16,
+        key: u16,
+        iv: u16,
+        export: bool,
+        client: Vec<u8>,
+        server: Vec<u8>,
+    },
+    /// `CK_TLS_KDF_PARAMS`.
+    TlsKdf {
+        prf: u8,
+        label: Vec<u8>,
+        client: Vec<u8>,
+        server: Vec<u8>,
+        context: Vec<u8>,
+    },
+    /// `CK_TLS_MAC_PARAMS`.
+    TlsMac {
+        prf: u8,
+        len: u64,
+        server_or_client: u8,
+    },
 }
 
 const HASHES: &[CK_MECHANISM_TYPE] = &[
@@ -179,10 +224,29 @@ const MGFS: &[CK_ULONG] = &[
     99,
 ];
 
+/// `CK_SSL3_RANDOM_DATA` over two live buffers.
+fn tls_randoms(client: &[u8], server: &[u8]) -> CK_SSL3_RANDOM_DATA {
+    let ptr = |b: &[u8]| {
+        if b.is_empty() {
+            null_mut()
+        } else {
+            b.as_ptr() as *mut u8
+        }
+    };
+    CK_SSL3_RANDOM_DATA {
+        pClientRandom: ptr(client),
+        ulClientRandomLen: client.len() as CK_ULONG,
+        pServerRandom: ptr(server),
+        ulServerRandomLen: server.len() as CK_ULONG,
+    }
+}
+
 /// Owns a parameter's buffers while the mechanism points into them.
 struct Built {
     bytes: Vec<u8>,
     _owned: Vec<Vec<u8>>,
+    /// Word-aligned output buffers (`CK_SSL3_KEY_MAT_OUT`).
+    _words: Vec<Vec<u64>>,
     len: CK_ULONG,
 }
 
@@ -202,6 +266,7 @@ fn build(p: &Param, public_points: &[Vec<u8>]) -> Built {
         }
     };
     let mut owned: Vec<Vec<u8>> = Vec::new();
+    let mut words: Vec<Vec<u64>> = Vec::new();
     let bytes = match p {
         Param::None => Vec::new(),
         Param::Bytes(b) => b.clone(),
@@ -423,6 +488,105 @@ fn build(p: &Param, public_points: &[Vec<u8>]) -> Built {
                 })
             }
         }
+        Param::TlsMaster {
+            extended,
+            prf,
+            client,
+            server,
+            version,
+        } => {
+            owned.push(client.clone());
+            owned.push(server.clone());
+            owned.push(vec![0u8; 2]);
+            let version = if *version {
+                owned[2].as_mut_ptr() as *mut CK_VERSION
+            } else {
+                null_mut()
+            };
+            let prf = HASHES[*prf as usize % HASHES.len()];
+            if *extended {
+                as_bytes(&CK_TLS12_EXTENDED_MASTER_KEY_DERIVE_PARAMS {
+                    prfHashMechanism: prf,
+                    pSessionHash: ptr(&owned[0]),
+                    ulSessionHashLen: owned[0].len() as CK_ULONG,
+                    pVersion: version,
+                })
+            } else {
+                as_bytes(&CK_TLS12_MASTER_KEY_DERIVE_PARAMS {
+                    RandomInfo: tls_randoms(&owned[0], &owned[1]),
+                    pVersion: version,
+                    prfHashMechanism: prf,
+                })
+            }
+        }
+        Param::TlsKeyMat {
+            prf,
+            mac,
+            key,
+            iv,
+            export,
+            client,
+            server,
+        } => {
+            owned.push(client.clone());
+            owned.push(server.clone());
+            owned.push(vec![0u8; (*iv as usize).div_ceil(8).max(1)]);
+            owned.push(vec![0u8; (*iv as usize).div_ceil(8).max(1)]);
+            let out = CK_SSL3_KEY_MAT_OUT {
+                hClientMacSecret: 0,
+                hServerMacSecret: 0,
+                hClientKey: 0,
+                hServerKey: 0,
+                pIVClient: owned[2].as_mut_ptr(),
+                pIVServer: owned[3].as_mut_ptr(),
+            };
+            // u64 storage: the output struct is aligned.
+            let mut out_buf = vec![0u64; std::mem::size_of::<CK_SSL3_KEY_MAT_OUT>() / 8];
+            // SAFETY: out_buf holds exactly one CK_SSL3_KEY_MAT_OUT, aligned.
+            unsafe { (out_buf.as_mut_ptr() as *mut CK_SSL3_KEY_MAT_OUT).write(out) };
+            let p_out = out_buf.as_mut_ptr() as *mut CK_SSL3_KEY_MAT_OUT;
+            // Kept alive with the parameter (moving the Vec keeps its buffer).
+            words.push(out_buf);
+            as_bytes(&CK_TLS12_KEY_MAT_PARAMS {
+                ulMacSizeInBits: *mac as CK_ULONG,
+                ulKeySizeInBits: *key as CK_ULONG,
+                ulIVSizeInBits: *iv as CK_ULONG,
+                bIsExport: *export as CK_BBOOL,
+                RandomInfo: tls_randoms(&owned[0], &owned[1]),
+                pReturnedKeyMaterial: p_out,
+                prfHashMechanism: HASHES[*prf as usize % HASHES.len()],
+            })
+        }
+        Param::TlsKdf {
+            prf,
+            label,
+            client,
+            server,
+            context,
+        } => {
+            owned.push(label.clone());
+            owned.push(client.clone());
+            owned.push(server.clone());
+            owned.push(context.clone());
+            as_bytes(&CK_TLS_KDF_PARAMS {
+                prfMechanism: [CKM_TLS_PRF, CKM_SHA256, CKM_SHA384, CKM_SHA_1, 5]
+                    [*prf as usize % 5],
+                pLabel: ptr(&owned[0]),
+                ulLabelLength: owned[0].len() as CK_ULONG,
+                RandomInfo: tls_randoms(&owned[1], &owned[2]),
+                pContextData: ptr(&owned[3]),
+                ulContextDataLength: owned[3].len() as CK_ULONG,
+            })
+        }
+        Param::TlsMac {
+            prf,
+            len,
+            server_or_client,
+        } => as_bytes(&CK_TLS_MAC_PARAMS {
+            prfHashMechanism: [CKM_TLS_PRF, CKM_SHA256, CKM_SHA384, 5][*prf as usize % 4],
+            ulMacLength: *len as CK_ULONG,
+            ulServerOrClient: (*server_or_client % 4) as CK_ULONG,
+        }),
     };
     let len = match p {
         Param::Odd(_, n) => *n as CK_ULONG,
@@ -433,6 +597,7 @@ fn build(p: &Param, public_points: &[Vec<u8>]) -> Built {
     Built {
         bytes,
         _owned: owned,
+        _words: words,
         len,
     }
 }
@@ -485,6 +650,16 @@ fn pointer_struct_size(mech: CK_MECHANISM_TYPE) -> Option<usize> {
             size_of::<CK_SP800_108_KDF_PARAMS>()
         }
         CKM_SP800_108_FEEDBACK_KDF => size_of::<CK_SP800_108_FEEDBACK_KDF_PARAMS>(),
+        CKM_TLS12_MASTER_KEY_DERIVE | CKM_TLS12_MASTER_KEY_DERIVE_DH => {
+            size_of::<CK_TLS12_MASTER_KEY_DERIVE_PARAMS>()
+        }
+        CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE | CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE_DH => {
+            size_of::<CK_TLS12_EXTENDED_MASTER_KEY_DERIVE_PARAMS>()
+        }
+        CKM_TLS12_KEY_AND_MAC_DERIVE | CKM_TLS12_KEY_SAFE_DERIVE => {
+            size_of::<CK_TLS12_KEY_MAT_PARAMS>()
+        }
+        CKM_TLS_KDF | CKM_TLS12_KDF => size_of::<CK_TLS_KDF_PARAMS>(),
         _ => return None,
     })
 }
@@ -515,6 +690,22 @@ fn built_for(mech: CK_MECHANISM_TYPE, param: &Param) -> bool {
                     | CKM_SP800_108_FEEDBACK_KDF,
                 Param::Kbkdf { .. }
             )
+            | (
+                CKM_TLS12_MASTER_KEY_DERIVE | CKM_TLS12_MASTER_KEY_DERIVE_DH,
+                Param::TlsMaster {
+                    extended: false,
+                    ..
+                }
+            )
+            | (
+                CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE | CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE_DH,
+                Param::TlsMaster { extended: true, .. }
+            )
+            | (
+                CKM_TLS12_KEY_AND_MAC_DERIVE | CKM_TLS12_KEY_SAFE_DERIVE,
+                Param::TlsKeyMat { .. }
+            )
+            | (CKM_TLS_KDF | CKM_TLS12_KDF, Param::TlsKdf { .. })
     )
 }
 

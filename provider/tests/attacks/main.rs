@@ -20,6 +20,8 @@
 mod common;
 #[path = "../common/raw_calls.rs"]
 mod raw_calls;
+#[path = "../common/tls_calls.rs"]
+mod tls_calls;
 
 mod attributes;
 mod derivation;
@@ -28,6 +30,7 @@ mod kem;
 mod key_hashing;
 mod operations;
 mod public_key;
+mod tls;
 mod wrapping;
 
 use common::*;
