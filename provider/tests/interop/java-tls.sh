@@ -9,7 +9,9 @@
 #   exchange: CKM_TLS12_MASTER_KEY_DERIVE on an imported pre-master),
 # then under DALEK_PKCS11_KEY_POLICY=strict the CBC suite (must pass) and
 # the ECDHE GCM suite (must fail: strict never returns IVs from a master
-# secret no caller knows, docs/SECURITY.md "What strict breaks").
+# secret no caller knows, docs/SECURITY.md "What strict breaks"), and a
+# negative control: with the extended master secret, which only SunJCE
+# implements, the handshake must fail.
 # Proof that the token did the work, per run:
 #  - the pre-master, master secret and traffic keys are sensitive, so no
 #    software provider can take over (TlsClient checks SunJCE refuses the
@@ -109,9 +111,11 @@ EOF
 # The debug line of the module for CALL with mechanism MECH (hex, lower case).
 module_lines() { grep -E "$1 mechanism 0x$2( |$)" "$3" || true; }
 
-# run_tls NAME OPENSSL_CIPHER JSSE_SUITE CERT POLICY EXPECT(pass|fail) MASTER_MECH
+# run_tls NAME OPENSSL_CIPHER JSSE_SUITE CERT POLICY EXPECT(pass|fail) MASTER_MECH [EMS]
+# EMS=true lets JSSE negotiate the extended master secret (RFC 7627).
 run_tls() {
   local name="$1" cipher="$2" suite="$3" cert="$4" policy="$5" expect="$6" master="$7"
+  local ems="${8:-false}"
   local d="$WORK/$name" port="" i server
   mkdir -p "$d"
   timeout 180 openssl s_server -accept 127.0.0.1:0 -tls1_2 -cert "$WORK/$cert.crt" \
@@ -119,14 +123,14 @@ run_tls() {
     -keylogfile "$d/keys.log" > "$d/server.log" 2>&1 < /dev/null &
   server=$!
   for i in $(seq 100); do
-    port=$(sed -n 's/^ACCEPT 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$d/server.log")
+    port=$(sed -n 's/^ACCEPT 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$d/server.log" 2>/dev/null)
     [ -n "$port" ] && break
     sleep 0.1
   done
   check "$name: s_server listens" test -n "$port"
   count_cases "TlsClient-$name" 5 env P11_DELAY_SHIM_MODULE="$SPY" P11_DELAY_SHIM_SPY_GUARD=1 \
     PKCS11SPY="$MODULE" PKCS11SPY_OUTPUT="$d/spy.log" DALEK_PKCS11_LOG=debug DALEK_PKCS11_LOG_FILE="$d/p11.log" DALEK_PKCS11_KEY_POLICY="$policy" \
-    timeout 180 java ${JAVA_OPTS:-} "$EXPORTS" -XX:ErrorFile="$d/hs_err.log" -Djdk.tls.useExtendedMasterSecret=false \
+    timeout 180 java ${JAVA_OPTS:-} "$EXPORTS" -XX:ErrorFile="$d/hs_err.log" -Djdk.tls.useExtendedMasterSecret="$ems" \
     -Djdk.tls.namedGroups=secp256r1 -Djdk.tls.client.protocols=TLSv1.2 \
     -cp "$WORK/classes" TlsClient "$WORK/tls.cfg" "$USER_PIN" "$WORK/trust.p12" "${port:-1}" \
     "$suite" "$expect"
@@ -138,6 +142,15 @@ run_tls() {
   master_lines=$(module_lines C_DeriveKey "$master" "$d/p11.log")
   keymat_lines=$(module_lines C_DeriveKey 3e1 "$d/p11.log")
   mac_lines=$(module_lines C_SignInit 3e4 "$d/p11.log")
+  if [ "$ems" = true ]; then
+    # Negative control: only SunJCE has SunTlsExtendedMasterSecret, and it
+    # cannot read the token's sensitive pre-master, so no software path
+    # completes the handshake and the token makes no master secret.
+    check "$name: SunJCE refused the sensitive pre-master (Key format must be RAW)" \
+      grep -q 'Key format must be RAW' "$WORK/TlsClient-$name.out"
+    check "$name: module log: no master secret derive" test -z "$master_lines"
+    return
+  fi
   if [ "$expect" = fail ]; then
     # strict: the master secret is made, the key block is refused because
     # JSSE asks for the GCM implicit IVs.
@@ -204,4 +217,5 @@ run_tls ecdhe-aes128-cbc ECDHE-ECDSA-AES128-SHA256 TLS_ECDHE_ECDSA_WITH_AES_128_
 run_tls rsa-aes128-gcm AES128-GCM-SHA256 TLS_RSA_WITH_AES_128_GCM_SHA256 rsa default pass 3e0
 run_tls strict-ecdhe-aes128-cbc ECDHE-ECDSA-AES128-SHA256 TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256 ec strict pass 3e2
 run_tls strict-ecdhe-aes128-gcm ECDHE-ECDSA-AES128-GCM-SHA256 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 ec strict fail 3e2
+run_tls ems-ecdhe-aes128-gcm ECDHE-ECDSA-AES128-GCM-SHA256 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 ec default fail 3e2 true
 finish
