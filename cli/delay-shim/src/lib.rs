@@ -44,6 +44,18 @@
 //! - `P11_DELAY_SHIM_FLIP_AFTER`: leave the first N written outputs of each
 //!   flipped function alone (default 0), e.g. `1` to let a benchmark's
 //!   preparation pass and corrupt only the timed calls.
+//! - `P11_DELAY_SHIM_SPY_GUARD=1`: keeps calls that OpenSC's `pkcs11-spy`
+//!   misreads away from it, when the shim sits in front of the spy
+//!   (`provider/tests/interop/java-tls.sh` traces a Java TLS handshake so):
+//!   - a `C_DeriveKey` whose `phKey` is NULL is forwarded with a pointer to a
+//!     throw-away handle. The TLS key-and-MAC mechanisms return their handles
+//!     in the parameter and JDK's SunPKCS11 passes NULL; the spy reads
+//!     `*phKey` after every successful `C_DeriveKey`;
+//!   - `C_EncryptInit` / `C_DecryptInit` with `CKM_AES_GCM` and a parameter
+//!     that is not a `CK_GCM_PARAMS` (JDK's first try, the 40-byte layout
+//!     without `ulIvBits`) return `CKR_MECHANISM_PARAM_INVALID`, as a module
+//!     of the 3.x layout does, without reaching the spy, which reads every
+//!     GCM parameter as a `CK_GCM_PARAMS` and follows a length as a pointer.
 //!
 //! Only `C_GetFunctionList` is exported (a 2.40 function list), which is what
 //! cryptoki falls back to when a module has no `C_GetInterface`. Every entry of the
@@ -475,6 +487,75 @@ unsafe extern "C" fn shim_login(
     }
 }
 
+/// `C_DeriveKey` with a NULL `phKey` replaced by a throw-away handle
+/// (`P11_DELAY_SHIM_SPY_GUARD`).
+unsafe extern "C" fn guard_derive_key(
+    session: CK_SESSION_HANDLE,
+    mechanism: *mut CK_MECHANISM,
+    base: CK_OBJECT_HANDLE,
+    template: *mut CK_ATTRIBUTE,
+    count: CK_ULONG,
+    ph_key: *mut CK_OBJECT_HANDLE,
+) -> CK_RV {
+    let Some(real) = shim().and_then(|s| s.real.C_DeriveKey) else {
+        return CKR_FUNCTION_NOT_SUPPORTED;
+    };
+    let mut unused = CK_INVALID_HANDLE;
+    let ph_key = if ph_key.is_null() {
+        &mut unused as *mut CK_OBJECT_HANDLE
+    } else {
+        ph_key
+    };
+    // SAFETY: the caller's arguments, with `ph_key` valid for writes (the
+    // caller's or a local that outlives the call).
+    unsafe { real(session, mechanism, base, template, count, ph_key) }
+}
+
+/// The real `C_EncryptInit` or `C_DecryptInit`, unless the mechanism is
+/// `CKM_AES_GCM` with a parameter that is not a `CK_GCM_PARAMS`: then
+/// `CKR_MECHANISM_PARAM_INVALID` (`P11_DELAY_SHIM_SPY_GUARD`).
+///
+/// # Safety
+/// The caller's arguments, valid for `real`.
+unsafe fn guard_init(
+    real: CK_C_EncryptInit,
+    session: CK_SESSION_HANDLE,
+    m: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    // SAFETY: the caller's mechanism pointer, null or valid.
+    let misfit = unsafe { m.as_ref() }.is_some_and(|m| {
+        m.mechanism == CKM_AES_GCM
+            && m.ulParameterLen as usize != std::mem::size_of::<CK_GCM_PARAMS>()
+    });
+    match real {
+        _ if misfit => CKR_MECHANISM_PARAM_INVALID,
+        // SAFETY: forwarding the caller's arguments unchanged.
+        Some(f) => unsafe { f(session, m, key) },
+        None => CKR_FUNCTION_NOT_SUPPORTED,
+    }
+}
+
+/// `C_EncryptInit` through [`guard_init`].
+unsafe extern "C" fn guard_encrypt_init(
+    session: CK_SESSION_HANDLE,
+    m: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    // SAFETY: forwarded caller guarantees.
+    unsafe { guard_init(shim().and_then(|s| s.real.C_EncryptInit), session, m, key) }
+}
+
+/// `C_DecryptInit` through [`guard_init`].
+unsafe extern "C" fn guard_decrypt_init(
+    session: CK_SESSION_HANDLE,
+    m: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+) -> CK_RV {
+    // SAFETY: forwarded caller guarantees.
+    unsafe { guard_init(shim().and_then(|s| s.real.C_DecryptInit), session, m, key) }
+}
+
 fn load() -> Result<Shim, String> {
     let path =
         std::env::var_os("P11_DELAY_SHIM_MODULE").ok_or("P11_DELAY_SHIM_MODULE is not set")?;
@@ -522,6 +603,11 @@ fn load() -> Result<Shim, String> {
     }
     if call_log.is_some() {
         list.C_Login = Some(shim_login);
+    }
+    if std::env::var("P11_DELAY_SHIM_SPY_GUARD").is_ok_and(|v| v.trim() == "1") {
+        list.C_DeriveKey = Some(guard_derive_key);
+        list.C_EncryptInit = Some(guard_encrypt_init);
+        list.C_DecryptInit = Some(guard_decrypt_init);
     }
     Ok(Shim {
         list,

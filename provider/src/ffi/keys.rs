@@ -141,7 +141,7 @@ pub unsafe extern "C" fn C_DeriveKey(
     ulAttributeCount: CK_ULONG,
     phKey: *mut CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
+    let rv = guard(|| {
         module::with_session(hSession, |s| {
             // SAFETY: forwarded caller guarantee.
             if unsafe { mechanism::is_sp800_108(pMechanism) } {
@@ -191,7 +191,10 @@ pub unsafe extern "C" fn C_DeriveKey(
             // SAFETY: forwarded caller guarantees.
             unsafe { new_key(pMechanism, pTemplate, ulAttributeCount, phKey, derive) }
         })
-    })
+    });
+    // SAFETY: forwarded caller guarantee.
+    unsafe { super::trace::call("C_DeriveKey", pMechanism, rv) };
+    rv
 }
 
 /// The TLS 1.2 derivations with outputs in their parameter (mechanisms

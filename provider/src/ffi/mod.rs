@@ -22,6 +22,7 @@ pub mod session;
 pub mod sign;
 pub mod slot_token;
 mod tls;
+mod trace;
 pub mod util;
 pub mod v3_2;
 pub mod vendor;

@@ -17,7 +17,10 @@ pub unsafe extern "C" fn C_SignInit(
     hKey: CK_OBJECT_HANDLE,
 ) -> CK_RV {
     // SAFETY: forwarded caller guarantee.
-    guard_hot(|| unsafe { init_with_key(hSession, pMechanism, hKey, crypto::sign_init) })
+    let rv = guard_hot(|| unsafe { init_with_key(hSession, pMechanism, hKey, crypto::sign_init) });
+    // SAFETY: forwarded caller guarantee.
+    unsafe { super::trace::call("C_SignInit", pMechanism, rv) };
+    rv
 }
 
 /// `C_Sign`.

@@ -14,11 +14,8 @@ command -v javac >/dev/null 2>&1 || { echo "java: javac not found (install defau
 check "token for Java" new_token "$T"
 check "javac P11Interop.java" javac -d "$WORK/classes" "$HERE/java/P11Interop.java"
 
-# The slot that holds our token (slot IDs are not indexes: look it up by label).
-slot=$(p11 -L 2>/dev/null | awk -v t="$T" '
-  /^Slot [0-9]+ \(0x[0-9a-fA-F]+\)/ { id = $3; gsub(/[()x:]/, "", id) }
-  $1 == "token" && $2 == "label" && $4 == t { print id; exit }')
-[ -n "$slot" ] && slot=$((16#$slot))
+# The slot that holds our token.
+slot=$(slot_of "$T")
 check "pkcs11-tool finds the token's slot" test -n "$slot"
 
 # SunPKCS11 configuration: see docs/consumers.md.

@@ -83,6 +83,16 @@ new_token() {
   p11 --token-label "$1" --init-pin --login --login-type so --so-pin "$SO_PIN" --pin "$USER_PIN" >/dev/null 2>&1
 }
 
+# slot_of LABEL: the slot ID (decimal) of the token labelled LABEL, as
+# pkcs11-tool -L lists it (slot IDs are not indexes: look them up by label).
+slot_of() {
+  local id
+  id=$(p11 -L 2>/dev/null | awk -v t="$1" '
+    /^Slot [0-9]+ \(0x[0-9a-fA-F]+\)/ { id = $3; gsub(/[()x:]/, "", id) }
+    $1 == "token" && $2 == "label" && $4 == t { print id; exit }')
+  [ -n "$id" ] && echo $((16#$id))
+}
+
 # SubjectPublicKeyInfo (DER) of an Ed25519 key from its CKA_EC_POINT hex (04 20 || point).
 ed25519_spki() {
   local point="${1#0420}"
