@@ -18,6 +18,8 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../common/raw_message.rs"]
+mod raw_message;
 
 mod attributes;
 mod derivation;
