@@ -680,6 +680,14 @@ fn breadth_ids() -> Vec<String> {
         ]
         .map(String::from),
     );
+    v.extend(
+        [
+            "aes256-ccm-encrypt",
+            "aes256-cts-encrypt",
+            "chacha20-poly1305-encrypt",
+        ]
+        .map(String::from),
+    );
     v.extend(["sha1", "sha3-256", "sha3-512", "hmac-sha3-256"].map(String::from));
     v.push("seed-random32".into());
     for b in [3072, 4096] {

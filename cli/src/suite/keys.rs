@@ -115,6 +115,7 @@ impl KeySpec {
             KeySpec::Aes(n) => format!("aes{}", n * 8),
             KeySpec::GenericSecret(n) => format!("secret{}", n * 8),
             KeySpec::Des3 => "des3".into(),
+            KeySpec::ChaCha20 => "chacha20".into(),
             KeySpec::EcDerive(c) => format!("{}-ecdh", c.id()),
             KeySpec::X25519 => "x25519".into(),
             KeySpec::WrapAes(n) => format!("aes{}-wrap", n * 8),
@@ -133,6 +134,7 @@ impl KeySpec {
             KeySpec::Ec(_) | KeySpec::EcDerive(_) => Some(CKM_EC_KEY_PAIR_GEN),
             KeySpec::X25519 => Some(CKM_EC_MONTGOMERY_KEY_PAIR_GEN),
             KeySpec::Des3 => Some(CKM_DES3_KEY_GEN),
+            KeySpec::ChaCha20 => Some(CKM_CHACHA20_KEY_GEN),
             KeySpec::WrapAes(_) => Some(CKM_AES_KEY_GEN),
             KeySpec::WrapRsa(_) => Some(CKM_RSA_PKCS_KEY_PAIR_GEN),
             KeySpec::Rsa(_) => Some(CKM_RSA_PKCS_KEY_PAIR_GEN),
@@ -318,6 +320,8 @@ fn secret_key(
     readable: bool,
 ) -> Result<KeyHandles, Failure> {
     let SecretKind { key_type, n, wrap } = kind;
+    // DES3 and ChaCha20 keys have no MAC mechanism here.
+    let macs = !matches!(key_type, CKK_DES3 | CKK_CHACHA20);
     let made = |h: CK_OBJECT_HANDLE, value: Option<Vec<u8>>| KeyHandles {
         secret: Some(h),
         generated: true,
@@ -332,8 +336,8 @@ fn secret_key(
             .bool(CKA_PRIVATE, true)
             .bool(CKA_ENCRYPT, true)
             .bool(CKA_DECRYPT, true)
-            .bool(CKA_SIGN, key_type != CKK_DES3)
-            .bool(CKA_VERIFY, key_type != CKK_DES3)
+            .bool(CKA_SIGN, macs)
+            .bool(CKA_VERIFY, macs)
     };
     let usage = |t: Template| {
         if wrap {
@@ -345,12 +349,14 @@ fn secret_key(
     let mut m = Mech::plain(match key_type {
         CKK_AES => CKM_AES_KEY_GEN,
         CKK_DES3 => CKM_DES3_KEY_GEN,
+        CKK_CHACHA20 => CKM_CHACHA20_KEY_GEN,
         _ => CKM_GENERIC_SECRET_KEY_GEN,
     });
     let generate = |m: &mut Mech, sensitive: bool| {
         let t = usage(Template::new());
-        // A DES3 key has one length: its generation takes no CKA_VALUE_LEN.
-        let t = if key_type == CKK_DES3 {
+        // A DES3 or ChaCha20 key has one length: its generation takes no
+        // CKA_VALUE_LEN.
+        let t = if matches!(key_type, CKK_DES3 | CKK_CHACHA20) {
             t
         } else {
             t.ulong(CKA_VALUE_LEN, n as CK_ULONG)
@@ -548,7 +554,11 @@ pub fn generate_labelled(
 ) -> Result<KeyHandles, Failure> {
     let label = label.to_string();
     match spec {
-        KeySpec::Aes(_) | KeySpec::WrapAes(_) | KeySpec::GenericSecret(_) | KeySpec::Des3 => {
+        KeySpec::Aes(_)
+        | KeySpec::WrapAes(_)
+        | KeySpec::GenericSecret(_)
+        | KeySpec::Des3
+        | KeySpec::ChaCha20 => {
             let kind = match spec {
                 KeySpec::Aes(n) | KeySpec::WrapAes(n) => SecretKind {
                     key_type: CKK_AES,
@@ -558,6 +568,11 @@ pub fn generate_labelled(
                 KeySpec::GenericSecret(n) => SecretKind {
                     key_type: CKK_GENERIC_SECRET,
                     n,
+                    wrap: false,
+                },
+                KeySpec::ChaCha20 => SecretKind {
+                    key_type: CKK_CHACHA20,
+                    n: 32,
                     wrap: false,
                 },
                 _ => SecretKind {
