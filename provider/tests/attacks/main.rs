@@ -18,6 +18,8 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../common/raw_calls.rs"]
+mod raw_calls;
 #[path = "../common/raw_message.rs"]
 mod raw_message;
 

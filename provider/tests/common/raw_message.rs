@@ -3,10 +3,10 @@
 //! parameter structure (`CK_GCM_MESSAGE_PARAMS`, `CK_CCM_MESSAGE_PARAMS`,
 //! `CK_SALSA20_CHACHA20_POLY1305_MSG_PARAMS`): the `cryptoki` crate names
 //! only GCM's. Include with `#[path = "../common/raw_message.rs"]` beside
-//! `mod common;`.
+//! `mod common;` and `raw_calls.rs` (whose key helpers it uses).
 #![allow(dead_code)]
 
-use crate::common::raw;
+use crate::raw_calls::{flag, generate, secret, ul};
 use cryptoki::object::ObjectHandle;
 use cryptoki::session::Session;
 use cryptoki_sys::*;
@@ -196,47 +196,12 @@ pub fn chacha_params(
 }
 
 /// A session secret key of `key_type` (`CKK_AES`, `CKK_CHACHA20`) with the
-/// value `value`, for encryption and decryption (`C_CreateObject` raw: the
-/// `cryptoki` crate has no `CKK_CHACHA20`).
+/// value `value`, for encryption and decryption (the `cryptoki` crate has
+/// no `CKK_CHACHA20`).
 pub fn secret_cipher_key(s: &Session, key_type: CK_KEY_TYPE, value: &[u8]) -> ObjectHandle {
-    let (mut class, mut kt, mut value) = (CKO_SECRET_KEY, key_type, value.to_vec());
-    let mut yes: [CK_BBOOL; 2] = [CK_TRUE; 2];
-    let ul = std::mem::size_of::<CK_ULONG>() as CK_ULONG;
-    let mut t = [
-        CK_ATTRIBUTE {
-            type_: CKA_CLASS,
-            pValue: (&mut class as *mut CK_ULONG).cast(),
-            ulValueLen: ul,
-        },
-        CK_ATTRIBUTE {
-            type_: CKA_KEY_TYPE,
-            pValue: (&mut kt as *mut CK_ULONG).cast(),
-            ulValueLen: ul,
-        },
-        CK_ATTRIBUTE {
-            type_: CKA_VALUE,
-            pValue: value.as_mut_ptr().cast(),
-            ulValueLen: value.len() as CK_ULONG,
-        },
-        CK_ATTRIBUTE {
-            type_: CKA_ENCRYPT,
-            pValue: (&mut yes[0] as *mut CK_BBOOL).cast(),
-            ulValueLen: 1,
-        },
-        CK_ATTRIBUTE {
-            type_: CKA_DECRYPT,
-            pValue: (&mut yes[1] as *mut CK_BBOOL).cast(),
-            ulValueLen: 1,
-        },
-    ];
-    let mut h: CK_OBJECT_HANDLE = 0;
-    // SAFETY: every pValue points at a live buffer of its length.
-    let rv = unsafe {
-        raw().C_CreateObject.unwrap()(s.handle(), t.as_mut_ptr(), t.len() as CK_ULONG, &mut h)
-    };
-    assert_eq!(rv, CKR_OK, "C_CreateObject");
+    let usage = vec![flag(CKA_ENCRYPT, true), flag(CKA_DECRYPT, true)];
     // SAFETY: a handle the module just returned for this session's token.
-    unsafe { ObjectHandle::new_from_raw(h) }
+    unsafe { ObjectHandle::new_from_raw(secret(s, key_type, value, usage)) }
 }
 
 /// A sensitive session key made by `C_GenerateKey` with the parameterless
@@ -246,44 +211,16 @@ pub fn generated_cipher_key(
     s: &Session,
     mechanism: CK_MECHANISM_TYPE,
 ) -> Result<ObjectHandle, CK_RV> {
-    let mut m = CK_MECHANISM {
-        mechanism,
-        pParameter: null_mut(),
-        ulParameterLen: 0,
-    };
-    let mut len: CK_ULONG = 32;
-    let mut flags: [CK_BBOOL; 4] = [CK_FALSE, CK_TRUE, CK_TRUE, CK_TRUE];
-    let kinds = [CKA_TOKEN, CKA_SENSITIVE, CKA_ENCRYPT, CKA_DECRYPT];
-    let mut t: Vec<CK_ATTRIBUTE> = kinds
-        .iter()
-        .zip(flags.iter_mut())
-        .map(|(&type_, b)| CK_ATTRIBUTE {
-            type_,
-            pValue: (b as *mut CK_BBOOL).cast(),
-            ulValueLen: 1,
-        })
-        .collect();
+    let mut t = vec![
+        flag(CKA_TOKEN, false),
+        flag(CKA_SENSITIVE, true),
+        flag(CKA_ENCRYPT, true),
+        flag(CKA_DECRYPT, true),
+    ];
     if mechanism == CKM_AES_KEY_GEN {
-        t.push(CK_ATTRIBUTE {
-            type_: CKA_VALUE_LEN,
-            pValue: (&mut len as *mut CK_ULONG).cast(),
-            ulValueLen: std::mem::size_of::<CK_ULONG>() as CK_ULONG,
-        });
+        t.push(ul(CKA_VALUE_LEN, 32));
     }
-    let mut h: CK_OBJECT_HANDLE = 0;
-    // SAFETY: a live mechanism and template.
-    let rv = unsafe {
-        raw().C_GenerateKey.unwrap()(
-            s.handle(),
-            &mut m,
-            t.as_mut_ptr(),
-            t.len() as CK_ULONG,
-            &mut h,
-        )
-    };
-    if rv != CKR_OK {
-        return Err(rv);
-    }
+    let h = generate(s, mechanism, t)?;
     // SAFETY: a handle the module just returned for this session's token.
     Ok(unsafe { ObjectHandle::new_from_raw(h) })
 }
