@@ -671,6 +671,7 @@ fn breadth_ids() -> Vec<String> {
             "p384-ecdh-derive",
             "p521-ecdh-derive",
             "x25519-ecdh-derive",
+            "ffdhe2048-dh-derive",
             "aes256-key-wrap",
             "aes256-key-unwrap",
             "aes256-key-wrap-pad",

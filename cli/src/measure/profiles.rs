@@ -370,17 +370,19 @@ mod tests {
         assert_eq!(picked, want);
         // AES 30, AES-256 CCM and CTS encryption 2, ChaCha20-Poly1305
         // encryption 1, 3DES 4, ECDSA with hashing 16, raw ECDSA on P-521
-        // and secp256k1 4, ECDH 4 (P-256, P-384, P-521, X25519), wrap 6,
+        // and secp256k1 4, ECDH 4 (P-256, P-384, P-521, X25519) and DH
+        // ffdhe2048 1, wrap 6,
         // SHA-1, SHA3-256 and SHA3-512, HMAC-SHA3-256, C_SeedRandom, PSS 4,
         // OAEP 8.
         assert_eq!(
             picked.len(),
-            30 + 2 + 1 + 4 + 16 + 4 + 4 + 6 + 1 + 2 + 1 + 1 + 4 + 8
+            30 + 2 + 1 + 4 + 16 + 4 + 4 + 1 + 6 + 1 + 2 + 1 + 1 + 4 + 8
         );
         for id in [
             "aes256-ccm-encrypt",
             "aes256-cts-encrypt",
             "chacha20-poly1305-encrypt",
+            "ffdhe2048-dh-derive",
         ] {
             assert!(picked.contains(&id), "{id}");
         }

@@ -443,6 +443,9 @@ pub enum DeriveAlg {
     Ecdh(Curve),
     /// X25519.
     X25519,
+    /// Finite-field Diffie-Hellman (`CKM_DH_PKCS_DERIVE`) in the RFC 7919
+    /// ffdhe2048 group.
+    Ffdhe2048,
 }
 
 /// A wrapping mechanism with its wrapping key.
@@ -496,6 +499,8 @@ pub enum KeySpec {
     EcDerive(Curve),
     /// X25519 key pair (`CKK_EC_MONTGOMERY`) for ECDH.
     X25519,
+    /// Diffie-Hellman key pair (`CKK_DH`) in the RFC 7919 ffdhe2048 group.
+    DhFfdhe2048,
     /// AES key of n bytes that wraps and unwraps other keys.
     WrapAes(u32),
     /// RSA key pair of n bits that wraps (public) and unwraps (private) keys.

@@ -118,6 +118,7 @@ impl KeySpec {
             KeySpec::ChaCha20 => "chacha20".into(),
             KeySpec::EcDerive(c) => format!("{}-ecdh", c.id()),
             KeySpec::X25519 => "x25519".into(),
+            KeySpec::DhFfdhe2048 => "ffdhe2048".into(),
             KeySpec::WrapAes(n) => format!("aes{}-wrap", n * 8),
             KeySpec::WrapRsa(b) => format!("rsa{b}-wrap"),
             KeySpec::MlDsa(s) => s.id().into(),
@@ -133,6 +134,7 @@ impl KeySpec {
             KeySpec::Ed25519 => Some(CKM_EC_EDWARDS_KEY_PAIR_GEN),
             KeySpec::Ec(_) | KeySpec::EcDerive(_) => Some(CKM_EC_KEY_PAIR_GEN),
             KeySpec::X25519 => Some(CKM_EC_MONTGOMERY_KEY_PAIR_GEN),
+            KeySpec::DhFfdhe2048 => Some(CKM_DH_PKCS_KEY_PAIR_GEN),
             KeySpec::Des3 => Some(CKM_DES3_KEY_GEN),
             KeySpec::ChaCha20 => Some(CKM_CHACHA20_KEY_GEN),
             KeySpec::WrapAes(_) => Some(CKM_AES_KEY_GEN),
@@ -199,6 +201,13 @@ pub fn pair_templates_on(
                 .bytes(CKA_EC_PARAMS, c.oid())
                 .bool(CKA_VERIFY, false),
             derive_private.bool(CKA_SIGN, false),
+        )),
+        KeySpec::DhFfdhe2048 => Some((
+            Mech::plain(CKM_DH_PKCS_KEY_PAIR_GEN),
+            common(Template::new())
+                .bytes(CKA_PRIME, &ffdhe2048_prime())
+                .bytes(CKA_BASE, &[2]),
+            derive_private,
         )),
         KeySpec::X25519 => Some((
             Mech::plain(CKM_EC_MONTGOMERY_KEY_PAIR_GEN),
@@ -274,6 +283,27 @@ pub fn pair_variants(spec: KeySpec) -> usize {
     } else {
         1
     }
+}
+
+/// The ffdhe2048 prime (RFC 7919 Appendix A), big-endian hex.
+const FFDHE2048: &str = concat!(
+    "FFFFFFFFFFFFFFFFADF85458A2BB4A9AAFDC5620273D3CF1D8B9C583CE2D3695",
+    "A9E13641146433FBCC939DCE249B3EF97D2FE363630C75D8F681B202AEC4617A",
+    "D3DF1ED5D5FD65612433F51F5F066ED0856365553DED1AF3B557135E7F57C935",
+    "984F0C70E0E68B77E2A689DAF3EFE8721DF158A136ADE73530ACCA4F483A797A",
+    "BC0AB182B324FB61D108A94BB2C8E3FBB96ADAB760D7F4681D4F42A3DE394DF4",
+    "AE56EDE76372BB190B07A7C8EE0A6D709E02FCE1CDF7E2ECC03404CD28342F61",
+    "9172FE9CE98583FF8E4F1232EEF28183C3FE3B1B4C6FAD733BB5FCBC2EC22005",
+    "C58EF1837D1683B2C6F34A26C1B2EFFA886B423861285C97FFFFFFFFFFFFFFFF",
+);
+
+/// The ffdhe2048 prime p (256 bytes), the `CKA_PRIME` of the DH key pairs
+/// (generator 2).
+pub fn ffdhe2048_prime() -> Vec<u8> {
+    (0..FFDHE2048.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&FFDHE2048[i..i + 2], 16).expect("hex"))
+        .collect()
 }
 
 /// Template to generate an AES key, as a token object when `token`.

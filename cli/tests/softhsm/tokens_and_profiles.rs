@@ -164,8 +164,8 @@ fn breadth_ops_are_measured_or_unsupported_never_failed() {
     let rs = results(&v);
     assert_eq!(
         rs.len(),
-        84,
-        "AES modes, sizes, directions; AES-CCM, AES-CTS, ChaCha20-Poly1305; 3DES; ECDSA; ECDH; wrap; SHA-1; SHA-3; HMAC-SHA3; seed; RSA"
+        85,
+        "AES modes, sizes, directions; AES-CCM, AES-CTS, ChaCha20-Poly1305; 3DES; ECDSA; ECDH; DH; wrap; SHA-1; SHA-3; HMAC-SHA3; seed; RSA"
     );
     let mut ok = Vec::new();
     for r in rs {
@@ -204,7 +204,8 @@ fn breadth_ops_are_measured_or_unsupported_never_failed() {
         }
     }
     // SoftHSM2 has AES ECB, CBC, CBC-PAD and GCM at every key size, 3DES,
-    // raw ECDSA on P-521 and secp256k1, ECDH on P-256 and P-521, AES key
+    // raw ECDSA on P-521 and secp256k1, ECDH on P-256 and P-521, DH
+    // (CKM_DH_PKCS_DERIVE, ffdhe2048 parameters given), AES key
     // wrap, SHA-1, C_SeedRandom, RSA-PSS and RSA-OAEP with SHA-1.
     for id in [
         "aes128-ecb-encrypt",
@@ -219,6 +220,7 @@ fn breadth_ops_are_measured_or_unsupported_never_failed() {
         "secp256k1-sign",
         "p256-ecdh-derive",
         "p521-ecdh-derive",
+        "ffdhe2048-dh-derive",
         "aes256-key-unwrap",
         "aes256-key-wrap-pad",
     ] {
