@@ -672,6 +672,7 @@ fn breadth_ids() -> Vec<String> {
             "p521-ecdh-derive",
             "x25519-ecdh-derive",
             "ffdhe2048-dh-derive",
+            "pbkdf2-sha256-1000-keygen",
             "aes256-key-wrap",
             "aes256-key-unwrap",
             "aes256-key-wrap-pad",

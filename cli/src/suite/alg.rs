@@ -501,6 +501,9 @@ pub enum KeySpec {
     X25519,
     /// Diffie-Hellman key pair (`CKK_DH`) in the RFC 7919 ffdhe2048 group.
     DhFfdhe2048,
+    /// An AES-256 key made from a password by `CKM_PKCS5_PBKD2`
+    /// (PBKDF2-HMAC-SHA256, this many iterations); only its keygen op.
+    Pbkdf2Sha256(u32),
     /// AES key of n bytes that wraps and unwraps other keys.
     WrapAes(u32),
     /// RSA key pair of n bits that wraps (public) and unwraps (private) keys.

@@ -125,6 +125,7 @@ impl KeySpec {
             KeySpec::SlhDsa(s) => s.id(),
             KeySpec::MlKem(s) => s.id().into(),
             KeySpec::Existing => "existing".into(),
+            KeySpec::Pbkdf2Sha256(n) => format!("pbkdf2-sha256-{n}"),
         }
     }
 
@@ -144,6 +145,7 @@ impl KeySpec {
             KeySpec::MlDsa(_) => Some(CKM_ML_DSA_KEY_PAIR_GEN),
             KeySpec::SlhDsa(_) => Some(CKM_SLH_DSA_KEY_PAIR_GEN),
             KeySpec::MlKem(_) => Some(CKM_ML_KEM_KEY_PAIR_GEN),
+            KeySpec::Pbkdf2Sha256(_) => Some(CKM_PKCS5_PBKD2),
             KeySpec::GenericSecret(_) | KeySpec::Existing => None,
         }
     }
@@ -614,6 +616,9 @@ pub fn generate_labelled(
             secret_key(raw, s, kind, label.as_bytes(), token, readable)
         }
         KeySpec::Existing => Err(Failure::Check("existing key not found".into())),
+        KeySpec::Pbkdf2Sha256(_) => Err(Failure::Check(
+            "a PBKDF2 key is made only by its keygen op".into(),
+        )),
         _ => {
             let mut last = Failure::Rv(CKR_GENERAL_ERROR);
             for variant in 0..pair_variants(spec) {

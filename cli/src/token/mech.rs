@@ -19,6 +19,13 @@ enum Param {
     Ecdh(Box<EcdhParam>),
     Ccm(Box<CcmParam>),
     ChaChaPoly(Box<ChaChaPolyParam>),
+    Pbkdf2(Box<Pbkdf2Param>),
+}
+
+struct Pbkdf2Param {
+    params: CK_PKCS5_PBKD2_PARAMS2,
+    salt: Box<[u8]>,
+    password: Box<[u8]>,
 }
 
 struct CcmParam {
@@ -179,6 +186,41 @@ impl Mech {
         m
     }
 
+    /// `CKM_PKCS5_PBKD2` (`CK_PKCS5_PBKD2_PARAMS2`): PBKDF2 with the PRF
+    /// `prf` (e.g. `CKP_PKCS5_PBKD2_HMAC_SHA256`), `iterations`, the salt
+    /// given (`CKZ_SALT_SPECIFIED`) and `password`.
+    pub fn pbkdf2(
+        prf: CK_PKCS5_PBKD2_PSEUDO_RANDOM_FUNCTION_TYPE,
+        iterations: CK_ULONG,
+        salt: &[u8],
+        password: &[u8],
+    ) -> Self {
+        let mut m = Mech {
+            raw: CK_MECHANISM {
+                mechanism: CKM_PKCS5_PBKD2,
+                pParameter: ptr::null_mut(),
+                ulParameterLen: std::mem::size_of::<CK_PKCS5_PBKD2_PARAMS2>() as CK_ULONG,
+            },
+            param: Param::Pbkdf2(Box::new(Pbkdf2Param {
+                params: CK_PKCS5_PBKD2_PARAMS2 {
+                    saltSource: CKZ_SALT_SPECIFIED,
+                    pSaltSourceData: ptr::null_mut(),
+                    ulSaltSourceDataLen: salt.len() as CK_ULONG,
+                    iterations,
+                    prf,
+                    pPrfData: ptr::null_mut(),
+                    ulPrfDataLen: 0,
+                    pPassword: ptr::null_mut(),
+                    ulPasswordLen: password.len() as CK_ULONG,
+                },
+                salt: salt.into(),
+                password: password.into(),
+            })),
+        };
+        m.refresh();
+        m
+    }
+
     /// The IV of an AES-GCM or AES-CBC mechanism.
     #[cfg(test)]
     pub fn iv(&self) -> Option<&[u8]> {
@@ -330,6 +372,11 @@ impl Mech {
             Param::ChaChaPoly(c) => {
                 c.params.pNonce = c.nonce.as_mut_ptr();
                 &mut c.params as *mut CK_SALSA20_CHACHA20_POLY1305_PARAMS as *mut c_void
+            }
+            Param::Pbkdf2(p) => {
+                p.params.pSaltSourceData = p.salt.as_mut_ptr() as *mut c_void;
+                p.params.pPassword = p.password.as_mut_ptr();
+                &mut p.params as *mut CK_PKCS5_PBKD2_PARAMS2 as *mut c_void
             }
             Param::Bytes(b) if b.is_empty() => ptr::null_mut(),
             Param::Bytes(b) => b.as_mut_ptr() as *mut c_void,
