@@ -671,12 +671,22 @@ fn breadth_ids() -> Vec<String> {
             "p384-ecdh-derive",
             "p521-ecdh-derive",
             "x25519-ecdh-derive",
+            "ffdhe2048-dh-derive",
+            "pbkdf2-sha256-1000-keygen",
             "aes256-key-wrap",
             "aes256-key-unwrap",
             "aes256-key-wrap-pad",
             "aes256-key-unwrap-pad",
             "rsa2048-oaep-wrap",
             "rsa2048-oaep-unwrap",
+        ]
+        .map(String::from),
+    );
+    v.extend(
+        [
+            "aes256-ccm-encrypt",
+            "aes256-cts-encrypt",
+            "chacha20-poly1305-encrypt",
         ]
         .map(String::from),
     );

@@ -8,13 +8,13 @@
 //! function list.
 
 mod common;
-#[path = "common/raw_tpl.rs"]
-mod raw_tpl;
+#[path = "common/raw_calls.rs"]
+mod raw_calls;
 
 use common::*;
 use cryptoki::session::Session;
 use cryptoki_sys::*;
-use raw_tpl::*;
+use raw_calls::*;
 
 /// One known answer of `vectors/dh-named-groups-openssl.txt`.
 struct Answer {
@@ -60,40 +60,40 @@ fn ffdhe2048() -> Vec<u8> {
     answers().swap_remove(0).p
 }
 
-fn group(p: &[u8], g: &[u8]) -> Tpl {
+fn group(p: &[u8], g: &[u8]) -> Vec<A> {
     vec![(CKA_PRIME, p.to_vec()), (CKA_BASE, g.to_vec())]
 }
 
 fn private_key(s: &Session, p: &[u8], x: &[u8]) -> Result<CK_OBJECT_HANDLE, CK_RV> {
     let mut t = vec![
-        (CKA_CLASS, ul(CKO_PRIVATE_KEY)),
-        (CKA_KEY_TYPE, ul(CKK_DH)),
+        ul(CKA_CLASS, CKO_PRIVATE_KEY),
+        ul(CKA_KEY_TYPE, CKK_DH),
         (CKA_VALUE, x.to_vec()),
-        (CKA_DERIVE, yes()),
+        flag(CKA_DERIVE, true),
     ];
     t.extend(group(p, &[2]));
     create(s, t)
 }
 
-fn pair(s: &Session, p: &[u8], g: &[u8], private: Tpl) -> (CK_OBJECT_HANDLE, CK_OBJECT_HANDLE) {
+fn pair(s: &Session, p: &[u8], g: &[u8], private: Vec<A>) -> (CK_OBJECT_HANDLE, CK_OBJECT_HANDLE) {
     let mut pt = group(p, g);
-    pt.push((CKA_DERIVE, yes()));
+    pt.push(flag(CKA_DERIVE, true));
     let mut st = private;
-    st.push((CKA_DERIVE, yes()));
+    st.push(flag(CKA_DERIVE, true));
     generate_pair(s, CKM_DH_PKCS_KEY_PAIR_GEN, pt, st).expect("DH key pair")
 }
 
 /// A readable derived secret of `len` bytes (`None`: no `CKA_VALUE_LEN`)
 /// and `key_type`.
-fn readable(key_type: CK_KEY_TYPE, len: Option<usize>) -> Tpl {
+fn readable(key_type: CK_KEY_TYPE, len: Option<usize>) -> Vec<A> {
     let mut t = vec![
-        (CKA_CLASS, ul(CKO_SECRET_KEY)),
-        (CKA_KEY_TYPE, ul(key_type)),
-        (CKA_SENSITIVE, no()),
-        (CKA_EXTRACTABLE, yes()),
+        ul(CKA_CLASS, CKO_SECRET_KEY),
+        ul(CKA_KEY_TYPE, key_type),
+        flag(CKA_SENSITIVE, false),
+        flag(CKA_EXTRACTABLE, true),
     ];
     if let Some(l) = len {
-        t.push((CKA_VALUE_LEN, ul(l as CK_ULONG)));
+        t.push(ul(CKA_VALUE_LEN, l as CK_ULONG));
     }
     t
 }
@@ -105,14 +105,14 @@ fn shared(
     key_type: CK_KEY_TYPE,
     len: Option<usize>,
 ) -> Result<Vec<u8>, CK_RV> {
-    let k = derive(
+    let k = derive_with(
         s,
         CKM_DH_PKCS_DERIVE,
         Some(peer),
         private,
         readable(key_type, len),
     )?;
-    get(s, k, CKA_VALUE)
+    attr(s, k, CKA_VALUE)
 }
 
 /// Runs `test` under each level of `key_policy`.
@@ -139,7 +139,10 @@ fn openssl_known_answers_on_every_named_group() {
     for a in all {
         let k = private_key(&s, &a.p, &a.x_a).unwrap_or_else(|rv| panic!("{}: {rv:#x}", a.group));
         let bits = a.x_a.len() * 8 - a.x_a[0].leading_zeros() as usize;
-        assert_eq!(get(&s, k, CKA_VALUE_BITS).unwrap(), ul(bits as CK_ULONG));
+        assert_eq!(
+            attr(&s, k, CKA_VALUE_BITS).unwrap(),
+            ul_bytes(bits as CK_ULONG)
+        );
         assert_eq!(a.z.len(), a.p.len(), "{}", a.group);
         let len = a.z.len().min(512);
         let z = shared(&s, k, &a.y_b, CKK_GENERIC_SECRET, Some(len)).unwrap();
@@ -161,13 +164,16 @@ fn generated_pairs_agree_and_truncate_from_the_leading_end() {
     let s = session(&f);
     let p = ffdhe2048();
     let (pa, sa) = pair(&s, &p, &[2], vec![]);
-    let (pb, sb) = pair(&s, &p, &[2], vec![(CKA_VALUE_BITS, ul(1024))]);
-    assert_eq!(get(&s, sa, CKA_VALUE_BITS).unwrap(), ul(224));
-    assert_eq!(get(&s, sb, CKA_VALUE_BITS).unwrap(), ul(1024));
-    assert_eq!(get(&s, sa, CKA_VALUE).unwrap_err(), CKR_ATTRIBUTE_SENSITIVE);
+    let (pb, sb) = pair(&s, &p, &[2], vec![ul(CKA_VALUE_BITS, 1024)]);
+    assert_eq!(attr(&s, sa, CKA_VALUE_BITS).unwrap(), ul_bytes(224));
+    assert_eq!(attr(&s, sb, CKA_VALUE_BITS).unwrap(), ul_bytes(1024));
+    assert_eq!(
+        attr(&s, sa, CKA_VALUE).unwrap_err(),
+        CKR_ATTRIBUTE_SENSITIVE
+    );
     let (ya, yb) = (
-        get(&s, pa, CKA_VALUE).unwrap(),
-        get(&s, pb, CKA_VALUE).unwrap(),
+        attr(&s, pa, CKA_VALUE).unwrap(),
+        attr(&s, pb, CKA_VALUE).unwrap(),
     );
     let ab = shared(&s, sa, &yb, CKK_GENERIC_SECRET, None).unwrap();
     let ba = shared(&s, sb, &ya, CKK_GENERIC_SECRET, None).unwrap();
@@ -192,8 +198,8 @@ fn generated_pairs_agree_and_truncate_from_the_leading_end() {
     // x lengths outside 2s..len(q) are refused.
     for bits in [223, 2048] {
         let mut pt = group(&p, &[2]);
-        pt.push((CKA_DERIVE, yes()));
-        let st = vec![(CKA_VALUE_BITS, ul(bits))];
+        pt.push(flag(CKA_DERIVE, true));
+        let st = vec![ul(CKA_VALUE_BITS, bits)];
         assert_eq!(
             generate_pair(&s, CKM_DH_PKCS_KEY_PAIR_GEN, pt, st).unwrap_err(),
             CKR_ATTRIBUTE_VALUE_INVALID
@@ -237,7 +243,7 @@ fn peer_values_outside_the_subgroup_are_refused_under(policy: &str) {
         ("empty", vec![]),
     ] {
         assert_eq!(
-            derive(
+            derive_with(
                 &s,
                 CKM_DH_PKCS_DERIVE,
                 Some(&peer),
@@ -250,7 +256,7 @@ fn peer_values_outside_the_subgroup_are_refused_under(policy: &str) {
         );
     }
     assert_eq!(
-        derive(
+        derive_with(
             &s,
             CKM_DH_PKCS_DERIVE,
             None,
@@ -272,10 +278,10 @@ fn imports_are_checked() {
     let f = Fixture::new();
     let s = session(&f);
     let p = ffdhe2048();
-    let key = |class, g: &[u8], value: &[u8], extra: Tpl| {
+    let key = |class, g: &[u8], value: &[u8], extra: Vec<A>| {
         let mut t = vec![
-            (CKA_CLASS, ul(class)),
-            (CKA_KEY_TYPE, ul(CKK_DH)),
+            ul(CKA_CLASS, class),
+            ul(CKA_KEY_TYPE, CKK_DH),
             (CKA_VALUE, value.to_vec()),
         ];
         t.extend(group(&p, g));
@@ -301,30 +307,30 @@ fn imports_are_checked() {
     }
     let mut t = group(&not_prime, &[2]);
     t.extend([
-        (CKA_CLASS, ul(CKO_DOMAIN_PARAMETERS)),
-        (CKA_KEY_TYPE, ul(CKK_DH)),
+        ul(CKA_CLASS, CKO_DOMAIN_PARAMETERS),
+        ul(CKA_KEY_TYPE, CKK_DH),
     ]);
     assert_eq!(create(&s, t).unwrap_err(), CKR_ATTRIBUTE_VALUE_INVALID);
     let mut t = group(&[0xff; 128], &[2]);
     t.extend([
-        (CKA_CLASS, ul(CKO_DOMAIN_PARAMETERS)),
-        (CKA_KEY_TYPE, ul(CKK_DH)),
+        ul(CKA_CLASS, CKO_DOMAIN_PARAMETERS),
+        ul(CKA_KEY_TYPE, CKK_DH),
     ]);
     assert_eq!(create(&s, t).unwrap_err(), CKR_ATTRIBUTE_VALUE_INVALID);
     assert_ne!(
-        key(CKO_PRIVATE_KEY, &[2], &[5], vec![(CKA_VALUE_BITS, ul(3))]).unwrap_err(),
+        key(CKO_PRIVATE_KEY, &[2], &[5], vec![ul(CKA_VALUE_BITS, 3)]).unwrap_err(),
         CKR_OK
     );
     let y = key(CKO_PUBLIC_KEY, &[2], &[0, 0, 4], vec![]).unwrap();
-    assert_eq!(get(&s, y, CKA_VALUE).unwrap(), vec![4]);
+    assert_eq!(attr(&s, y, CKA_VALUE).unwrap(), vec![4]);
     let mut t = group(&p, &[0, 2]);
     t.extend([
-        (CKA_CLASS, ul(CKO_DOMAIN_PARAMETERS)),
-        (CKA_KEY_TYPE, ul(CKK_DH)),
+        ul(CKA_CLASS, CKO_DOMAIN_PARAMETERS),
+        ul(CKA_KEY_TYPE, CKK_DH),
     ]);
     let d = create(&s, t).unwrap();
-    assert_eq!(get(&s, d, CKA_PRIME_BITS).unwrap(), ul(2048));
-    assert_eq!(get(&s, d, CKA_BASE).unwrap(), vec![2]);
+    assert_eq!(attr(&s, d, CKA_PRIME_BITS).unwrap(), ul_bytes(2048));
+    assert_eq!(attr(&s, d, CKA_BASE).unwrap(), vec![2]);
 }
 
 /// `CKM_DH_PKCS_PARAMETER_GEN` makes a 2048-bit safe prime that the
@@ -336,26 +342,29 @@ fn parameter_generation_makes_a_safe_prime_group() {
     let s = session(&f);
     for bits in [1024, 2047, 4097, 8192] {
         assert_eq!(
-            generate_key(
+            generate(
                 &s,
                 CKM_DH_PKCS_PARAMETER_GEN,
-                vec![(CKA_PRIME_BITS, ul(bits))]
+                vec![ul(CKA_PRIME_BITS, bits)]
             )
             .unwrap_err(),
             CKR_KEY_SIZE_RANGE
         );
     }
-    let d = generate_key(
+    let d = generate(
         &s,
         CKM_DH_PKCS_PARAMETER_GEN,
-        vec![(CKA_PRIME_BITS, ul(2048))],
+        vec![ul(CKA_PRIME_BITS, 2048)],
     )
     .unwrap();
-    assert_eq!(get(&s, d, CKA_CLASS).unwrap(), ul(CKO_DOMAIN_PARAMETERS));
-    assert_eq!(get(&s, d, CKA_KEY_TYPE).unwrap(), ul(CKK_DH));
-    assert_eq!(get(&s, d, CKA_PRIME_BITS).unwrap(), ul(2048));
-    let p = get(&s, d, CKA_PRIME).unwrap();
-    let g = get(&s, d, CKA_BASE).unwrap();
+    assert_eq!(
+        attr(&s, d, CKA_CLASS).unwrap(),
+        ul_bytes(CKO_DOMAIN_PARAMETERS)
+    );
+    assert_eq!(attr(&s, d, CKA_KEY_TYPE).unwrap(), ul_bytes(CKK_DH));
+    assert_eq!(attr(&s, d, CKA_PRIME_BITS).unwrap(), ul_bytes(2048));
+    let p = attr(&s, d, CKA_PRIME).unwrap();
+    let g = attr(&s, d, CKA_BASE).unwrap();
     assert_eq!(p.len(), 256);
     assert_eq!(g, vec![if p[255] & 7 == 7 { 2 } else { 4 }]);
     let hex: String = p.iter().map(|b| format!("{b:02X}")).collect();
@@ -383,8 +392,8 @@ fn parameter_generation_makes_a_safe_prime_group() {
     let (pa, sa) = pair(&s, &p, &g, vec![]);
     let (pb, sb) = pair(&s, &p, &g, vec![]);
     let (ya, yb) = (
-        get(&s, pa, CKA_VALUE).unwrap(),
-        get(&s, pb, CKA_VALUE).unwrap(),
+        attr(&s, pa, CKA_VALUE).unwrap(),
+        attr(&s, pb, CKA_VALUE).unwrap(),
     );
     assert_eq!(
         shared(&s, sa, &yb, CKK_GENERIC_SECRET, None).unwrap(),
@@ -428,8 +437,8 @@ fn short_secrets_from_a_protected_base_are_refused_under(policy: &str) {
     let p = ffdhe2048();
     let (pa, _) = pair(&s, &p, &[2], vec![]);
     let (_, sb) = pair(&s, &p, &[2], vec![]);
-    let ya = get(&s, pa, CKA_VALUE).unwrap();
-    let short = derive(
+    let ya = attr(&s, pa, CKA_VALUE).unwrap();
+    let short = derive_with(
         &s,
         CKM_DH_PKCS_DERIVE,
         Some(&ya),
@@ -441,11 +450,11 @@ fn short_secrets_from_a_protected_base_are_refused_under(policy: &str) {
         "an 8-byte secret from a protected DH key ({policy})"
     );
     let allowed = vec![
-        (CKA_CLASS, ul(CKO_SECRET_KEY)),
-        (CKA_KEY_TYPE, ul(CKK_GENERIC_SECRET)),
-        (CKA_VALUE_LEN, ul(14)),
+        ul(CKA_CLASS, CKO_SECRET_KEY),
+        ul(CKA_KEY_TYPE, CKK_GENERIC_SECRET),
+        ul(CKA_VALUE_LEN, 14),
     ];
-    derive(&s, CKM_DH_PKCS_DERIVE, Some(&ya), sb, allowed).unwrap();
+    derive_with(&s, CKM_DH_PKCS_DERIVE, Some(&ya), sb, allowed).unwrap();
 }
 
 /// `C_WrapKey` / `C_UnwrapKey` with `CKM_AES_CBC_PAD` under an AES key
@@ -483,14 +492,14 @@ fn unwrap_call(
     iv: &mut [u8; 16],
     unwrapping: CK_OBJECT_HANDLE,
     wrapped: &[u8],
-    mut t: Tpl,
+    mut t: Vec<A>,
 ) -> Result<CK_OBJECT_HANDLE, CK_RV> {
     let mut m = CK_MECHANISM {
         mechanism: CKM_AES_CBC_PAD,
         pParameter: iv.as_mut_ptr().cast(),
         ulParameterLen: 16,
     };
-    let mut a = raw_attrs(&mut t);
+    let mut a = raw_template(&mut t);
     let mut wrapped = wrapped.to_vec();
     let mut h = 0;
     // SAFETY: live mechanism, IV, wrapped bytes and template.
@@ -562,11 +571,11 @@ fn pkcs8_wrapping_is_the_form_openssl_reads_and_writes() {
     let wrapping = create(
         &s,
         vec![
-            (CKA_CLASS, ul(CKO_SECRET_KEY)),
-            (CKA_KEY_TYPE, ul(CKK_AES)),
+            ul(CKA_CLASS, CKO_SECRET_KEY),
+            ul(CKA_KEY_TYPE, CKK_AES),
             (CKA_VALUE, kek.to_vec()),
-            (CKA_WRAP, yes()),
-            (CKA_UNWRAP, yes()),
+            flag(CKA_WRAP, true),
+            flag(CKA_UNWRAP, true),
         ],
     )
     .unwrap();
@@ -586,7 +595,7 @@ fn pkcs8_wrapping_is_the_form_openssl_reads_and_writes() {
         &s,
         &p,
         &[2],
-        vec![(CKA_SENSITIVE, no()), (CKA_EXTRACTABLE, yes())],
+        vec![flag(CKA_SENSITIVE, false), flag(CKA_EXTRACTABLE, true)],
     );
     let mut iv = [0x11u8; 16];
     let wrapped = wrap_call(&s, &mut iv, wrapping, private).unwrap();
@@ -604,7 +613,7 @@ fn pkcs8_wrapping_is_the_form_openssl_reads_and_writes() {
     );
     assert_eq!(
         openssl_value(&text, "private-key:"),
-        get(&s, private, CKA_VALUE).unwrap()
+        attr(&s, private, CKA_VALUE).unwrap()
     );
     // OpenSSL's key, unwrapped into the token.
     let theirs = openssl(
@@ -634,11 +643,11 @@ fn pkcs8_wrapping_is_the_form_openssl_reads_and_writes() {
         wrapping,
         &blob,
         vec![
-            (CKA_CLASS, ul(CKO_PRIVATE_KEY)),
-            (CKA_KEY_TYPE, ul(CKK_DH)),
-            (CKA_DERIVE, yes()),
-            (CKA_SENSITIVE, no()),
-            (CKA_EXTRACTABLE, yes()),
+            ul(CKA_CLASS, CKO_PRIVATE_KEY),
+            ul(CKA_KEY_TYPE, CKK_DH),
+            flag(CKA_DERIVE, true),
+            flag(CKA_SENSITIVE, false),
+            flag(CKA_EXTRACTABLE, true),
         ],
     )
     .unwrap();
@@ -649,11 +658,11 @@ fn pkcs8_wrapping_is_the_form_openssl_reads_and_writes() {
     );
     assert_eq!(
         openssl_value(&text, "private-key:"),
-        get(&s, unwrapped, CKA_VALUE).unwrap()
+        attr(&s, unwrapped, CKA_VALUE).unwrap()
     );
-    assert_eq!(get(&s, unwrapped, CKA_PRIME).unwrap(), p);
+    assert_eq!(attr(&s, unwrapped, CKA_PRIME).unwrap(), p);
     // The unwrapped key agrees with a token key pair.
-    let y = get(&s, peer_public, CKA_VALUE).unwrap();
+    let y = attr(&s, peer_public, CKA_VALUE).unwrap();
     let ours = shared(&s, unwrapped, &y, CKK_GENERIC_SECRET, None).unwrap();
     let y_unwrapped = openssl_value(&text, "public-key:");
     let theirs_z = shared(&s, peer_private, &y_unwrapped, CKK_GENERIC_SECRET, None).unwrap();
@@ -675,7 +684,7 @@ fn pkcs8_wrapping_is_the_form_openssl_reads_and_writes() {
             &mut iv,
             wrapping,
             &blob,
-            vec![(CKA_CLASS, ul(CKO_PRIVATE_KEY)), (CKA_KEY_TYPE, ul(CKK_DH))],
+            vec![ul(CKA_CLASS, CKO_PRIVATE_KEY), ul(CKA_KEY_TYPE, CKK_DH)],
         ),
         Err(CKR_WRAPPED_KEY_INVALID)
     );

@@ -7,16 +7,16 @@
 //! list.
 
 mod common;
-#[path = "common/raw_tpl.rs"]
-mod raw_tpl;
+#[path = "common/raw_calls.rs"]
+mod raw_calls;
 
 use common::*;
 use cryptoki::session::Session;
 use cryptoki_sys::*;
-use raw_tpl::*;
+use raw_calls::*;
 use std::time::{Duration, Instant};
 
-fn domain(p: &[u8], q: &[u8], g: &[u8]) -> Tpl {
+fn domain(p: &[u8], q: &[u8], g: &[u8]) -> Vec<A> {
     vec![
         (CKA_PRIME, p.to_vec()),
         (CKA_SUBPRIME, q.to_vec()),
@@ -24,10 +24,10 @@ fn domain(p: &[u8], q: &[u8], g: &[u8]) -> Tpl {
     ]
 }
 
-fn key_tpl(class: CK_OBJECT_CLASS, p: &[u8], q: &[u8], g: &[u8], value: &[u8]) -> Tpl {
+fn key_tpl(class: CK_OBJECT_CLASS, p: &[u8], q: &[u8], g: &[u8], value: &[u8]) -> Vec<A> {
     let mut t = vec![
-        (CKA_CLASS, ul(class)),
-        (CKA_KEY_TYPE, ul(CKK_DSA)),
+        ul(CKA_CLASS, class),
+        ul(CKA_KEY_TYPE, CKK_DSA),
         (CKA_VALUE, value.to_vec()),
     ];
     t.extend(domain(p, q, g));
@@ -39,11 +39,11 @@ fn gen_params(
     bits: CK_ULONG,
     sub: Option<CK_ULONG>,
 ) -> Result<CK_OBJECT_HANDLE, CK_RV> {
-    let mut t: Tpl = vec![(CKA_PRIME_BITS, ul(bits))];
+    let mut t: Vec<A> = vec![ul(CKA_PRIME_BITS, bits)];
     if let Some(n) = sub {
-        t.push((CKA_SUBPRIME_BITS, ul(n)));
+        t.push(ul(CKA_SUBPRIME_BITS, n));
     }
-    generate_key(s, CKM_DSA_PARAMETER_GEN, t)
+    generate(s, CKM_DSA_PARAMETER_GEN, t)
 }
 
 fn gen_pair(
@@ -53,8 +53,8 @@ fn gen_pair(
     g: &[u8],
 ) -> Result<(CK_OBJECT_HANDLE, CK_OBJECT_HANDLE), CK_RV> {
     let mut pt = domain(p, q, g);
-    pt.push((CKA_VERIFY, yes()));
-    let st: Tpl = vec![(CKA_SIGN, yes()), (CKA_EXTRACTABLE, yes())];
+    pt.push(flag(CKA_VERIFY, true));
+    let st: Vec<A> = vec![flag(CKA_SIGN, true), flag(CKA_EXTRACTABLE, true)];
     generate_pair(s, CKM_DSA_KEY_PAIR_GEN, pt, st)
 }
 
@@ -65,7 +65,7 @@ fn sign(
     data: &[u8],
 ) -> Result<Vec<u8>, CK_RV> {
     let l = raw();
-    let mut m = mech(ty);
+    let mut m = mech(ty, None);
     let mut data = data.to_vec();
     // SAFETY: live mechanism, input and output buffers.
     unsafe {
@@ -87,7 +87,7 @@ fn sign(
 /// Multi-part signature: the data in two parts.
 fn sign_parts(s: &Session, ty: CK_MECHANISM_TYPE, key: CK_OBJECT_HANDLE, data: &[u8]) -> Vec<u8> {
     let l = raw();
-    let mut m = mech(ty);
+    let mut m = mech(ty, None);
     let (mut a, mut b) = (data[..2].to_vec(), data[2..].to_vec());
     // SAFETY: live mechanism, input and output buffers.
     unsafe {
@@ -115,7 +115,7 @@ fn verify(
     sig: &[u8],
 ) -> CK_RV {
     let l = raw();
-    let mut m = mech(ty);
+    let mut m = mech(ty, None);
     let (mut data, mut sig) = (data.to_vec(), sig.to_vec());
     // SAFETY: live mechanism and buffers.
     unsafe {
@@ -143,7 +143,7 @@ const HASHES: [(&str, CK_MECHANISM_TYPE, CK_MECHANISM_TYPE); 5] = [
 
 fn digest(s: &Session, ty: CK_MECHANISM_TYPE, data: &[u8]) -> Vec<u8> {
     let l = raw();
-    let mut m = mech(ty);
+    let mut m = mech(ty, None);
     let mut data = data.to_vec();
     let mut out = vec![0u8; 64];
     let mut len = 64;
@@ -246,26 +246,26 @@ fn generation_at_every_size() {
     ] {
         let params = gen_params(&s, bits, sub).unwrap();
         assert_eq!(
-            get(&s, params, CKA_CLASS).unwrap(),
-            ul(CKO_DOMAIN_PARAMETERS)
+            attr(&s, params, CKA_CLASS).unwrap(),
+            ul_bytes(CKO_DOMAIN_PARAMETERS)
         );
-        assert_eq!(get(&s, params, CKA_KEY_TYPE).unwrap(), ul(CKK_DSA));
-        assert_eq!(get(&s, params, CKA_PRIME_BITS).unwrap(), ul(bits));
-        assert_eq!(get(&s, params, CKA_LOCAL).unwrap(), yes());
-        let p = get(&s, params, CKA_PRIME).unwrap();
-        let q = get(&s, params, CKA_SUBPRIME).unwrap();
-        let g = get(&s, params, CKA_BASE).unwrap();
+        assert_eq!(attr(&s, params, CKA_KEY_TYPE).unwrap(), ul_bytes(CKK_DSA));
+        assert_eq!(attr(&s, params, CKA_PRIME_BITS).unwrap(), ul_bytes(bits));
+        assert_eq!(attr(&s, params, CKA_LOCAL).unwrap(), yes());
+        let p = attr(&s, params, CKA_PRIME).unwrap();
+        let q = attr(&s, params, CKA_SUBPRIME).unwrap();
+        let g = attr(&s, params, CKA_BASE).unwrap();
         assert_eq!(p.len() * 8, bits as usize);
         assert_eq!(q.len() * 8, qbits);
         // The generated parameters import as a domain-parameters object.
         let mut t = domain(&p, &q, &g);
-        t.push((CKA_CLASS, ul(CKO_DOMAIN_PARAMETERS)));
-        t.push((CKA_KEY_TYPE, ul(CKK_DSA)));
+        t.push(ul(CKA_CLASS, CKO_DOMAIN_PARAMETERS));
+        t.push(ul(CKA_KEY_TYPE, CKK_DSA));
         create(&s, t).unwrap();
         let (public, private) = gen_pair(&s, &p, &q, &g).unwrap();
-        assert_eq!(get(&s, private, CKA_PRIME).unwrap(), p);
-        assert_eq!(get(&s, private, CKA_VALUE), Err(CKR_ATTRIBUTE_SENSITIVE));
-        let y = get(&s, public, CKA_VALUE).unwrap();
+        assert_eq!(attr(&s, private, CKA_PRIME).unwrap(), p);
+        assert_eq!(attr(&s, private, CKA_VALUE), Err(CKR_ATTRIBUTE_SENSITIVE));
+        let y = attr(&s, public, CKA_VALUE).unwrap();
         assert!(y.len() * 8 <= bits as usize);
         let msg = b"generated key message";
         for (_, ty, _) in HASHES {
@@ -330,7 +330,7 @@ fn hostile_imports_are_refused_fast() {
     let s = f.user(f.token("dsa-bad"));
     let (_, k) = rfc_keys().remove(0);
     let start = Instant::now();
-    let bad = |t: Tpl| create(&s, t).unwrap_err();
+    let bad = |t: Vec<A>| create(&s, t).unwrap_err();
     // g = 1 (and g = 0, g = p).
     for g in [vec![1u8], vec![0], k.p.clone()] {
         assert_eq!(
@@ -387,7 +387,7 @@ fn pkcs8_wrap_round_trip() {
     let s = f.user(f.token("dsa-wrap"));
     let (_, k) = rfc_keys().remove(1);
     let mut t = key_tpl(CKO_PRIVATE_KEY, &k.p, &k.q, &k.g, &k.x);
-    t.push((CKA_EXTRACTABLE, yes()));
+    t.push(flag(CKA_EXTRACTABLE, true));
     let private = create(&s, t).unwrap();
     let public = create(&s, key_tpl(CKO_PUBLIC_KEY, &k.p, &k.q, &k.g, &k.y)).unwrap();
     let aes = s
@@ -420,7 +420,7 @@ fn pkcs8_wrap_round_trip() {
             ],
         )
         .unwrap();
-    assert_eq!(get(&s, back.handle(), CKA_PRIME).unwrap(), k.p);
+    assert_eq!(attr(&s, back.handle(), CKA_PRIME).unwrap(), k.p);
     let msg = b"sample";
     let sig = sign(&s, CKM_DSA_SHA256, back.handle(), msg).unwrap();
     assert_eq!(sig, sign(&s, CKM_DSA_SHA256, private, msg).unwrap());
@@ -480,8 +480,8 @@ fn sign_once_on_token(f: &Fixture, slot: cryptoki::slot::Slot, key: Option<&RfcK
     let s = f.user(slot);
     if let Some(k) = key {
         let mut t = key_tpl(CKO_PRIVATE_KEY, &k.p, &k.q, &k.g, &k.x);
-        t.push((CKA_TOKEN, yes()));
-        t.push((CKA_PRIVATE, yes()));
+        t.push(flag(CKA_TOKEN, true));
+        t.push(flag(CKA_PRIVATE, true));
         create(&s, t).unwrap();
     }
     let found = s
@@ -492,6 +492,6 @@ fn sign_once_on_token(f: &Fixture, slot: cryptoki::slot::Slot, key: Option<&RfcK
         .unwrap();
     assert_eq!(found.len(), 1);
     let h = found[0].handle();
-    assert_eq!(get(&s, h, CKA_VALUE), Err(CKR_ATTRIBUTE_SENSITIVE));
+    assert_eq!(attr(&s, h, CKA_VALUE), Err(CKR_ATTRIBUTE_SENSITIVE));
     sign(&s, CKM_DSA_SHA1, h, b"sample").unwrap()
 }

@@ -468,14 +468,6 @@ fn ecdsa_sha3_wycheproof_vectors() {
     assert!(checked > 1000, "{checked}");
 }
 
-/// Whether python3 with `cryptography` is here (the cross-checks need it).
-fn python_cryptography() -> bool {
-    std::process::Command::new("python3")
-        .args(["-c", "import cryptography"])
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// Runs `script` in python3 with `args`; true if it exits 0.
 fn python(script: &str, args: &[String]) -> bool {
     let out = std::process::Command::new("python3")
@@ -518,10 +510,10 @@ key.verify(encode_dss_signature(r, s), bytes.fromhex(msg), ec.ECDSA(hh))
 /// `CKM_SHA3_*_RSA_PKCS_PSS` and `CKM_ECDSA_SHA3_*` verify in python
 /// `cryptography` (OpenSSL), and a flipped message does not.
 #[test]
-fn sha3_signatures_verify_in_python_cryptography() {
+fn sha3_signatures_verify_in_have_python_cryptography() {
     use cryptoki::mechanism::Mechanism;
     use cryptoki::object::{Attribute, AttributeType};
-    if !python_cryptography() {
+    if !have_python_cryptography() {
         eprintln!("python3 cryptography missing: cross-check not run");
         return;
     }

@@ -335,6 +335,7 @@ mod tests {
     fn breadth_runs_every_breadth_op_and_nothing_else() {
         use crate::suite::alg::Curve;
         use crate::suite::alg::HashAlg;
+        use crate::suite::alg::KeySpec;
         use crate::suite::alg::MacAlg;
         use crate::suite::alg::SigAlg;
         let all = catalogue();
@@ -349,8 +350,9 @@ mod tests {
             .filter(|o| {
                 matches!(
                     o.kind,
-                    OpKind::Encrypt(CipherAlg::Aes(..) | CipherAlg::Des3(_))
-                        | OpKind::Decrypt(CipherAlg::Aes(..) | CipherAlg::Des3(_))
+                    OpKind::Encrypt(
+                        CipherAlg::Aes(..) | CipherAlg::Des3(_) | CipherAlg::ChaCha20Poly1305
+                    ) | OpKind::Decrypt(CipherAlg::Aes(..) | CipherAlg::Des3(_))
                         | OpKind::Sign(SigAlg::EcdsaHash(..))
                         | OpKind::Verify(SigAlg::EcdsaHash(..))
                         | OpKind::Sign(SigAlg::Ecdsa(Curve::P521 | Curve::Secp256k1))
@@ -361,23 +363,41 @@ mod tests {
                         | OpKind::Digest(HashAlg::Sha1 | HashAlg::Sha3_256 | HashAlg::Sha3_512)
                         | OpKind::Mac(MacAlg::HmacSha3_256)
                         | OpKind::SeedRandom(_)
+                        | OpKind::KeyGen(KeySpec::Pbkdf2Sha256(_))
                 ) || (o.key_bits.is_some_and(|b| b > 2048)
                     && (o.id.contains("-pss-") || o.id.contains("-oaep-")))
             })
             .map(|o| o.id.as_str())
             .collect();
         assert_eq!(picked, want);
-        // AES 30, 3DES 4, ECDSA with hashing 16, raw ECDSA on P-521 and
-        // secp256k1 4, ECDH 4 (P-256, P-384, P-521, X25519), wrap 6, SHA-1,
-        // SHA3-256 and SHA3-512, HMAC-SHA3-256, C_SeedRandom, PSS 4, OAEP 8.
+        // AES 30, AES-256 CCM and CTS encryption 2, ChaCha20-Poly1305
+        // encryption 1, 3DES 4, ECDSA with hashing 16, raw ECDSA on P-521
+        // and secp256k1 4, ECDH 4 (P-256, P-384, P-521, X25519) and DH
+        // ffdhe2048 1, PBKDF2 1, wrap 6,
+        // SHA-1, SHA3-256 and SHA3-512, HMAC-SHA3-256, C_SeedRandom, PSS 4,
+        // OAEP 8.
         assert_eq!(
             picked.len(),
-            30 + 4 + 16 + 4 + 4 + 6 + 1 + 2 + 1 + 1 + 4 + 8
+            30 + 2 + 1 + 4 + 16 + 4 + 4 + 1 + 1 + 6 + 1 + 2 + 1 + 1 + 4 + 8
         );
+        for id in [
+            "aes256-ccm-encrypt",
+            "aes256-cts-encrypt",
+            "chacha20-poly1305-encrypt",
+            "ffdhe2048-dh-derive",
+            "pbkdf2-sha256-1000-keygen",
+        ] {
+            assert!(picked.contains(&id), "{id}");
+        }
         assert!(picked.contains(&"p521-ecdh-derive"));
         // Key generation is not breadth (its mechanisms are exercised by the
-        // keys the ops make); `full` has p384-keygen and p521-keygen.
-        assert!(!picked.iter().any(|id| id.ends_with("-keygen")));
+        // keys the ops make); `full` has p384-keygen and p521-keygen. The
+        // exception is PBKDF2, whose cost is the derivation.
+        assert!(
+            !picked
+                .iter()
+                .any(|id| id.ends_with("-keygen") && !id.starts_with("pbkdf2-"))
+        );
         assert!(breadth.duration.unwrap() <= 0.5, "brief");
     }
 

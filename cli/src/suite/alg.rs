@@ -350,6 +350,12 @@ pub enum AesMode {
     Ctr,
     /// CKM_AES_GCM, 96-bit IV, no AAD, 128-bit tag.
     Gcm,
+    /// CKM_AES_CCM, 12-byte nonce, no AAD, 16-byte MAC (not in [`AesMode::ALL`]:
+    /// an AES-256 encrypt op only).
+    Ccm,
+    /// CKM_AES_CTS (CBC with ciphertext stealing), 16-byte IV (not in
+    /// [`AesMode::ALL`]: an AES-256 encrypt op only).
+    Cts,
 }
 
 impl AesMode {
@@ -377,6 +383,8 @@ pub enum CipherAlg {
     RsaOaepSha1(u32),
     /// RSA-OAEP with SHA-256 and MGF1-SHA256.
     RsaOaepSha256(u32),
+    /// ChaCha20-Poly1305 (RFC 8439), 12-byte nonce, no AAD, a 32-byte key.
+    ChaCha20Poly1305,
 }
 
 /// Hash functions.
@@ -435,6 +443,9 @@ pub enum DeriveAlg {
     Ecdh(Curve),
     /// X25519.
     X25519,
+    /// Finite-field Diffie-Hellman (`CKM_DH_PKCS_DERIVE`) in the RFC 7919
+    /// ffdhe2048 group.
+    Ffdhe2048,
 }
 
 /// A wrapping mechanism with its wrapping key.
@@ -482,10 +493,17 @@ pub enum KeySpec {
     GenericSecret(u32),
     /// Triple-DES key (24 bytes, `CKM_DES3_KEY_GEN`).
     Des3,
+    /// ChaCha20 key (32 bytes, `CKM_CHACHA20_KEY_GEN`).
+    ChaCha20,
     /// EC key pair for ECDH (`CKA_DERIVE`) on a curve.
     EcDerive(Curve),
     /// X25519 key pair (`CKK_EC_MONTGOMERY`) for ECDH.
     X25519,
+    /// Diffie-Hellman key pair (`CKK_DH`) in the RFC 7919 ffdhe2048 group.
+    DhFfdhe2048,
+    /// An AES-256 key made from a password by `CKM_PKCS5_PBKD2`
+    /// (PBKDF2-HMAC-SHA256, this many iterations); only its keygen op.
+    Pbkdf2Sha256(u32),
     /// AES key of n bytes that wraps and unwraps other keys.
     WrapAes(u32),
     /// RSA key pair of n bits that wraps (public) and unwraps (private) keys.

@@ -333,6 +333,7 @@ mod tests {
                 "mlkem512-keygen",
                 "mlkem768-keygen",
                 "mlkem1024-keygen",
+                "pbkdf2-sha256-1000-keygen",
             ]
         );
         assert_eq!(

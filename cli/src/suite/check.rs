@@ -250,7 +250,7 @@ fn block_mode(
                 cb[12..].copy_from_slice(&u32::from_be_bytes(ctr).wrapping_add(1).to_be_bytes());
             }
         }
-        AesMode::Gcm => return None,
+        AesMode::Gcm | AesMode::Ccm | AesMode::Cts => return None,
     }
     Some(data)
 }

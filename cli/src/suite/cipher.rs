@@ -1,8 +1,10 @@
 //! Encryption and decryption: AES (ECB, CBC, CBC-PAD, CTR, GCM at 128, 192
-//! and 256 bits), Triple-DES (ECB, CBC), RSA-OAEP.
+//! and 256 bits; CCM and CTS encryption at 256), ChaCha20-Poly1305
+//! encryption, Triple-DES (ECB, CBC), RSA-OAEP.
 //!
-//! GCM encryptions each use a distinct IV: a random per-worker prefix and a
-//! counter, written before the timer starts.
+//! GCM, CCM and ChaCha20-Poly1305 encryptions each use a distinct IV
+//! (nonce): a random per-worker prefix and a counter, written before the
+//! timer starts.
 //!
 //! Checks: every ciphertext has its length checked (GCM: plaintext + 16-byte
 //! tag; CBC without padding: the plaintext length, a multiple of 16; RSA-OAEP:
@@ -45,6 +47,8 @@ impl AesMode {
             AesMode::CbcPad => "cbc-pad",
             AesMode::Ctr => "ctr",
             AesMode::Gcm => "gcm",
+            AesMode::Ccm => "ccm",
+            AesMode::Cts => "cts",
         }
     }
 
@@ -55,6 +59,8 @@ impl AesMode {
             AesMode::CbcPad => "CBC-PAD",
             AesMode::Ctr => "CTR",
             AesMode::Gcm => "GCM",
+            AesMode::Ccm => "CCM",
+            AesMode::Cts => "CTS",
         }
     }
 
@@ -65,6 +71,8 @@ impl AesMode {
             AesMode::CbcPad => CKM_AES_CBC_PAD,
             AesMode::Ctr => CKM_AES_CTR,
             AesMode::Gcm => CKM_AES_GCM,
+            AesMode::Ccm => CKM_AES_CCM,
+            AesMode::Cts => CKM_AES_CTS,
         }
     }
 }
@@ -79,6 +87,7 @@ impl CipherAlg {
             CipherAlg::Des3(m) => format!("des3-{}", m.id()),
             CipherAlg::RsaOaepSha1(b) => format!("rsa{b}-oaep-sha1"),
             CipherAlg::RsaOaepSha256(b) => format!("rsa{b}-oaep-sha256"),
+            CipherAlg::ChaCha20Poly1305 => "chacha20-poly1305".into(),
         }
     }
 
@@ -88,6 +97,7 @@ impl CipherAlg {
             CipherAlg::Des3(m) => format!("3DES-{}", m.title()),
             CipherAlg::RsaOaepSha1(b) => format!("RSA-{b} OAEP SHA-1"),
             CipherAlg::RsaOaepSha256(b) => format!("RSA-{b} OAEP SHA-256"),
+            CipherAlg::ChaCha20Poly1305 => "ChaCha20-Poly1305".into(),
         }
     }
 
@@ -98,6 +108,7 @@ impl CipherAlg {
             CipherAlg::Des3(AesMode::Cbc) => CKM_DES3_CBC,
             CipherAlg::Des3(_) => CKM_DES3_ECB,
             CipherAlg::RsaOaepSha1(_) | CipherAlg::RsaOaepSha256(_) => CKM_RSA_PKCS_OAEP,
+            CipherAlg::ChaCha20Poly1305 => CKM_CHACHA20_POLY1305,
         }
     }
 
@@ -107,6 +118,7 @@ impl CipherAlg {
             CipherAlg::Aes(_, n) => KeySpec::Aes(*n),
             CipherAlg::Des3(_) => KeySpec::Des3,
             CipherAlg::RsaOaepSha1(b) | CipherAlg::RsaOaepSha256(b) => KeySpec::Rsa(*b),
+            CipherAlg::ChaCha20Poly1305 => KeySpec::ChaCha20,
         }
     }
 
@@ -116,16 +128,24 @@ impl CipherAlg {
 
     /// Whether the key is a secret key (AES, DES3) rather than an RSA pair.
     fn is_secret(&self) -> bool {
-        matches!(self, CipherAlg::Aes(..) | CipherAlg::Des3(_))
+        matches!(
+            self,
+            CipherAlg::Aes(..) | CipherAlg::Des3(_) | CipherAlg::ChaCha20Poly1305
+        )
     }
 
-    /// The IV of encryption number `counter` (GCM: 12 bytes; CBC, CBC-PAD:
-    /// 16 bytes; CTR: the counter block, whose last 32 bits count blocks
-    /// from 0; empty for ECB and RSA).
+    /// The IV of encryption number `counter` (GCM, and the CCM and
+    /// ChaCha20-Poly1305 nonce: 12 bytes; CBC, CBC-PAD, CTS: 16 bytes; CTR:
+    /// the counter block, whose last 32 bits count blocks from 0; empty for
+    /// ECB and RSA).
     pub fn iv(&self, prefix: [u8; 4], counter: u64) -> Vec<u8> {
         match self {
-            CipherAlg::Aes(AesMode::Gcm, _) => iv12(prefix, counter).to_vec(),
-            CipherAlg::Aes(AesMode::Cbc | AesMode::CbcPad, _) => iv16(prefix, counter).to_vec(),
+            CipherAlg::Aes(AesMode::Gcm | AesMode::Ccm, _) | CipherAlg::ChaCha20Poly1305 => {
+                iv12(prefix, counter).to_vec()
+            }
+            CipherAlg::Aes(AesMode::Cbc | AesMode::CbcPad | AesMode::Cts, _) => {
+                iv16(prefix, counter).to_vec()
+            }
             // prefix ‖ call counter ‖ 32-bit block counter: the calls'
             // key streams never overlap.
             CipherAlg::Aes(AesMode::Ctr, _) => {
@@ -143,16 +163,21 @@ impl CipherAlg {
         }
     }
 
-    fn mech(&self, iv_prefix: [u8; 4]) -> Mech {
-        self.mech_at(iv_prefix, 0)
+    /// The mechanism with the IV of encryption 0, for `len` bytes of
+    /// plaintext (CCM announces the length).
+    fn mech(&self, iv_prefix: [u8; 4], len: usize) -> Mech {
+        self.mech_at(iv_prefix, 0, len)
     }
 
-    /// The mechanism with the IV of encryption number `counter`.
-    fn mech_at(&self, iv_prefix: [u8; 4], counter: u64) -> Mech {
+    /// The mechanism with the IV of encryption number `counter`, for `len`
+    /// bytes of plaintext.
+    fn mech_at(&self, iv_prefix: [u8; 4], counter: u64, len: usize) -> Mech {
         let iv = self.iv(iv_prefix, counter);
         match self {
             CipherAlg::Aes(AesMode::Gcm, _) => Mech::aes_gcm(iv12(iv_prefix, counter)),
-            CipherAlg::Aes(AesMode::Cbc | AesMode::CbcPad, _) => {
+            CipherAlg::Aes(AesMode::Ccm, _) => Mech::aes_ccm(iv12(iv_prefix, counter), len),
+            CipherAlg::ChaCha20Poly1305 => Mech::chacha20_poly1305(iv12(iv_prefix, counter)),
+            CipherAlg::Aes(AesMode::Cbc | AesMode::CbcPad | AesMode::Cts, _) => {
                 Mech::with_iv16(self.mechanism(), iv16(iv_prefix, counter))
             }
             CipherAlg::Aes(AesMode::Ctr, _) => Mech::aes_ctr(
@@ -173,7 +198,7 @@ impl CipherAlg {
                 default: 1024,
                 align: 16,
             },
-            CipherAlg::Aes(..) => DataSpec::Variable {
+            CipherAlg::Aes(..) | CipherAlg::ChaCha20Poly1305 => DataSpec::Variable {
                 default: 1024,
                 align: 1,
             },
@@ -192,11 +217,12 @@ impl CipherAlg {
         }
     }
 
-    /// Ciphertext length for `n` bytes of plaintext (GCM: 128-bit tag;
-    /// CBC-PAD: PKCS#7 padding, always at least one byte).
+    /// Ciphertext length for `n` bytes of plaintext (GCM, CCM,
+    /// ChaCha20-Poly1305: a 16-byte tag; CBC-PAD: PKCS#7 padding, always at
+    /// least one byte).
     pub fn ct_len(&self, n: usize) -> usize {
         match self {
-            CipherAlg::Aes(AesMode::Gcm, _) => n + 16,
+            CipherAlg::Aes(AesMode::Gcm | AesMode::Ccm, _) | CipherAlg::ChaCha20Poly1305 => n + 16,
             CipherAlg::Aes(AesMode::CbcPad, _) => (n / 16 + 1) * 16,
             CipherAlg::Aes(..) | CipherAlg::Des3(_) => n,
             CipherAlg::RsaOaepSha1(b) | CipherAlg::RsaOaepSha256(b) => (*b as usize).div_ceil(8),
@@ -281,6 +307,14 @@ pub fn ops() -> Vec<OpDef> {
         v.push(encrypt_op(c, c.key()));
         v.push(decrypt_op(c, c.key()));
     }
+    // Later: AES-256 CCM and CTS, ChaCha20-Poly1305, encryption only.
+    for c in [
+        Aes(AesMode::Ccm, 32),
+        Aes(AesMode::Cts, 32),
+        ChaCha20Poly1305,
+    ] {
+        v.push(encrypt_op(c, c.key()));
+    }
     v
 }
 
@@ -343,7 +377,7 @@ impl Worker for EncryptWorker {
         let plain = &self.data;
         self.sampler
             .sample(|| {
-                let mut m = alg.mech_at(prefix, counter);
+                let mut m = alg.mech_at(prefix, counter, plain.len());
                 check::decrypts_to(raw, s, &mut m, dec, ct, plain, "sampled ciphertext")
             })
             .unwrap_or(Ok(()))
@@ -370,7 +404,7 @@ pub fn encrypt_worker(c: CipherAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Fai
         check::decrypts_to(
             p.raw,
             p.session,
-            &mut c.mech(prefix),
+            &mut c.mech(prefix, data.len()),
             dec,
             ct,
             &data,
@@ -384,7 +418,7 @@ pub fn encrypt_worker(c: CipherAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Fai
         raw: p.raw.clone(),
         s: p.session,
         alg: c,
-        mech: c.mech(prefix),
+        mech: c.mech(prefix, data.len()),
         key,
         dec_key,
         out: vec![0u8; c.ct_len(p.data_size) + 64],
@@ -441,7 +475,8 @@ fn encrypt_once(
     key: CK_OBJECT_HANDLE,
     plain: &[u8],
 ) -> Result<Vec<u8>, Failure> {
-    ck(p.raw.encrypt_init(p.session, &mut c.mech(prefix), key))?;
+    ck(p.raw
+        .encrypt_init(p.session, &mut c.mech(prefix, plain.len()), key))?;
     let mut ct = vec![0u8; c.ct_len(plain.len()) + 64];
     let (rv, n) = p.raw.encrypt(p.session, plain, &mut ct);
     let n = written(p.raw, rv, &ct, n)?.len();
@@ -496,7 +531,7 @@ pub fn decrypt_worker(c: CipherAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Fai
     check::decrypts_to(
         p.raw,
         p.session,
-        &mut c.mech(prefix),
+        &mut c.mech(prefix, plain.len()),
         key,
         &ct,
         &plain,
@@ -506,7 +541,7 @@ pub fn decrypt_worker(c: CipherAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Fai
     Ok(Box::new(DecryptWorker {
         raw: p.raw.clone(),
         s: p.session,
-        mech: c.mech(prefix),
+        mech: c.mech(prefix, plain.len()),
         key,
         out: vec![0u8; ct.len() + 64],
         ct,
@@ -537,26 +572,32 @@ mod tests {
     fn sampled_ciphertexts_are_decrypted_with_their_own_iv() {
         let p = [1, 2, 3, 4];
         let aes = |m| CipherAlg::Aes(m, 16);
-        assert_eq!(aes(AesMode::Gcm).mech_at(p, 5).iv(), Some(&iv12(p, 5)[..]));
-        assert_eq!(aes(AesMode::Cbc).mech_at(p, 7).iv(), Some(&iv16(p, 7)[..]));
         assert_eq!(
-            aes(AesMode::CbcPad).mech_at(p, 7).iv(),
+            aes(AesMode::Gcm).mech_at(p, 5, 1024).iv(),
+            Some(&iv12(p, 5)[..])
+        );
+        assert_eq!(
+            aes(AesMode::Cbc).mech_at(p, 7, 1024).iv(),
             Some(&iv16(p, 7)[..])
         );
-        assert_eq!(aes(AesMode::Gcm).mech(p).iv(), Some(&iv12(p, 0)[..]));
-        let ctr = aes(AesMode::Ctr).mech_at(p, 9);
+        assert_eq!(
+            aes(AesMode::CbcPad).mech_at(p, 7, 1024).iv(),
+            Some(&iv16(p, 7)[..])
+        );
+        assert_eq!(aes(AesMode::Gcm).mech(p, 1024).iv(), Some(&iv12(p, 0)[..]));
+        let ctr = aes(AesMode::Ctr).mech_at(p, 9, 1024);
         assert_eq!(ctr.iv().unwrap()[..12], iv12(p, 9));
         assert_eq!(
             ctr.iv().unwrap()[12..],
             [0; 4],
             "the block counter starts at 0"
         );
-        assert_eq!(aes(AesMode::Ecb).mech_at(p, 9).iv(), None);
+        assert_eq!(aes(AesMode::Ecb).mech_at(p, 9, 1024).iv(), None);
         // The worker's `before` moves the IV on in place.
-        let mut m = aes(AesMode::Ctr).mech(p);
+        let mut m = aes(AesMode::Ctr).mech(p, 1024);
         m.set_iv(&aes(AesMode::Ctr).iv(p, 3));
         assert_eq!(m.iv().unwrap()[..12], iv12(p, 3));
-        let mut m = aes(AesMode::Gcm).mech(p);
+        let mut m = aes(AesMode::Gcm).mech(p, 1024);
         m.set_iv(&aes(AesMode::Gcm).iv(p, 3));
         assert_eq!(m.iv(), Some(&iv12(p, 3)[..]));
     }
@@ -567,8 +608,8 @@ mod tests {
         let mut ids: Vec<&str> = all.iter().map(|o| o.id.as_str()).collect();
         assert_eq!(
             ids.len(),
-            3 + 2 * 4 + 3 * 5 * 2 + 4,
-            "RSA-OAEP, AES and 3DES ops"
+            3 + 2 * 4 + 3 * 5 * 2 + 4 + 3,
+            "RSA-OAEP, AES, 3DES, then AES-CCM, AES-CTS and ChaCha20-Poly1305 ops"
         );
         for id in [
             "des3-ecb-encrypt",
@@ -590,7 +631,7 @@ mod tests {
         let c = CipherAlg::Des3(AesMode::Cbc);
         let p = [1, 2, 3, 4];
         assert_eq!(c.iv(p, 5), [1, 2, 3, 4, 0, 0, 0, 5]);
-        let mut m = c.mech(p);
+        let mut m = c.mech(p, 1024);
         m.set_iv(&c.iv(p, 6));
         assert_eq!(m.iv(), Some(&[1, 2, 3, 4, 0, 0, 0, 6][..]));
         for b in [3072, 4096] {
@@ -634,6 +675,44 @@ mod tests {
                 }
             }
         }
+        // The later encrypt-only ops, last, with their keys and nonces.
+        assert_eq!(
+            ids[ids.len() - 3..],
+            [
+                "aes256-ccm-encrypt",
+                "aes256-cts-encrypt",
+                "chacha20-poly1305-encrypt"
+            ]
+        );
+        for (id, mech, key) in [
+            ("aes256-ccm-encrypt", CKM_AES_CCM, KeySpec::Aes(32)),
+            ("aes256-cts-encrypt", CKM_AES_CTS, KeySpec::Aes(32)),
+            (
+                "chacha20-poly1305-encrypt",
+                CKM_CHACHA20_POLY1305,
+                KeySpec::ChaCha20,
+            ),
+        ] {
+            let o = all.iter().find(|o| o.id == id).unwrap();
+            assert_eq!((o.mechanism, o.key), (mech, Some(key)), "{id}");
+            assert!(matches!(o.kind, OpKind::Encrypt(_)), "{id}");
+        }
+        let ccm = CipherAlg::Aes(AesMode::Ccm, 32);
+        assert_eq!(ccm.ct_len(100), 116);
+        assert_eq!(CipherAlg::ChaCha20Poly1305.ct_len(0), 16);
+        assert_eq!(CipherAlg::Aes(AesMode::Cts, 32).ct_len(100), 100);
+        let mut m = ccm.mech_at([1, 2, 3, 4], 8, 100);
+        assert_eq!(m.iv(), Some(&iv12([1, 2, 3, 4], 8)[..]));
+        m.set_iv(&ccm.iv([1, 2, 3, 4], 9));
+        assert_eq!(m.iv(), Some(&iv12([1, 2, 3, 4], 9)[..]));
+        let mut m = CipherAlg::ChaCha20Poly1305.mech([1, 2, 3, 4], 10);
+        m.set_iv(&CipherAlg::ChaCha20Poly1305.iv([1, 2, 3, 4], 2));
+        assert_eq!(m.iv(), Some(&iv12([1, 2, 3, 4], 2)[..]));
+        let cts = CipherAlg::Aes(AesMode::Cts, 32);
+        assert_eq!(
+            cts.mech_at([1, 2, 3, 4], 3, 100).iv(),
+            Some(&iv16([1, 2, 3, 4], 3)[..])
+        );
         // The pre-existing ids keep their place and meaning.
         assert_eq!(
             ids[3..6],

@@ -1,6 +1,8 @@
 //! Key agreement: ECDH (`CKM_ECDH1_DERIVE`, no KDF, PKCS#11 3.0 mechanisms
-//! §2.3.14) on P-256, P-384 and P-521, and X25519 (the same mechanism with
-//! Montgomery keys, §2.3.9). The timed region is one `C_DeriveKey` of a
+//! §2.3.14) on P-256, P-384 and P-521, X25519 (the same mechanism with
+//! Montgomery keys, §2.3.9), and finite-field Diffie-Hellman
+//! (`CKM_DH_PKCS_DERIVE`, §2.5) in RFC 7919's ffdhe2048 group (the peer's
+//! `CKA_VALUE` as the parameter, a 256-byte secret). The timed region is one `C_DeriveKey` of a
 //! generic secret as long as the field (32, 48, 66 bytes; X25519 32: see
 //! [`DeriveAlg::secret_len`]) from the op's private key and a peer's public
 //! value; the derived key is destroyed after the timer stops.
@@ -41,6 +43,7 @@ impl DeriveAlg {
         match self {
             DeriveAlg::Ecdh(c) => c.id(),
             DeriveAlg::X25519 => "x25519",
+            DeriveAlg::Ffdhe2048 => "ffdhe2048",
         }
     }
 
@@ -48,6 +51,7 @@ impl DeriveAlg {
         match self {
             DeriveAlg::Ecdh(c) => format!("ECDH {}", c.title()),
             DeriveAlg::X25519 => "X25519".into(),
+            DeriveAlg::Ffdhe2048 => "DH ffdhe2048".into(),
         }
     }
 
@@ -56,6 +60,24 @@ impl DeriveAlg {
         match self {
             DeriveAlg::Ecdh(c) => KeySpec::EcDerive(*c),
             DeriveAlg::X25519 => KeySpec::X25519,
+            DeriveAlg::Ffdhe2048 => KeySpec::DhFfdhe2048,
+        }
+    }
+
+    /// The timed mechanism.
+    pub fn mechanism(&self) -> CK_MECHANISM_TYPE {
+        match self {
+            DeriveAlg::Ffdhe2048 => CKM_DH_PKCS_DERIVE,
+            _ => CKM_ECDH1_DERIVE,
+        }
+    }
+
+    /// The mechanism deriving against the peer's public value `public`
+    /// (DH: its `CKA_VALUE` as the parameter).
+    fn mech(&self, public: &[u8]) -> Mech {
+        match self {
+            DeriveAlg::Ffdhe2048 => Mech::with_bytes(CKM_DH_PKCS_DERIVE, public),
+            _ => Mech::ecdh(public),
         }
     }
 
@@ -67,6 +89,7 @@ impl DeriveAlg {
         match self {
             DeriveAlg::Ecdh(c) => (c.bits() as usize).div_ceil(8),
             DeriveAlg::X25519 => 32,
+            DeriveAlg::Ffdhe2048 => 256,
         }
     }
 }
@@ -75,15 +98,19 @@ impl DeriveAlg {
 pub fn derive_op(a: DeriveAlg) -> OpDef {
     let key = a.key();
     OpDef {
-        id: format!("{}-ecdh-derive", a.stem()),
+        id: match a {
+            DeriveAlg::Ffdhe2048 => format!("{}-dh-derive", a.stem()),
+            _ => format!("{}-ecdh-derive", a.stem()),
+        },
         title: format!("{} key agreement (C_DeriveKey)", a.title()),
         kind: OpKind::Derive(a),
-        mechanism: CKM_ECDH1_DERIVE,
+        mechanism: a.mechanism(),
         also_needs: key.gen_mechanism().into_iter().collect(),
         key: Some(key),
         key_bits: match a {
             DeriveAlg::Ecdh(c) => Some(u64::from(c.bits())),
             DeriveAlg::X25519 => None,
+            DeriveAlg::Ffdhe2048 => Some(2048),
         },
         data: DataSpec::Fixed(0),
     }
@@ -96,6 +123,7 @@ pub fn ops() -> Vec<OpDef> {
         DeriveAlg::Ecdh(Curve::P384),
         DeriveAlg::Ecdh(Curve::P521),
         DeriveAlg::X25519,
+        DeriveAlg::Ffdhe2048,
     ]
     .into_iter()
     .map(derive_op)
@@ -181,6 +209,7 @@ impl Drop for DeriveWorker {
 
 /// One derivation outside the timer: the derived value, or the failure.
 fn derive_value(
+    a: DeriveAlg,
     raw: &RawModule,
     s: CK_SESSION_HANDLE,
     private: CK_OBJECT_HANDLE,
@@ -190,7 +219,7 @@ fn derive_value(
 ) -> Result<Vec<u8>, Failure> {
     let (rv, h) = raw.derive_key(
         s,
-        &mut Mech::ecdh(peer_public),
+        &mut a.mech(peer_public),
         private,
         &mut derived_template(len, token),
     );
@@ -225,15 +254,23 @@ pub fn worker(a: DeriveAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
         peer,
         sampler: check::Sampler::default(),
     };
+    // The public value: the EC point, or a DH key's CKA_VALUE (y).
+    let public_attr = match a {
+        DeriveAlg::Ffdhe2048 => CKA_VALUE,
+        _ => CKA_EC_POINT,
+    };
     let point = |h: CK_OBJECT_HANDLE| {
         p.raw
-            .attribute(p.setup, h, CKA_EC_POINT)
+            .attribute(p.setup, h, public_attr)
             .map_err(Failure::Rv)
     };
     let peer_der = point(w.peer.public_key()?)?;
     let ours_der = point(ours_public)?;
     let forms = |der: &[u8]| {
-        let raw_point = unwrap_octet_string(der).to_vec();
+        let raw_point = match a {
+            DeriveAlg::Ffdhe2048 => der.to_vec(),
+            _ => unwrap_octet_string(der).to_vec(),
+        };
         if raw_point.len() == der.len() {
             vec![raw_point]
         } else {
@@ -243,7 +280,7 @@ pub fn worker(a: DeriveAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
     let mut last = Failure::Check("no form of the public value was tried".into());
     for (peer_form, ours_form) in forms(&peer_der).into_iter().zip(forms(&ours_der)) {
         let len = a.secret_len();
-        let ours = match derive_value(p.raw, p.setup, ours_private, &peer_form, len, token) {
+        let ours = match derive_value(a, p.raw, p.setup, ours_private, &peer_form, len, token) {
             Ok(v) => v,
             Err(Failure::Rv(rv)) => {
                 last = Failure::Rv(rv);
@@ -252,6 +289,7 @@ pub fn worker(a: DeriveAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
             Err(other) => return Err(other),
         };
         let theirs = derive_value(
+            a,
             p.raw,
             p.setup,
             w.peer.private_key()?,
@@ -266,7 +304,7 @@ pub fn worker(a: DeriveAlg, p: &Prep<'_>) -> Result<Box<dyn Worker>, Failure> {
             ));
         }
         w.agreed = ours;
-        w.mech = Mech::ecdh(&peer_form);
+        w.mech = a.mech(&peer_form);
         return Ok(Box::new(w));
     }
     Err(last)
@@ -305,14 +343,24 @@ mod tests {
                 "p256-ecdh-derive",
                 "p384-ecdh-derive",
                 "p521-ecdh-derive",
-                "x25519-ecdh-derive"
+                "x25519-ecdh-derive",
+                "ffdhe2048-dh-derive"
             ]
         );
+        let dh = derive_op(DeriveAlg::Ffdhe2048);
+        assert_eq!(
+            (dh.mechanism, dh.key, dh.key_bits),
+            (CKM_DH_PKCS_DERIVE, Some(KeySpec::DhFfdhe2048), Some(2048))
+        );
+        assert_eq!(dh.also_needs, [CKM_DH_PKCS_KEY_PAIR_GEN]);
+        assert_eq!(DeriveAlg::Ffdhe2048.secret_len(), 256);
+        let p = keys::ffdhe2048_prime();
+        assert_eq!((p.len(), p[0], p[255]), (256, 0xff, 0xff));
         assert_eq!(DeriveAlg::Ecdh(Curve::P256).secret_len(), 32);
         assert_eq!(DeriveAlg::Ecdh(Curve::P384).secret_len(), 48);
         assert_eq!(DeriveAlg::Ecdh(Curve::P521).secret_len(), 66);
         assert_eq!(DeriveAlg::X25519.secret_len(), 32);
-        for o in ops() {
+        for o in ops().into_iter().filter(|o| o.id.contains("-ecdh-")) {
             assert_eq!(o.mechanism, CKM_ECDH1_DERIVE, "{}", o.id);
             let pair_gen = if o.id.starts_with('p') {
                 CKM_EC_KEY_PAIR_GEN

@@ -31,6 +31,9 @@ pub fn keygen_op(k: KeySpec) -> OpDef {
     OpDef {
         id: format!("{}-keygen", k.name()),
         title: match k {
+            KeySpec::Pbkdf2Sha256(n) => {
+                format!("PBKDF2-HMAC-SHA256 ({n} iterations) AES-256 key generation")
+            }
             KeySpec::MlDsa(s) => format!("{} key generation", s.title()),
             KeySpec::SlhDsa(s) => format!("{} key generation", s.title()),
             KeySpec::MlKem(s) => format!("{} key generation", s.title()),
@@ -45,10 +48,15 @@ pub fn keygen_op(k: KeySpec) -> OpDef {
     }
 }
 
+/// Iterations of the PBKDF2 op (its id and title say the count).
+pub const PBKDF2_ITERATIONS: u32 = 1000;
+
 /// Key generation ops of the catalogue: EC key pairs on P-256, P-384 and
 /// P-521 (`CKM_EC_KEY_PAIR_GEN`, PKCS#11 3.0 mechanisms, "Elliptic curve key
 /// pair generation"), Ed25519, RSA-2048, AES-256, and of PKCS#11 3.2 the
-/// ML-DSA sets, the fast 128-bit SLH-DSA sets and the ML-KEM sets.
+/// ML-DSA sets, the fast 128-bit SLH-DSA sets and the ML-KEM sets; last an
+/// AES-256 key from a password by `CKM_PKCS5_PBKD2` (PBKDF2-HMAC-SHA256,
+/// [`PBKDF2_ITERATIONS`] iterations, a 16-byte salt).
 pub fn ops() -> Vec<OpDef> {
     [
         KeySpec::Ec(Curve::P256),
@@ -62,6 +70,7 @@ pub fn ops() -> Vec<OpDef> {
     .chain(MlDsaSet::ALL.map(KeySpec::MlDsa))
     .chain([SlhDsaSet::SHA2_128F, SlhDsaSet::SHAKE_128F].map(KeySpec::SlhDsa))
     .chain(MlKemSet::ALL.map(KeySpec::MlKem))
+    .chain([KeySpec::Pbkdf2Sha256(PBKDF2_ITERATIONS)])
     .map(keygen_op)
     .collect()
 }
@@ -150,8 +159,12 @@ fn store_worker(
     label: &str,
     token: bool,
 ) -> Result<Box<dyn Worker>, Failure> {
-    if let KeySpec::Aes(n) = spec {
-        let (mech, t) = aes_template(n, label.as_bytes(), token);
+    let secret = match spec {
+        KeySpec::Aes(n) => Some(aes_template(n, label.as_bytes(), token)),
+        KeySpec::Pbkdf2Sha256(n) => Some(pbkdf2_template(n, label.as_bytes(), token)),
+        _ => None,
+    };
+    if let Some((mech, t)) = secret {
         let mut w = KeyGenWorker {
             raw: p.raw.clone(),
             s: p.session,
@@ -166,6 +179,28 @@ fn store_worker(
         return Ok(Box::new(w));
     }
     pair_worker(spec, p, label, token)
+}
+
+/// `CKM_PKCS5_PBKD2` (HMAC-SHA256, `iterations`, a fixed 16-byte salt and
+/// password) and the template of the AES-256 key it makes (sensitive).
+fn pbkdf2_template(iterations: u32, label: &[u8], token: bool) -> (Mech, Template) {
+    (
+        Mech::pbkdf2(
+            CKP_PKCS5_PBKD2_HMAC_SHA256,
+            CK_ULONG::from(iterations),
+            b"hsm-bench salt16",
+            b"hsm-bench password",
+        ),
+        Template::new()
+            .ulong(CKA_CLASS, CKO_SECRET_KEY)
+            .ulong(CKA_KEY_TYPE, CKK_AES)
+            .ulong(CKA_VALUE_LEN, 32)
+            .bool(CKA_TOKEN, token)
+            .bytes(CKA_LABEL, label)
+            .bool(CKA_SENSITIVE, true)
+            .bool(CKA_ENCRYPT, true)
+            .bool(CKA_DECRYPT, true),
+    )
 }
 
 /// Worker generating key pairs of `spec` labelled `label`, as token objects
@@ -225,8 +260,12 @@ mod tests {
                 "mlkem512-keygen",
                 "mlkem768-keygen",
                 "mlkem1024-keygen",
+                "pbkdf2-sha256-1000-keygen",
             ]
         );
+        let pbkdf2 = ops.last().unwrap();
+        assert_eq!(pbkdf2.mechanism, CKM_PKCS5_PBKD2);
+        assert!(pbkdf2.title.contains("1000 iterations"), "{}", pbkdf2.title);
         let mlkem = ops.iter().find(|o| o.id == "mlkem768-keygen").unwrap();
         assert_eq!(mlkem.mechanism, CKM_ML_KEM_KEY_PAIR_GEN);
         assert_eq!(mlkem.title, "ML-KEM-768 key generation");

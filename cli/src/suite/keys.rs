@@ -115,14 +115,17 @@ impl KeySpec {
             KeySpec::Aes(n) => format!("aes{}", n * 8),
             KeySpec::GenericSecret(n) => format!("secret{}", n * 8),
             KeySpec::Des3 => "des3".into(),
+            KeySpec::ChaCha20 => "chacha20".into(),
             KeySpec::EcDerive(c) => format!("{}-ecdh", c.id()),
             KeySpec::X25519 => "x25519".into(),
+            KeySpec::DhFfdhe2048 => "ffdhe2048".into(),
             KeySpec::WrapAes(n) => format!("aes{}-wrap", n * 8),
             KeySpec::WrapRsa(b) => format!("rsa{b}-wrap"),
             KeySpec::MlDsa(s) => s.id().into(),
             KeySpec::SlhDsa(s) => s.id(),
             KeySpec::MlKem(s) => s.id().into(),
             KeySpec::Existing => "existing".into(),
+            KeySpec::Pbkdf2Sha256(n) => format!("pbkdf2-sha256-{n}"),
         }
     }
 
@@ -132,7 +135,9 @@ impl KeySpec {
             KeySpec::Ed25519 => Some(CKM_EC_EDWARDS_KEY_PAIR_GEN),
             KeySpec::Ec(_) | KeySpec::EcDerive(_) => Some(CKM_EC_KEY_PAIR_GEN),
             KeySpec::X25519 => Some(CKM_EC_MONTGOMERY_KEY_PAIR_GEN),
+            KeySpec::DhFfdhe2048 => Some(CKM_DH_PKCS_KEY_PAIR_GEN),
             KeySpec::Des3 => Some(CKM_DES3_KEY_GEN),
+            KeySpec::ChaCha20 => Some(CKM_CHACHA20_KEY_GEN),
             KeySpec::WrapAes(_) => Some(CKM_AES_KEY_GEN),
             KeySpec::WrapRsa(_) => Some(CKM_RSA_PKCS_KEY_PAIR_GEN),
             KeySpec::Rsa(_) => Some(CKM_RSA_PKCS_KEY_PAIR_GEN),
@@ -140,6 +145,7 @@ impl KeySpec {
             KeySpec::MlDsa(_) => Some(CKM_ML_DSA_KEY_PAIR_GEN),
             KeySpec::SlhDsa(_) => Some(CKM_SLH_DSA_KEY_PAIR_GEN),
             KeySpec::MlKem(_) => Some(CKM_ML_KEM_KEY_PAIR_GEN),
+            KeySpec::Pbkdf2Sha256(_) => Some(CKM_PKCS5_PBKD2),
             KeySpec::GenericSecret(_) | KeySpec::Existing => None,
         }
     }
@@ -197,6 +203,13 @@ pub fn pair_templates_on(
                 .bytes(CKA_EC_PARAMS, c.oid())
                 .bool(CKA_VERIFY, false),
             derive_private.bool(CKA_SIGN, false),
+        )),
+        KeySpec::DhFfdhe2048 => Some((
+            Mech::plain(CKM_DH_PKCS_KEY_PAIR_GEN),
+            common(Template::new())
+                .bytes(CKA_PRIME, &ffdhe2048_prime())
+                .bytes(CKA_BASE, &[2]),
+            derive_private,
         )),
         KeySpec::X25519 => Some((
             Mech::plain(CKM_EC_MONTGOMERY_KEY_PAIR_GEN),
@@ -274,6 +287,27 @@ pub fn pair_variants(spec: KeySpec) -> usize {
     }
 }
 
+/// The ffdhe2048 prime (RFC 7919 Appendix A), big-endian hex.
+const FFDHE2048: &str = concat!(
+    "FFFFFFFFFFFFFFFFADF85458A2BB4A9AAFDC5620273D3CF1D8B9C583CE2D3695",
+    "A9E13641146433FBCC939DCE249B3EF97D2FE363630C75D8F681B202AEC4617A",
+    "D3DF1ED5D5FD65612433F51F5F066ED0856365553DED1AF3B557135E7F57C935",
+    "984F0C70E0E68B77E2A689DAF3EFE8721DF158A136ADE73530ACCA4F483A797A",
+    "BC0AB182B324FB61D108A94BB2C8E3FBB96ADAB760D7F4681D4F42A3DE394DF4",
+    "AE56EDE76372BB190B07A7C8EE0A6D709E02FCE1CDF7E2ECC03404CD28342F61",
+    "9172FE9CE98583FF8E4F1232EEF28183C3FE3B1B4C6FAD733BB5FCBC2EC22005",
+    "C58EF1837D1683B2C6F34A26C1B2EFFA886B423861285C97FFFFFFFFFFFFFFFF",
+);
+
+/// The ffdhe2048 prime p (256 bytes), the `CKA_PRIME` of the DH key pairs
+/// (generator 2).
+pub fn ffdhe2048_prime() -> Vec<u8> {
+    (0..FFDHE2048.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&FFDHE2048[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
 /// Template to generate an AES key, as a token object when `token`.
 pub fn aes_template(bytes: u32, label: &[u8], token: bool) -> (Mech, Template) {
     (
@@ -318,6 +352,8 @@ fn secret_key(
     readable: bool,
 ) -> Result<KeyHandles, Failure> {
     let SecretKind { key_type, n, wrap } = kind;
+    // DES3 and ChaCha20 keys have no MAC mechanism here.
+    let macs = !matches!(key_type, CKK_DES3 | CKK_CHACHA20);
     let made = |h: CK_OBJECT_HANDLE, value: Option<Vec<u8>>| KeyHandles {
         secret: Some(h),
         generated: true,
@@ -332,8 +368,8 @@ fn secret_key(
             .bool(CKA_PRIVATE, true)
             .bool(CKA_ENCRYPT, true)
             .bool(CKA_DECRYPT, true)
-            .bool(CKA_SIGN, key_type != CKK_DES3)
-            .bool(CKA_VERIFY, key_type != CKK_DES3)
+            .bool(CKA_SIGN, macs)
+            .bool(CKA_VERIFY, macs)
     };
     let usage = |t: Template| {
         if wrap {
@@ -345,12 +381,14 @@ fn secret_key(
     let mut m = Mech::plain(match key_type {
         CKK_AES => CKM_AES_KEY_GEN,
         CKK_DES3 => CKM_DES3_KEY_GEN,
+        CKK_CHACHA20 => CKM_CHACHA20_KEY_GEN,
         _ => CKM_GENERIC_SECRET_KEY_GEN,
     });
     let generate = |m: &mut Mech, sensitive: bool| {
         let t = usage(Template::new());
-        // A DES3 key has one length: its generation takes no CKA_VALUE_LEN.
-        let t = if key_type == CKK_DES3 {
+        // A DES3 or ChaCha20 key has one length: its generation takes no
+        // CKA_VALUE_LEN.
+        let t = if matches!(key_type, CKK_DES3 | CKK_CHACHA20) {
             t
         } else {
             t.ulong(CKA_VALUE_LEN, n as CK_ULONG)
@@ -548,7 +586,11 @@ pub fn generate_labelled(
 ) -> Result<KeyHandles, Failure> {
     let label = label.to_string();
     match spec {
-        KeySpec::Aes(_) | KeySpec::WrapAes(_) | KeySpec::GenericSecret(_) | KeySpec::Des3 => {
+        KeySpec::Aes(_)
+        | KeySpec::WrapAes(_)
+        | KeySpec::GenericSecret(_)
+        | KeySpec::Des3
+        | KeySpec::ChaCha20 => {
             let kind = match spec {
                 KeySpec::Aes(n) | KeySpec::WrapAes(n) => SecretKind {
                     key_type: CKK_AES,
@@ -560,6 +602,11 @@ pub fn generate_labelled(
                     n,
                     wrap: false,
                 },
+                KeySpec::ChaCha20 => SecretKind {
+                    key_type: CKK_CHACHA20,
+                    n: 32,
+                    wrap: false,
+                },
                 _ => SecretKind {
                     key_type: CKK_DES3,
                     n: 24,
@@ -569,6 +616,9 @@ pub fn generate_labelled(
             secret_key(raw, s, kind, label.as_bytes(), token, readable)
         }
         KeySpec::Existing => Err(Failure::Check("existing key not found".into())),
+        KeySpec::Pbkdf2Sha256(_) => Err(Failure::Check(
+            "a PBKDF2 key is made only by its keygen op".into(),
+        )),
         _ => {
             let mut last = Failure::Rv(CKR_GENERAL_ERROR);
             for variant in 0..pair_variants(spec) {

@@ -17,6 +17,25 @@ enum Param {
     Ctr(Box<CK_AES_CTR_PARAMS>),
     Bytes(Box<[u8]>),
     Ecdh(Box<EcdhParam>),
+    Ccm(Box<CcmParam>),
+    ChaChaPoly(Box<ChaChaPolyParam>),
+    Pbkdf2(Box<Pbkdf2Param>),
+}
+
+struct Pbkdf2Param {
+    params: CK_PKCS5_PBKD2_PARAMS2,
+    salt: Box<[u8]>,
+    password: Box<[u8]>,
+}
+
+struct CcmParam {
+    params: CK_CCM_PARAMS,
+    nonce: [u8; 12],
+}
+
+struct ChaChaPolyParam {
+    params: CK_SALSA20_CHACHA20_POLY1305_PARAMS,
+    nonce: [u8; 12],
 }
 
 struct EcdhParam {
@@ -119,11 +138,96 @@ impl Mech {
         m
     }
 
+    /// AES-CCM with a 12-byte nonce, no AAD and a 16-byte MAC, for
+    /// `data_len` bytes of plaintext (CCM encodes the length first).
+    pub fn aes_ccm(nonce: [u8; 12], data_len: usize) -> Self {
+        let mut m = Mech {
+            raw: CK_MECHANISM {
+                mechanism: CKM_AES_CCM,
+                pParameter: ptr::null_mut(),
+                ulParameterLen: std::mem::size_of::<CK_CCM_PARAMS>() as CK_ULONG,
+            },
+            param: Param::Ccm(Box::new(CcmParam {
+                params: CK_CCM_PARAMS {
+                    ulDataLen: data_len as CK_ULONG,
+                    pNonce: ptr::null_mut(),
+                    ulNonceLen: 12,
+                    pAAD: ptr::null_mut(),
+                    ulAADLen: 0,
+                    ulMACLen: 16,
+                },
+                nonce,
+            })),
+        };
+        m.refresh();
+        m
+    }
+
+    /// ChaCha20-Poly1305 (RFC 8439) with a 12-byte nonce and no AAD.
+    pub fn chacha20_poly1305(nonce: [u8; 12]) -> Self {
+        let mut m = Mech {
+            raw: CK_MECHANISM {
+                mechanism: CKM_CHACHA20_POLY1305,
+                pParameter: ptr::null_mut(),
+                ulParameterLen: std::mem::size_of::<CK_SALSA20_CHACHA20_POLY1305_PARAMS>()
+                    as CK_ULONG,
+            },
+            param: Param::ChaChaPoly(Box::new(ChaChaPolyParam {
+                params: CK_SALSA20_CHACHA20_POLY1305_PARAMS {
+                    pNonce: ptr::null_mut(),
+                    ulNonceLen: 12,
+                    pAAD: ptr::null_mut(),
+                    ulAADLen: 0,
+                },
+                nonce,
+            })),
+        };
+        m.refresh();
+        m
+    }
+
+    /// `CKM_PKCS5_PBKD2` (`CK_PKCS5_PBKD2_PARAMS2`): PBKDF2 with the PRF
+    /// `prf` (e.g. `CKP_PKCS5_PBKD2_HMAC_SHA256`), `iterations`, the salt
+    /// given (`CKZ_SALT_SPECIFIED`) and `password`.
+    pub fn pbkdf2(
+        prf: CK_PKCS5_PBKD2_PSEUDO_RANDOM_FUNCTION_TYPE,
+        iterations: CK_ULONG,
+        salt: &[u8],
+        password: &[u8],
+    ) -> Self {
+        let mut m = Mech {
+            raw: CK_MECHANISM {
+                mechanism: CKM_PKCS5_PBKD2,
+                pParameter: ptr::null_mut(),
+                ulParameterLen: std::mem::size_of::<CK_PKCS5_PBKD2_PARAMS2>() as CK_ULONG,
+            },
+            param: Param::Pbkdf2(Box::new(Pbkdf2Param {
+                params: CK_PKCS5_PBKD2_PARAMS2 {
+                    saltSource: CKZ_SALT_SPECIFIED,
+                    pSaltSourceData: ptr::null_mut(),
+                    ulSaltSourceDataLen: salt.len() as CK_ULONG,
+                    iterations,
+                    prf,
+                    pPrfData: ptr::null_mut(),
+                    ulPrfDataLen: 0,
+                    pPassword: ptr::null_mut(),
+                    ulPasswordLen: password.len() as CK_ULONG,
+                },
+                salt: salt.into(),
+                password: password.into(),
+            })),
+        };
+        m.refresh();
+        m
+    }
+
     /// The IV of an AES-GCM or AES-CBC mechanism.
     #[cfg(test)]
     pub fn iv(&self) -> Option<&[u8]> {
         match &self.param {
             Param::Gcm(g) => Some(&g.iv),
+            Param::Ccm(c) => Some(&c.nonce),
+            Param::ChaChaPoly(c) => Some(&c.nonce),
             Param::Iv(b) => Some(&b[..]),
             Param::Ctr(c) => Some(&c.cb[..]),
             Param::Bytes(b) => Some(&b[..]),
@@ -164,7 +268,8 @@ impl Mech {
         m
     }
 
-    /// Replace the IV (GCM: 12 bytes; CBC, CBC-PAD: 16 bytes; CTR: the
+    /// Replace the IV (GCM, and the CCM and ChaCha20-Poly1305 nonce: 12
+    /// bytes; CBC, CBC-PAD, CTS: 16 bytes; CTR: the
     /// 16-byte counter block; a byte parameter of the IV's length, e.g. the
     /// 8-byte IV of DES3-CBC) outside the timed region. An IV of another
     /// length, or a mechanism without IV, is left alone.
@@ -178,6 +283,16 @@ impl Mech {
             Param::Iv(b) => {
                 if let Ok(v) = iv.try_into() {
                     **b = v;
+                }
+            }
+            Param::Ccm(c) => {
+                if let Ok(v) = iv.try_into() {
+                    c.nonce = v;
+                }
+            }
+            Param::ChaChaPoly(c) => {
+                if let Ok(v) = iv.try_into() {
+                    c.nonce = v;
                 }
             }
             Param::Ctr(c) => {
@@ -249,6 +364,19 @@ impl Mech {
             Param::Ecdh(e) => {
                 e.params.pPublicData = e.public.as_mut_ptr();
                 &mut e.params as *mut CK_ECDH1_DERIVE_PARAMS as *mut c_void
+            }
+            Param::Ccm(c) => {
+                c.params.pNonce = c.nonce.as_mut_ptr();
+                &mut c.params as *mut CK_CCM_PARAMS as *mut c_void
+            }
+            Param::ChaChaPoly(c) => {
+                c.params.pNonce = c.nonce.as_mut_ptr();
+                &mut c.params as *mut CK_SALSA20_CHACHA20_POLY1305_PARAMS as *mut c_void
+            }
+            Param::Pbkdf2(p) => {
+                p.params.pSaltSourceData = p.salt.as_mut_ptr() as *mut c_void;
+                p.params.pPassword = p.password.as_mut_ptr();
+                &mut p.params as *mut CK_PKCS5_PBKD2_PARAMS2 as *mut c_void
             }
             Param::Bytes(b) if b.is_empty() => ptr::null_mut(),
             Param::Bytes(b) => b.as_mut_ptr() as *mut c_void,

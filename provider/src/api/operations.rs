@@ -7,6 +7,7 @@
 //! continue and end them are in `crypto`, `objects`, `message` and `dual`.
 
 use super::ivcounter::KeyCounter;
+use crate::error::{Result, err};
 use crate::mechanisms::digest::DigestOp;
 use crate::mechanisms::keys::KeyMaterial;
 use crate::mechanisms::{CipherOp, Direction, Mechanism, Param, SignOp, VerifyOp};
@@ -186,6 +187,8 @@ impl std::ops::DerefMut for SessionOps {
 /// A message-based AES-GCM operation: its key, and the IV counter of its
 /// key value once a message asked for one.
 pub struct MessageCipher {
+    /// `CKM_AES_GCM`, `CKM_AES_CCM` or `CKM_CHACHA20_POLY1305`.
+    pub(super) mechanism: CK_MECHANISM_TYPE,
     pub(super) key: Arc<KeyMaterial>,
     pub(super) counter: Option<Arc<KeyCounter>>,
     /// The multi-part message in progress (`*MessageBegin` .. the last
@@ -197,7 +200,10 @@ pub struct MessageCipher {
 pub(super) struct Pending {
     pub(super) iv: Vec<u8>,
     pub(super) aad: Vec<u8>,
-    pub(super) tag_bits: CK_ULONG,
+    /// The tag length in bytes (GCM `ulTagBits / 8`, CCM `ulMACLen`).
+    pub(super) tag_len: usize,
+    /// CCM's `ulDataLen`: the message's length, declared at `Begin`.
+    pub(super) data_len: Option<usize>,
     pub(super) data: Zeroizing<Vec<u8>>,
 }
 
@@ -233,6 +239,14 @@ impl MessageSign {
         };
         Mechanism { ty: self.ty, param }
     }
+}
+
+/// Ends the message-based operation in `slot` (the `*Final` calls);
+/// `CKR_OPERATION_NOT_INITIALIZED` if there is none.
+pub(super) fn end_operation<T>(slot: &mut Option<T>) -> Result<()> {
+    slot.take()
+        .map(drop)
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
 }
 
 #[cfg(test)]

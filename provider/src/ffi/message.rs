@@ -1,12 +1,14 @@
 //! Message-based encryption and decryption (base spec 3.0 §5.19 / §5.20)
-//! with `CKM_AES_GCM` and `CK_GCM_MESSAGE_PARAMS` (mechanisms spec 3.0
-//! §2.12); message-based signing and verification (§5.21 / §5.22) with the
+//! with `CKM_AES_GCM` (`CK_GCM_MESSAGE_PARAMS`, mechanisms spec 3.0
+//! §2.12), `CKM_AES_CCM` (`CK_CCM_MESSAGE_PARAMS`, §2.13) and
+//! `CKM_CHACHA20_POLY1305` (`CK_SALSA20_CHACHA20_POLY1305_MSG_PARAMS`,
+//! §2.47); message-based signing and verification (§5.21 / §5.22) with the
 //! HMAC mechanisms and `CKM_EDDSA`; each kind single-part or multi-part
 //! (`*MessageBegin` / `*MessageNext`).
 
 use super::calls::{in_out, init_read, init_with_key, output};
 use super::util::{bytes, ending, guard_hot};
-use crate::api::message::{self, GcmMessage};
+use crate::api::message::{self, MESSAGE_CIPHERS, MessageParams};
 use crate::api::module;
 use crate::api::session::Session;
 use crate::error::{Result, err};
@@ -14,10 +16,20 @@ use crate::mechanisms::{self, Direction, Mechanism, Param};
 use cryptoki_sys::*;
 use std::ffi::c_void;
 
-/// Reads the mechanism of a message `*Init`: `CKM_AES_GCM`, anything else
-/// is `CKR_MECHANISM_INVALID`. Its parameters come with each message; at
-/// init the parameter is either absent or a `CK_GCM_MESSAGE_PARAMS` (as
-/// the `cryptoki` crate and kryoptic pass it), which is not read: any
+/// The size of the per-message parameter structure of `mechanism`.
+fn params_size(mechanism: CK_MECHANISM_TYPE) -> usize {
+    match mechanism {
+        CKM_AES_CCM => std::mem::size_of::<CK_CCM_MESSAGE_PARAMS>(),
+        CKM_CHACHA20_POLY1305 => std::mem::size_of::<CK_SALSA20_CHACHA20_POLY1305_MSG_PARAMS>(),
+        _ => std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>(),
+    }
+}
+
+/// Reads the mechanism of a message `*Init`: `CKM_AES_GCM`, `CKM_AES_CCM`
+/// or `CKM_CHACHA20_POLY1305`, anything else is `CKR_MECHANISM_INVALID`.
+/// Their parameters come with each message; at init the parameter is
+/// either absent or the mechanism's per-message structure (as the
+/// `cryptoki` crate and kryoptic pass it for GCM), which is not read: any
 /// other length is `CKR_MECHANISM_PARAM_INVALID`.
 ///
 /// # Safety
@@ -26,12 +38,12 @@ unsafe fn read_mechanism(ptr: *const CK_MECHANISM) -> Result<Mechanism<'static>>
     // SAFETY: caller guarantees validity when non-null.
     let m = unsafe { ptr.as_ref() }.ok_or(err(CKR_ARGUMENTS_BAD))?;
     mechanisms::lookup(m.mechanism)?;
-    if m.mechanism != CKM_AES_GCM {
+    if !MESSAGE_CIPHERS.contains(&m.mechanism) {
         return Err(err(CKR_MECHANISM_INVALID));
     }
     let absent = m.pParameter.is_null() && m.ulParameterLen == 0;
-    let message_params = !m.pParameter.is_null()
-        && m.ulParameterLen as usize == std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>();
+    let message_params =
+        !m.pParameter.is_null() && m.ulParameterLen as usize == params_size(m.mechanism);
     if !absent && !message_params {
         return Err(err(CKR_MECHANISM_PARAM_INVALID));
     }
@@ -41,44 +53,107 @@ unsafe fn read_mechanism(ptr: *const CK_MECHANISM) -> Result<Mechanism<'static>>
     })
 }
 
-/// Reads a `CK_GCM_MESSAGE_PARAMS` of exactly its size
-/// (`CKR_MECHANISM_PARAM_INVALID` otherwise, as for a null `pIv`/`pTag`).
+/// Reads the per-message parameter of `mechanism`, a structure of exactly
+/// its size (`CKR_MECHANISM_PARAM_INVALID` otherwise, as for a null IV,
+/// nonce or tag pointer, lengths out of the mechanism's range, or the same
+/// pointer for both): `CK_GCM_MESSAGE_PARAMS`, `CK_CCM_MESSAGE_PARAMS`, or
+/// `CK_SALSA20_CHACHA20_POLY1305_MSG_PARAMS` (`ulNonceLen` in bytes, as
+/// `CK_SALSA20_CHACHA20_POLY1305_PARAMS` here; its tag 16 bytes; no
+/// generator: the caller's nonce).
 ///
 /// # Safety
-/// `ptr` null or valid for `len` bytes; its `pIv` / `pTag` valid for
-/// `ulIvLen` / `ulTagBits / 8` bytes.
-pub(super) unsafe fn read_params<'a>(ptr: *mut c_void, len: CK_ULONG) -> Result<GcmMessage<'a>> {
+/// `ptr` null or valid for `len` bytes; its IV / nonce and tag pointers
+/// valid for their lengths.
+pub(super) unsafe fn read_params<'a>(
+    mechanism: CK_MECHANISM_TYPE,
+    ptr: *mut c_void,
+    len: CK_ULONG,
+) -> Result<MessageParams<'a>> {
     let bad = || err(CKR_MECHANISM_PARAM_INVALID);
-    if ptr.is_null() || len as usize != std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>() {
+    if ptr.is_null() || len as usize != params_size(mechanism) {
         return Err(bad());
     }
-    // SAFETY: non-null and of the struct's size; caller guarantees validity
-    // (read unaligned: the caller's buffer need not be aligned).
-    let p = unsafe { std::ptr::read_unaligned(ptr as *const CK_GCM_MESSAGE_PARAMS) };
-    if p.pIv.is_null() || p.pTag.is_null() || p.ulIvLen == 0 || p.ulIvLen > 256 {
-        return Err(bad());
-    }
-    if !matches!(p.ulTagBits, 96 | 104 | 112 | 120 | 128) {
-        return Err(bad());
-    }
-    if p.pIv == p.pTag {
+    // The fields, lengths bounded before any slice is made: (IV or nonce,
+    // its length, fixed bits, generator, tag, tag length, CCM data length).
+    let (iv, iv_len, fixed_bits, generator, tag, tag_len, data_len) = match mechanism {
+        CKM_AES_CCM => {
+            // SAFETY: non-null and of the struct's size; caller guarantees
+            // validity (read unaligned: the caller's buffer need not be).
+            let p = unsafe { std::ptr::read_unaligned(ptr as *const CK_CCM_MESSAGE_PARAMS) };
+            if !(7..=13).contains(&p.ulNonceLen)
+                || !matches!(p.ulMACLen, 4 | 6 | 8 | 10 | 12 | 14 | 16)
+            {
+                return Err(bad());
+            }
+            let l = (p.ulNonceLen, p.ulNonceFixedBits, p.nonceGenerator);
+            (
+                p.pNonce,
+                l.0,
+                l.1,
+                l.2,
+                p.pMAC,
+                p.ulMACLen,
+                Some(p.ulDataLen),
+            )
+        }
+        CKM_CHACHA20_POLY1305 => {
+            // SAFETY: as above.
+            let p = unsafe {
+                std::ptr::read_unaligned(ptr as *const CK_SALSA20_CHACHA20_POLY1305_MSG_PARAMS)
+            };
+            if p.ulNonceLen != 12 {
+                return Err(bad());
+            }
+            (p.pNonce, 12, 0, CKG_NO_GENERATE, p.pTag, 16, None)
+        }
+        _ => {
+            // SAFETY: as above.
+            let p = unsafe { std::ptr::read_unaligned(ptr as *const CK_GCM_MESSAGE_PARAMS) };
+            if p.ulIvLen == 0
+                || p.ulIvLen > 256
+                || !matches!(p.ulTagBits, 96 | 104 | 112 | 120 | 128)
+            {
+                return Err(bad());
+            }
+            let l = (p.ulIvLen, p.ulIvFixedBits, p.ivGenerator);
+            (p.pIv, l.0, l.1, l.2, p.pTag, p.ulTagBits / 8, None)
+        }
+    };
+    if iv.is_null() || tag.is_null() || iv == tag {
         return Err(bad());
     }
     // SAFETY: non-null, lengths bounded above; caller guarantees both
     // buffers are valid (and, as distinct outputs, do not overlap).
     let (iv, tag) = unsafe {
         (
-            std::slice::from_raw_parts_mut(p.pIv, p.ulIvLen as usize),
-            std::slice::from_raw_parts_mut(p.pTag, p.ulTagBits as usize / 8),
+            std::slice::from_raw_parts_mut(iv, iv_len as usize),
+            std::slice::from_raw_parts_mut(tag, tag_len as usize),
         )
     };
-    Ok(GcmMessage {
+    Ok(MessageParams {
+        mechanism,
         iv,
-        fixed_bits: p.ulIvFixedBits,
-        generator: p.ivGenerator,
+        fixed_bits,
+        generator,
         tag,
-        tag_bits: p.ulTagBits,
+        data_len,
     })
+}
+
+/// Reads the per-message parameter of the message-cipher operation of
+/// `d` on `s` (its mechanism says which structure it is).
+///
+/// # Safety
+/// As [`read_params`].
+unsafe fn session_params<'a>(
+    s: &Session,
+    d: Direction,
+    ptr: *mut c_void,
+    len: CK_ULONG,
+) -> Result<MessageParams<'a>> {
+    let mechanism = message::mechanism(s, d)?;
+    // SAFETY: forwarded caller guarantee.
+    unsafe { read_params(mechanism, ptr, len) }
 }
 
 /// # Safety
@@ -114,7 +189,7 @@ unsafe fn one_message(
             let aad = unsafe { bytes(pAssociatedData, ulAssociatedDataLen)? };
             let message = |input: &[u8], buf: Option<&mut [u8]>| {
                 // SAFETY: forwarded caller guarantee.
-                let params = unsafe { read_params(pParameter, ulParameterLen)? };
+                let params = unsafe { session_params(s, d, pParameter, ulParameterLen)? };
                 message::message(s, d, params, aad, input, buf)
             };
             // SAFETY: forwarded caller guarantees.
@@ -137,11 +212,11 @@ pub unsafe extern "C" fn C_MessageEncryptInit(
     unsafe { init(hSession, Direction::Encrypt, pMechanism, hKey) }
 }
 
-/// `C_EncryptMessage` (§5.19): one whole message; IV and tag through the
-/// `CK_GCM_MESSAGE_PARAMS` in `pParameter`.
+/// `C_EncryptMessage` (§5.19): one whole message; IV (nonce) and tag through
+/// the mechanism's message parameter in `pParameter`.
 ///
 /// # Safety
-/// Inputs valid for their lengths; `pParameter` as `CK_GCM_MESSAGE_PARAMS`;
+/// Inputs valid for their lengths; `pParameter` as the mechanism's message parameter;
 /// output null or valid for `*pulCiphertextLen`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_EncryptMessage(
@@ -199,7 +274,7 @@ pub unsafe extern "C" fn C_MessageDecryptInit(
 /// plaintext is written only once the tag verified.
 ///
 /// # Safety
-/// Inputs valid for their lengths; `pParameter` as `CK_GCM_MESSAGE_PARAMS`;
+/// Inputs valid for their lengths; `pParameter` as the mechanism's message parameter;
 /// output null or valid for `*pulPlaintextLen`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_DecryptMessage(
@@ -254,7 +329,7 @@ unsafe fn message_begin(
             // SAFETY: forwarded caller guarantee.
             let aad = unsafe { bytes(pAssociatedData, ulAssociatedDataLen)? };
             // SAFETY: forwarded caller guarantee.
-            let params = unsafe { read_params(pParameter, ulParameterLen)? };
+            let params = unsafe { session_params(s, d, pParameter, ulParameterLen)? };
             message::begin(s, d, params, aad)
         })
     })
@@ -296,7 +371,7 @@ unsafe fn message_next(
                         None
                     } else {
                         // SAFETY: forwarded caller guarantee.
-                        Some(unsafe { read_params(pParameter, ulParameterLen)? })
+                        Some(unsafe { session_params(s, d, pParameter, ulParameterLen)? })
                     };
                     message::next(s, d, params, input, last, buf)
                 };
@@ -311,7 +386,7 @@ unsafe fn message_next(
 /// generated now (into `pIv`) when the parameters ask for it.
 ///
 /// # Safety
-/// `pParameter` as `CK_GCM_MESSAGE_PARAMS`; `pAssociatedData` valid for its
+/// `pParameter` as the mechanism's message parameter; `pAssociatedData` valid for its
 /// length.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_EncryptMessageBegin(
@@ -340,7 +415,7 @@ pub unsafe extern "C" fn C_EncryptMessageBegin(
 ///
 /// # Safety
 /// Input valid for its length; `pParameter` null or as
-/// `CK_GCM_MESSAGE_PARAMS`; output null or valid for `*pulCiphertextPartLen`.
+/// the mechanism's message parameter; output null or valid for `*pulCiphertextPartLen`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_EncryptMessageNext(
     hSession: CK_SESSION_HANDLE,
@@ -371,7 +446,7 @@ pub unsafe extern "C" fn C_EncryptMessageNext(
 /// `C_DecryptMessageBegin` (§5.20): starts a multi-part message.
 ///
 /// # Safety
-/// `pParameter` as `CK_GCM_MESSAGE_PARAMS`; `pAssociatedData` valid for its
+/// `pParameter` as the mechanism's message parameter; `pAssociatedData` valid for its
 /// length.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_DecryptMessageBegin(
@@ -401,7 +476,7 @@ pub unsafe extern "C" fn C_DecryptMessageBegin(
 ///
 /// # Safety
 /// Input valid for its length; `pParameter` null or as
-/// `CK_GCM_MESSAGE_PARAMS`; output null or valid for `*pulPlaintextPartLen`.
+/// the mechanism's message parameter; output null or valid for `*pulPlaintextPartLen`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn C_DecryptMessageNext(
     hSession: CK_SESSION_HANDLE,

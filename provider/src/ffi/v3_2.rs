@@ -8,7 +8,7 @@ use super::calls::{new_key, new_object};
 use super::mechanism;
 use super::util::{bytes, finish_output, guard, guard_deep, out, out_buffer, template};
 use crate::api::crypto;
-use crate::api::message::GcmMessage;
+use crate::api::message::MessageParams;
 use crate::api::module;
 use crate::error::{Result, err};
 use crate::mechanisms;
@@ -168,7 +168,7 @@ pub unsafe extern "C" fn C_DecapsulateKey(
 /// # Safety
 /// `p` null or a valid `CK_MECHANISM` whose parameter is valid for its
 /// length, with `pIv` / `pTag` valid for their lengths.
-unsafe fn gcm_message<'a>(p: *const CK_MECHANISM) -> Result<GcmMessage<'a>> {
+unsafe fn gcm_message<'a>(p: *const CK_MECHANISM) -> Result<MessageParams<'a>> {
     // SAFETY: caller guarantees validity when non-null.
     let m = unsafe { p.as_ref() }.ok_or(err(CKR_ARGUMENTS_BAD))?;
     if m.mechanism != CKM_AES_GCM {
@@ -176,7 +176,7 @@ unsafe fn gcm_message<'a>(p: *const CK_MECHANISM) -> Result<GcmMessage<'a>> {
         return Err(err(CKR_MECHANISM_INVALID));
     }
     // SAFETY: forwarded caller guarantee.
-    unsafe { super::message::read_params(m.pParameter, m.ulParameterLen) }
+    unsafe { super::message::read_params(CKM_AES_GCM, m.pParameter, m.ulParameterLen) }
 }
 
 /// `C_WrapKeyAuthenticated` (3.2 §5.18; AES-GCM, mechanisms §6.13.3): the

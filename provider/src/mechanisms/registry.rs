@@ -274,7 +274,13 @@ pub static REGISTRY: &[Descriptor] = &[
         ED | CKF_MESSAGE_ENCRYPT | CKF_MESSAGE_DECRYPT,
         P::Gcm,
     ),
-    d(CKM_AES_CCM, 16, 32, ED, P::Ccm),
+    d(
+        CKM_AES_CCM,
+        16,
+        32,
+        ED | CKF_MESSAGE_ENCRYPT | CKF_MESSAGE_DECRYPT,
+        P::Ccm,
+    ),
     d(CKM_AES_KEY_WRAP, 16, 32, ED | WU, P::OptionalBytes),
     d(CKM_AES_KEY_WRAP_PAD, 16, 32, ED | WU, P::OptionalBytes),
     // RFC 5649 under its PKCS #11 3.0 name (the same as KEY_WRAP_PAD here).
@@ -283,7 +289,13 @@ pub static REGISTRY: &[Descriptor] = &[
     // ChaCha20 (chacha.rs), 32-byte keys.
     d(CKM_CHACHA20_KEY_GEN, 32, 32, CKF_GENERATE, P::None),
     d(CKM_CHACHA20, 32, 32, ED, P::ChaCha20),
-    d(CKM_CHACHA20_POLY1305, 32, 32, ED, P::ChaChaPoly),
+    d(
+        CKM_CHACHA20_POLY1305,
+        32,
+        32,
+        ED | CKF_MESSAGE_ENCRYPT | CKF_MESSAGE_DECRYPT,
+        P::ChaChaPoly,
+    ),
     d(CKM_AES_CMAC, 16, 32, SV, P::None),
     d(CKM_AES_CMAC_GENERAL, 16, 32, SV, P::MacLength),
     // Legacy CBC-MAC (cmac.rs): zero padding, for consumers that ask for it.

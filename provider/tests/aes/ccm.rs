@@ -79,7 +79,11 @@ fn ccm_known_answers_parts_and_tamper_detection() {
     }
     assert_eq!(
         mechanism_info(slot, CKM_AES_CCM),
-        (16, 32, CKF_ENCRYPT | CKF_DECRYPT)
+        (
+            16,
+            32,
+            CKF_ENCRYPT | CKF_DECRYPT | CKF_MESSAGE_ENCRYPT | CKF_MESSAGE_DECRYPT
+        )
     );
 }
 

@@ -371,7 +371,11 @@ fn chacha20_poly1305_rfc8439_known_answers() {
     assert_eq!(raw_once(&s, false, &tag).unwrap(), Vec::<u8>::new());
     assert_eq!(
         mechanism_info(slot, CKM_CHACHA20_POLY1305),
-        (32, 32, CKF_ENCRYPT | CKF_DECRYPT)
+        (
+            32,
+            32,
+            CKF_ENCRYPT | CKF_DECRYPT | CKF_MESSAGE_ENCRYPT | CKF_MESSAGE_DECRYPT
+        )
     );
 }
 

@@ -22,6 +22,8 @@ mod common;
 mod ike_params;
 #[path = "../common/raw_calls.rs"]
 mod raw_calls;
+#[path = "../common/raw_message.rs"]
+mod raw_message;
 #[path = "../common/tls_calls.rs"]
 mod tls_calls;
 

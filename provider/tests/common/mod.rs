@@ -8,7 +8,7 @@ use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
 use cryptoki::session::{Session, UserType};
 use cryptoki::slot::Slot;
 use cryptoki::types::AuthPin;
-use cryptoki_sys::CK_FUNCTION_LIST;
+use cryptoki_sys::{CK_FUNCTION_LIST, CK_FUNCTION_LIST_3_0};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -69,6 +69,32 @@ pub fn raw() -> &'static CK_FUNCTION_LIST {
     });
     // SAFETY: the module keeps its function list alive while loaded.
     unsafe { &*(addr as *const CK_FUNCTION_LIST) }
+}
+
+/// The 3.0 function list of the module (`C_GetInterface("PKCS 11", 3.0)`;
+/// the same library instance as cryptoki's), for the functions the 2.40
+/// list lacks (the message-based ones, `C_SessionCancel`).
+pub fn raw30() -> &'static CK_FUNCTION_LIST_3_0 {
+    use cryptoki_sys::{CK_INTERFACE, CK_VERSION, CKR_OK};
+    static LIST: OnceLock<usize> = OnceLock::new();
+    let addr = *LIST.get_or_init(|| {
+        // SAFETY: loading the module under test and asking for its 3.0
+        // interface with valid pointers; it stays loaded for the process.
+        unsafe {
+            let lib = cryptoki_sys::Pkcs11::new(module_path()).expect("load module");
+            let mut name = *b"PKCS 11\0";
+            let mut v = CK_VERSION { major: 3, minor: 0 };
+            let mut iface: *mut CK_INTERFACE = std::ptr::null_mut();
+            assert_eq!(
+                lib.C_GetInterface(name.as_mut_ptr(), &mut v, &mut iface, 0),
+                CKR_OK
+            );
+            std::mem::forget(lib);
+            (*iface).pFunctionList as usize
+        }
+    });
+    // SAFETY: the module keeps its function lists alive while loaded.
+    unsafe { &*(addr as *const CK_FUNCTION_LIST_3_0) }
 }
 
 /// One test's view of the module: a fresh token directory, the module
@@ -600,4 +626,41 @@ pub fn python_cryptography(script: &str, args: &[&str]) -> Vec<String> {
 /// Lower-case hex of `bytes`.
 pub fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// True when python3 with the `cryptography` package is installed (the
+/// cross-checks against it skip, saying so, when not).
+pub fn have_python_cryptography() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import cryptography"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Runs `provider/tests/interop/python/crosscheck_sym.py` with `args`,
+/// the JSON lines `cases` on its stdin; asserts it succeeded and returns
+/// its output lines.
+pub fn crosscheck_sym(args: &[&str], cases: &[String]) -> Vec<String> {
+    use std::io::Write;
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/interop/python/crosscheck_sym.py"
+    );
+    let mut child = std::process::Command::new("python3")
+        .arg(script)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(cases.join("\n").as_bytes())
+        .expect("write the cases");
+    let out = child.wait_with_output().expect("python3 output");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}");
+    text.lines().map(str::to_string).collect()
 }

@@ -1,6 +1,9 @@
-//! Calls through the raw function list for the mechanisms cryptoki 0.12
-//! does not name (SHA-3, SHA-512/t, the hash key derivations, PBKDF2):
-//! templates as (type, bytes) pairs, and one helper per C function.
+//! Calls through the raw (2.40) function list for the mechanisms cryptoki
+//! 0.12 does not name (SHA-3, SHA-512/t, the hash key derivations, PBKDF2,
+//! MD5, DSA, Diffie-Hellman): templates as (type, bytes) pairs, one helper
+//! per C function, each returning the module's `CK_RV` as `Err`. Include
+//! with `#[path = "common/raw_calls.rs"]` beside `mod common;`. (The 3.0
+//! message functions have their own helpers, `raw_message.rs`.)
 #![allow(dead_code)]
 
 use super::common::*;
@@ -10,12 +13,30 @@ use cryptoki_sys::*;
 /// A template attribute: type and value bytes.
 pub type A = (CK_ATTRIBUTE_TYPE, Vec<u8>);
 
+/// A `CK_ULONG` attribute.
 pub fn ul(ty: CK_ATTRIBUTE_TYPE, v: CK_ULONG) -> A {
-    (ty, v.to_ne_bytes().to_vec())
+    (ty, ul_bytes(v))
 }
 
+/// A `CK_BBOOL` attribute.
 pub fn flag(ty: CK_ATTRIBUTE_TYPE, v: bool) -> A {
     (ty, vec![v as u8])
+}
+
+/// The bytes of a `CK_ULONG` attribute value (as `C_GetAttributeValue`
+/// returns it).
+pub fn ul_bytes(v: CK_ULONG) -> Vec<u8> {
+    v.to_ne_bytes().to_vec()
+}
+
+/// The bytes of `CK_TRUE`.
+pub fn yes() -> Vec<u8> {
+    vec![CK_TRUE]
+}
+
+/// `CKR_OK` as `Ok`, any other code as `Err`.
+pub fn check(rv: CK_RV) -> Result<(), CK_RV> {
+    if rv == CKR_OK { Ok(()) } else { Err(rv) }
 }
 
 pub fn raw_template(t: &mut [A]) -> Vec<CK_ATTRIBUTE> {
@@ -29,7 +50,7 @@ pub fn raw_template(t: &mut [A]) -> Vec<CK_ATTRIBUTE> {
 }
 
 /// A `CK_MECHANISM` with an optional `CK_ULONG` parameter (the
-/// `CK_MAC_GENERAL_PARAMS` of the `_GENERAL` HMACs).
+/// `CK_MAC_GENERAL_PARAMS` of the `_GENERAL` HMACs); `None`: no parameter.
 pub fn mech(ty: CK_MECHANISM_TYPE, param: Option<&mut CK_ULONG>) -> CK_MECHANISM {
     match param {
         None => CK_MECHANISM {
@@ -45,6 +66,7 @@ pub fn mech(ty: CK_MECHANISM_TYPE, param: Option<&mut CK_ULONG>) -> CK_MECHANISM
     }
 }
 
+/// `C_CreateObject`.
 pub fn create(s: &Session, mut t: Vec<A>) -> Result<CK_OBJECT_HANDLE, CK_RV> {
     let mut attrs = raw_template(&mut t);
     let mut h = 0;
@@ -55,6 +77,8 @@ pub fn create(s: &Session, mut t: Vec<A>) -> Result<CK_OBJECT_HANDLE, CK_RV> {
     if rv == CKR_OK { Ok(h) } else { Err(rv) }
 }
 
+/// A session secret key of `key_type` with the value `value` and the
+/// attributes `more` (made or the test fails).
 pub fn secret(s: &Session, key_type: CK_KEY_TYPE, value: &[u8], more: Vec<A>) -> CK_OBJECT_HANDLE {
     let mut t = vec![
         ul(CKA_CLASS, CKO_SECRET_KEY),
@@ -66,6 +90,7 @@ pub fn secret(s: &Session, key_type: CK_KEY_TYPE, value: &[u8], more: Vec<A>) ->
     create(s, t).unwrap()
 }
 
+/// A session secret key that signs and verifies.
 pub fn mac_key(s: &Session, key_type: CK_KEY_TYPE, value: &[u8]) -> CK_OBJECT_HANDLE {
     secret(
         s,
@@ -75,20 +100,21 @@ pub fn mac_key(s: &Session, key_type: CK_KEY_TYPE, value: &[u8]) -> CK_OBJECT_HA
     )
 }
 
+/// `C_GetAttributeValue` of one attribute: a size query, then the read.
 pub fn attr(s: &Session, h: CK_OBJECT_HANDLE, ty: CK_ATTRIBUTE_TYPE) -> Result<Vec<u8>, CK_RV> {
-    let mut buf = vec![0u8; 1024];
     let mut a = CK_ATTRIBUTE {
         type_: ty,
-        pValue: buf.as_mut_ptr().cast(),
-        ulValueLen: buf.len() as CK_ULONG,
+        pValue: std::ptr::null_mut(),
+        ulValueLen: 0,
     };
-    // SAFETY: the attribute points at a live buffer of its length.
-    let rv = unsafe { raw().C_GetAttributeValue.unwrap()(s.handle(), h, &mut a, 1) };
-    if rv != CKR_OK {
-        return Err(rv);
+    // SAFETY: a size query, then a read into a buffer of that size.
+    unsafe {
+        check(raw().C_GetAttributeValue.unwrap()(s.handle(), h, &mut a, 1))?;
+        let mut v = vec![0u8; a.ulValueLen as usize];
+        a.pValue = v.as_mut_ptr().cast();
+        check(raw().C_GetAttributeValue.unwrap()(s.handle(), h, &mut a, 1))?;
+        Ok(v)
     }
-    buf.truncate(a.ulValueLen as usize);
-    Ok(buf)
 }
 
 /// `C_Digest` single-part, or multi-part over `chunk`-byte pieces.
@@ -198,29 +224,47 @@ pub fn verify(
     }
 }
 
+/// `C_DeriveKey` with a parameterless mechanism.
 pub fn derive(
     s: &Session,
     ty: CK_MECHANISM_TYPE,
     base: CK_OBJECT_HANDLE,
+    t: Vec<A>,
+) -> Result<CK_OBJECT_HANDLE, CK_RV> {
+    derive_with(s, ty, None, base, t)
+}
+
+/// `C_DeriveKey` with a byte-string parameter (`None`: no parameter).
+pub fn derive_with(
+    s: &Session,
+    ty: CK_MECHANISM_TYPE,
+    param: Option<&[u8]>,
+    base: CK_OBJECT_HANDLE,
     mut t: Vec<A>,
 ) -> Result<CK_OBJECT_HANDLE, CK_RV> {
+    let mut param = param.map(<[u8]>::to_vec);
     let mut m = mech(ty, None);
+    if let Some(p) = param.as_mut() {
+        m.pParameter = p.as_mut_ptr().cast();
+        m.ulParameterLen = p.len() as CK_ULONG;
+    }
     let mut attrs = raw_template(&mut t);
     let mut h = 0;
-    // SAFETY: valid mechanism and template buffers.
-    let rv = unsafe {
+    // SAFETY: live mechanism, parameter and template.
+    check(unsafe {
         raw().C_DeriveKey.unwrap()(
             s.handle(),
             &mut m,
             base,
             attrs.as_mut_ptr(),
-            attrs.len() as _,
+            attrs.len() as CK_ULONG,
             &mut h,
         )
-    };
-    if rv == CKR_OK { Ok(h) } else { Err(rv) }
+    })?;
+    Ok(h)
 }
 
+/// `C_GenerateKey` with a parameterless mechanism.
 pub fn generate(s: &Session, ty: CK_MECHANISM_TYPE, t: Vec<A>) -> Result<CK_OBJECT_HANDLE, CK_RV> {
     generate_with(s, mech(ty, None), t)
 }
@@ -259,4 +303,30 @@ pub fn generate_with(
         )
     };
     if rv == CKR_OK { Ok(h) } else { Err(rv) }
+}
+
+/// `C_GenerateKeyPair` with a parameterless mechanism: (public, private).
+pub fn generate_pair(
+    s: &Session,
+    ty: CK_MECHANISM_TYPE,
+    mut public: Vec<A>,
+    mut private: Vec<A>,
+) -> Result<(CK_OBJECT_HANDLE, CK_OBJECT_HANDLE), CK_RV> {
+    let (mut pa, mut sa) = (raw_template(&mut public), raw_template(&mut private));
+    let mut m = mech(ty, None);
+    let (mut hp, mut hs) = (0, 0);
+    // SAFETY: live mechanism and templates.
+    check(unsafe {
+        raw().C_GenerateKeyPair.unwrap()(
+            s.handle(),
+            &mut m,
+            pa.as_mut_ptr(),
+            pa.len() as CK_ULONG,
+            sa.as_mut_ptr(),
+            sa.len() as CK_ULONG,
+            &mut hp,
+            &mut hs,
+        )
+    })?;
+    Ok((hp, hs))
 }

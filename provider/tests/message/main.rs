@@ -8,7 +8,12 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../common/raw_calls.rs"]
+mod raw_calls;
+#[path = "../common/raw_message.rs"]
+mod raw_message;
 
+mod aead;
 mod generated_ivs;
 mod multipart;
 mod multipart_errors;
@@ -20,27 +25,13 @@ use cryptoki::mechanism::Mechanism;
 use cryptoki::object::{Attribute, KeyType, ObjectClass, ObjectHandle};
 use cryptoki::session::Session;
 use cryptoki_sys::*;
+use raw_message::*;
 use std::collections::HashSet;
 use std::ptr::null_mut;
 
 /// The 3.0 function list of the loaded module.
 fn list30() -> &'static CK_FUNCTION_LIST_3_0 {
-    // SAFETY: loading the module under test (the same instance cryptoki
-    // uses) and asking for its 3.0 interface with valid pointers; the
-    // library stays loaded for the process.
-    unsafe {
-        let lib = cryptoki_sys::Pkcs11::new(module_path()).unwrap();
-        let mut name = *b"PKCS 11\0";
-        let mut v = CK_VERSION { major: 3, minor: 0 };
-        let mut iface: *mut CK_INTERFACE = null_mut();
-        assert_eq!(
-            lib.C_GetInterface(name.as_mut_ptr(), &mut v, &mut iface, 0),
-            CKR_OK
-        );
-        let l = &*((*iface).pFunctionList as *const CK_FUNCTION_LIST_3_0);
-        std::mem::forget(lib);
-        l
-    }
+    raw30()
 }
 
 fn aes_key(s: &Session, value: &[u8]) -> ObjectHandle {
@@ -56,65 +47,7 @@ fn aes_key(s: &Session, value: &[u8]) -> ObjectHandle {
 }
 
 fn init(l: &CK_FUNCTION_LIST_3_0, s: &Session, key: ObjectHandle, encrypt: bool) -> CK_RV {
-    let mut mech = CK_MECHANISM {
-        mechanism: CKM_AES_GCM,
-        pParameter: null_mut(),
-        ulParameterLen: 0,
-    };
-    // SAFETY: valid mechanism.
-    unsafe {
-        if encrypt {
-            l.C_MessageEncryptInit.unwrap()(s.handle(), &mut mech, key.handle())
-        } else {
-            l.C_MessageDecryptInit.unwrap()(s.handle(), &mut mech, key.handle())
-        }
-    }
-}
-
-/// One `C_EncryptMessage` / `C_DecryptMessage`; `out` `None` is a size
-/// query. Returns the rv and the length reported.
-#[allow(clippy::too_many_arguments)]
-fn message(
-    l: &CK_FUNCTION_LIST_3_0,
-    s: &Session,
-    encrypt: bool,
-    params: &mut CK_GCM_MESSAGE_PARAMS,
-    aad: &[u8],
-    input: &[u8],
-    out: Option<&mut [u8]>,
-) -> (CK_RV, CK_ULONG) {
-    let (p, mut len) = match out {
-        Some(o) => (o.as_mut_ptr(), o.len() as CK_ULONG),
-        None => (null_mut(), 0),
-    };
-    let f = if encrypt {
-        l.C_EncryptMessage.unwrap()
-    } else {
-        l.C_DecryptMessage.unwrap()
-    };
-    // SAFETY: every buffer valid for the length given.
-    let rv = unsafe {
-        f(
-            s.handle(),
-            params as *mut _ as *mut _,
-            std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>() as CK_ULONG,
-            if aad.is_empty() {
-                null_mut()
-            } else {
-                aad.as_ptr() as *mut _
-            },
-            aad.len() as CK_ULONG,
-            if input.is_empty() {
-                null_mut()
-            } else {
-                input.as_ptr() as *mut _
-            },
-            input.len() as CK_ULONG,
-            p,
-            &mut len,
-        )
-    };
-    (rv, len)
+    message_init(l, s, CKM_AES_GCM, key, encrypt)
 }
 
 fn params(
@@ -140,84 +73,6 @@ const C3: &str = "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca1
 const T3: &str = "4d5c2af327cd64a62cf35abd2ba6fab4";
 const A4: &str = "feedfacedeadbeeffeedfacedeadbeefabaddad2";
 const T4: &str = "5bc94fbc3221a5db94fae95ae7121a47";
-
-fn ptr_or_null(b: &[u8]) -> *mut u8 {
-    if b.is_empty() {
-        null_mut()
-    } else {
-        b.as_ptr() as *mut u8
-    }
-}
-
-/// `C_EncryptMessageBegin` / `C_DecryptMessageBegin`.
-fn begin(
-    l: &CK_FUNCTION_LIST_3_0,
-    s: &Session,
-    encrypt: bool,
-    params: &mut CK_GCM_MESSAGE_PARAMS,
-    aad: &[u8],
-) -> CK_RV {
-    let f = if encrypt {
-        l.C_EncryptMessageBegin.unwrap()
-    } else {
-        l.C_DecryptMessageBegin.unwrap()
-    };
-    // SAFETY: every buffer valid for the length given.
-    unsafe {
-        f(
-            s.handle(),
-            params as *mut _ as *mut _,
-            std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>() as CK_ULONG,
-            ptr_or_null(aad),
-            aad.len() as CK_ULONG,
-        )
-    }
-}
-
-/// `C_EncryptMessageNext` / `C_DecryptMessageNext`; `params` `None` passes
-/// NULL, `out` `None` is a size query. Returns the rv and the length
-/// reported.
-fn next(
-    l: &CK_FUNCTION_LIST_3_0,
-    s: &Session,
-    encrypt: bool,
-    params: Option<&mut CK_GCM_MESSAGE_PARAMS>,
-    input: &[u8],
-    out: Option<&mut [u8]>,
-    last: bool,
-) -> (CK_RV, CK_ULONG) {
-    let (p, mut len) = match out {
-        Some(o) => (o.as_mut_ptr(), o.len() as CK_ULONG),
-        None => (null_mut(), 0),
-    };
-    let (pp, pl) = match params {
-        Some(p) => (
-            p as *mut CK_GCM_MESSAGE_PARAMS as *mut _,
-            std::mem::size_of::<CK_GCM_MESSAGE_PARAMS>() as CK_ULONG,
-        ),
-        None => (null_mut(), 0),
-    };
-    let f = if encrypt {
-        l.C_EncryptMessageNext.unwrap()
-    } else {
-        l.C_DecryptMessageNext.unwrap()
-    };
-    let flags = if last { CKF_END_OF_MESSAGE } else { 0 };
-    // SAFETY: every buffer valid for the length given.
-    let rv = unsafe {
-        f(
-            s.handle(),
-            pp,
-            pl,
-            ptr_or_null(input),
-            input.len() as CK_ULONG,
-            p,
-            &mut len,
-            flags,
-        )
-    };
-    (rv, len)
-}
 
 /// The fixed field of the IVs below (SP 800-38D §8.2.1): constant for the key.
 const PREFIX: [u8; 4] = [0xa5, 0x5a, 0x0f, 0xf0];

@@ -205,7 +205,16 @@ fn multipart_decrypt_tamper_releases_nothing() {
         );
         let mut out = [0u8; 60];
         assert_eq!(
-            next(l, &s, false, None, &[], Some(&mut out), false).0,
+            next(
+                l,
+                &s,
+                false,
+                None::<&mut CK_GCM_MESSAGE_PARAMS>,
+                &[],
+                Some(&mut out),
+                false
+            )
+            .0,
             CKR_OPERATION_NOT_INITIALIZED,
             "the failed message ended"
         );
@@ -356,7 +365,15 @@ fn multipart_generated_ivs_differ() {
                 assert_eq!(begin(l, &s, true, &mut p, b"ad"), CKR_OK);
                 let at_begin = iv;
                 assert_ne!(&at_begin[4..], &[0xffu8; 8], "IV generated at Begin");
-                let (rv, _) = next(l, &s, true, None, &plain[..3], Some(&mut []), false);
+                let (rv, _) = next(
+                    l,
+                    &s,
+                    true,
+                    None::<&mut CK_GCM_MESSAGE_PARAMS>,
+                    &plain[..3],
+                    Some(&mut []),
+                    false,
+                );
                 assert_eq!(rv, CKR_OK);
                 let mut ct = [0u8; 8];
                 assert_eq!(

@@ -7,22 +7,7 @@ use std::ptr::null_mut;
 
 /// The 3.0 function list of the loaded module.
 fn list30() -> &'static CK_FUNCTION_LIST_3_0 {
-    // SAFETY: loading the module under test (the same instance cryptoki
-    // uses) and asking for its 3.0 interface with valid pointers; the
-    // library stays loaded for the process.
-    unsafe {
-        let lib = cryptoki_sys::Pkcs11::new(module_path()).unwrap();
-        let mut name = *b"PKCS 11\0";
-        let mut v = CK_VERSION { major: 3, minor: 0 };
-        let mut iface: *mut CK_INTERFACE = null_mut();
-        assert_eq!(
-            lib.C_GetInterface(name.as_mut_ptr(), &mut v, &mut iface, 0),
-            CKR_OK
-        );
-        let l = &*((*iface).pFunctionList as *const CK_FUNCTION_LIST_3_0);
-        std::mem::forget(lib);
-        l
-    }
+    raw30()
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! `C_WrapKey` / `C_UnwrapKey` applies unchanged (`wrap.rs`).
 
 use super::wrap::{checked_export, import_unwrapped, unwrapping_key};
-use crate::api::message::{GcmMessage, one_message};
+use crate::api::message::{MessageParams, one_message};
 use crate::api::session::Session;
 use crate::attributes::Attr;
 use crate::error::{Error, Result, err};
@@ -32,7 +32,7 @@ fn gcm(function: CK_FLAGS) -> Result<Mechanism<'static>> {
 /// the tag are in `params`.
 pub fn wrap_key_authenticated(
     session: &Session,
-    params: GcmMessage<'_>,
+    params: MessageParams<'_>,
     wrapping: CK_OBJECT_HANDLE,
     key: CK_OBJECT_HANDLE,
     aad: &[u8],
@@ -67,7 +67,7 @@ pub fn wrap_key_authenticated(
 /// `C_UnwrapKey` does.
 pub fn unwrap_key_authenticated(
     session: &Session,
-    params: GcmMessage<'_>,
+    params: MessageParams<'_>,
     unwrapping: CK_OBJECT_HANDLE,
     wrapped: &[u8],
     template: &[Attr],

@@ -20,7 +20,7 @@ use zeroize::{Zeroize, Zeroizing};
 
 /// Checks the CCM parameter: nonce length, tag length, and that the data
 /// length fits in the `q = 15 - n` bytes B0 gives it.
-pub(super) fn ccm_check(nonce_len: usize, tag_len: usize, data_len: u64) -> Result<()> {
+pub fn ccm_check(nonce_len: usize, tag_len: usize, data_len: u64) -> Result<()> {
     let bad = || err(CKR_MECHANISM_PARAM_INVALID);
     if !(7..=13).contains(&nonce_len) || !(4..=16).contains(&tag_len) || !tag_len.is_multiple_of(2)
     {

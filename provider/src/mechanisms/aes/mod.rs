@@ -47,6 +47,7 @@ mod material;
 mod modes;
 mod wrap;
 
+pub use ccm::ccm_check;
 pub use key::AesKey;
 pub use material::{aes_key, load};
 pub use modes::AesCipher;

@@ -4,7 +4,9 @@ package (OpenSSL), an implementation nobody here wrote.
 Reads one JSON object per line on stdin, as provider/tests/sym_crosscheck.rs
 writes them from the module's answers: {"mech": NAME, "key": hex, ... ,
 "out": hex}. Prints "ok NAME" or "FAIL NAME: reason" per case and exits 1
-if any failed. CTS (CS1) and CBC-MAC are built here over cryptography's
+if any failed. With --seal, prints the package's own output of each case
+instead (hex, one line per case; provider/tests/message/aead.rs decrypts
+it in the module). CTS (CS1) and CBC-MAC are built here over cryptography's
 AES-ECB / AES-CBC, since the package has no such mode; AES key wrap with
 PKCS #7 padding over its RFC 3394 key wrap. ChaCha20 and ChaCha20-Poly1305
 (RFC 8439) are the package's own.
@@ -97,7 +99,18 @@ def expected(c):
     raise ValueError(f"unknown mechanism {m}")
 
 
+def seal():
+    """With --seal: prints what the package makes of each case (no "out"),
+    hex, one line per case, for the module to decrypt."""
+    for line in sys.stdin:
+        if line.strip():
+            print(expected(json.loads(line)).hex())
+
+
 def main():
+    if "--seal" in sys.argv[1:]:
+        seal()
+        return
     failed = 0
     for line in sys.stdin:
         if not line.strip():

@@ -1,28 +1,39 @@
 //! Message-based encryption and decryption (base spec 3.0 §5.19 / §5.20)
-//! with `CKM_AES_GCM` and its per-message `CK_GCM_MESSAGE_PARAMS`
-//! (mechanisms spec 3.0 §2.12 "AES-GCM", message-based part).
+//! with `CKM_AES_GCM` (per-message `CK_GCM_MESSAGE_PARAMS`, mechanisms spec
+//! 3.0 §2.12), `CKM_AES_CCM` (`CK_CCM_MESSAGE_PARAMS`, §2.13) and
+//! `CKM_CHACHA20_POLY1305` (`CK_SALSA20_CHACHA20_POLY1305_MSG_PARAMS`,
+//! §2.47), message-based parts.
 //!
 //! A message is either single-part (`C_EncryptMessage` /
 //! `C_DecryptMessage`) or multi-part (`C_EncryptMessageBegin` then
 //! `C_EncryptMessageNext` until `CKF_END_OF_MESSAGE`, and the decrypt
-//! pair). Both run through the same GCM code as `C_Encrypt` / `C_Decrypt`.
+//! pair). Both run through the same AEAD code as `C_Encrypt` / `C_Decrypt`.
 //! A multi-part message is buffered (at most [`MAX_MESSAGE_LEN`] bytes)
 //! and processed whole at its last part: intermediate parts output
 //! nothing, so a decryption releases plaintext only once the tag verified.
+//! A CCM message declares its length up front (`ulDataLen`, as B0 encodes
+//! it): parts past it, or a last part short of it, are refused.
 //! The operation lives in the session's own `message_encrypt` /
 //! `message_decrypt` slots, independent of `C_EncryptInit` / `C_DecryptInit`
 //! (§5.19: a session may hold both).
 //!
-//! IVs the token generates (§2.12 `ivGenerator`): a counter
-//! (`CKG_GENERATE_COUNTER`, `CKG_GENERATE_COUNTER_XOR`) is the invocation
-//! field of SP 800-38D §8.2.1's deterministic construction, one counter per
-//! key value kept by the token (see `ivcounter` and `storage::iv_counters`),
-//! so no IV repeats for the key across operations, sessions, copies of the
-//! key, processes and restarts; random IVs (`CKG_GENERATE`,
-//! `CKG_GENERATE_RANDOM`) keep at least [`MIN_RANDOM_BITS`] random bits.
+//! IVs and nonces the token generates (GCM `ivGenerator`, CCM
+//! `nonceGenerator`): a counter (`CKG_GENERATE_COUNTER`,
+//! `CKG_GENERATE_COUNTER_XOR`) is the invocation field of SP 800-38D
+//! §8.2.1's deterministic construction, one counter per AES key value kept
+//! by the token (see `ivcounter` and `storage::iv_counters`) and shared by
+//! GCM IVs and CCM nonces, so no value repeats for the key across
+//! operations, sessions, copies of the key, processes and restarts; random
+//! ones (`CKG_GENERATE`, `CKG_GENERATE_RANDOM`) keep at least
+//! [`MIN_RANDOM_BITS`] random bits. `CK_SALSA20_CHACHA20_POLY1305_MSG_PARAMS`
+//! has no generator: its nonces are always the caller's, as GCM IVs with
+//! `CKG_NO_GENERATE`.
+
+mod sign;
+pub use sign::*;
 
 use super::crypto::key_use::message_key;
-use super::operations::{MessageCipher, MessageSign, Operations, Pending};
+use super::operations::{MessageCipher, Operations, Pending, end_operation};
 use super::session::Session;
 use super::token::Token;
 use crate::error::{Error, Result, err};
@@ -38,47 +49,65 @@ use zeroize::Zeroizing;
 pub const MAX_MESSAGE_LEN: usize = 1 << 30;
 
 /// Fewest counter bits (`ulIvLen * 8 - ulIvFixedBits`) of a
-/// `CKG_GENERATE_COUNTER(_XOR)` IV: 2^32 messages at least.
+/// `CKG_GENERATE_COUNTER(_XOR)` IV or nonce: 2^32 messages at least.
 pub const MIN_COUNTER_BITS: usize = 32;
 
-/// Fewest random bits of a `CKG_GENERATE(_RANDOM)` IV. With r random bits,
-/// n messages under one key repeat an IV with probability about
-/// n^2 / 2^(r+1): 2^-25 for 2^20 messages at 64 bits. SP 800-38D §8.2.2
-/// asks for 96; 64 admits the common 4-byte fixed field of a 12-byte IV.
+/// Fewest random bits of a `CKG_GENERATE(_RANDOM)` IV or nonce. With r
+/// random bits, n messages under one key repeat an IV with probability
+/// about n^2 / 2^(r+1): 2^-25 for 2^20 messages at 64 bits. SP 800-38D
+/// §8.2.2 asks for 96; 64 admits the common 4-byte fixed field of a
+/// 12-byte IV.
 pub const MIN_RANDOM_BITS: usize = 64;
 
-/// The length error of a message too long for `direction`:
-/// `CKR_DATA_LEN_RANGE` (plaintext) or `CKR_ENCRYPTED_DATA_LEN_RANGE`.
+/// The mechanisms of the message-based cipher functions.
+pub const MESSAGE_CIPHERS: [CK_MECHANISM_TYPE; 3] =
+    [CKM_AES_GCM, CKM_AES_CCM, CKM_CHACHA20_POLY1305];
+
+/// The length error of `direction`: `CKR_DATA_LEN_RANGE` (plaintext) or
+/// `CKR_ENCRYPTED_DATA_LEN_RANGE`.
+fn len_error(direction: Direction) -> Error {
+    match direction {
+        Direction::Encrypt => err(CKR_DATA_LEN_RANGE),
+        Direction::Decrypt => err(CKR_ENCRYPTED_DATA_LEN_RANGE),
+    }
+}
+
+/// The length of a message of `buffered` bytes and a new `part`, or the
+/// length error of `direction` past [`MAX_MESSAGE_LEN`].
 fn check_len(direction: Direction, buffered: usize, part: usize) -> Result<usize> {
     buffered
         .checked_add(part)
         .filter(|&n| n <= MAX_MESSAGE_LEN)
-        .ok_or_else(|| match direction {
-            Direction::Encrypt => err(CKR_DATA_LEN_RANGE),
-            Direction::Decrypt => err(CKR_ENCRYPTED_DATA_LEN_RANGE),
-        })
+        .ok_or_else(|| len_error(direction))
 }
 
-/// The per-message `CK_GCM_MESSAGE_PARAMS`, as read by the FFI layer.
-pub struct GcmMessage<'a> {
-    /// `pIv` (`ulIvLen` bytes): input for `CKG_NO_GENERATE` and the fixed
-    /// part, output for the generated forms.
+/// The per-message parameter, as read by the FFI layer from the structure
+/// of the operation's mechanism: `CK_GCM_MESSAGE_PARAMS`,
+/// `CK_CCM_MESSAGE_PARAMS` or `CK_SALSA20_CHACHA20_POLY1305_MSG_PARAMS`.
+pub struct MessageParams<'a> {
+    /// The mechanism whose structure this is.
+    pub mechanism: CK_MECHANISM_TYPE,
+    /// `pIv` / `pNonce`: input for `CKG_NO_GENERATE` and the fixed part,
+    /// output for the generated forms.
     pub iv: &'a mut [u8],
-    /// `ulIvFixedBits`.
+    /// `ulIvFixedBits` / `ulNonceFixedBits` (0 for ChaCha20-Poly1305).
     pub fixed_bits: CK_ULONG,
-    /// `ivGenerator`.
+    /// `ivGenerator` / `nonceGenerator` (`CKG_NO_GENERATE` for
+    /// ChaCha20-Poly1305, whose structure has none).
     pub generator: CK_GENERATOR_FUNCTION,
-    /// `pTag` (`ulTagBits / 8` bytes): output on encryption, input on decryption.
+    /// `pTag` / `pMAC` (`ulTagBits / 8`, `ulMACLen` or 16 bytes): output on
+    /// encryption, input on decryption.
     pub tag: &'a mut [u8],
-    /// `ulTagBits`.
-    pub tag_bits: CK_ULONG,
+    /// CCM's `ulDataLen` (`None` for the others).
+    pub data_len: Option<CK_ULONG>,
 }
 
-/// `C_MessageEncryptInit` / `C_MessageDecryptInit` (§5.19 / §5.20): only
-/// `CKM_AES_GCM` with no parameter; the key needs `CKA_ENCRYPT` /
-/// `CKA_DECRYPT`. A key with `CKA_ALWAYS_AUTHENTICATE` is refused for
-/// decryption (`CKR_KEY_FUNCTION_NOT_PERMITTED`): there is no context
-/// login for message operations here.
+/// `C_MessageEncryptInit` / `C_MessageDecryptInit` (§5.19 / §5.20):
+/// `CKM_AES_GCM`, `CKM_AES_CCM` or `CKM_CHACHA20_POLY1305` with no
+/// parameter; the key needs `CKA_ENCRYPT` / `CKA_DECRYPT`. A key with
+/// `CKA_ALWAYS_AUTHENTICATE` is refused for decryption
+/// (`CKR_KEY_FUNCTION_NOT_PERMITTED`): there is no context login for
+/// message operations here.
 pub fn init(
     session: &Session,
     direction: Direction,
@@ -94,20 +123,46 @@ pub fn init(
         Direction::Encrypt => (CKF_MESSAGE_ENCRYPT, CKA_ENCRYPT),
         Direction::Decrypt => (CKF_MESSAGE_DECRYPT, CKA_DECRYPT),
     };
-    if mech.ty != CKM_AES_GCM || !matches!(mech.param, Param::None) {
+    if !MESSAGE_CIPHERS.contains(&mech.ty) || !matches!(mech.param, Param::None) {
         return Err(err(CKR_MECHANISM_INVALID));
     }
     mechanisms::require(mech, function)?;
     let key = message_key(session, key, mech, usage)?;
-    if !matches!(&*key, KeyMaterial::Aes(_)) {
-        return Err(err(CKR_KEY_TYPE_INCONSISTENT));
-    }
+    check_key(mech.ty, &key)?;
     *slot = Some(MessageCipher {
+        mechanism: mech.ty,
         key,
         counter: None,
         pending: None,
     });
     Ok(())
+}
+
+/// `CKR_KEY_TYPE_INCONSISTENT` unless `key` is an AES key (GCM, CCM) or a
+/// ChaCha20 key (ChaCha20-Poly1305).
+fn check_key(mechanism: CK_MECHANISM_TYPE, key: &KeyMaterial) -> Result<()> {
+    let fits = match mechanism {
+        CKM_CHACHA20_POLY1305 => matches!(key, KeyMaterial::ChaCha20(_)),
+        _ => matches!(key, KeyMaterial::Aes(_)),
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(err(CKR_KEY_TYPE_INCONSISTENT))
+    }
+}
+
+/// The mechanism of the message-cipher operation of `direction`
+/// (`CKR_OPERATION_NOT_INITIALIZED` if none): which structure the
+/// per-message parameter is.
+pub fn mechanism(session: &Session, direction: Direction) -> Result<CK_MECHANISM_TYPE> {
+    session
+        .ops
+        .lock()
+        .message_cipher(direction)
+        .as_ref()
+        .map(|op| op.mechanism)
+        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
 }
 
 /// `C_MessageEncryptFinal` / `C_MessageDecryptFinal`: ends the operation,
@@ -117,36 +172,39 @@ pub fn finish(session: &Session, direction: Direction) -> Result<()> {
     end_operation(session.ops.lock().message_cipher(direction))
 }
 
-/// Ends the message-based operation in `slot` (the `*Final` calls);
-/// `CKR_OPERATION_NOT_INITIALIZED` if there is none.
-fn end_operation<T>(slot: &mut Option<T>) -> Result<()> {
-    slot.take()
-        .map(drop)
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))
-}
-
-/// Checks the lengths of `p` (`CKR_MECHANISM_PARAM_INVALID` otherwise).
-fn check_params(p: &GcmMessage<'_>) -> Result<usize> {
+/// Checks `p` against the operation's `mechanism` and the lengths its
+/// structure allows (`CKR_MECHANISM_PARAM_INVALID` otherwise): GCM IV
+/// 1–256 bytes and tag 12–16 bytes; CCM nonce 7–13 bytes, MAC 4, 6, …, 16
+/// bytes and `ulDataLen` within what B0 encodes; ChaCha20-Poly1305 nonce
+/// 12 bytes and tag 16.
+fn check_params(mechanism: CK_MECHANISM_TYPE, p: &MessageParams<'_>) -> Result<()> {
     let bad = || err(CKR_MECHANISM_PARAM_INVALID);
-    if p.iv.is_empty() || p.iv.len() > 256 {
+    if p.mechanism != mechanism {
         return Err(bad());
     }
-    if !matches!(p.tag_bits, 96 | 104 | 112 | 120 | 128) || p.tag.len() != p.tag_bits as usize / 8 {
-        return Err(bad());
-    }
-    Ok(p.tag.len())
+    let (iv, tag) = (p.iv.len(), p.tag.len());
+    let ok = match (mechanism, p.data_len) {
+        (CKM_AES_GCM, None) => (1..=256).contains(&iv) && (12..=16).contains(&tag),
+        (CKM_AES_CCM, Some(data_len)) => {
+            return mechanisms::aes::ccm_check(iv, tag, data_len);
+        }
+        (CKM_CHACHA20_POLY1305, None) => iv == 12 && tag == 16,
+        _ => false,
+    };
+    if ok { Ok(()) } else { Err(bad()) }
 }
 
-/// Fills the generated part of the IV (§2.12 `CK_GCM_MESSAGE_PARAMS`):
-/// the leading `fixed_bits` bits stay the caller's (the fixed field of SP
-/// 800-38D §8.2), the rest is random or the next value of the key value's
-/// counter on `token` (big-endian, XORed into the caller's bits for
+/// Fills the generated part of the IV or nonce (§2.12
+/// `CK_GCM_MESSAGE_PARAMS`, §2.13 `CK_CCM_MESSAGE_PARAMS`): the leading
+/// `fixed_bits` bits stay the caller's (the fixed field of SP 800-38D
+/// §8.2), the rest is random or the next value of the key value's counter
+/// on `token` (big-endian, XORed into the caller's bits for
 /// `CKG_GENERATE_COUNTER_XOR`). Fewer than [`MIN_RANDOM_BITS`] random or
 /// [`MIN_COUNTER_BITS`] counter bits: `CKR_MECHANISM_PARAM_INVALID`; a
 /// counter past what its bits hold: `CKR_DATA_LEN_RANGE`; a token that
 /// cannot record its counter: `CKR_TOKEN_WRITE_PROTECTED`. On error `pIv`
 /// is untouched.
-fn generate_iv(token: &Token, op: &mut MessageCipher, p: &mut GcmMessage<'_>) -> Result<()> {
+fn generate_iv(token: &Token, op: &mut MessageCipher, p: &mut MessageParams<'_>) -> Result<()> {
     let bad = || err(CKR_MECHANISM_PARAM_INVALID);
     let total_bits = p.iv.len() * 8;
     let fixed = usize::try_from(p.fixed_bits).map_err(|_| bad())?;
@@ -219,7 +277,7 @@ fn merge_bits(iv: &mut [u8], src: &[u8], fixed: usize, xor: bool) {
 
 /// Checks the generator of a decryption's parameters: any known one (the
 /// IV in `pIv` is used as given).
-fn check_decrypt_generator(p: &GcmMessage<'_>) -> Result<()> {
+fn check_decrypt_generator(p: &MessageParams<'_>) -> Result<()> {
     if matches!(
         p.generator,
         CKG_NO_GENERATE
@@ -235,14 +293,15 @@ fn check_decrypt_generator(p: &GcmMessage<'_>) -> Result<()> {
 }
 
 /// Encrypts (tag into `tag`) or decrypts (tag read from `tag`) one whole
-/// message into `out` (at least `input.len()` bytes). A decryption writes
-/// `out` only once the tag verified (`CKR_ENCRYPTED_DATA_INVALID` otherwise).
+/// message with `mechanism` into `out` (at least `input.len()` bytes). A
+/// decryption writes `out` only once the tag verified
+/// (`CKR_ENCRYPTED_DATA_INVALID` otherwise).
 #[allow(clippy::too_many_arguments)]
 fn run(
     key: &Arc<KeyMaterial>,
+    mechanism: CK_MECHANISM_TYPE,
     direction: Direction,
     iv: &[u8],
-    tag_bits: CK_ULONG,
     aad: &[u8],
     input: &[u8],
     tag: &mut [u8],
@@ -250,9 +309,24 @@ fn run(
 ) -> Result<usize> {
     use mechanisms::CipherOperation;
     let tag_len = tag.len();
+    let param = match mechanism {
+        CKM_AES_GCM => Param::Gcm {
+            iv,
+            aad,
+            tag_bits: (tag_len * 8) as CK_ULONG,
+        },
+        CKM_AES_CCM => Param::Ccm {
+            data_len: input.len() as CK_ULONG,
+            nonce: iv,
+            aad,
+            mac_len: tag_len as CK_ULONG,
+        },
+        CKM_CHACHA20_POLY1305 => Param::ChaChaPoly { nonce: iv, aad },
+        _ => return Err(err(CKR_MECHANISM_INVALID)),
+    };
     let mech = Mechanism {
-        ty: CKM_AES_GCM,
-        param: Param::Gcm { iv, aad, tag_bits },
+        ty: mechanism,
+        param,
     };
     let mut cipher =
         mechanisms::cipher_init(&mech, key.clone(), direction, CKF_ENCRYPT | CKF_DECRYPT)?;
@@ -279,6 +353,16 @@ fn run(
     }
 }
 
+/// CCM's declared length against the message's (`CKR_DATA_LEN_RANGE` /
+/// `CKR_ENCRYPTED_DATA_LEN_RANGE` when they differ); nothing to check for
+/// the others.
+fn check_declared(direction: Direction, p: &MessageParams<'_>, len: usize) -> Result<()> {
+    match p.data_len {
+        Some(declared) if declared != len as CK_ULONG => Err(len_error(direction)),
+        _ => Ok(()),
+    }
+}
+
 /// `C_EncryptMessage` / `C_DecryptMessage`: one whole message. `out` is
 /// `None` for a length query; a too-small buffer gives
 /// `CKR_BUFFER_TOO_SMALL`. Neither ends the operation, nor does a failed
@@ -287,14 +371,15 @@ fn run(
 pub fn message(
     session: &Session,
     direction: Direction,
-    params: GcmMessage<'_>,
+    params: MessageParams<'_>,
     aad: &[u8],
     input: &[u8],
     out: Option<&mut [u8]>,
 ) -> Result<usize> {
     let mut ops = session.ops.lock();
     let op = idle(&mut ops, direction)?;
-    check_params(&params)?;
+    check_params(op.mechanism, &params)?;
+    check_declared(direction, &params, input.len())?;
     let Some(out) = out else {
         return Ok(input.len());
     };
@@ -310,7 +395,7 @@ fn whole_message(
     token: &Token,
     op: &mut MessageCipher,
     direction: Direction,
-    mut params: GcmMessage<'_>,
+    mut params: MessageParams<'_>,
     aad: &[u8],
     input: &[u8],
     out: &mut [u8],
@@ -318,9 +403,9 @@ fn whole_message(
     prepare_iv(token, op, direction, &mut params)?;
     run(
         &op.key,
+        op.mechanism,
         direction,
         params.iv,
-        params.tag_bits,
         aad,
         input,
         params.tag,
@@ -328,27 +413,26 @@ fn whole_message(
     )
 }
 
-/// One whole message under `key` outside any message operation (3.2
-/// `C_WrapKeyAuthenticated` / `C_UnwrapKeyAuthenticated`): the parameter
-/// checks, IV generation (a counter shared with every message encryption
-/// under the same key value) and AES-GCM of `C_EncryptMessage` /
-/// `C_DecryptMessage`. `out` holds at least `input.len()` bytes; a
+/// One whole AES-GCM message under `key` outside any message operation
+/// (3.2 `C_WrapKeyAuthenticated` / `C_UnwrapKeyAuthenticated`): the
+/// parameter checks, IV generation (a counter shared with every message
+/// encryption under the same key value) and AES-GCM of `C_EncryptMessage`
+/// / `C_DecryptMessage`. `out` holds at least `input.len()` bytes; a
 /// decryption writes it only once the tag verified.
 #[allow(clippy::too_many_arguments)]
 pub(in crate::api) fn one_message(
     session: &Session,
     key: Arc<KeyMaterial>,
     direction: Direction,
-    params: GcmMessage<'_>,
+    params: MessageParams<'_>,
     aad: &[u8],
     input: &[u8],
     out: &mut [u8],
 ) -> Result<usize> {
-    if !matches!(&*key, KeyMaterial::Aes(_)) {
-        return Err(err(CKR_KEY_TYPE_INCONSISTENT));
-    }
-    check_params(&params)?;
+    check_key(CKM_AES_GCM, &key)?;
+    check_params(CKM_AES_GCM, &params)?;
     let mut op = MessageCipher {
+        mechanism: CKM_AES_GCM,
         key,
         counter: None,
         pending: None,
@@ -375,7 +459,7 @@ fn prepare_iv(
     token: &Token,
     op: &mut MessageCipher,
     direction: Direction,
-    params: &mut GcmMessage<'_>,
+    params: &mut MessageParams<'_>,
 ) -> Result<()> {
     match direction {
         Direction::Encrypt => generate_iv(token, op, params),
@@ -384,24 +468,37 @@ fn prepare_iv(
 }
 
 /// `C_EncryptMessageBegin` / `C_DecryptMessageBegin` (§5.19 / §5.20):
-/// starts a multi-part message with its `CK_GCM_MESSAGE_PARAMS` and
-/// associated data. An encryption generates the IV now (written to `pIv`)
-/// as `C_EncryptMessage` does. `CKR_OPERATION_ACTIVE` while a message is
-/// in progress; on any error no message is started.
+/// starts a multi-part message with its per-message parameter and
+/// associated data. An encryption generates the IV or nonce now (written
+/// to `pIv` / `pNonce`) as `C_EncryptMessage` does. A CCM message's
+/// `ulDataLen` is its whole length (past [`MAX_MESSAGE_LEN`]:
+/// `CKR_DATA_LEN_RANGE` / `CKR_ENCRYPTED_DATA_LEN_RANGE`).
+/// `CKR_OPERATION_ACTIVE` while a message is in progress; on any error no
+/// message is started.
 pub fn begin(
     session: &Session,
     direction: Direction,
-    mut params: GcmMessage<'_>,
+    mut params: MessageParams<'_>,
     aad: &[u8],
 ) -> Result<()> {
     let mut ops = session.ops.lock();
     let op = idle(&mut ops, direction)?;
-    check_params(&params)?;
+    check_params(op.mechanism, &params)?;
+    let data_len = match params.data_len {
+        Some(n) => Some(
+            usize::try_from(n)
+                .ok()
+                .filter(|&n| n <= MAX_MESSAGE_LEN)
+                .ok_or_else(|| len_error(direction))?,
+        ),
+        None => None,
+    };
     prepare_iv(&session.token, op, direction, &mut params)?;
     op.pending = Some(Pending {
         iv: params.iv.to_vec(),
         aad: aad.to_vec(),
-        tag_bits: params.tag_bits,
+        tag_len: params.tag.len(),
+        data_len,
         data: Zeroizing::new(Vec::new()),
     });
     Ok(())
@@ -411,27 +508,39 @@ pub fn begin(
 /// `input`. A part that is not the last outputs nothing (0 bytes); the
 /// last (`CKF_END_OF_MESSAGE`) outputs the whole message's ciphertext or,
 /// once the tag in `params` verified, plaintext, and writes (encryption)
-/// or reads (decryption) the tag through `params` (required then; its
-/// `ulTagBits` must be the `Begin`'s). `out` `None` is a length query: it,
-/// and `CKR_BUFFER_TOO_SMALL`, add nothing and keep the message, so the
-/// same call can be repeated. Any other error ends the message (not the
-/// operation), as does the last part.
+/// or reads (decryption) the tag through `params` (required then; its tag
+/// length, and for CCM its `ulDataLen`, must be the `Begin`'s). A CCM part
+/// that takes the message past its `ulDataLen`, or a last part that leaves
+/// it short: `CKR_DATA_LEN_RANGE` / `CKR_ENCRYPTED_DATA_LEN_RANGE`. `out`
+/// `None` is a length query: it, and `CKR_BUFFER_TOO_SMALL`, add nothing
+/// and keep the message, so the same call can be repeated. Any other error
+/// ends the message (not the operation), as does the last part.
 pub fn next(
     session: &Session,
     direction: Direction,
-    params: Option<GcmMessage<'_>>,
+    params: Option<MessageParams<'_>>,
     input: &[u8],
     last: bool,
     out: Option<&mut [u8]>,
 ) -> Result<usize> {
     let mut ops = session.ops.lock();
-    let MessageCipher { key, pending, .. } = ops
+    let MessageCipher {
+        mechanism,
+        key,
+        pending,
+        ..
+    } = ops
         .message_cipher(direction)
         .as_mut()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     let message = pending.as_mut().ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     let query = out.is_none();
-    let r = next_part(key, direction, message, params, input, last, out);
+    let part = Part {
+        input,
+        last,
+        params,
+    };
+    let r = next_part(key, *mechanism, direction, message, part, out);
     let keep = match &r {
         Ok(_) => !last || query,
         Err(e) => e.rv() == CKR_BUFFER_TOO_SMALL,
@@ -442,24 +551,41 @@ pub fn next(
     r
 }
 
-/// The work of [`next`] on the message `m`; commits `input` to it only when
-/// the call succeeds and is not a length query.
+/// One part of a multi-part message, as passed to a `*MessageNext`.
+struct Part<'i, 'p> {
+    input: &'i [u8],
+    last: bool,
+    params: Option<MessageParams<'p>>,
+}
+
+/// The work of [`next`] on the message `m`; commits the part's input to it
+/// only when the call succeeds and is not a length query.
 fn next_part(
     key: &Arc<KeyMaterial>,
+    mechanism: CK_MECHANISM_TYPE,
     direction: Direction,
     m: &mut Pending,
-    params: Option<GcmMessage<'_>>,
-    input: &[u8],
-    last: bool,
+    part: Part<'_, '_>,
     out: Option<&mut [u8]>,
 ) -> Result<usize> {
+    let Part {
+        input,
+        last,
+        params,
+    } = part;
     if let Some(p) = &params {
-        check_params(p)?;
-        if p.tag_bits != m.tag_bits {
+        check_params(mechanism, p)?;
+        let declared = m.data_len.map(|n| n as CK_ULONG);
+        if p.tag.len() != m.tag_len || p.data_len != declared {
             return Err(err(CKR_MECHANISM_PARAM_INVALID));
         }
     }
     let total = check_len(direction, m.data.len(), input.len())?;
+    if let Some(declared) = m.data_len
+        && (total > declared || (last && total != declared))
+    {
+        return Err(len_error(direction));
+    }
     if !last {
         if out.is_some() {
             append(&mut m.data, input);
@@ -477,7 +603,7 @@ fn next_part(
     }
     append(&mut m.data, input);
     run(
-        key, direction, &m.iv, m.tag_bits, &m.aad, &m.data, params.tag, out,
+        key, mechanism, direction, &m.iv, &m.aad, &m.data, params.tag, out,
     )
 }
 
@@ -502,188 +628,6 @@ fn append(buf: &mut Zeroizing<Vec<u8>>, part: &[u8]) {
         *buf = grown;
     }
     buf.extend_from_slice(part);
-}
-
-/// `C_MessageSignInit` / `C_MessageVerifyInit` (§5.21 / §5.22): the HMAC
-/// mechanisms, `CKM_EDDSA`, `CKM_ML_DSA`, `CKM_HASH_ML_DSA_<hash>`,
-/// `CKM_SLH_DSA` and `CKM_HASH_SLH_DSA_<hash>`, with
-/// their usual (`C_SignInit`) parameter.
-/// Their messages take no per-message parameter.
-pub fn sign_init(
-    session: &Session,
-    sign: bool,
-    mech: &Mechanism<'_>,
-    key: CK_OBJECT_HANDLE,
-) -> Result<()> {
-    let mut ops = session.ops.lock();
-    let slot = ops.message_signer(sign);
-    if slot.is_some() {
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
-    let (function, usage) = if sign {
-        (CKF_MESSAGE_SIGN, CKA_SIGN)
-    } else {
-        (CKF_MESSAGE_VERIFY, CKA_VERIFY)
-    };
-    mechanisms::require(mech, function)?;
-    let key = message_key(session, key, mech, usage)?;
-    let (mut mac_len, mut eddsa, mut sign_context) = (None, None, None);
-    match mech.param {
-        Param::None => {}
-        Param::MacLength(n) => mac_len = Some(n),
-        Param::EdDsa { prehash, context } => {
-            eddsa = Some((prehash, context.map(<[u8]>::to_vec)));
-        }
-        Param::SignContext { hedge, context } => sign_context = Some((hedge, context.to_vec())),
-        _ => return Err(err(CKR_MECHANISM_PARAM_INVALID)),
-    }
-    // Checks key and parameter now, as C_SignInit would.
-    if sign {
-        mechanisms::sign_init(mech, key.clone())?;
-    } else {
-        mechanisms::verify_init(mech, key.clone())?;
-    }
-    *slot = Some(MessageSign {
-        key,
-        ty: mech.ty,
-        mac_len,
-        eddsa,
-        sign_context,
-        signing: None,
-        verifying: None,
-    });
-    Ok(())
-}
-
-/// `C_MessageSignFinal` / `C_MessageVerifyFinal`: ends the operation.
-pub fn sign_finish(session: &Session, sign: bool) -> Result<()> {
-    end_operation(session.ops.lock().message_signer(sign))
-}
-
-/// `C_SignMessage`: one whole message, as `C_Sign` with the init's
-/// mechanism. Size query and `CKR_BUFFER_TOO_SMALL` keep the operation, as
-/// does a failed message.
-pub fn sign_message(session: &Session, data: &[u8], out: Option<&mut [u8]>) -> Result<usize> {
-    use mechanisms::SignOperation;
-    let ops = session.ops.lock();
-    let op = ops
-        .message_sign
-        .as_ref()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    if op.signing.is_some() {
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
-    let mut signer = mechanisms::sign_init(&op.mechanism(), op.key.clone())?;
-    let need = signer.output_len();
-    let Some(out) = out else {
-        return Ok(need);
-    };
-    if out.len() < need {
-        return Err(Error::buffer_too_small(need));
-    }
-    signer.sign(data, out)
-}
-
-/// `C_VerifyMessage`: one whole message, as `C_Verify`; the operation
-/// stays for the next message.
-pub fn verify_message(session: &Session, data: &[u8], signature: &[u8]) -> Result<()> {
-    use mechanisms::VerifyOperation;
-    let ops = session.ops.lock();
-    let op = ops
-        .message_verify
-        .as_ref()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    if op.verifying.is_some() {
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
-    mechanisms::verify_init(&op.mechanism(), op.key.clone())?.verify(data, signature)
-}
-
-/// `C_SignMessageBegin` / `C_VerifyMessageBegin` (§5.21 / §5.22): starts a
-/// multi-part message; `CKR_OPERATION_ACTIVE` while one is in progress.
-pub fn sign_begin(session: &Session, sign: bool) -> Result<()> {
-    let mut ops = session.ops.lock();
-    let op = ops
-        .message_signer(sign)
-        .as_mut()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    if op.signing.is_some() || op.verifying.is_some() {
-        return Err(err(CKR_OPERATION_ACTIVE));
-    }
-    let mech = op.mechanism();
-    if sign {
-        let signer = mechanisms::sign_init(&mech, op.key.clone())?;
-        op.signing = Some(signer);
-    } else {
-        let verifier = mechanisms::verify_init(&mech, op.key.clone())?;
-        op.verifying = Some(verifier);
-    }
-    Ok(())
-}
-
-/// `C_SignMessageNext`: adds `data`; with `last` (`pulSignatureLen` given)
-/// also produces the signature and ends the message. A size query or
-/// `CKR_BUFFER_TOO_SMALL` adds nothing and keeps the message, so the call
-/// can be repeated with the same part; any other error ends the message.
-pub fn sign_next(
-    session: &Session,
-    data: &[u8],
-    last: bool,
-    out: Option<&mut [u8]>,
-) -> Result<usize> {
-    use mechanisms::SignOperation;
-    let mut ops = session.ops.lock();
-    let op = ops
-        .message_sign
-        .as_mut()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    let signer = op
-        .signing
-        .as_mut()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    if last {
-        let need = signer.output_len();
-        let Some(out) = out else {
-            return Ok(need);
-        };
-        if out.len() < need {
-            return Err(Error::buffer_too_small(need));
-        }
-        let mut signer = op
-            .signing
-            .take()
-            .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-        signer.update(data)?;
-        return signer.finish(out);
-    }
-    let r = signer.update(data);
-    if r.is_err() {
-        op.signing = None;
-    }
-    r.map(|()| 0)
-}
-
-/// `C_VerifyMessageNext`: adds `data`; with a signature, checks it and
-/// ends the message (whatever the outcome); an error ends it too.
-pub fn verify_next(session: &Session, data: &[u8], signature: Option<&[u8]>) -> Result<()> {
-    use mechanisms::VerifyOperation;
-    let mut ops = session.ops.lock();
-    let op = ops
-        .message_verify
-        .as_mut()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    let mut verifier = op
-        .verifying
-        .take()
-        .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
-    verifier.update(data)?;
-    match signature {
-        Some(sig) => verifier.finish(sig),
-        None => {
-            op.verifying = Some(verifier);
-            Ok(())
-        }
-    }
 }
 
 #[cfg(test)]
