@@ -422,6 +422,32 @@ mod tests {
         );
     }
 
+    /// The SHA-384 "test label" vector (IETF TLS WG list msg03416, as in
+    /// GnuTLS `tests/tls12-prf.c`), 148 bytes.
+    #[test]
+    fn test_label_vector_sha384() {
+        let mut out = vec![0u8; 148];
+        prf(
+            CKM_SHA384,
+            false,
+            &unhex("b80b733d6ceefcdc71566ea48e5567df"),
+            b"test label",
+            &[&unhex("cd665cf6a8447dd6ff8b27555edb7465")],
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            unhex(
+                "7b0c18e9ced410ed1804f2cfa34a336a1c14dffb4900bb5fd7942107e81c83cd\
+                 e9ca0faa60be9fe34f82b1233c9146a0e534cb400fed2700884f9dc236f80edd\
+                 8bfa961144c9e8d792eca722a7b32fc3d416d473ebc2c5fd4abfdad05d918425\
+                 9b5bf8cd4d90fa0d31e2dec479e4f1a26066f2eea9a69236a3e52655c9e9aee6\
+                 91c8f3a26854308d5eaa3be85e0990703d73e56f"
+            )
+        );
+    }
+
     /// Seeds split over several parts give the same PRF as one seed.
     #[test]
     fn seeds_concatenate() {
