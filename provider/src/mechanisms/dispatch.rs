@@ -4,7 +4,7 @@
 
 use super::material::KeyMaterial;
 use super::operation::{CipherOperation, OutputLen, SignOperation, VerifyOperation};
-use super::{aes, chacha, cmac, des, dsa, ec, eddsa, hmac, mldsa, rsa, slhdsa};
+use super::{aes, chacha, cmac, des, dsa, ec, eddsa, hmac, mldsa, otp, rsa, slhdsa};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 
@@ -37,6 +37,7 @@ dispatch_enum!(
         Hmac(hmac::HmacSign),
         Cmac(cmac::CmacSign),
         DesMac(des::mac::DesMac),
+        Hotp(otp::HotpSign),
     }
 );
 
@@ -89,6 +90,7 @@ dispatch_enum!(
         SlhDsa(Box<slhdsa::SlhDsaVerify>),
         Rsa(rsa::RsaVerify),
         Mac(MacVerify),
+        Hotp(otp::HotpVerify),
     }
 );
 

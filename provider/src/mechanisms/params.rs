@@ -59,6 +59,8 @@ pub enum ParamKind {
     /// `CK_SP800_108_FEEDBACK_KDF_PARAMS` (feedback), mechanisms spec 3.0
     /// §2.42; read only by `C_DeriveKey`, into owned values.
     Sp800108,
+    /// Optional `CK_OTP_PARAMS` (`CKM_HOTP`), read into [`OtpParams`].
+    Otp,
 }
 
 /// A mechanism parameter, read from the caller's memory.
@@ -189,6 +191,23 @@ pub enum Param<'a> {
     Pbkdf2(kdf::pbkdf2::Params<'a>),
     /// The SP 800-108 parameters (§2.42), owned by the FFI layer.
     Sp800108(&'a kdf::sp800_108::Params),
+    /// `CK_OTP_PARAMS` (base spec 3.0 "OTP mechanisms").
+    Otp(OtpParams),
+}
+
+/// The `CK_OTP_PARAM`s of a `CK_OTP_PARAMS` the token reads (each type at
+/// most once); `CK_OTP_PIN`, `CK_OTP_CHALLENGE` and `CK_OTP_TIME` are
+/// ignored, as the HOTP key's requirements for them say.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OtpParams {
+    /// `CK_OTP_COUNTER`: 8 bytes, big-endian.
+    pub counter: Option<u64>,
+    /// `CK_OTP_FLAGS` (0 when absent).
+    pub flags: CK_FLAGS,
+    /// `CK_OTP_OUTPUT_LENGTH`: digits instead of `CKA_OTP_LENGTH`.
+    pub length: Option<CK_ULONG>,
+    /// `CK_OTP_OUTPUT_FORMAT`.
+    pub format: Option<CK_ULONG>,
 }
 
 /// A `CK_MECHANISM` in safe form.
