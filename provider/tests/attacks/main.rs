@@ -18,6 +18,10 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../common/otp_calls.rs"]
+mod otp_calls;
+#[path = "../common/raw_calls.rs"]
+mod raw_calls;
 
 mod attributes;
 mod derivation;
@@ -25,6 +29,7 @@ mod iv;
 mod kem;
 mod key_hashing;
 mod operations;
+mod otp;
 mod public_key;
 mod wrapping;
 
