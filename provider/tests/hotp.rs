@@ -475,3 +475,38 @@ for item in sys.argv[1:]:
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     assert_eq!(python_cryptography(SCRIPT, &args), ours);
 }
+
+/// PKCS#11 3.2 `C_VerifySignatureInit` / `C_VerifySignature` take the
+/// same path as `C_Verify` (the match stored, a replay refused); the
+/// message-based API does not offer `CKM_HOTP`.
+#[test]
+fn verify_signature_and_the_message_api() {
+    let f = Fixture::new();
+    let s = session(&f, "hotp-3-2");
+    let h = hotp_key(&s, RFC4226_KEY, CK_OTP_PARAM_IGNORED, vec![]).unwrap();
+    let l = list_3_2();
+    let check = |otp: &str| {
+        let mut m = mech(CKM_HOTP, None);
+        // SAFETY: valid session, mechanism, key and signature buffer.
+        unsafe {
+            let rv = l.C_VerifySignatureInit.unwrap()(
+                s.handle(),
+                &mut m,
+                h,
+                otp.as_ptr() as *mut u8,
+                otp.len() as CK_ULONG,
+            );
+            assert_eq!(rv, CKR_OK);
+            l.C_VerifySignature.unwrap()(s.handle(), std::ptr::null_mut(), 0)
+        }
+    };
+    assert_eq!(check(RFC4226_OTPS[1]), CKR_OK);
+    assert_eq!(counter_of(&s, h), 2);
+    assert_eq!(check(RFC4226_OTPS[1]), CKR_SIGNATURE_INVALID);
+    assert_eq!(check(RFC4226_OTPS[2]), CKR_OK);
+    assert_eq!(counter_of(&s, h), 3);
+    let mut m = mech(CKM_HOTP, None);
+    // SAFETY: valid session, mechanism and key.
+    let rv = unsafe { l.C_MessageSignInit.unwrap()(s.handle(), &mut m, h) };
+    assert_ne!(rv, CKR_OK);
+}
