@@ -510,3 +510,94 @@ fn verify_signature_and_the_message_api() {
     let rv = unsafe { l.C_MessageSignInit.unwrap()(s.handle(), &mut m, h) };
     assert_ne!(rv, CKR_OK);
 }
+
+/// Signatures per signer in [`processes_and_threads_never_share_a_counter`].
+const SHARED_ROUNDS: usize = 12;
+
+/// Entry point of the worker process (skipped in a normal run): signs
+/// [`SHARED_ROUNDS`] OTPs with the token key labelled `hotp-shared` and
+/// prints them.
+#[test]
+#[ignore = "runs only as the second process of the test below"]
+fn worker() {
+    let Ok(label) = std::env::var("HOTP_WORKER") else {
+        return;
+    };
+    let (p, slot) = worker_module(&label);
+    let s = p.open_rw_session(slot).unwrap();
+    s.login(cryptoki::session::UserType::User, Some(&pin(USER_PIN)))
+        .unwrap();
+    let found = s
+        .find_objects(&[cryptoki::object::Attribute::Label(b"hotp-shared".to_vec())])
+        .unwrap();
+    for _ in 0..SHARED_ROUNDS {
+        println!("otp {}", hotp_sign(&s, found[0].handle(), None).unwrap());
+    }
+}
+
+/// Two other processes and two threads of this one sign with one token
+/// HOTP key at once: every counter value is handed out exactly once (the
+/// OTPs are those of counters 0 to 4 × rounds − 1, no repeat), and the
+/// next signature here, through a view the others made stale, continues
+/// after them.
+#[test]
+fn processes_and_threads_never_share_a_counter() {
+    let f = Fixture::new();
+    let slot = f.token("hotp-shared");
+    let s = f.user(slot);
+    let h = hotp_key(
+        &s,
+        RFC4226_KEY,
+        CK_OTP_PARAM_IGNORED,
+        vec![flag(CKA_TOKEN, true), (CKA_LABEL, b"hotp-shared".to_vec())],
+    )
+    .unwrap();
+    let workers: Vec<_> = (0..2)
+        .map(|_| f.spawn_worker("HOTP_WORKER", "hotp-shared"))
+        .collect();
+    let mut all: Vec<String> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                scope.spawn(|| {
+                    let s = f.p().open_rw_session(slot).unwrap();
+                    (0..SHARED_ROUNDS)
+                        .map(|_| hotp_sign(&s, h, None).unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect()
+    });
+    for w in workers {
+        let out = finish_worker(w);
+        let otps: Vec<String> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix("otp "))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(otps.len(), SHARED_ROUNDS, "{out}");
+        all.extend(otps);
+    }
+    let total = 4 * SHARED_ROUNDS;
+    let calculator = hotp_key(&s, RFC4226_KEY, CK_OTP_PARAM_OPTIONAL, vec![]).unwrap();
+    let at = |c: usize| {
+        hotp_sign(
+            &s,
+            calculator,
+            Some(Otp {
+                counter: Some(c as u64),
+                ..Default::default()
+            }),
+        )
+        .unwrap()
+    };
+    let mut expected: Vec<String> = (0..total).map(at).collect();
+    all.sort();
+    expected.sort();
+    assert_eq!(all, expected, "each counter value exactly once");
+    assert_eq!(hotp_sign(&s, h, None).unwrap(), at(total));
+    assert_eq!(counter_of(&s, h), total as u64 + 1);
+}

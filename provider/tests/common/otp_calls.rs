@@ -19,7 +19,8 @@ pub const RFC4226_OTPS: [&str; 10] = [
 ];
 
 /// An HOTP session key with `value`, `CKA_OTP_COUNTER_REQUIREMENT` =
-/// `requirement`, `CKA_SIGN` and `CKA_VERIFY`, then `more`.
+/// `requirement`, `CKA_SIGN` and `CKA_VERIFY`, then `more` (which
+/// replaces any of those it names, `CKA_TOKEN` included).
 pub fn hotp_key(
     s: &Session,
     value: &[u8],
@@ -35,6 +36,7 @@ pub fn hotp_key(
         flag(CKA_VERIFY, true),
         ul(CKA_OTP_COUNTER_REQUIREMENT, requirement),
     ];
+    t.retain(|(ty, _)| more.iter().all(|(m, _)| m != ty));
     t.extend(more);
     create(s, t)
 }
