@@ -14,24 +14,6 @@ use cryptoki::object::{Attribute, KeyType, ObjectClass, ObjectHandle};
 use cryptoki::session::Session;
 use cryptoki_sys::*;
 
-/// The module's 3.2 function list.
-fn list_3_2() -> &'static CK_FUNCTION_LIST_3_2 {
-    // SAFETY: loading the module under test (it stays loaded); valid
-    // pointers; the module's interface table and lists are static.
-    unsafe {
-        let lib = cryptoki_sys::Pkcs11::new(module_path()).unwrap();
-        let mut iface: *mut CK_INTERFACE = std::ptr::null_mut();
-        let mut v = CK_VERSION { major: 3, minor: 2 };
-        let mut name = *b"PKCS 11\0";
-        assert_eq!(
-            lib.C_GetInterface(name.as_mut_ptr(), &mut v, &mut iface, 0),
-            CKR_OK
-        );
-        std::mem::forget(lib);
-        &*((*iface).pFunctionList as *const CK_FUNCTION_LIST_3_2)
-    }
-}
-
 fn ed25519_pair(s: &Session) -> (ObjectHandle, ObjectHandle) {
     s.generate_key_pair(
         &Mechanism::EccEdwardsKeyPairGen,

@@ -96,6 +96,8 @@ const MECHS: &[CK_MECHANISM_TYPE] = &[
     CKM_DES3_CMAC_GENERAL,
     CKM_DES3_MAC,
     CKM_DES_CBC_PAD,
+    CKM_HOTP_KEY_GEN,
+    CKM_HOTP,
     // Unsupported examples.
     CKM_DES_OFB64,
     CKM_AES_CFB128,
@@ -184,6 +186,9 @@ enum Param {
     Ike(ike::IkeParam),
     /// The TLS 1.2 parameter structs (`dalek_pkcs11_fuzz::tls`).
     Tls(tls::TlsParam),
+    /// `CK_OTP_PARAMS`: entries (type, a small number, bytes); the small
+    /// number makes well-formed counters and `CK_ULONG`s half the time.
+    Otp(Vec<(u8, u8, Vec<u8>)>),
 }
 
 const HASHES: &[CK_MECHANISM_TYPE] = &[
@@ -370,6 +375,44 @@ fn build(p: &Param, public_points: &[Vec<u8>]) -> Built {
                 length: owned[0].len() as CK_ULONG,
             })
         }
+        Param::Otp(entries) => {
+            const TYPES: &[CK_ULONG] = &[
+                CK_OTP_VALUE,
+                CK_OTP_PIN,
+                CK_OTP_CHALLENGE,
+                CK_OTP_TIME,
+                CK_OTP_COUNTER,
+                CK_OTP_FLAGS,
+                CK_OTP_OUTPUT_LENGTH,
+                CK_OTP_OUTPUT_FORMAT,
+                42,
+            ];
+            let mut list = Vec::new();
+            for (ty, small, b) in entries.iter().take(10) {
+                let ty = TYPES[*ty as usize % TYPES.len()];
+                let value = match ty {
+                    CK_OTP_COUNTER if small % 2 == 0 => u64::from(*small).to_be_bytes().to_vec(),
+                    CK_OTP_FLAGS | CK_OTP_OUTPUT_LENGTH | CK_OTP_OUTPUT_FORMAT
+                        if small % 2 == 0 =>
+                    {
+                        CK_ULONG::from(small / 2).to_ne_bytes().to_vec()
+                    }
+                    _ => b.clone(),
+                };
+                owned.push(value);
+                let v = owned.last().expect("just pushed");
+                list.push(CK_OTP_PARAM {
+                    type_: ty,
+                    pValue: ptr(v) as *mut c_void,
+                    ulValueLen: v.len() as CK_ULONG,
+                });
+            }
+            owned.push(list.iter().flat_map(as_bytes).collect());
+            as_bytes(&CK_OTP_PARAMS {
+                pParams: ptr(owned.last().expect("just pushed")) as *mut CK_OTP_PARAM,
+                ulCount: list.len() as CK_ULONG,
+            })
+        }
         Param::Kbkdf {
             feedback,
             prf,
@@ -510,6 +553,7 @@ fn pointer_struct_size(mech: CK_MECHANISM_TYPE) -> Option<usize> {
             size_of::<CK_SP800_108_KDF_PARAMS>()
         }
         CKM_SP800_108_FEEDBACK_KDF => size_of::<CK_SP800_108_FEEDBACK_KDF_PARAMS>(),
+        CKM_HOTP => size_of::<CK_OTP_PARAMS>(),
         _ => return ike::struct_size(mech).or_else(|| tls::struct_size(mech)),
     })
 }
@@ -520,6 +564,7 @@ fn built_for(mech: CK_MECHANISM_TYPE, param: &Param) -> bool {
     matches!(
         (mech, param),
         (CKM_EDDSA, Param::EdDsa { .. })
+            | (CKM_HOTP, Param::Otp(_))
             | (CKM_AES_GCM, Param::Gcm { .. })
             | (CKM_CHACHA20, Param::ChaCha20 { .. })
             | (CKM_CHACHA20_POLY1305, Param::ChaChaPoly { .. })

@@ -211,6 +211,20 @@ fn setup() -> Harness {
                 usage(&[(CKA_VALUE_LEN, ulong(32))]),
             ),
         ));
+        // An HOTP key taking a caller's counter (so CK_OTP_PARAMS reach the
+        // counter checks); OTP keys only sign and verify.
+        keys.push((
+            "hotp",
+            gen_key(
+                CKM_HOTP_KEY_GEN,
+                vec![
+                    (CKA_TOKEN, no.clone()),
+                    (CKA_SIGN, yes.clone()),
+                    (CKA_VERIFY, yes.clone()),
+                    (CKA_OTP_COUNTER_REQUIREMENT, ulong(CK_OTP_PARAM_OPTIONAL)),
+                ],
+            ),
+        ));
         let gen_pair = |mech: CK_MECHANISM_TYPE, mut public: Vec<(CK_ATTRIBUTE_TYPE, Vec<u8>)>| {
             let mut m = CK_MECHANISM {
                 mechanism: mech,

@@ -80,7 +80,7 @@ fn check_still_open(session: &Session) -> Result<()> {
 /// meanwhile is re-applied to the fresh object before giving up. Each retry
 /// means another writer committed in between, so this is only reached
 /// under sustained contention on one object.
-const STALE_RETRIES: usize = 64;
+pub(super) const STALE_RETRIES: usize = 64;
 
 /// May this session create or change an object with these flags?
 /// Token objects need a read/write session; private objects need the user.
@@ -110,7 +110,7 @@ pub fn set_key_origin(
     }
     if !matches!(
         class,
-        Some(CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY)
+        Some(CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY | CKO_OTP_KEY)
     ) {
         return;
     }
@@ -121,7 +121,7 @@ pub fn set_key_origin(
             .filter(|_| origin == Origin::Generate)
             .unwrap_or(CK_UNAVAILABLE_INFORMATION),
     );
-    if matches!(class, Some(CKO_PRIVATE_KEY | CKO_SECRET_KEY)) {
+    if matches!(class, Some(CKO_PRIVATE_KEY | CKO_SECRET_KEY | CKO_OTP_KEY)) {
         let local = matches!(origin, Origin::Generate);
         attrs.set_flag(CKA_ALWAYS_SENSITIVE, local && attrs.flag(CKA_SENSITIVE));
         attrs.set_flag(CKA_NEVER_EXTRACTABLE, local && !attrs.flag(CKA_EXTRACTABLE));

@@ -569,6 +569,38 @@ const SECRET_VALUE: &[Rule] = &[
     ),
 ];
 
+/// Base spec 3.0 §4.12 "OTP key objects" for HOTP keys, over the
+/// secret-key tables. None is modifiable (no footnote 8), `CKA_OTP_COUNTER`
+/// included: only the token moves the counter (`C_Sign` / `C_Verify`), so
+/// no caller rewinds it to replay past OTPs. Defaults: six decimal digits,
+/// every parameter requirement ignored, counter 0 (`otp::complete_import`).
+/// An OTP key computes OTPs only: the other usage flags default to false
+/// and are not modifiable, and it is not copyable (a copy would repeat its
+/// OTPs); the import checks refuse them true.
+const OTP_KEY: &[Rule] = &[
+    r(CKA_OTP_FORMAT, K::Ulong, 0, D::Ulong(CK_OTP_FORMAT_DECIMAL)),
+    r(CKA_OTP_LENGTH, K::Ulong, 0, D::Ulong(6)),
+    r(CKA_OTP_USER_FRIENDLY_MODE, K::Bool, 0, NO),
+    r(CKA_OTP_CHALLENGE_REQUIREMENT, K::Ulong, 0, IGNORED),
+    r(CKA_OTP_TIME_REQUIREMENT, K::Ulong, 0, IGNORED),
+    r(CKA_OTP_COUNTER_REQUIREMENT, K::Ulong, 0, IGNORED),
+    r(CKA_OTP_PIN_REQUIREMENT, K::Ulong, 0, IGNORED),
+    r(CKA_OTP_COUNTER, K::Bytes, 0, D::None),
+    r(CKA_OTP_TIME, K::Bytes, 0, D::Empty),
+    r(CKA_OTP_USER_IDENTIFIER, K::Bytes, 0, D::Empty),
+    r(CKA_OTP_SERVICE_IDENTIFIER, K::Bytes, 0, D::Empty),
+    r(CKA_OTP_SERVICE_LOGO, K::Bytes, 0, D::Empty),
+    r(CKA_OTP_SERVICE_LOGO_TYPE, K::Bytes, 0, D::Empty),
+    r(CKA_ENCRYPT, K::Bool, 0, NO),
+    r(CKA_DECRYPT, K::Bool, 0, NO),
+    r(CKA_WRAP, K::Bool, 0, NO),
+    r(CKA_UNWRAP, K::Bool, 0, NO),
+    r(CKA_DERIVE, K::Bool, 0, NO),
+    r(CKA_COPYABLE, K::Bool, COPY_MAY_CHANGE | STICKY_FALSE, NO),
+];
+const NO: Fallback = D::Bool(false);
+const IGNORED: Fallback = D::Ulong(CK_OTP_PARAM_IGNORED);
+
 /// The rule tables that apply to an object of `class` and `key_type`, or
 /// `None` if the combination is not supported (`CKR_TEMPLATE_INCONSISTENT`
 /// or `CKR_ATTRIBUTE_VALUE_INVALID` for the caller).
@@ -630,6 +662,7 @@ pub fn tables(
                 | CKK_SHA3_224_HMAC | CKK_SHA3_256_HMAC | CKK_SHA3_384_HMAC | CKK_SHA3_512_HMAC,
             ),
         ) => &[STORAGE, KEY, SECRET_KEY, SECRET_VALUE],
+        (CKO_OTP_KEY, Some(CKK_HOTP)) => &[STORAGE, KEY, SECRET_KEY, SECRET_VALUE, OTP_KEY],
         _ => return None,
     })
 }
@@ -672,6 +705,7 @@ mod tests {
             (CKO_SECRET_KEY, Some(CKK_AES)),
             (CKO_SECRET_KEY, Some(CKK_CHACHA20)),
             (CKO_SECRET_KEY, Some(CKK_DES3)),
+            (CKO_OTP_KEY, Some(CKK_HOTP)),
         ] {
             let t = tables(class, kt, None).unwrap();
             assert!(find(t, CKA_CLASS).is_some());
@@ -743,6 +777,7 @@ mod tests {
             DECAPSULATION_PRIVATE,
             SLH_DSA_PRIVATE,
             SECRET_VALUE,
+            OTP_KEY,
         ] {
             for (i, a) in t.iter().enumerate() {
                 assert!(

@@ -90,7 +90,7 @@ pub fn tables_for_new(
     // Keys and domain parameters (§4.7, §4.13) carry a CKA_KEY_TYPE.
     let is_key = matches!(
         class,
-        CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY | CKO_DOMAIN_PARAMETERS
+        CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY | CKO_OTP_KEY | CKO_DOMAIN_PARAMETERS
     );
     let key_type = if is_key {
         Some(

@@ -4,7 +4,7 @@
 use super::util::{bytes, template};
 use crate::attributes::Attr;
 use crate::error::{Result, err};
-use crate::mechanisms::{self, Mechanism, Param, ParamKind};
+use crate::mechanisms::{self, Mechanism, OtpParams, Param, ParamKind};
 use cryptoki_sys::*;
 
 /// Reads the caller's mechanism. Unknown mechanisms are
@@ -24,6 +24,7 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
         | ParamKind::OptionalBytes
         | ParamKind::Pss
         | ParamKind::SignContext
+        | ParamKind::Otp
             if absent =>
         {
             Param::None
@@ -337,6 +338,8 @@ pub unsafe fn read<'a>(ptr: *const CK_MECHANISM) -> Result<Mechanism<'a>> {
             // SAFETY: forwarded caller guarantee.
             unsafe { read_ike(m, descriptor.param)? }
         }
+        // SAFETY: forwarded caller guarantees.
+        ParamKind::Otp => Param::Otp(unsafe { read_otp(m)? }),
         ParamKind::MacLength => {
             // SAFETY: as above.
             let p: &CK_ULONG = unsafe { param_struct(m)? };
@@ -432,6 +435,74 @@ unsafe fn read_ike<'a>(m: &CK_MECHANISM, kind: ParamKind) -> Result<Param<'a>> {
     };
     crate::mechanisms::kdf::ike::validate(&p)?;
     Ok(Param::Ike(p))
+}
+
+/// Most `CK_OTP_PARAM`s a `CK_OTP_PARAMS` may hold: one of each of the
+/// eight types (a repeated type is refused).
+const MAX_OTP_PARAMS: usize = 8;
+
+/// A `CK_OTP_PARAMS` (base spec 3.0 "OTP mechanisms") read into owned
+/// values: `CK_OTP_COUNTER` (exactly 8 bytes), `CK_OTP_FLAGS`,
+/// `CK_OTP_OUTPUT_LENGTH` and `CK_OTP_OUTPUT_FORMAT` (each one
+/// `CK_ULONG`); `CK_OTP_PIN`, `CK_OTP_CHALLENGE` and `CK_OTP_TIME` are
+/// ignored unread (HOTP keys ignore them); `CK_OTP_VALUE`, unknown and
+/// repeated types, more than [`MAX_OTP_PARAMS`] entries or a `NULL`
+/// array with entries are `CKR_MECHANISM_PARAM_INVALID`.
+///
+/// # Safety
+/// `m.pParameter` valid for `m.ulParameterLen` bytes; the array and the
+/// values it points to valid for their lengths.
+unsafe fn read_otp(m: &CK_MECHANISM) -> Result<OtpParams> {
+    let invalid = || err(CKR_MECHANISM_PARAM_INVALID);
+    // SAFETY: length and alignment checked by param_struct; caller guarantees validity.
+    let p: &CK_OTP_PARAMS = unsafe { param_struct(m)? };
+    let count = usize::try_from(p.ulCount).map_err(|_| invalid())?;
+    if count > MAX_OTP_PARAMS
+        || (count > 0 && p.pParams.is_null())
+        || !(p.pParams as usize).is_multiple_of(std::mem::align_of::<CK_OTP_PARAM>())
+    {
+        return Err(invalid());
+    }
+    let list: &[CK_OTP_PARAM] = if count == 0 {
+        &[]
+    } else {
+        // SAFETY: non-null, aligned, at most MAX_OTP_PARAMS entries; the
+        // caller guarantees `count` readable entries.
+        unsafe { std::slice::from_raw_parts(p.pParams, count) }
+    };
+    let mut out = OtpParams::default();
+    let mut seen = 0u32;
+    for q in list {
+        let bit = 1u32
+            .checked_shl(u32::try_from(q.type_).map_err(|_| invalid())?)
+            .filter(|_| q.type_ <= CK_OTP_OUTPUT_FORMAT)
+            .ok_or_else(invalid)?;
+        if seen & bit != 0 {
+            return Err(invalid());
+        }
+        seen |= bit;
+        let value = || {
+            // SAFETY: the caller guarantees pValue holds ulValueLen bytes.
+            unsafe { bytes(q.pValue as *const u8, q.ulValueLen) }.map_err(|_| invalid())
+        };
+        let ulong = || -> Result<CK_ULONG> {
+            let v: [u8; std::mem::size_of::<CK_ULONG>()] =
+                value()?.try_into().map_err(|_| invalid())?;
+            Ok(CK_ULONG::from_ne_bytes(v))
+        };
+        match q.type_ {
+            CK_OTP_COUNTER => {
+                let v: [u8; 8] = value()?.try_into().map_err(|_| invalid())?;
+                out.counter = Some(u64::from_be_bytes(v));
+            }
+            CK_OTP_FLAGS => out.flags = ulong()?,
+            CK_OTP_OUTPUT_LENGTH => out.length = Some(ulong()?),
+            CK_OTP_OUTPUT_FORMAT => out.format = Some(ulong()?),
+            CK_OTP_PIN | CK_OTP_CHALLENGE | CK_OTP_TIME => {}
+            _ => return Err(invalid()),
+        }
+    }
+    Ok(out)
 }
 
 /// The parameter as a `T`, if its length is exactly `size_of::<T>()`.

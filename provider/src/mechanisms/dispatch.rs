@@ -4,7 +4,7 @@
 
 use super::material::KeyMaterial;
 use super::operation::{CipherOperation, OutputLen, SignOperation, VerifyOperation};
-use super::{aes, chacha, cmac, des, dsa, ec, eddsa, hmac, kdf, mldsa, rsa, slhdsa};
+use super::{aes, chacha, cmac, des, dsa, ec, eddsa, hmac, kdf, mldsa, otp, rsa, slhdsa};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 
@@ -38,6 +38,7 @@ dispatch_enum!(
         Cmac(cmac::CmacSign),
         DesMac(des::mac::DesMac),
         TlsMac(kdf::tls::TlsMacSign),
+        Hotp(otp::HotpSign),
     }
 );
 
@@ -91,6 +92,7 @@ dispatch_enum!(
         SlhDsa(Box<slhdsa::SlhDsaVerify>),
         Rsa(rsa::RsaVerify),
         Mac(MacVerify),
+        Hotp(otp::HotpVerify),
     }
 );
 

@@ -8,7 +8,7 @@ use super::operation::Direction;
 use super::params::{Mechanism, Param};
 use super::registry::require;
 use super::{
-    aes, chacha, cmac, des, dh, digest, dsa, ec, eddsa, hmac, kdf, mldsa, mlkem, rsa, slhdsa,
+    aes, chacha, cmac, des, dh, digest, dsa, ec, eddsa, hmac, kdf, mldsa, mlkem, otp, rsa, slhdsa,
     x25519,
 };
 use crate::attributes::Attributes;
@@ -72,6 +72,7 @@ pub fn sign_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<SignOp> 
     }
     match mech.ty {
         CKM_EDDSA => eddsa::EdDsaSign::new(mech, key).map(SignOp::EdDsa),
+        CKM_HOTP => otp::Hotp::new(mech, key).map(|h| SignOp::Hotp(otp::HotpSign(h))),
         t if mldsa::is_signature_mechanism(t) => {
             mldsa::MlDsaSign::new(mech, key).map(|op| SignOp::MlDsa(Box::new(op)))
         }
@@ -92,6 +93,7 @@ pub fn verify_init(mech: &Mechanism<'_>, key: Arc<KeyMaterial>) -> Result<Verify
     }
     match mech.ty {
         CKM_EDDSA => eddsa::EdDsaVerify::new(mech, key).map(VerifyOp::EdDsa),
+        CKM_HOTP => otp::Hotp::new(mech, key).map(|h| VerifyOp::Hotp(otp::HotpVerify(h))),
         t if mldsa::is_signature_mechanism(t) => {
             mldsa::MlDsaVerify::new(mech, key).map(|op| VerifyOp::MlDsa(Box::new(op)))
         }

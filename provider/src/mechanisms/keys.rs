@@ -5,7 +5,7 @@
 //! families by key type.
 
 pub use super::material::{KeyMaterial, ValueOf};
-use super::{aes, chacha, des, dh, dsa, ec, eddsa, mldsa, mlkem, rsa, slhdsa, x25519};
+use super::{aes, chacha, des, dh, dsa, ec, eddsa, mldsa, mlkem, otp, rsa, slhdsa, x25519};
 use crate::attributes::Attributes;
 use crate::error::{Result, err};
 use cryptoki_sys::*;
@@ -123,6 +123,16 @@ pub fn load(
             value: required(get, CKA_VALUE)?,
             hmac: Default::default(),
         }),
+        (CKO_OTP_KEY, Some(CKK_HOTP)) => {
+            let length = get(CKA_OTP_LENGTH)?;
+            let requirement = get(CKA_OTP_COUNTER_REQUIREMENT)?;
+            otp::key::HotpKey::new(
+                required(get, CKA_VALUE)?,
+                length.as_deref().map(|v| v.as_slice()),
+                requirement.as_deref().map(|v| v.as_slice()),
+            )
+            .map(KeyMaterial::Hotp)
+        }
         _ => Err(err(CKR_KEY_TYPE_INCONSISTENT)),
     }
 }
@@ -160,6 +170,8 @@ pub fn complete_import(
             mlkem::complete_import(class, attrs)
         }
         (CKO_PRIVATE_KEY | CKO_PUBLIC_KEY, Some(_)) => Err(err(CKR_ATTRIBUTE_VALUE_INVALID)),
+        (CKO_OTP_KEY, Some(CKK_HOTP)) => otp::key::complete_import(attrs),
+        (CKO_OTP_KEY, _) => Err(err(CKR_ATTRIBUTE_VALUE_INVALID)),
         (CKO_SECRET_KEY, Some(key_type)) => {
             let len = attrs
                 .bytes(CKA_VALUE)

@@ -100,6 +100,8 @@ pub enum KeyMaterial {
         /// HMAC states prepared from `value`.
         hmac: PreparedHmac,
     },
+    /// OATH HOTP key (`CKO_OTP_KEY` / `CKK_HOTP`).
+    Hotp(super::otp::key::HotpKey),
 }
 
 /// What a key-pair generation produces: key-specific attributes for the

@@ -38,6 +38,7 @@ mod material;
 pub mod mldsa;
 pub mod mlkem;
 mod operation;
+pub mod otp;
 mod params;
 pub mod pq_keys;
 mod prehash;

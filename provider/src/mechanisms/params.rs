@@ -79,6 +79,8 @@ pub enum ParamKind {
     /// `CK_TLS12_KEY_MAT_PARAMS`; read only by `C_DeriveKey`, with the
     /// `CK_SSL3_KEY_MAT_OUT` output.
     Tls12KeyMat,
+    /// Optional `CK_OTP_PARAMS` (`CKM_HOTP`), read into [`OtpParams`].
+    Otp,
 }
 
 /// A mechanism parameter, read from the caller's memory.
@@ -219,6 +221,23 @@ pub enum Param<'a> {
     TlsMaster(&'a kdf::tls::MasterParams),
     /// `CK_TLS12_KEY_MAT_PARAMS`, owned by the FFI layer.
     TlsKeyMat(&'a kdf::tls::KeyMatParams),
+    /// `CK_OTP_PARAMS` (base spec 3.0 "OTP mechanisms").
+    Otp(OtpParams),
+}
+
+/// The `CK_OTP_PARAM`s of a `CK_OTP_PARAMS` the token reads (each type at
+/// most once); `CK_OTP_PIN`, `CK_OTP_CHALLENGE` and `CK_OTP_TIME` are
+/// ignored, as the HOTP key's requirements for them say.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OtpParams {
+    /// `CK_OTP_COUNTER`: 8 bytes, big-endian.
+    pub counter: Option<u64>,
+    /// `CK_OTP_FLAGS` (0 when absent).
+    pub flags: CK_FLAGS,
+    /// `CK_OTP_OUTPUT_LENGTH`: digits instead of `CKA_OTP_LENGTH`.
+    pub length: Option<CK_ULONG>,
+    /// `CK_OTP_OUTPUT_FORMAT`.
+    pub format: Option<CK_ULONG>,
 }
 
 /// A `CK_MECHANISM` in safe form.

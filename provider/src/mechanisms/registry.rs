@@ -355,6 +355,10 @@ pub static REGISTRY: &[Descriptor] = &[
     d(CKM_SHA3_512_HMAC, 1, 512, SV | MSV, P::None),
     d(CKM_SHA3_512_HMAC_GENERAL, 1, 512, SV | MSV, P::MacLength),
     d(CKM_HKDF_KEY_GEN, 1, 512, CKF_GENERATE, P::None),
+    // OATH HOTP (RFC 4226; otp/): CKO_OTP_KEY keys of 20 (HMAC-SHA-1), 32
+    // (SHA-256) or 64 bytes (SHA-512); single-part, no message API.
+    d(CKM_HOTP_KEY_GEN, 20, 64, CKF_GENERATE, P::None),
+    d(CKM_HOTP, 20, 64, SV, P::Otp),
     // PBKDF2 (mechanisms spec 3.0 §2.34): no key in; sizes are the made
     // key's, in bytes.
     d(CKM_PKCS5_PBKD2, 1, 512, CKF_GENERATE, P::Pbkdf2),

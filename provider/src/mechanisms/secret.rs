@@ -8,7 +8,7 @@ use super::material::{KeyMaterial, MAX_SECRET_LEN};
 use super::operation::DigestOperation;
 use super::params::{Mechanism, Param};
 use super::registry::require;
-use super::{aes, des, dh, digest, ec, kdf, random, x25519};
+use super::{aes, des, dh, digest, ec, kdf, otp, random, x25519};
 use crate::error::{Result, err};
 use cryptoki_sys::*;
 use zeroize::Zeroizing;
@@ -65,6 +65,8 @@ pub fn secret_key_types(mech: CK_MECHANISM_TYPE) -> Result<(CK_KEY_TYPE, &'stati
         CKM_PKCS5_PBKD2 => Ok((CKK_GENERIC_SECRET, SECRET_TYPES)),
         // Mechanisms spec 3.0 §2.43.4: a key for HKDF derivation.
         CKM_HKDF_KEY_GEN => Ok((CKK_HKDF, &[CKK_HKDF])),
+        // Mechanisms spec "OATH HOTP": an OTP key (class CKO_OTP_KEY).
+        CKM_HOTP_KEY_GEN => Ok((CKK_HOTP, &[CKK_HOTP])),
         _ => Err(err(CKR_MECHANISM_INVALID)),
     }
 }
@@ -89,6 +91,7 @@ fn default_secret_len(mech: CK_MECHANISM_TYPE) -> Option<usize> {
         CKM_DES2_KEY_GEN => Some(16),
         CKM_DES3_KEY_GEN => Some(24),
         CKM_CHACHA20_KEY_GEN => Some(32),
+        CKM_HOTP_KEY_GEN => Some(otp::key::DEFAULT_KEY_LEN),
         _ => None,
     }
 }
@@ -102,6 +105,7 @@ pub fn check_secret_len(key_type: CK_KEY_TYPE, len: usize) -> Result<()> {
     let ok = match key_type {
         CKK_AES => matches!(len, 16 | 24 | 32),
         CKK_CHACHA20 => len == 32,
+        CKK_HOTP => otp::key::KEY_LENS.contains(&len),
         CKK_DES | CKK_DES2 | CKK_DES3 => des::key_len(key_type) == Some(len),
         _ => (1..=MAX_SECRET_LEN).contains(&len),
     };

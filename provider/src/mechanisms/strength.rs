@@ -91,6 +91,7 @@ pub fn strength(key: &KeyMaterial) -> u32 {
         KeyMaterial::Secret {
             key_type, value, ..
         } => secret_strength(*key_type, value.len()),
+        KeyMaterial::Hotp(k) => secret_strength(CKK_HOTP, k.len()),
     }
 }
 

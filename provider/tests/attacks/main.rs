@@ -20,6 +20,8 @@
 mod common;
 #[path = "../common/ike_params.rs"]
 mod ike_params;
+#[path = "../common/otp_calls.rs"]
+mod otp_calls;
 #[path = "../common/raw_calls.rs"]
 mod raw_calls;
 #[path = "../common/raw_message.rs"]
@@ -34,6 +36,7 @@ mod iv;
 mod kem;
 mod key_hashing;
 mod operations;
+mod otp;
 mod public_key;
 mod tls;
 mod wrapping;

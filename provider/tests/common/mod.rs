@@ -664,3 +664,21 @@ pub fn crosscheck_sym(args: &[&str], cases: &[String]) -> Vec<String> {
     assert!(out.status.success(), "{text}");
     text.lines().map(str::to_string).collect()
 }
+
+/// The module's 3.2 function list.
+pub fn list_3_2() -> &'static cryptoki_sys::CK_FUNCTION_LIST_3_2 {
+    // SAFETY: loading the module under test (it stays loaded); valid
+    // pointers; the module's interface table and lists are static.
+    unsafe {
+        let lib = cryptoki_sys::Pkcs11::new(module_path()).unwrap();
+        let mut iface: *mut cryptoki_sys::CK_INTERFACE = std::ptr::null_mut();
+        let mut v = cryptoki_sys::CK_VERSION { major: 3, minor: 2 };
+        let mut name = *b"PKCS 11\0";
+        assert_eq!(
+            lib.C_GetInterface(name.as_mut_ptr(), &mut v, &mut iface, 0),
+            cryptoki_sys::CKR_OK
+        );
+        std::mem::forget(lib);
+        &*((*iface).pFunctionList as *const cryptoki_sys::CK_FUNCTION_LIST_3_2)
+    }
+}

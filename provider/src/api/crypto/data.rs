@@ -10,6 +10,7 @@
 //! `output`'s rules.
 
 use super::key_use::usable_key;
+use super::otp;
 use super::output::{
     check_context_login, cipher_output, end_on_error, multi_part_call, multipart, output,
     single_part, update_step,
@@ -86,6 +87,9 @@ pub fn digest_final(session: &Session, out: Option<&mut [u8]>) -> Result<usize> 
 pub fn sign(session: &Session, data: &[u8], out: Option<&mut [u8]>) -> Result<usize> {
     let mut ops = session.ops.lock();
     check_context_login(&ops.sign)?;
+    if otp::is_hotp_sign(&ops.sign) {
+        return otp::sign(session, &mut ops.sign, data, out);
+    }
     single_part(&mut ops.sign)?;
     output(
         &mut ops.sign,
@@ -123,6 +127,9 @@ pub fn verify(session: &Session, data: &[u8], signature: &[u8]) -> Result<()> {
         .verify
         .take()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
+    if otp::is_hotp(&active.op) {
+        return otp::verify(session, &active.op, active.key, data, signature);
+    }
     active.op.verify(data, signature)
 }
 
@@ -153,6 +160,9 @@ pub fn verify_signature(session: &Session, data: &[u8]) -> Result<()> {
         .take()
         .ok_or(err(CKR_OPERATION_NOT_INITIALIZED))?;
     let check = &mut active.op;
+    if otp::is_hotp(&check.op) {
+        return otp::verify(session, &check.op, active.key, data, &check.signature);
+    }
     check.op.verify(data, &check.signature)
 }
 

@@ -10,7 +10,8 @@
 //! - `data`: single-part and multi-part data calls, random, batch verify;
 //! - `new_key`: what a key made from other keys takes from them;
 //! - `keygen`, `wrap`, `derive`: §5.15 key management;
-//! - `kem`: 3.2 §5.18 key encapsulation.
+//! - `kem`: 3.2 §5.18 key encapsulation;
+//! - `otp`: the HOTP data calls, which move the key's stored counter.
 //!
 //! This file only declares them and re-exports what the FFI layer and the
 //! operator's tool call; the files of `api/` import from the defining file.
@@ -22,6 +23,7 @@ pub(super) mod kem;
 pub(super) mod key_use;
 pub(super) mod keygen;
 pub(super) mod new_key;
+pub(super) mod otp;
 pub(super) mod output;
 pub(super) mod tls;
 pub(super) mod wrap;

@@ -27,8 +27,13 @@ pub(super) fn insert_secret(
     base: Option<BaseProtection>,
 ) -> Result<CK_OBJECT_HANDLE> {
     let token = &session.token;
-    let (_, key_type, tables) =
-        template::tables_for_new(template, Some(CKO_SECRET_KEY), implied_key_type)?;
+    // HOTP keys are of their own class (base spec 3.0 §4.12); only their
+    // generation implies that key type.
+    let class = match implied_key_type {
+        Some(CKK_HOTP) => CKO_OTP_KEY,
+        _ => CKO_SECRET_KEY,
+    };
+    let (_, key_type, tables) = template::tables_for_new(template, Some(class), implied_key_type)?;
     let mut attrs = key_policy::build(
         template,
         tables,
@@ -37,7 +42,7 @@ pub(super) fn insert_secret(
         Rules::of(token.config()),
     )?;
     check_write_access(session, attrs.flag(CKA_TOKEN), attrs.flag(CKA_PRIVATE))?;
-    attrs.set_ulong(CKA_CLASS, CKO_SECRET_KEY);
+    attrs.set_ulong(CKA_CLASS, class);
     let key_type = key_type.ok_or(err(CKR_TEMPLATE_INCOMPLETE))?;
     attrs.set_ulong(CKA_KEY_TYPE, key_type);
     attrs.set_bytes(CKA_VALUE, value);
@@ -45,7 +50,7 @@ pub(super) fn insert_secret(
     if let Some(base) = base {
         base.carry_to(&mut attrs);
     }
-    keys::complete_import(CKO_SECRET_KEY, Some(key_type), &mut attrs)?;
+    keys::complete_import(class, Some(key_type), &mut attrs)?;
     insert_new(session, attrs, tables)
 }
 

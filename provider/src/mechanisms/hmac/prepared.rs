@@ -119,3 +119,28 @@ macro_rules! each {
         }
     };
 }
+
+impl PreparedHmac {
+    /// One whole MAC of `data` under `key` with `hash`, started from the
+    /// prepared state, into `out` (at least [`HmacHash::len`] bytes);
+    /// returns that length. For the families that MAC one message at a
+    /// time (HOTP).
+    pub(crate) fn mac(
+        &self,
+        hash: HmacHash,
+        key: &[u8],
+        data: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize> {
+        use hmac::Mac;
+        let n = hash.len();
+        let target = out.get_mut(..n).ok_or(err(CKR_GENERAL_ERROR))?;
+        let state = self.get(hash, key)?.clone();
+        each!(state, m => {
+            let mut m = m;
+            m.update(data);
+            target.copy_from_slice(&m.finalize().into_bytes());
+        });
+        Ok(n)
+    }
+}
