@@ -595,3 +595,76 @@ fn encrypt_data_derived_value_known_through_cbc_mac() {
         Outcome::Refused("C_DeriveKey (AES key)", RvError::KeyFunctionNotPermitted),
     );
 }
+
+/// The limit of the HMAC-based derivations (HKDF-Expand, SP 800-108 with
+/// an HMAC PRF, the TLS and IKE PRFs): the derived value is an HMAC keyed
+/// by the base over data the caller knows, so a base that may also sign
+/// with that HMAC (`CKA_SIGN`, which secret keys have by default, and no
+/// `CKA_ALLOWED_MECHANISMS` excluding it) tells its caller the value of
+/// the key derived from it. Recorded, not refused, at both levels
+/// (docs/SECURITY.md, "Derived keys"): the defence today is the key's own
+/// template, `CKA_SIGN` false or `CKA_ALLOWED_MECHANISMS` on bases meant
+/// for derivation. The test runs the attack to the end with HKDF-Expand:
+/// the first output block is HMAC(base, info ‖ 0x01).
+#[test]
+fn hmac_kdf_derived_value_known_through_hmac_sign() {
+    fn attack(s: &Session) -> Outcome {
+        outcome((|| {
+            let mut t = vec![
+                Attribute::Class(ObjectClass::SECRET_KEY),
+                Attribute::KeyType(KeyType::GENERIC_SECRET),
+                Attribute::ValueLen(32.into()),
+                Attribute::Token(false),
+                Attribute::Sensitive(true),
+                Attribute::Extractable(false),
+            ];
+            t.extend(usage_flags(&[AttributeType::Sign, AttributeType::Derive]));
+            let victim = step(
+                "C_GenerateKey (generic secret victim)",
+                s.generate_key(&Mechanism::GenericSecretKeyGen, &t),
+            )?;
+            let info = b"hkdf info".as_slice();
+            let params = cryptoki::mechanism::hkdf::HkdfParams::new(
+                cryptoki::mechanism::MechanismType::SHA256,
+                None,
+                Some(info),
+            );
+            let derived = step(
+                "C_DeriveKey (HKDF-Expand)",
+                s.derive_key(
+                    &Mechanism::HkdfDerive(params),
+                    victim,
+                    &[
+                        Attribute::Class(ObjectClass::SECRET_KEY),
+                        Attribute::KeyType(KeyType::AES),
+                        Attribute::ValueLen(32.into()),
+                        Attribute::Token(false),
+                        Attribute::Encrypt(true),
+                    ],
+                ),
+            )?;
+            let mut block = info.to_vec();
+            block.push(1);
+            let value = step(
+                "C_Sign (HMAC-SHA256 under the base)",
+                s.sign(&Mechanism::Sha256Hmac, victim, &block),
+            )?;
+            let mut block = aes::Block::default();
+            block.fill(0x5a);
+            let theirs = step(
+                "C_Encrypt (under the derived key)",
+                s.encrypt(&Mechanism::AesEcb, derived, &block),
+            )?;
+            aes::Aes256::new_from_slice(&value)
+                .unwrap()
+                .encrypt_block(&mut block);
+            assert_eq!(
+                theirs,
+                block.as_slice(),
+                "the value found is not the derived key"
+            );
+            Ok(Outcome::Recovered)
+        })())
+    }
+    expect(attack, Outcome::Recovered, Outcome::Recovered);
+}
