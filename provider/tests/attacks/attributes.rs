@@ -44,13 +44,7 @@ fn read_sensitive_value() {
     fn attack(s: &Session) -> Outcome {
         outcome(victim(s).and_then(|v| read_value(s, v)))
     }
-    let refused = || {
-        Outcome::Refused(
-            "C_GetAttributeValue (CKA_VALUE)",
-            RvError::AttributeSensitive,
-        )
-    };
-    expect(attack, refused(), refused());
+    expect(attack, value_refused(), value_refused());
 }
 
 /// Sensitive turned off, by `C_SetAttributeValue` and in a copy.

@@ -211,13 +211,7 @@ fn derived_key_less_protected_than_its_base() {
             super::attributes::read_value(s, copy)
         })())
     }
-    let refused = || {
-        Outcome::Refused(
-            "C_GetAttributeValue (CKA_VALUE)",
-            RvError::AttributeSensitive,
-        )
-    };
-    expect(attack, refused(), refused());
+    expect(attack, value_refused(), value_refused());
 }
 
 /// A sensitive HMAC key of 4 bytes is an oracle searched in 2^32 MACs:
@@ -446,13 +440,7 @@ fn des_encrypt_data_copy_less_protected_than_its_base() {
             Ok(Outcome::Recovered)
         })())
     }
-    let refused = || {
-        Outcome::Refused(
-            "C_GetAttributeValue (CKA_VALUE)",
-            RvError::AttributeSensitive,
-        )
-    };
-    expect(attack, refused(), refused());
+    expect(attack, value_refused(), value_refused());
 }
 
 /// Key-length reduction through the DES encryption-of-data derivations: a

@@ -99,13 +99,7 @@ fn hash_of_a_sensitive_key_made_readable() {
             super::attributes::read_value(s, copy)
         })())
     }
-    let refused = || {
-        Outcome::Refused(
-            "C_GetAttributeValue (CKA_VALUE)",
-            RvError::AttributeSensitive,
-        )
-    };
-    expect(attack, refused(), refused());
+    expect(attack, value_refused(), value_refused());
 }
 
 /// A base that is not extractable (but not sensitive either) gives a hash
@@ -149,11 +143,5 @@ fn hash_of_an_unextractable_key_stays_unextractable() {
             super::attributes::read_value(s, k)
         })())
     }
-    let refused = || {
-        Outcome::Refused(
-            "C_GetAttributeValue (CKA_VALUE)",
-            RvError::AttributeSensitive,
-        )
-    };
-    expect(attack, refused(), refused());
+    expect(attack, value_refused(), value_refused());
 }

@@ -99,6 +99,15 @@ pub fn expect(attack: fn(&Session) -> Outcome, default: Outcome, strict: Outcome
     }
 }
 
+/// The outcome of an attack stopped where it reads the key's value: the
+/// copy or derived key it made is sensitive.
+pub fn value_refused() -> Outcome {
+    Outcome::Refused(
+        "C_GetAttributeValue (CKA_VALUE)",
+        RvError::AttributeSensitive,
+    )
+}
+
 /// `Err` of a step: the step's name and the token's code.
 pub fn step<T>(name: &'static str, r: cryptoki::error::Result<T>) -> Result<T, Outcome> {
     r.map_err(|e| Outcome::Refused(name, rv_of(e)))

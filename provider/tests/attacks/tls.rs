@@ -85,13 +85,7 @@ fn master_secret_less_protected_than_its_premaster() {
             super::attributes::read_value(s, master)
         })())
     }
-    let refused = || {
-        Outcome::Refused(
-            "C_GetAttributeValue (CKA_VALUE)",
-            RvError::AttributeSensitive,
-        )
-    };
-    expect(attack, refused(), refused());
+    expect(attack, value_refused(), value_refused());
 }
 
 /// The AES-128 client write key of the split (32, 16, 0) (a CBC suite)
