@@ -153,11 +153,13 @@ pub fn mac_reference(m: MacAlg, key: &[u8], data: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
-/// The AES ciphertext of `plain` under the key value `key` and `iv` (see
-/// [`CipherAlg::iv`]), computed in-process: GCM (96-bit IV, no AAD, 128-bit
-/// tag), CBC and ECB without padding, CBC-PAD (PKCS#7), CTR (32-bit counter
-/// in the block's last 4 bytes); `None` for other ciphers, key sizes, or a
-/// plaintext that a mode without padding cannot take.
+/// The ciphertext of `plain` under the key value `key` and `iv` (see
+/// [`CipherAlg::iv`]), computed in-process: AES-GCM (96-bit IV, no AAD,
+/// 128-bit tag), AES-CCM (96-bit nonce, no AAD, 128-bit tag; SP 800-38C),
+/// CBC and ECB without padding, CBC-PAD (PKCS#7), CTR (32-bit counter in the
+/// block's last 4 bytes), CTS (CBC-CS1, SP 800-38A Addendum), and
+/// ChaCha20-Poly1305 (RFC 8439, no AAD); `None` for other ciphers, key
+/// sizes, or a plaintext that a mode without padding cannot take.
 pub fn aes_reference(c: CipherAlg, key: &[u8], iv: &[u8], plain: &[u8]) -> Option<Vec<u8>> {
     use aes::cipher::consts::{U12, U16};
     use aes::cipher::{BlockCipherEncrypt, BlockSizeUser, KeyInit};
@@ -184,6 +186,13 @@ pub fn aes_reference(c: CipherAlg, key: &[u8], iv: &[u8], plain: &[u8]) -> Optio
             b.copy_from_slice(&blk);
         }))
     }
+    if matches!(c, CipherAlg::ChaCha20Poly1305) {
+        use chacha20poly1305::aead::{Aead, KeyInit};
+        return chacha20poly1305::ChaCha20Poly1305::new_from_slice(key)
+            .ok()?
+            .encrypt(iv.try_into().ok()?, plain)
+            .ok();
+    }
     let CipherAlg::Aes(mode, _) = c else {
         return None;
     };
@@ -201,7 +210,73 @@ pub fn aes_reference(c: CipherAlg, key: &[u8], iv: &[u8], plain: &[u8]) -> Optio
         32 => encryptor::<aes::Aes256>(key)?,
         _ => return None,
     };
-    block_mode(mode, &*e, iv, plain)
+    match mode {
+        AesMode::Ccm => ccm(&*e, iv, plain),
+        AesMode::Cts => cts_cs1(&*e, iv, plain),
+        _ => block_mode(mode, &*e, iv, plain),
+    }
+}
+
+/// AES-CCM (SP 800-38C §6.1, RFC 3610) with no associated data and a
+/// 16-byte tag over the block encryption `e`: CBC-MAC over B0 and the
+/// zero-padded plaintext, CTR from counter 1, the tag masked with S0.
+fn ccm(e: &dyn Fn(&mut [u8; 16]), nonce: &[u8], plain: &[u8]) -> Option<Vec<u8>> {
+    const TAG: usize = 16;
+    let n = nonce.len();
+    if !(7..=13).contains(&n) {
+        return None;
+    }
+    let q = 15 - n; // bytes of the length field and of the counter
+    if q < 8 && plain.len() >> (8 * q) != 0 {
+        return None;
+    }
+    let block = |flags: u8, count: usize| {
+        let mut b = [0u8; 16];
+        b[0] = flags;
+        b[1..1 + n].copy_from_slice(nonce);
+        let count = (count as u64).to_be_bytes();
+        b[16 - q..].copy_from_slice(&count[8 - q..]);
+        b
+    };
+    let mut x = block((((TAG - 2) / 2) << 3 | (q - 1)) as u8, plain.len());
+    e(&mut x);
+    for chunk in plain.chunks(16) {
+        for (a, b) in x.iter_mut().zip(chunk) {
+            *a ^= b;
+        }
+        e(&mut x);
+    }
+    let mut out = plain.to_vec();
+    for (i, chunk) in out.chunks_mut(16).enumerate() {
+        let mut s = block((q - 1) as u8, i + 1);
+        e(&mut s);
+        for (a, b) in chunk.iter_mut().zip(s) {
+            *a ^= b;
+        }
+    }
+    let mut s0 = block((q - 1) as u8, 0);
+    e(&mut s0);
+    out.extend(x.iter().zip(s0).map(|(a, b)| a ^ b));
+    Some(out)
+}
+
+/// CBC-CS1 ciphertext stealing (SP 800-38A Addendum; `CKM_AES_CTS`): CBC
+/// over the zero-padded plaintext, the next-to-last ciphertext block cut
+/// to the length of the last plaintext piece; plain CBC for whole blocks.
+/// At least one block of plaintext.
+fn cts_cs1(e: &dyn Fn(&mut [u8; 16]), iv: &[u8], plain: &[u8]) -> Option<Vec<u8>> {
+    if plain.len() < 16 {
+        return None;
+    }
+    let d = plain.len() % 16;
+    let mut padded = plain.to_vec();
+    padded.resize(plain.len().div_ceil(16) * 16, 0);
+    let mut ct = block_mode(AesMode::Cbc, e, iv, &padded)?;
+    if d != 0 {
+        let last = ct.len() - 16;
+        ct.drain(last - 16 + d..last);
+    }
+    Some(ct)
 }
 
 /// ECB, CBC, CBC-PAD or CTR over the block encryption `e`.
@@ -383,6 +458,46 @@ mod tests {
             ))
         );
         assert!(aes_reference(CipherAlg::RsaOaepSha1(2048), &key, &iv, &[0; 16]).is_none());
+    }
+
+    /// CCM, CTS and ChaCha20-Poly1305 with the parameters the ops use
+    /// (12-byte nonce, 16-byte tag, no AAD; CBC-CS1) on 37 bytes, so the
+    /// partial last block is covered. Expected values from implementations
+    /// nobody here wrote: python `cryptography` 48 (`AESCCM` with
+    /// `tag_length=16`, `ChaCha20Poly1305`) and the OpenSSL 3.0 CLI
+    /// (`openssl enc -aes-256-cbc-cts`, whose default mode is CS1).
+    #[test]
+    fn aead_and_cts_references_match_other_implementations() {
+        let key: Vec<u8> = (0..32).collect();
+        let nonce: Vec<u8> = (100..112).collect();
+        let plain: Vec<u8> = (0..37).collect();
+        let ccm = aes_reference(CipherAlg::Aes(AesMode::Ccm, 32), &key, &nonce, &plain);
+        assert_eq!(
+            ccm,
+            Some(hex(
+                "31e1aa7872a8def41ab8943b9d6c832ab3e3d7ab8ff3b90e0e9dd04fddf951964d9f0ae9ac36b6d637d5e3d0064b0654bbf49a8496"
+            ))
+        );
+        let chacha = aes_reference(CipherAlg::ChaCha20Poly1305, &key, &nonce, &plain);
+        assert_eq!(
+            chacha,
+            Some(hex(
+                "3410b9c99ca07055f3d71f74fe84d69c60d780278b45fdbade26eca9e62fd2ecea9890c38b28fa9e2b77b72394371f3176a9993a0a"
+            ))
+        );
+        let iv: Vec<u8> = (200..216).collect();
+        let cts = aes_reference(CipherAlg::Aes(AesMode::Cts, 32), &key, &iv, &plain);
+        assert_eq!(
+            cts,
+            Some(hex(
+                "e4252a1f86d3de478087fed2c72b08d8a2c93e5df6ceb8adb00ce1e4800f47dedc0f5babc7"
+            ))
+        );
+        // Whole blocks: CS1 is CBC.
+        let cbc = aes_reference(CipherAlg::Aes(AesMode::Cbc, 32), &key, &iv, &plain[..32]);
+        let cts = aes_reference(CipherAlg::Aes(AesMode::Cts, 32), &key, &iv, &plain[..32]);
+        assert_eq!(cts, cbc);
+        assert!(aes_reference(CipherAlg::Aes(AesMode::Cts, 32), &key, &iv, &[0; 15]).is_none());
     }
 
     #[test]

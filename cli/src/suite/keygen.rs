@@ -7,6 +7,7 @@ use cryptoki_sys::*;
 
 use super::alg::KeySpec;
 use super::alg::{Curve, MlDsaSet, MlKemSet, SlhDsaSet};
+use super::check;
 use super::failure::Failure;
 use super::failure::ck;
 use super::keys::aes_template;
@@ -173,12 +174,53 @@ fn store_worker(
             made: [0, 0],
             rate_from_latency: token,
         };
-        // One untimed trial, so that a refused template is found here.
+        // One untimed trial, so that a refused template is found here; a
+        // PBKDF2 key must also be the key computed in-process.
         let rv = w.call();
+        if let (KeySpec::Pbkdf2Sha256(n), CKR_OK) = (spec, rv) {
+            let made = w.made[0];
+            pbkdf2_key_is_the_reference(p, made, n).inspect_err(|_| {
+                p.raw.destroy_object(p.session, made);
+            })?;
+        }
         w.check(rv)?;
         return Ok(Box::new(w));
     }
     pair_worker(spec, p, label, token)
+}
+
+/// The password and salt of the PBKDF2 op.
+const PBKDF2_PASSWORD: &[u8] = b"hsm-bench password";
+const PBKDF2_SALT: &[u8] = b"hsm-bench salt16";
+
+/// The AES-256 key `made` by `CKM_PKCS5_PBKD2` is sensitive, so it is
+/// checked by what it does: its AES-ECB encryption of one block must equal
+/// the encryption under PBKDF2-HMAC-SHA256(password, salt, `iterations`)
+/// computed in-process (RFC 8018 §5.2).
+fn pbkdf2_key_is_the_reference(
+    p: &Prep<'_>,
+    made: CK_OBJECT_HANDLE,
+    iterations: u32,
+) -> Result<(), Failure> {
+    use aes::cipher::{BlockCipherEncrypt, KeyInit};
+    let mut value = [0u8; 32];
+    pbkdf2::pbkdf2_hmac::<sha2::Sha256>(PBKDF2_PASSWORD, PBKDF2_SALT, iterations, &mut value);
+    let mut block = aes::Block::default();
+    block.fill(0x5a);
+    ck(p.raw
+        .encrypt_init(p.session, &mut Mech::plain(CKM_AES_ECB), made))?;
+    let mut out = [0u8; 32];
+    let (rv, n) = p.raw.encrypt(p.session, &block, &mut out);
+    ck(rv)?;
+    aes::Aes256::new_from_slice(&value)
+        .map_err(|_| check::failed("PBKDF2 reference key"))?
+        .encrypt_block(&mut block);
+    if out.get(..n) != Some(block.as_slice()) {
+        return Err(check::failed(
+            "the PBKDF2 key differs from the one computed in-process",
+        ));
+    }
+    Ok(())
 }
 
 /// `CKM_PKCS5_PBKD2` (HMAC-SHA256, `iterations`, a fixed 16-byte salt and
@@ -188,8 +230,8 @@ fn pbkdf2_template(iterations: u32, label: &[u8], token: bool) -> (Mech, Templat
         Mech::pbkdf2(
             CKP_PKCS5_PBKD2_HMAC_SHA256,
             CK_ULONG::from(iterations),
-            b"hsm-bench salt16",
-            b"hsm-bench password",
+            PBKDF2_SALT,
+            PBKDF2_PASSWORD,
         ),
         Template::new()
             .ulong(CKA_CLASS, CKO_SECRET_KEY)
