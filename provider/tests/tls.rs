@@ -374,6 +374,9 @@ fn derived_keys_attributes() {
                 Attribute::Sensitive(true),
                 Attribute::Extractable(false),
                 Attribute::Derive(true),
+                // Not a signing key: an HMAC under it would compute the
+                // master secret, which would then not be always sensitive.
+                Attribute::Sign(false),
             ],
         )
         .unwrap();

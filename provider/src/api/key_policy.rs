@@ -53,6 +53,24 @@ const USAGE: &[CK_ATTRIBUTE_TYPE] = &[
 /// reaches other keys' values.
 const KEY_MANAGEMENT_USAGE: &[CK_ATTRIBUTE_TYPE] = &[CKA_DERIVE, CKA_WRAP, CKA_UNWRAP];
 
+/// The usage flags under which a secret key computes what a derivation
+/// from it outputs: `E_K(data)` of the encryption-of-data derivations
+/// (encrypting, or decrypting a keystream), and the HMAC or CMAC block of
+/// the PRF-based ones (signing). Checked when a key derives
+/// (`crypto::derive`); on a protected secret key they never widen
+/// afterwards, or a key derived while they were off would be computed
+/// after all. (Only switching `CKA_DERIVE` off first would not help: it can
+/// be switched off at any time, so the rule holds for every protected
+/// secret key, not only those that may derive now.)
+const DERIVATION_ORACLE_USAGE: &[CK_ATTRIBUTE_TYPE] = &[
+    CKA_DERIVE,
+    CKA_WRAP,
+    CKA_UNWRAP,
+    CKA_ENCRYPT,
+    CKA_DECRYPT,
+    CKA_SIGN,
+];
+
 /// Pairs of roles one key may not hold together under `strict`.
 const CONFLICTS: &[(CK_ATTRIBUTE_TYPE, CK_ATTRIBUTE_TYPE)] = &[
     (CKA_WRAP, CKA_DECRYPT),
@@ -207,6 +225,8 @@ pub fn check_change(
     let widened = |ty: CK_ATTRIBUTE_TYPE| next.flag(ty) && !current.flag(ty);
     let sticky: &[CK_ATTRIBUTE_TYPE] = if rules.strict() {
         USAGE
+    } else if is_protected(current) && current.ulong(CKA_CLASS) == Some(CKO_SECRET_KEY) {
+        DERIVATION_ORACLE_USAGE
     } else if is_protected(current) {
         KEY_MANAGEMENT_USAGE
     } else {
@@ -269,16 +289,42 @@ pub fn encrypt_data_base_reveals(base: &Attributes) -> bool {
         .any(|ty| base.flag(ty))
 }
 
-/// Under `strict`, an encryption-of-data derivation from a base that also
-/// computes the cipher for its caller ([`encrypt_data_base_reveals`]) is
-/// refused (`CKR_KEY_FUNCTION_NOT_PERMITTED`): the key it would make is one
-/// whose value the caller can learn. (Under `default` the key is made and
-/// marked as a key that was not always secret.)
-pub fn check_encrypt_data_base(rules: Rules, reveals: bool) -> Result<()> {
+/// Under `strict`, a derivation from a base that computes the derived value
+/// for its caller by another route is refused
+/// (`CKR_KEY_FUNCTION_NOT_PERMITTED`): an encryption-of-data derivation
+/// from a base that also runs the cipher ([`encrypt_data_base_reveals`]),
+/// or a PRF-based one from a base that may also sign with the PRF's HMAC
+/// or CMAC. The key it would make is one whose value the caller can learn.
+/// (Under `default` the key is made and marked as a key that was not always
+/// secret.)
+pub fn check_revealing_base(rules: Rules, reveals: bool) -> Result<()> {
     if rules.strict() && reveals {
         return Err(err(CKR_KEY_FUNCTION_NOT_PERMITTED));
     }
     Ok(())
+}
+
+/// The shortest MAC a key verifies without being allowed to sign (8 bytes,
+/// SP 800-107 Rev. 1 §5.3.5's recommended 64 bits).
+pub const MIN_VERIFY_ONLY_MAC_LEN: CK_ULONG = 8;
+
+/// A truncated MAC (`_GENERAL` length, `CK_TLS_MAC_PARAMS`' `ulMacLength`)
+/// is a prefix of the full one, and `C_Verify` tells whether a guessed
+/// prefix is right: with a 1-byte length, 256 guesses find the first byte,
+/// and each longer length one more byte, so `C_Verify` computes the whole
+/// MAC. A verification shorter than [`MIN_VERIFY_ONLY_MAC_LEN`] is therefore
+/// taken only from a key that may sign with the same mechanism (it tells
+/// nothing a signature would not); else `CKR_MECHANISM_PARAM_INVALID`.
+pub fn check_short_mac_verify(
+    mac_len: Option<CK_ULONG>,
+    may_sign: impl FnOnce() -> bool,
+) -> Result<()> {
+    match mac_len {
+        Some(n) if n < MIN_VERIFY_ONLY_MAC_LEN && !may_sign() => {
+            Err(err(CKR_MECHANISM_PARAM_INVALID))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The floor of MAC keys: a sensitive secret key of less than
@@ -381,8 +427,16 @@ mod tests {
                 );
             }
         }
-        // Other usage flags may widen under default, never under strict.
-        let next = secret(&[(CKA_SIGN, true)]);
+        // On a protected secret key, the flags that compute a derivation's
+        // output never widen either; verification may widen under default,
+        // never under strict.
+        for ty in [CKA_SIGN, CKA_ENCRYPT] {
+            let next = secret(&[(ty, true)]);
+            for how in [ChangeKind::Set, ChangeKind::Copy] {
+                assert!(check_change(&cur, &next, how, DEFAULT).is_err(), "{ty:#x}");
+            }
+        }
+        let next = secret(&[(CKA_VERIFY, true)]);
         assert!(check_change(&cur, &next, ChangeKind::Set, DEFAULT).is_ok());
         assert!(check_change(&cur, &next, ChangeKind::Set, STRICT).is_err());
         // A readable key may gain derive under default (its value is known).

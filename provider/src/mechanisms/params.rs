@@ -281,3 +281,14 @@ pub fn general_len(mech: &Mechanism<'_>, full: usize, general: bool) -> Result<u
         _ => Err(err(CKR_MECHANISM_PARAM_INVALID)),
     }
 }
+
+/// The MAC length a caller chose in the parameter (`CK_MAC_GENERAL_PARAMS`,
+/// `CK_TLS_MAC_PARAMS`' `ulMacLength`), if the mechanism takes one: the
+/// output is then a prefix of the full MAC.
+pub fn truncated_mac_len(mech: &Mechanism<'_>) -> Option<CK_ULONG> {
+    match mech.param {
+        Param::MacLength(n) => Some(n),
+        Param::TlsMac(p) => Some(p.mac_len),
+        _ => None,
+    }
+}

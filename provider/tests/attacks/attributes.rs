@@ -157,8 +157,11 @@ fn digest_key_oracle() {
 }
 
 /// A usage flag switched on after the key was made. Key-management flags
-/// (derive, wrap, unwrap) and decrypt never widen on a protected key;
-/// under `strict` no usage flag widens.
+/// (derive, wrap, unwrap) and decrypt never widen on a protected key, nor
+/// sign and encrypt on a protected secret key (they would compute what a
+/// derivation from it output while they were off:
+/// `derivation::derivation_base_gains_sign_afterwards`); under `strict` no
+/// usage flag widens.
 #[test]
 fn usage_widened_after_creation() {
     use AttributeType as T;
@@ -167,7 +170,7 @@ fn usage_widened_after_creation() {
         (T::Wrap, Attribute::Wrap(true), true),
         (T::Unwrap, Attribute::Unwrap(true), true),
         (T::Decrypt, Attribute::Decrypt(true), true),
-        (T::Sign, Attribute::Sign(true), false),
+        (T::Sign, Attribute::Sign(true), true),
         (T::Verify, Attribute::Verify(true), false),
     ] {
         for policy in POLICIES {

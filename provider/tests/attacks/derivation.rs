@@ -331,14 +331,6 @@ fn sensitive_two_key_triple_des_mac() {
     }
 }
 
-/// The `C_DeriveKey` error as a cryptoki error, for [`Outcome::Refused`].
-fn derive_step<T>(name: &'static str, r: Result<T, cryptoki_sys::CK_RV>) -> Result<T, Outcome> {
-    r.map_err(|rv| match cryptoki::error::Rv::from(rv) {
-        cryptoki::error::Rv::Error(e) => Outcome::Refused(name, e),
-        cryptoki::error::Rv::Ok => unreachable!("an error code"),
-    })
-}
-
 /// The end of the encryption-of-data attacks: `value`, found by the
 /// caller, is the key `derived` (a block encrypted under `derived` by the
 /// token equals the block encrypted under `value` by the cipher crate
@@ -367,6 +359,17 @@ fn known_key_found<C: BlockCipherEncrypt + KeyInit>(
         ],
         "a derived key whose value the caller can learn is marked as known"
     );
+    key_is::<C>(s, derived, mech, value)
+}
+
+/// `Recovered` if a block encrypted under `derived` by the token equals the
+/// block encrypted under `value` by the cipher crate `C`.
+fn key_is<C: BlockCipherEncrypt + KeyInit>(
+    s: &Session,
+    derived: ObjectHandle,
+    mech: &Mechanism,
+    value: &[u8],
+) -> Result<Outcome, Outcome> {
     let mut block = cipher::Block::<C>::default();
     block.fill(0x5a);
     let theirs = step(
@@ -419,7 +422,7 @@ fn des_encrypt_data_copy_less_protected_than_its_base() {
                 (CKM_DES3_CBC_ENCRYPT_DATA, true),
             ] {
                 let mut param = des_encrypt_data_param(cbc.then_some([7; 8]), &mut data);
-                let copy = derive_step(
+                let copy = raw_step(
                     "C_DeriveKey (readable DES3 copy)",
                     raw_derive_with(
                         s,
@@ -454,7 +457,7 @@ fn key_length_reduction_by_des_encrypt_data() {
             let victim = des3_victim(s)?;
             let mut data = [0x22u8; 8];
             let mut param = des_encrypt_data_param(Some([7; 8]), &mut data);
-            derive_step(
+            raw_step(
                 "C_DeriveKey (1-byte key)",
                 raw_derive_with(
                     s,
@@ -494,7 +497,7 @@ fn encrypt_data_derived_value_known_through_encrypt() {
             let victim = des3_victim_with(s, &[AttributeType::Encrypt])?;
             let mut data: [u8; 24] = std::array::from_fn(|i| 0x40 + i as u8);
             let mut param = des_encrypt_data_param(None, &mut data);
-            let derived = derive_step(
+            let derived = raw_step(
                 "C_DeriveKey (DES3 key)",
                 raw_derive_with(
                     s,
@@ -549,7 +552,7 @@ fn encrypt_data_derived_value_known_through_cbc_mac() {
                 )
             }
             .to_vec();
-            let derived = derive_step(
+            let derived = raw_step(
                 "C_DeriveKey (AES key)",
                 raw_derive_with(
                     s,
@@ -573,7 +576,7 @@ fn encrypt_data_derived_value_known_through_cbc_mac() {
                 &data,
                 None,
             )
-            .map_err(|rv| derive_step::<()>("C_Sign (CBC-MAC)", Err(rv)).unwrap_err())?;
+            .map_err(|rv| raw_step::<()>("C_Sign (CBC-MAC)", Err(rv)).unwrap_err())?;
             known_key_found::<aes::Aes128>(s, derived, &Mechanism::AesEcb, &value)
         })())
     }
@@ -589,70 +592,117 @@ fn encrypt_data_derived_value_known_through_cbc_mac() {
 /// by the base over data the caller knows, so a base that may also sign
 /// with that HMAC (`CKA_SIGN`, which secret keys have by default, and no
 /// `CKA_ALLOWED_MECHANISMS` excluding it) tells its caller the value of
-/// the key derived from it. Recorded, not refused, at both levels
-/// (docs/SECURITY.md, "Derived keys"): the defence today is the key's own
-/// template, `CKA_SIGN` false or `CKA_ALLOWED_MECHANISMS` on bases meant
-/// for derivation. The test runs the attack to the end with HKDF-Expand:
-/// the first output block is HMAC(base, info ‖ 0x01).
+/// the key derived from it. As for the encryption-of-data derivations:
+/// under `default` the key is made but marked as one that was not always
+/// secret, and the test runs the attack to the end with HKDF-Expand (the
+/// first output block is HMAC(base, info ‖ 0x01)); under `strict` the
+/// derivation is refused (docs/SECURITY.md, "Derived keys").
 #[test]
 fn hmac_kdf_derived_value_known_through_hmac_sign() {
     fn attack(s: &Session) -> Outcome {
         outcome((|| {
-            let mut t = vec![
-                Attribute::Class(ObjectClass::SECRET_KEY),
-                Attribute::KeyType(KeyType::GENERIC_SECRET),
-                Attribute::ValueLen(32.into()),
-                Attribute::Token(false),
-                Attribute::Sensitive(true),
-                Attribute::Extractable(false),
-            ];
-            t.extend(usage_flags(&[AttributeType::Sign, AttributeType::Derive]));
-            let victim = step(
-                "C_GenerateKey (generic secret victim)",
-                s.generate_key(&Mechanism::GenericSecretKeyGen, &t),
-            )?;
-            let info = b"hkdf info".as_slice();
-            let params = cryptoki::mechanism::hkdf::HkdfParams::new(
-                cryptoki::mechanism::MechanismType::SHA256,
-                None,
-                Some(info),
-            );
-            let derived = step(
-                "C_DeriveKey (HKDF-Expand)",
-                s.derive_key(
-                    &Mechanism::HkdfDerive(params),
-                    victim,
-                    &[
-                        Attribute::Class(ObjectClass::SECRET_KEY),
-                        Attribute::KeyType(KeyType::AES),
-                        Attribute::ValueLen(32.into()),
-                        Attribute::Token(false),
-                        Attribute::Encrypt(true),
-                    ],
-                ),
-            )?;
-            let mut block = info.to_vec();
-            block.push(1);
+            let (victim, derived, block) =
+                hkdf_expand_victim(s, &[AttributeType::Sign, AttributeType::Derive])?;
             let value = step(
                 "C_Sign (HMAC-SHA256 under the base)",
                 s.sign(&Mechanism::Sha256Hmac, victim, &block),
             )?;
-            let mut block = aes::Block::default();
-            block.fill(0x5a);
-            let theirs = step(
-                "C_Encrypt (under the derived key)",
-                s.encrypt(&Mechanism::AesEcb, derived, &block),
-            )?;
-            aes::Aes256::new_from_slice(&value)
-                .unwrap()
-                .encrypt_block(&mut block);
-            assert_eq!(
-                theirs,
-                block.as_slice(),
-                "the value found is not the derived key"
-            );
-            Ok(Outcome::Recovered)
+            known_key_found::<aes::Aes256>(s, derived, &Mechanism::AesEcb, &value)
         })())
     }
-    expect(attack, Outcome::Recovered, Outcome::Recovered);
+    expect(
+        attack,
+        Outcome::Recovered,
+        Outcome::Refused(
+            "C_DeriveKey (HKDF-Expand)",
+            RvError::KeyFunctionNotPermitted,
+        ),
+    );
+}
+
+/// A generated, sensitive, never extractable 32-byte generic secret with
+/// the usage flags of `usage`, and an AES-256 key HKDF-Expand (SHA-256)
+/// derives from it; with the data whose HMAC under the victim is the
+/// derived value (info ‖ 0x01, RFC 5869 §2.3).
+fn hkdf_expand_victim(
+    s: &Session,
+    usage: &[AttributeType],
+) -> Result<(ObjectHandle, ObjectHandle, Vec<u8>), Outcome> {
+    let mut t = vec![
+        Attribute::Class(ObjectClass::SECRET_KEY),
+        Attribute::KeyType(KeyType::GENERIC_SECRET),
+        Attribute::ValueLen(32.into()),
+        Attribute::Token(false),
+        Attribute::Sensitive(true),
+        Attribute::Extractable(false),
+    ];
+    t.extend(usage_flags(usage));
+    let victim = step(
+        "C_GenerateKey (generic secret victim)",
+        s.generate_key(&Mechanism::GenericSecretKeyGen, &t),
+    )?;
+    let info = b"hkdf info".as_slice();
+    let params = cryptoki::mechanism::hkdf::HkdfParams::new(
+        cryptoki::mechanism::MechanismType::SHA256,
+        None,
+        Some(info),
+    );
+    let derived = step(
+        "C_DeriveKey (HKDF-Expand)",
+        s.derive_key(
+            &Mechanism::HkdfDerive(params),
+            victim,
+            &[
+                Attribute::Class(ObjectClass::SECRET_KEY),
+                Attribute::KeyType(KeyType::AES),
+                Attribute::ValueLen(32.into()),
+                Attribute::Token(false),
+                Attribute::Sensitive(true),
+                Attribute::Encrypt(true),
+            ],
+        ),
+    )?;
+    Ok((victim, derived, [info, &[1]].concat()))
+}
+
+/// The same attack with the flag switched on after the derivation: the
+/// base derives with `CKA_SIGN` false (so the derived key is always
+/// sensitive), then gains `CKA_SIGN` (or a copy of it does) and signs the
+/// first HKDF block. On a protected secret key `CKA_SIGN` (like
+/// `CKA_ENCRYPT`, the encryption-of-data oracle) never widens, at both
+/// levels (docs/SECURITY.md, "`default`").
+#[test]
+fn derivation_base_gains_sign_afterwards() {
+    fn attack(s: &Session) -> Outcome {
+        outcome((|| {
+            let (victim, derived, block) = hkdf_expand_victim(s, &[AttributeType::Derive])?;
+            let marks = step(
+                "C_GetAttributeValue (derived key)",
+                s.get_attributes(derived, &[AttributeType::AlwaysSensitive]),
+            )?;
+            assert_eq!(marks, vec![Attribute::AlwaysSensitive(true)]);
+            let copy = s.copy_object(victim, &[Attribute::Sign(true)]);
+            assert_eq!(
+                copy.err().map(rv_of),
+                Some(RvError::AttributeReadOnly),
+                "C_CopyObject gave a signing copy of the base"
+            );
+            step(
+                "C_SetAttributeValue (CKA_SIGN on the base)",
+                s.update_attributes(victim, &[Attribute::Sign(true)]),
+            )?;
+            let value = step(
+                "C_Sign (HMAC-SHA256 under the base)",
+                s.sign(&Mechanism::Sha256Hmac, victim, &block),
+            )?;
+            key_is::<aes::Aes256>(s, derived, &Mechanism::AesEcb, &value)
+        })())
+    }
+    let refused = || {
+        Outcome::Refused(
+            "C_SetAttributeValue (CKA_SIGN on the base)",
+            RvError::AttributeReadOnly,
+        )
+    };
+    expect(attack, refused(), refused());
 }

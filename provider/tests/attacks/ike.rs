@@ -8,27 +8,10 @@
 
 use super::ike_params::*;
 use super::*;
-use cryptoki::error::Rv;
 use cryptoki_sys::*;
 
 const NI: &[u8] = &[0x11; 16];
 const NR: &[u8] = &[0x22; 16];
-
-/// `Err` of a raw step: the step's name and the token's code.
-fn raw_step<T>(name: &'static str, r: Result<T, CK_RV>) -> Result<T, Outcome> {
-    r.map_err(|rv| match Rv::from(rv) {
-        Rv::Error(e) => Outcome::Refused(name, e),
-        Rv::Ok => panic!("{name} failed with CKR_OK"),
-    })
-}
-
-/// The refusal to read a derived value that stayed sensitive.
-fn value_refused() -> Outcome {
-    Outcome::Refused(
-        "C_GetAttributeValue (CKA_VALUE)",
-        RvError::AttributeSensitive,
-    )
-}
 
 /// The outcome of several variants of one attack: the first that got
 /// through, else their common refusal (or the first refusal that differs
@@ -58,6 +41,9 @@ fn generic(s: &Session, protected: bool, derive: bool) -> Result<ObjectHandle, O
                 Attribute::Sensitive(protected),
                 Attribute::Extractable(!protected),
                 Attribute::Derive(derive),
+                // Not a signing key: an HMAC under it computes the PRF
+                // output (tls::master_secret_computed_by_hmac_under_the_premaster).
+                Attribute::Sign(false),
             ],
         ),
     )

@@ -39,6 +39,7 @@ mod operations;
 mod otp;
 mod public_key;
 mod tls;
+mod truncated_mac;
 mod wrapping;
 
 use common::*;
@@ -111,6 +112,15 @@ pub fn value_refused() -> Outcome {
 /// `Err` of a step: the step's name and the token's code.
 pub fn step<T>(name: &'static str, r: cryptoki::error::Result<T>) -> Result<T, Outcome> {
     r.map_err(|e| Outcome::Refused(name, rv_of(e)))
+}
+
+/// `Err` of a step made through the raw C API: the step's name and the
+/// token's code.
+pub fn raw_step<T>(name: &'static str, r: Result<T, cryptoki_sys::CK_RV>) -> Result<T, Outcome> {
+    r.map_err(|rv| match cryptoki::error::Rv::from(rv) {
+        cryptoki::error::Rv::Error(e) => Outcome::Refused(name, e),
+        cryptoki::error::Rv::Ok => unreachable!("an error code"),
+    })
 }
 
 /// Turns a `Result` of steps into the attack's outcome.

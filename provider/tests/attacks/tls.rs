@@ -9,34 +9,103 @@ use crate::tls_calls as t;
 use cryptoki::mechanism::misc::KeyDerivationStringData;
 use cryptoki_sys::*;
 
-/// A TLS step's `CK_RV` as an outcome.
-fn raw_step<T>(name: &'static str, r: Result<T, CK_RV>) -> Result<T, Outcome> {
-    r.map_err(|rv| {
-        let e = cryptoki::error::Rv::from(rv)
-            .into_result(cryptoki::context::Function::DeriveKey)
-            .unwrap_err();
-        Outcome::Refused(name, rv_of(e))
-    })
-}
-
 const CLIENT: [u8; 32] = [0xC1; 32];
 const SERVER: [u8; 32] = [0x5E; 32];
 
-/// A token-secret pre-master: generated, sensitive, never extractable.
+/// A token-secret pre-master: generated, sensitive, never extractable,
+/// and not a signing key (an HMAC under it computes its master secret:
+/// [`master_secret_computed_by_hmac_under_the_premaster`]).
 fn premaster(s: &Session) -> Result<ObjectHandle, Outcome> {
+    premaster_with(s, &[Attribute::Sign(false)])
+}
+
+/// A generated, sensitive, never extractable 48-byte pre-master allowed to
+/// derive, with `extra` attributes.
+fn premaster_with(s: &Session, extra: &[Attribute]) -> Result<ObjectHandle, Outcome> {
+    let mut template = vec![
+        Attribute::Token(false),
+        Attribute::ValueLen(48.into()),
+        Attribute::Sensitive(true),
+        Attribute::Extractable(false),
+        Attribute::Derive(true),
+    ];
+    template.extend_from_slice(extra);
     step(
         "C_GenerateKey (pre-master)",
-        s.generate_key(
-            &Mechanism::GenericSecretKeyGen,
-            &[
-                Attribute::Token(false),
-                Attribute::ValueLen(48.into()),
-                Attribute::Sensitive(true),
-                Attribute::Extractable(false),
-                Attribute::Derive(true),
-            ],
-        ),
+        s.generate_key(&Mechanism::GenericSecretKeyGen, &template),
     )
+}
+
+/// The TLS 1.2 PRF is HMAC keyed by the pre-master: a pre-master that may
+/// also sign with HMAC-SHA256 (secret keys' default `CKA_SIGN`) computes
+/// its own master secret in four `C_Sign` calls (`A(1) = HMAC(pms, label ‖
+/// seed)`, `HMAC(pms, A(1) ‖ label ‖ seed)`, …). Under `default` the master
+/// is made but marked as a key whose value may be known (not
+/// `CKA_ALWAYS_SENSITIVE`, so not token-secret: none of the IV rules trust
+/// it), and the test runs the attack to the end: the master computed
+/// outside the token gives the token's own `CKM_TLS12_MAC`. Under `strict`
+/// the derivation is refused (docs/SECURITY.md, "Derived keys").
+#[test]
+fn master_secret_computed_by_hmac_under_the_premaster() {
+    fn attack(s: &Session) -> Outcome {
+        use hmac::{KeyInit, Mac};
+        outcome((|| {
+            let pre = premaster_with(s, &[])?;
+            let master = master_of(s, pre, &[Attribute::Token(false)])?;
+            let marks = step(
+                "C_GetAttributeValue (master)",
+                s.get_attributes(master, &[AttributeType::AlwaysSensitive]),
+            )?;
+            assert_eq!(marks, vec![Attribute::AlwaysSensitive(false)]);
+            let seed = [b"master secret".as_slice(), &CLIENT, &SERVER].concat();
+            let hmac = |data: &[u8]| {
+                step(
+                    "C_Sign (HMAC-SHA256 under the pre-master)",
+                    s.sign(&Mechanism::Sha256Hmac, pre, data),
+                )
+            };
+            let a1 = hmac(&seed)?;
+            let a2 = hmac(&a1)?;
+            let value = [
+                hmac(&[&a1[..], &seed].concat())?,
+                hmac(&[&a2[..], &seed].concat())?,
+            ]
+            .concat();
+            let master_value = &value[..48];
+            let handshake = [0x33_u8; 32];
+            let theirs = raw_step(
+                "C_Sign (CKM_TLS12_MAC under the master)",
+                t::mac(
+                    s,
+                    CKM_TLS12_MAC,
+                    master,
+                    t::mac_params(CKM_SHA256, 12, 2),
+                    &[&handshake],
+                ),
+            )?;
+            let ours = |data: &[u8]| {
+                let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(master_value).unwrap();
+                m.update(data);
+                m.finalize().into_bytes().to_vec()
+            };
+            let seed = [b"client finished".as_slice(), &handshake].concat();
+            let finished = ours(&[&ours(&seed)[..], &seed].concat());
+            assert_eq!(
+                theirs,
+                finished[..12],
+                "the value found is not the master secret"
+            );
+            Ok(Outcome::Recovered)
+        })())
+    }
+    expect(
+        attack,
+        Outcome::Recovered,
+        Outcome::Refused(
+            "C_DeriveKey (master secret)",
+            RvError::KeyFunctionNotPermitted,
+        ),
+    );
 }
 
 /// A master secret from `pre` (the DH variant: no `pVersion`) with the

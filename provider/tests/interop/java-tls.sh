@@ -78,6 +78,18 @@ done
 # token's default for a derived key is not), so the master secret and the
 # traffic keys inherit it: part of the proof, and what makes the master
 # secret one no caller knows (the IV rule of strict).
+# Pre-masters and masters get one attribute set (SunPKCS11 has one per key
+# type): the TLS mechanisms only, so no HMAC under a pre-master computes its
+# master secret (docs/SECURITY.md, "Derived keys") and the master stays one
+# no caller knows. CK_ULONGs in host (little-endian) order; SunPKCS11 reads
+# 0h values as a signed big integer, so the first byte stays below 0x80:
+# EXTENDED_MASTER_KEY_DERIVE(_DH) 0x56 0x57, MASTER_KEY_DERIVE 0x3e0,
+# KEY_AND_MAC_DERIVE 0x3e1, MASTER_KEY_DERIVE_DH 0x3e2, TLS_MAC 0x3e4.
+TLS_ONLY=0h
+for m in 5600000000000000 5700000000000000 e003000000000000 e103000000000000 \
+  e203000000000000 e403000000000000; do
+  TLS_ONLY=$TLS_ONLY$m
+done
 cat > "$WORK/tls.cfg" <<EOF
 name = dalek-tls
 library = $SHIM
@@ -101,10 +113,12 @@ attributes(generate, CKO_PRIVATE_KEY, CKK_EC) = {
 attributes(generate, CKO_SECRET_KEY, CKK_GENERIC_SECRET) = {
   CKA_DERIVE = true
   CKA_SENSITIVE = true
+  CKA_ALLOWED_MECHANISMS = $TLS_ONLY
 }
 attributes(import, CKO_SECRET_KEY, CKK_GENERIC_SECRET) = {
   CKA_DERIVE = true
   CKA_SENSITIVE = true
+  CKA_ALLOWED_MECHANISMS = $TLS_ONLY
 }
 EOF
 

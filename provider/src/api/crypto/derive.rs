@@ -6,9 +6,10 @@
 //! the derived key's length and strength floor (Clulow 2003), and what it
 //! inherits from its bases.
 
-use super::key_use::single_call_key;
+use super::key_use::{self, single_call_key};
 use super::new_key::{BaseProtection, insert_secret, with_key_template};
 use crate::api::key_policy::{self, Rules};
+use crate::api::object::Object;
 use crate::api::session::Session;
 use crate::api::template::{self, Origin};
 use crate::attributes::Attr;
@@ -16,6 +17,7 @@ use crate::error::{Result, err};
 use crate::mechanisms::keys::KeyMaterial;
 use crate::mechanisms::{self, Mechanism, strength};
 use cryptoki_sys::*;
+use std::sync::Arc;
 use zeroize::Zeroizing;
 
 /// The attributes of a public key that `CKM_PUB_KEY_FROM_PRIV_KEY` computes
@@ -114,13 +116,19 @@ pub fn derive_key(
     let material = single_call_key(session, base, mech, CKA_DERIVE)?;
     let base_key = session.token.key(base)?;
     let mut protection = BaseProtection::of(&base_key);
+    let rules = Rules::of(session.token.config());
     if mechanisms::derives_by_encrypting_data(mech.ty) {
         let reveals = base_key.with_attrs(key_policy::encrypt_data_base_reveals);
-        key_policy::check_encrypt_data_base(Rules::of(session.token.config()), reveals)?;
+        key_policy::check_revealing_base(rules, reveals)?;
         if reveals {
             protection = protection.value_may_be_known();
         }
     }
+    // A PRF keyed by the base over data the caller chose: a signature with
+    // that HMAC or CMAC under the base computes the output (weighed below,
+    // once the second keys are known).
+    let signs_output =
+        protection.always_sensitive && key_use::signs_derived_output(&base_key, &material, mech);
     let mut template = with_key_template(&base_key, CKA_DERIVE_TEMPLATE, template)?;
     drop(base_key);
     // The second key a parameter names (the HKDF salt key, the key of
@@ -132,6 +140,8 @@ pub fn derive_key(
     // The IKE mechanisms' second keys (hNewKey, hKeygxy, hPrevKey,
     // hSeedKey), in the order their parameters give them.
     let mut seconds = Vec::new();
+    // A second key no caller knows: the PRF output then needs its value too.
+    let mut unknown_second = false;
     let other = match mech.param {
         mechanisms::Param::Hkdf(mechanisms::kdf::hkdf::Params {
             salt: mechanisms::kdf::hkdf::Salt::Key(handle),
@@ -153,6 +163,7 @@ pub fn derive_key(
                 if second.protected() {
                     other_secret_len += value.len();
                 }
+                unknown_second |= second.protected() && second.always_sensitive;
                 protection = protection.and(second);
                 seconds.push(value);
             }
@@ -160,6 +171,11 @@ pub fn derive_key(
         }
         _ => None,
     };
+    let reveals = signs_output && !unknown_second;
+    key_policy::check_revealing_base(rules, reveals)?;
+    if reveals {
+        protection = protection.value_may_be_known();
+    }
     let ike = mechanisms::is_ike(mech.ty);
     // Mechanisms spec 3.0, "IKE": the derived keys are made from secrets
     // by a PRF; like the simple derivations, the result is never less
@@ -272,7 +288,7 @@ pub fn derive_keys_sp800_108(
     mechanisms::require(mech, CKF_DERIVE)?;
     let material = single_call_key(session, base, mech, CKA_DERIVE)?;
     let base_key = session.token.key(base)?;
-    let protection = BaseProtection::of(&base_key);
+    let protection = prf_base_protection(session, &base_key, &material, mech)?;
     let mut templates = std::iter::once(template)
         .chain(additional.iter().map(Vec::as_slice))
         .map(|t| with_key_template(&base_key, CKA_DERIVE_TEMPLATE, t))
@@ -347,6 +363,31 @@ pub fn derive_keys_sp800_108(
         }
     }
     Ok(made)
+}
+
+/// What a key derived by a PRF keyed by `base` over data the caller chose
+/// (SP 800-108, TLS 1.2) inherits from it: a base that may also sign with
+/// that PRF's HMAC or CMAC computes the derived value for its caller, so
+/// under `strict` the derivation is refused (`CKR_KEY_FUNCTION_NOT_PERMITTED`)
+/// and under `default` the new key is marked as one whose value may be
+/// known (docs/SECURITY.md, "Derived keys"). A base that was not always
+/// sensitive passes on that mark anyway: the rule only weighs bases whose
+/// value no caller ever saw.
+pub(super) fn prf_base_protection(
+    session: &Session,
+    base: &Object,
+    material: &Arc<KeyMaterial>,
+    mech: &Mechanism<'_>,
+) -> Result<BaseProtection> {
+    let protection = BaseProtection::of(base);
+    let reveals =
+        protection.always_sensitive && key_use::signs_derived_output(base, material, mech);
+    key_policy::check_revealing_base(Rules::of(session.token.config()), reveals)?;
+    Ok(if reveals {
+        protection.value_may_be_known()
+    } else {
+        protection
+    })
 }
 
 /// A second key a derivation parameter names (the key of

@@ -9,7 +9,7 @@ use crate::api::session::Session;
 use crate::api::token::Token;
 use crate::error::{Result, err};
 use crate::mechanisms::keys::{self, KeyMaterial};
-use crate::mechanisms::{Mechanism, strength};
+use crate::mechanisms::{self, Mechanism, strength};
 use cryptoki_sys::*;
 use std::sync::Arc;
 
@@ -34,24 +34,64 @@ pub(super) fn usable_key(
     if key.key_type.is_none() {
         return Err(err(CKR_KEY_TYPE_INCONSISTENT));
     }
-    if !key.flag(usage) {
-        return Err(err(CKR_KEY_FUNCTION_NOT_PERMITTED));
-    }
-    if !key.allows_mechanism(mech.ty) {
-        return Err(err(CKR_MECHANISM_INVALID));
-    }
+    check_permits(&key, mech.ty, usage)?;
     let material = material_of(token, &key)?;
-    if matches!(usage, CKA_SIGN | CKA_VERIFY)
-        && matches!(*material, KeyMaterial::Secret { .. } | KeyMaterial::Des(_))
-    {
-        // A MAC is an oracle on its key: none weaker than the floor (a
-        // short HMAC key, two-key Triple DES for DES3-MAC/CMAC).
-        key_policy::check_mac_key(key.flag(CKA_SENSITIVE), strength::strength(&material))?;
+    check_mac_floor(&key, &material, usage)?;
+    if usage == CKA_VERIFY {
+        key_policy::check_short_mac_verify(mechanisms::truncated_mac_len(mech), || {
+            could_sign(&key, &material, mech)
+        })?;
     }
     Ok(UsableKey {
         material,
         always_authenticate: key.flag(CKA_ALWAYS_AUTHENTICATE),
     })
+}
+
+/// The key's usage flag for the function (`CKA_SIGN`, ...), else
+/// `CKR_KEY_FUNCTION_NOT_PERMITTED`, and `mech` among its
+/// `CKA_ALLOWED_MECHANISMS`, else `CKR_MECHANISM_INVALID`.
+fn check_permits(key: &Object, mech: CK_MECHANISM_TYPE, usage: CK_ATTRIBUTE_TYPE) -> Result<()> {
+    if !key.flag(usage) {
+        return Err(err(CKR_KEY_FUNCTION_NOT_PERMITTED));
+    }
+    if !key.allows_mechanism(mech) {
+        return Err(err(CKR_MECHANISM_INVALID));
+    }
+    Ok(())
+}
+
+/// A MAC is an oracle on its key: none weaker than the floor (a short HMAC
+/// key, two-key Triple DES for DES3-MAC/CMAC).
+fn check_mac_floor(key: &Object, material: &KeyMaterial, usage: CK_ATTRIBUTE_TYPE) -> Result<()> {
+    if matches!(usage, CKA_SIGN | CKA_VERIFY)
+        && matches!(*material, KeyMaterial::Secret { .. } | KeyMaterial::Des(_))
+    {
+        key_policy::check_mac_key(key.flag(CKA_SENSITIVE), strength::strength(material))?;
+    }
+    Ok(())
+}
+
+/// Would `C_SignInit` with `mech` take `key` (whose parsed material is
+/// `material`) now? The same checks, without starting anything.
+pub(super) fn could_sign(key: &Object, material: &Arc<KeyMaterial>, mech: &Mechanism<'_>) -> bool {
+    check_permits(key, mech.ty, CKA_SIGN).is_ok()
+        && check_mac_floor(key, material, CKA_SIGN).is_ok()
+        && mechanisms::sign_init(mech, material.clone()).is_ok()
+}
+
+/// Does a signature `key` may make compute the output of the derivation
+/// `mech` under it ([`mechanisms::kdf::mac_oracle`]: an HMAC or CMAC keyed
+/// by the base over data the caller chose)? Then the caller can know the
+/// derived value (docs/SECURITY.md, "Derived keys").
+pub(super) fn signs_derived_output(
+    key: &Object,
+    material: &Arc<KeyMaterial>,
+    mech: &Mechanism<'_>,
+) -> bool {
+    mechanisms::kdf::mac_oracle::signatures_giving_output(mech)
+        .iter()
+        .any(|m| could_sign(key, material, m))
 }
 
 /// The parsed key of `key` (cached in the object). The sealing key is

@@ -7,6 +7,7 @@
 //! the version bytes and the IVs, which come back in the clear, are
 //! returned only where they cannot reveal a protected key.
 
+use super::derive::prf_base_protection;
 use super::key_use::single_call_key;
 use super::new_key::{BaseProtection, insert_secret, with_key_template};
 use crate::api::key_policy::{self, Rules};
@@ -30,6 +31,18 @@ pub const MASTER_MECHANISMS: [CK_MECHANISM_TYPE; 6] = [
     CKM_TLS12_KDF,
     CKM_TLS_MAC,
     CKM_TLS12_MAC,
+];
+
+/// What a protected master may list besides [`MASTER_MECHANISMS`]: the
+/// master-secret derivations, whose output is again a master restricted
+/// to these mechanisms. A consumer that gives pre-masters and masters one
+/// list (SunPKCS11 applies one attribute set to every generic secret it
+/// makes) can so keep HMAC off both (docs/consumers.md, "Java").
+const MASTER_MAY_ALSO_LIST: [CK_MECHANISM_TYPE; 4] = [
+    CKM_TLS12_MASTER_KEY_DERIVE,
+    CKM_TLS12_MASTER_KEY_DERIVE_DH,
+    CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE,
+    CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE_DH,
 ];
 
 /// A key whose value was never known outside the token: protected, and
@@ -90,10 +103,11 @@ pub fn derive_master(
         return Err(err(CKR_KEY_SIZE_RANGE));
     }
     let base_key = session.token.key(base)?;
-    let protection = BaseProtection::of(&base_key);
+    // pVersion reads the base's own bytes: judged on the base as it is.
+    let version = check_version(p, BaseProtection::of(&base_key), pre_master)?;
+    let protection = prf_base_protection(session, &base_key, &material, mech)?;
     let mut template = with_key_template(&base_key, CKA_DERIVE_TEMPLATE, template)?;
     drop(base_key);
-    let version = check_version(p, protection, pre_master)?;
     agrees(&template, CKA_CLASS, CKO_SECRET_KEY)?;
     agrees(&template, CKA_KEY_TYPE, CKK_GENERIC_SECRET)?;
     agrees(&template, CKA_VALUE_LEN, MASTER_LEN as CK_ULONG)?;
@@ -140,7 +154,8 @@ fn check_version(
 /// unless the template says otherwise (JSSE asks for none of them), and
 /// `CKA_ALLOWED_MECHANISMS` the TLS mechanisms unless the template gives
 /// a list; a protected master may list only TLS mechanisms (an HMAC under
-/// the master secret computes the key block: CKR_TEMPLATE_INCONSISTENT).
+/// the master secret computes the key block: CKR_TEMPLATE_INCONSISTENT),
+/// the master-secret derivations included ([`MASTER_MAY_ALSO_LIST`]).
 fn master_usage(template: &mut Vec<Attr>, protected: bool) -> Result<()> {
     for ty in [CKA_DERIVE, CKA_SIGN, CKA_VERIFY] {
         default_true(template, ty);
@@ -158,9 +173,9 @@ fn master_usage(template: &mut Vec<Attr>, protected: bool) -> Result<()> {
             let only_tls = !list.is_empty()
                 && list.len().is_multiple_of(size)
                 && list.chunks_exact(size).all(|c| {
-                    c.try_into()
-                        .map(CK_ULONG::from_ne_bytes)
-                        .is_ok_and(|m| MASTER_MECHANISMS.contains(&m))
+                    c.try_into().map(CK_ULONG::from_ne_bytes).is_ok_and(|m| {
+                        MASTER_MECHANISMS.contains(&m) || MASTER_MAY_ALSO_LIST.contains(&m)
+                    })
                 });
             if !only_tls {
                 return Err(err(CKR_TEMPLATE_INCONSISTENT));
@@ -236,7 +251,7 @@ pub fn derive_key_material(
         return Err(err(CKR_KEY_SIZE_RANGE));
     }
     let base_key = session.token.key(base)?;
-    let protection = BaseProtection::of(&base_key);
+    let protection = prf_base_protection(session, &base_key, &material, mech)?;
     let token_object = base_key.flag(CKA_TOKEN);
     let mut write = with_key_template(&base_key, CKA_DERIVE_TEMPLATE, template)?;
     drop(base_key);

@@ -12,6 +12,7 @@ pub mod concat;
 pub mod encrypt_data;
 pub mod hkdf;
 pub mod ike;
+pub mod mac_oracle;
 pub mod pbkdf2;
 pub mod sp800_108;
 pub mod tls;
