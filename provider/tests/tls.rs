@@ -1,7 +1,9 @@
 //! The TLS 1.2 mechanisms through the module (mechanisms spec 3.0 §2.42):
 //! known answers from the CAVS TLS 1.2 SHA-256 vectors (master secret and
 //! key block, `vectors/tls12-prf-cavs.txt`) and ACVP RFC 7627 (extended
-//! master secret and key block, `vectors/tls12-ems-acvp.txt`), and a
+//! master secret and key block, all 60 tests, `vectors/tls12-ems-acvp.txt`),
+//! ACVP kdf-components TLS v1.2 (SHA-256/384/512 master secret and key
+//! block, `vectors/tls12-kdf-components-acvp.txt`), and a
 //! cross-check of the master secret, `CKM_TLS_KDF` and `CKM_TLS_MAC`
 //! against the OpenSSL command line (`openssl kdf TLS1-PRF`), an
 //! implementation nobody here wrote.
@@ -179,7 +181,7 @@ fn acvp_rfc7627_extended_master_secret_and_key_block() {
     let f = Fixture::new();
     let s = f.user(f.token("tls"));
     let vectors = records(include_str!("vectors/tls12-ems-acvp.txt"), "tcId");
-    assert_eq!(vectors.len(), 12);
+    assert_eq!(vectors.len(), 60);
     for v in &vectors {
         let hex = |k: &str| unhex(&v[k]);
         let prf = match v["section"].as_str() {
@@ -212,6 +214,67 @@ fn acvp_rfc7627_extended_master_secret_and_key_block() {
             );
             assert_eq!(block, hex("keyBlock"), "tcId {}", v["tcId"]);
         }
+    }
+}
+
+/// ACVP kdf-components TLS v1.2 (SHA-256, -384, -512): master secret
+/// from the Hello randoms through `CKM_TLS12_MASTER_KEY_DERIVE` (and the
+/// `_DH` variant), the 128-byte key block from the client/server randoms
+/// through `CKM_TLS12_KEY_AND_MAC_DERIVE` with two splits.
+#[test]
+fn acvp_kdf_components_tls12_master_secret_and_key_block() {
+    let f = Fixture::new();
+    let s = f.user(f.token("tls"));
+    let vectors = records(
+        include_str!("vectors/tls12-kdf-components-acvp.txt"),
+        "tcId",
+    );
+    assert_eq!(vectors.len(), 30);
+    for v in &vectors {
+        let hex = |k: &str| unhex(&v[k]);
+        let prf = match v["section"].as_str() {
+            "SHA2-256" => CKM_SHA256,
+            "SHA2-384" => CKM_SHA384,
+            "SHA2-512" => CKM_SHA512,
+            other => panic!("{other}"),
+        };
+        let pms = hex("preMasterSecret");
+        let base = readable_secret(&s, &pms);
+        for ty in [CKM_TLS12_MASTER_KEY_DERIVE, CKM_TLS12_MASTER_KEY_DERIVE_DH] {
+            let mut version = CK_VERSION { major: 0, minor: 0 };
+            let dh = ty == CKM_TLS12_MASTER_KEY_DERIVE_DH;
+            let master = t::master(
+                &s,
+                ty,
+                base,
+                prf,
+                &hex("clientHelloRandom"),
+                &hex("serverHelloRandom"),
+                if dh { None } else { Some(&mut version) },
+                &readable(),
+            )
+            .unwrap();
+            if !dh {
+                assert_eq!([version.major, version.minor], [pms[0], pms[1]]);
+            }
+            assert_eq!(
+                value(&s, master.handle()),
+                hex("masterSecret"),
+                "tcId {} {ty:#x}",
+                v["tcId"]
+            );
+            let (c, sr) = (hex("clientRandom"), hex("serverRandom"));
+            for split in [(20, 32, 12), (0, 32, 32)] {
+                assert_eq!(
+                    key_block_by_split(&s, master, prf, split, &c, &sr),
+                    hex("keyBlock"),
+                    "tcId {} split {split:?}",
+                    v["tcId"]
+                );
+            }
+            s.destroy_object(master).unwrap();
+        }
+        s.destroy_object(base).unwrap();
     }
 }
 
