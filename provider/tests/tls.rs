@@ -278,6 +278,75 @@ fn acvp_kdf_components_tls12_master_secret_and_key_block() {
     }
 }
 
+/// RFC 5705 exporter through `CKM_TLS_KDF` and `CKM_TLS12_KDF` against
+/// values computed with Python's stdlib hmac (`vectors/
+/// tls-exporter-python.txt`, checked with `openssl kdf TLS1-PRF` when it
+/// was generated): a context present (with its 2-byte length, given by
+/// the caller in `pContextData`), present but empty (`00 00`), 300 bytes,
+/// and absent (NULL, 0), for the SHA-256/384/512 PRFs and `CKM_TLS_PRF`.
+/// An empty context (`00 00`) and no context give different keys.
+#[test]
+fn rfc5705_exporter_contexts_python_hmac() {
+    let f = Fixture::new();
+    let s = f.user(f.token("tls"));
+    let vectors = records(include_str!("vectors/tls-exporter-python.txt"), "name");
+    assert_eq!(vectors.len(), 16);
+    for v in &vectors {
+        let hex = |k: &str| unhex(&v[k]);
+        let prf = match v["prf"].as_str() {
+            "SHA256" => CKM_SHA256,
+            "SHA384" => CKM_SHA384,
+            "SHA512" => CKM_SHA512,
+            "TLS_PRF" => CKM_TLS_PRF,
+            other => panic!("{other}"),
+        };
+        let base = readable_secret(&s, &hex("secret"));
+        let want = hex("out");
+        let context = v.get("context").map(|c| unhex(c));
+        for ty in [CKM_TLS_KDF, CKM_TLS12_KDF] {
+            let mut tpl = readable();
+            tpl.push(Attribute::ValueLen((want.len() as u64).into()));
+            let k = t::kdf(
+                &s,
+                ty,
+                base,
+                prf,
+                &hex("label"),
+                &hex("client"),
+                &hex("server"),
+                context.as_deref(),
+                &tpl,
+            )
+            .unwrap_or_else(|rv| panic!("{} {ty:#x}: {rv:#x}", v["name"]));
+            assert_eq!(value(&s, k.handle()), want, "{} {ty:#x}", v["name"]);
+        }
+    }
+    // RFC 5705: an empty context and no context differ (same inputs).
+    let base = readable_secret(&s, &[0x5a; 48]);
+    let mut tpl = readable();
+    tpl.push(Attribute::ValueLen(32.into()));
+    let (r, label) = ([1u8; 32], b"EXPORTER-x");
+    let derive = |ctx: Option<&[u8]>| {
+        let k = t::kdf(
+            &s,
+            CKM_TLS12_KDF,
+            base,
+            CKM_SHA256,
+            label,
+            &r,
+            &r,
+            ctx,
+            &tpl,
+        )
+        .unwrap();
+        value(&s, k.handle())
+    };
+    assert_ne!(derive(None), derive(Some(&[0, 0])));
+    // A NULL pointer and a non-NULL one with length 0 are both "no
+    // context" (nothing appended).
+    assert_eq!(derive(None), derive(Some(&[])));
+}
+
 /// `openssl kdf … TLS1-PRF` over `secret` and `label ‖ seed`, or None
 /// (with a message) when no openssl is installed.
 fn openssl_prf(digest: &str, secret: &[u8], seed: &[u8], len: usize) -> Option<Vec<u8>> {
