@@ -137,36 +137,79 @@ fn cavs_tls12_sha256_master_secret_and_key_block() {
     assert_eq!(vectors.len(), 100);
     for v in &vectors {
         let hex = |k: &str| unhex(&v[k]);
-        let pms = hex("pre_master_secret");
-        let base = readable_secret(&s, &pms);
-        let mut version = CK_VERSION { major: 0, minor: 0 };
-        let master = t::master(
+        let mv = MasterVector {
+            tag: format!("COUNT {}", v["COUNT"]),
+            prf: CKM_SHA256,
+            pre_master: hex("pre_master_secret"),
+            hello: [hex("clientHello_random"), hex("serverHello_random")],
+            randoms: [hex("client_random"), hex("server_random")],
+            master: hex("master_secret"),
+            key_block: hex("key_block"),
+        };
+        assert_eq!(mv.key_block.len(), 128);
+        mv.check(
             &s,
             CKM_TLS12_MASTER_KEY_DERIVE,
+            &[(32, 32, 0), (20, 32, 12), (0, 16, 48)],
+        );
+    }
+}
+
+/// The PRF hash of an ACVP group (`[SHA2-256]` …).
+fn acvp_prf(section: &str) -> CK_MECHANISM_TYPE {
+    match section {
+        "SHA2-256" => CKM_SHA256,
+        "SHA2-384" => CKM_SHA384,
+        "SHA2-512" => CKM_SHA512,
+        other => panic!("{other}"),
+    }
+}
+
+/// One master secret and key block vector, in bytes.
+struct MasterVector {
+    tag: String,
+    prf: CK_MECHANISM_TYPE,
+    pre_master: Vec<u8>,
+    /// The Hello randoms (client, server) of the master secret.
+    hello: [Vec<u8>; 2],
+    /// The randoms (client, server) of the key block.
+    randoms: [Vec<u8>; 2],
+    master: Vec<u8>,
+    key_block: Vec<u8>,
+}
+
+impl MasterVector {
+    /// Derives the master secret with `ty` (`pVersion` given unless the
+    /// `_DH` variant: it returns the pre-master's first bytes), then the
+    /// key block by each split.
+    fn check(&self, s: &Session, ty: CK_MECHANISM_TYPE, splits: &[(usize, usize, usize)]) {
+        let base = readable_secret(s, &self.pre_master);
+        let dh = ty == CKM_TLS12_MASTER_KEY_DERIVE_DH;
+        let mut version = CK_VERSION { major: 0, minor: 0 };
+        let [ch, sh] = &self.hello;
+        let master = t::master(
+            s,
+            ty,
             base,
-            CKM_SHA256,
-            &hex("clientHello_random"),
-            &hex("serverHello_random"),
-            Some(&mut version),
+            self.prf,
+            ch,
+            sh,
+            (!dh).then_some(&mut version),
             &readable(),
         )
         .unwrap();
-        assert_eq!([version.major, version.minor], [pms[0], pms[1]]);
-        assert_eq!(
-            value(&s, master.handle()),
-            hex("master_secret"),
-            "COUNT {}",
-            v["COUNT"]
-        );
-        let (c, sr) = (hex("client_random"), hex("server_random"));
-        let kb = hex("key_block");
-        assert_eq!(kb.len(), 128);
-        for split in [(32, 32, 0), (20, 32, 12), (0, 16, 48)] {
+        if !dh {
+            let pms = &self.pre_master;
+            assert_eq!([version.major, version.minor], [pms[0], pms[1]]);
+        }
+        assert_eq!(value(s, master.handle()), self.master, "{}", self.tag);
+        let [c, sr] = &self.randoms;
+        for &split in splits {
             assert_eq!(
-                key_block_by_split(&s, master, CKM_SHA256, split, &c, &sr),
-                kb,
-                "COUNT {} split {split:?}",
-                v["COUNT"]
+                key_block_by_split(s, master, self.prf, split, c, sr),
+                self.key_block,
+                "{} split {split:?}",
+                self.tag
             );
         }
         s.destroy_object(master).unwrap();
@@ -184,12 +227,7 @@ fn acvp_rfc7627_extended_master_secret_and_key_block() {
     assert_eq!(vectors.len(), 60);
     for v in &vectors {
         let hex = |k: &str| unhex(&v[k]);
-        let prf = match v["section"].as_str() {
-            "SHA2-256" => CKM_SHA256,
-            "SHA2-384" => CKM_SHA384,
-            "SHA2-512" => CKM_SHA512,
-            other => panic!("{other}"),
-        };
+        let prf = acvp_prf(&v["section"]);
         let base = readable_secret(&s, &hex("preMasterSecret"));
         for ty in [
             CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE,
@@ -232,49 +270,18 @@ fn acvp_kdf_components_tls12_master_secret_and_key_block() {
     assert_eq!(vectors.len(), 30);
     for v in &vectors {
         let hex = |k: &str| unhex(&v[k]);
-        let prf = match v["section"].as_str() {
-            "SHA2-256" => CKM_SHA256,
-            "SHA2-384" => CKM_SHA384,
-            "SHA2-512" => CKM_SHA512,
-            other => panic!("{other}"),
+        let mv = MasterVector {
+            tag: format!("tcId {}", v["tcId"]),
+            prf: acvp_prf(&v["section"]),
+            pre_master: hex("preMasterSecret"),
+            hello: [hex("clientHelloRandom"), hex("serverHelloRandom")],
+            randoms: [hex("clientRandom"), hex("serverRandom")],
+            master: hex("masterSecret"),
+            key_block: hex("keyBlock"),
         };
-        let pms = hex("preMasterSecret");
-        let base = readable_secret(&s, &pms);
         for ty in [CKM_TLS12_MASTER_KEY_DERIVE, CKM_TLS12_MASTER_KEY_DERIVE_DH] {
-            let mut version = CK_VERSION { major: 0, minor: 0 };
-            let dh = ty == CKM_TLS12_MASTER_KEY_DERIVE_DH;
-            let master = t::master(
-                &s,
-                ty,
-                base,
-                prf,
-                &hex("clientHelloRandom"),
-                &hex("serverHelloRandom"),
-                if dh { None } else { Some(&mut version) },
-                &readable(),
-            )
-            .unwrap();
-            if !dh {
-                assert_eq!([version.major, version.minor], [pms[0], pms[1]]);
-            }
-            assert_eq!(
-                value(&s, master.handle()),
-                hex("masterSecret"),
-                "tcId {} {ty:#x}",
-                v["tcId"]
-            );
-            let (c, sr) = (hex("clientRandom"), hex("serverRandom"));
-            for split in [(20, 32, 12), (0, 32, 32)] {
-                assert_eq!(
-                    key_block_by_split(&s, master, prf, split, &c, &sr),
-                    hex("keyBlock"),
-                    "tcId {} split {split:?}",
-                    v["tcId"]
-                );
-            }
-            s.destroy_object(master).unwrap();
+            mv.check(&s, ty, &[(20, 32, 12), (0, 32, 32)]);
         }
-        s.destroy_object(base).unwrap();
     }
 }
 
