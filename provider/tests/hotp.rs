@@ -324,14 +324,27 @@ fn attribute_rules() {
     assert_eq!(attr(&s, h, CKA_OTP_LENGTH).unwrap(), 6u64.to_ne_bytes());
     assert_eq!(attr(&s, h, CKA_ENCRYPT).unwrap(), [0]);
     assert_eq!(hotp_sign(&s, h, None).unwrap(), RFC4226_OTPS[7]);
-    assert_eq!(
-        set_attr(&s, h, (CKA_OTP_COUNTER, 0u64.to_be_bytes().to_vec())),
-        CKR_ATTRIBUTE_READ_ONLY
-    );
-    assert_eq!(
-        set_attr(&s, h, ul(CKA_OTP_LENGTH, 8)),
-        CKR_ATTRIBUTE_READ_ONLY
-    );
+    // Mechanisms spec "OTP key objects": no CKA_OTP_* attribute carries
+    // footnote 8 (modifiable after creation), so C_SetAttributeValue
+    // refuses every one, the counter included.
+    for a in [
+        (CKA_OTP_COUNTER, 0u64.to_be_bytes().to_vec()),
+        ul(CKA_OTP_LENGTH, 8),
+        ul(CKA_OTP_FORMAT, CK_OTP_FORMAT_DECIMAL),
+        flag(CKA_OTP_USER_FRIENDLY_MODE, false),
+        ul(CKA_OTP_CHALLENGE_REQUIREMENT, CK_OTP_PARAM_IGNORED),
+        ul(CKA_OTP_TIME_REQUIREMENT, CK_OTP_PARAM_IGNORED),
+        ul(CKA_OTP_COUNTER_REQUIREMENT, CK_OTP_PARAM_IGNORED),
+        ul(CKA_OTP_PIN_REQUIREMENT, CK_OTP_PARAM_IGNORED),
+        (CKA_OTP_TIME, vec![]),
+        (CKA_OTP_USER_IDENTIFIER, b"mallory".to_vec()),
+        (CKA_OTP_SERVICE_IDENTIFIER, b"other".to_vec()),
+        (CKA_OTP_SERVICE_LOGO, vec![1, 2, 3]),
+        (CKA_OTP_SERVICE_LOGO_TYPE, b"image/png".to_vec()),
+    ] {
+        let ty = a.0;
+        assert_eq!(set_attr(&s, h, a), CKR_ATTRIBUTE_READ_ONLY, "{ty:#x}");
+    }
     assert_eq!(set_attr(&s, h, (CKA_LABEL, b"renamed".to_vec())), CKR_OK);
     assert_eq!(counter_of(&s, h), 8);
     // Found by class; not copyable; destroyable.

@@ -2,7 +2,8 @@
 //! spec, "IKE"): `CKM_IKE_PRF_DERIVE`, `CKM_IKE1_PRF_DERIVE`,
 //! `CKM_IKE1_EXTENDED_DERIVE` and `CKM_IKE2_PRF_PLUS_DERIVE` against the
 //! NIST CAVP SP 800-135 IKEv1/IKEv2 vectors (tests/vectors/
-//! ike-cavp-sp800-135.txt) and vectors computed with Python's hmac
+//! ike-cavp-sp800-135.txt, and every group of the CAVP IKEv2, IKEv1 DSA
+//! and IKEv1 PSK files in ike-cavp-sp800-135-groups.txt) and vectors computed with Python's hmac
 //! (tests/vectors/ike-python-hmac.txt, made by gen_ike_python.py in the same
 //! folder: the only source for `CKM_IKE1_EXTENDED_DERIVE`); the IKEv1 and
 //! IKEv2 key schedules chained through key handles; a live cross-check
@@ -191,6 +192,17 @@ fn hex_of(b: &[u8]) -> String {
 #[test]
 fn cavp_sp800_135_vectors() {
     assert_eq!(run_file("ike-cavp-sp800-135.txt"), 9);
+}
+
+/// The CAVP SP 800-135 IKE files group by group (the first ten tests of
+/// every IKEv2, IKEv1 DSA and IKEv1 PSK group: SHA-1, SHA-256, SHA-384,
+/// SHA-512; g^x of 256, 2048 and 8192 bits; nonces of 8 and 256 bytes):
+/// SKEYSEED, DKM, both child SA DKMs and the rekeyed SKEYSEED; SKEYID
+/// from g^xy and from a pre-shared key (`CKM_IKE_PRF_DERIVE` without
+/// `bDataAsKey`), SKEYID_d, _a and _e.
+#[test]
+fn cavp_sp800_135_every_group() {
+    assert_eq!(run_file("ike-cavp-sp800-135-groups.txt"), 1220);
 }
 
 /// Python hmac/hashlib vectors: every mechanism and mode for every PRF

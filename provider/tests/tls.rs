@@ -1,7 +1,9 @@
 //! The TLS 1.2 mechanisms through the module (mechanisms spec 3.0 §2.42):
 //! known answers from the CAVS TLS 1.2 SHA-256 vectors (master secret and
 //! key block, `vectors/tls12-prf-cavs.txt`) and ACVP RFC 7627 (extended
-//! master secret and key block, `vectors/tls12-ems-acvp.txt`), and a
+//! master secret and key block, all 60 tests, `vectors/tls12-ems-acvp.txt`),
+//! ACVP kdf-components TLS v1.2 (SHA-256/384/512 master secret and key
+//! block, `vectors/tls12-kdf-components-acvp.txt`), and a
 //! cross-check of the master secret, `CKM_TLS_KDF` and `CKM_TLS_MAC`
 //! against the OpenSSL command line (`openssl kdf TLS1-PRF`), an
 //! implementation nobody here wrote.
@@ -135,36 +137,79 @@ fn cavs_tls12_sha256_master_secret_and_key_block() {
     assert_eq!(vectors.len(), 100);
     for v in &vectors {
         let hex = |k: &str| unhex(&v[k]);
-        let pms = hex("pre_master_secret");
-        let base = readable_secret(&s, &pms);
-        let mut version = CK_VERSION { major: 0, minor: 0 };
-        let master = t::master(
+        let mv = MasterVector {
+            tag: format!("COUNT {}", v["COUNT"]),
+            prf: CKM_SHA256,
+            pre_master: hex("pre_master_secret"),
+            hello: [hex("clientHello_random"), hex("serverHello_random")],
+            randoms: [hex("client_random"), hex("server_random")],
+            master: hex("master_secret"),
+            key_block: hex("key_block"),
+        };
+        assert_eq!(mv.key_block.len(), 128);
+        mv.check(
             &s,
             CKM_TLS12_MASTER_KEY_DERIVE,
+            &[(32, 32, 0), (20, 32, 12), (0, 16, 48)],
+        );
+    }
+}
+
+/// The PRF hash of an ACVP group (`[SHA2-256]` …).
+fn acvp_prf(section: &str) -> CK_MECHANISM_TYPE {
+    match section {
+        "SHA2-256" => CKM_SHA256,
+        "SHA2-384" => CKM_SHA384,
+        "SHA2-512" => CKM_SHA512,
+        other => panic!("{other}"),
+    }
+}
+
+/// One master secret and key block vector, in bytes.
+struct MasterVector {
+    tag: String,
+    prf: CK_MECHANISM_TYPE,
+    pre_master: Vec<u8>,
+    /// The Hello randoms (client, server) of the master secret.
+    hello: [Vec<u8>; 2],
+    /// The randoms (client, server) of the key block.
+    randoms: [Vec<u8>; 2],
+    master: Vec<u8>,
+    key_block: Vec<u8>,
+}
+
+impl MasterVector {
+    /// Derives the master secret with `ty` (`pVersion` given unless the
+    /// `_DH` variant: it returns the pre-master's first bytes), then the
+    /// key block by each split.
+    fn check(&self, s: &Session, ty: CK_MECHANISM_TYPE, splits: &[(usize, usize, usize)]) {
+        let base = readable_secret(s, &self.pre_master);
+        let dh = ty == CKM_TLS12_MASTER_KEY_DERIVE_DH;
+        let mut version = CK_VERSION { major: 0, minor: 0 };
+        let [ch, sh] = &self.hello;
+        let master = t::master(
+            s,
+            ty,
             base,
-            CKM_SHA256,
-            &hex("clientHello_random"),
-            &hex("serverHello_random"),
-            Some(&mut version),
+            self.prf,
+            ch,
+            sh,
+            (!dh).then_some(&mut version),
             &readable(),
         )
         .unwrap();
-        assert_eq!([version.major, version.minor], [pms[0], pms[1]]);
-        assert_eq!(
-            value(&s, master.handle()),
-            hex("master_secret"),
-            "COUNT {}",
-            v["COUNT"]
-        );
-        let (c, sr) = (hex("client_random"), hex("server_random"));
-        let kb = hex("key_block");
-        assert_eq!(kb.len(), 128);
-        for split in [(32, 32, 0), (20, 32, 12), (0, 16, 48)] {
+        if !dh {
+            let pms = &self.pre_master;
+            assert_eq!([version.major, version.minor], [pms[0], pms[1]]);
+        }
+        assert_eq!(value(s, master.handle()), self.master, "{}", self.tag);
+        let [c, sr] = &self.randoms;
+        for &split in splits {
             assert_eq!(
-                key_block_by_split(&s, master, CKM_SHA256, split, &c, &sr),
-                kb,
-                "COUNT {} split {split:?}",
-                v["COUNT"]
+                key_block_by_split(s, master, self.prf, split, c, sr),
+                self.key_block,
+                "{} split {split:?}",
+                self.tag
             );
         }
         s.destroy_object(master).unwrap();
@@ -179,15 +224,10 @@ fn acvp_rfc7627_extended_master_secret_and_key_block() {
     let f = Fixture::new();
     let s = f.user(f.token("tls"));
     let vectors = records(include_str!("vectors/tls12-ems-acvp.txt"), "tcId");
-    assert_eq!(vectors.len(), 12);
+    assert_eq!(vectors.len(), 60);
     for v in &vectors {
         let hex = |k: &str| unhex(&v[k]);
-        let prf = match v["section"].as_str() {
-            "SHA2-256" => CKM_SHA256,
-            "SHA2-384" => CKM_SHA384,
-            "SHA2-512" => CKM_SHA512,
-            other => panic!("{other}"),
-        };
+        let prf = acvp_prf(&v["section"]);
         let base = readable_secret(&s, &hex("preMasterSecret"));
         for ty in [
             CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE,
@@ -213,6 +253,105 @@ fn acvp_rfc7627_extended_master_secret_and_key_block() {
             assert_eq!(block, hex("keyBlock"), "tcId {}", v["tcId"]);
         }
     }
+}
+
+/// ACVP kdf-components TLS v1.2 (SHA-256, -384, -512): master secret
+/// from the Hello randoms through `CKM_TLS12_MASTER_KEY_DERIVE` (and the
+/// `_DH` variant), the 128-byte key block from the client/server randoms
+/// through `CKM_TLS12_KEY_AND_MAC_DERIVE` with two splits.
+#[test]
+fn acvp_kdf_components_tls12_master_secret_and_key_block() {
+    let f = Fixture::new();
+    let s = f.user(f.token("tls"));
+    let vectors = records(
+        include_str!("vectors/tls12-kdf-components-acvp.txt"),
+        "tcId",
+    );
+    assert_eq!(vectors.len(), 30);
+    for v in &vectors {
+        let hex = |k: &str| unhex(&v[k]);
+        let mv = MasterVector {
+            tag: format!("tcId {}", v["tcId"]),
+            prf: acvp_prf(&v["section"]),
+            pre_master: hex("preMasterSecret"),
+            hello: [hex("clientHelloRandom"), hex("serverHelloRandom")],
+            randoms: [hex("clientRandom"), hex("serverRandom")],
+            master: hex("masterSecret"),
+            key_block: hex("keyBlock"),
+        };
+        for ty in [CKM_TLS12_MASTER_KEY_DERIVE, CKM_TLS12_MASTER_KEY_DERIVE_DH] {
+            mv.check(&s, ty, &[(20, 32, 12), (0, 32, 32)]);
+        }
+    }
+}
+
+/// RFC 5705 exporter through `CKM_TLS_KDF` and `CKM_TLS12_KDF` against
+/// values computed with Python's stdlib hmac (`vectors/
+/// tls-exporter-python.txt`, checked with `openssl kdf TLS1-PRF` when it
+/// was generated): a context present (with its 2-byte length, given by
+/// the caller in `pContextData`), present but empty (`00 00`), 300 bytes,
+/// and absent (NULL, 0), for the SHA-256/384/512 PRFs and `CKM_TLS_PRF`.
+/// An empty context (`00 00`) and no context give different keys.
+#[test]
+fn rfc5705_exporter_contexts_python_hmac() {
+    let f = Fixture::new();
+    let s = f.user(f.token("tls"));
+    let vectors = records(include_str!("vectors/tls-exporter-python.txt"), "name");
+    assert_eq!(vectors.len(), 16);
+    for v in &vectors {
+        let hex = |k: &str| unhex(&v[k]);
+        let prf = match v["prf"].as_str() {
+            "SHA256" => CKM_SHA256,
+            "SHA384" => CKM_SHA384,
+            "SHA512" => CKM_SHA512,
+            "TLS_PRF" => CKM_TLS_PRF,
+            other => panic!("{other}"),
+        };
+        let base = readable_secret(&s, &hex("secret"));
+        let want = hex("out");
+        let context = v.get("context").map(|c| unhex(c));
+        for ty in [CKM_TLS_KDF, CKM_TLS12_KDF] {
+            let mut tpl = readable();
+            tpl.push(Attribute::ValueLen((want.len() as u64).into()));
+            let k = t::kdf(
+                &s,
+                ty,
+                base,
+                prf,
+                &hex("label"),
+                &hex("client"),
+                &hex("server"),
+                context.as_deref(),
+                &tpl,
+            )
+            .unwrap_or_else(|rv| panic!("{} {ty:#x}: {rv:#x}", v["name"]));
+            assert_eq!(value(&s, k.handle()), want, "{} {ty:#x}", v["name"]);
+        }
+    }
+    // RFC 5705: an empty context and no context differ (same inputs).
+    let base = readable_secret(&s, &[0x5a; 48]);
+    let mut tpl = readable();
+    tpl.push(Attribute::ValueLen(32.into()));
+    let (r, label) = ([1u8; 32], b"EXPORTER-x");
+    let derive = |ctx: Option<&[u8]>| {
+        let k = t::kdf(
+            &s,
+            CKM_TLS12_KDF,
+            base,
+            CKM_SHA256,
+            label,
+            &r,
+            &r,
+            ctx,
+            &tpl,
+        )
+        .unwrap();
+        value(&s, k.handle())
+    };
+    assert_ne!(derive(None), derive(Some(&[0, 0])));
+    // A NULL pointer and a non-NULL one with length 0 are both "no
+    // context" (nothing appended).
+    assert_eq!(derive(None), derive(Some(&[])));
 }
 
 /// `openssl kdf … TLS1-PRF` over `secret` and `label ‖ seed`, or None
