@@ -504,21 +504,22 @@ fn openssl_cross_check_tls10_prf() {
 fn derived_keys_attributes() {
     let f = Fixture::new();
     let s = f.user(f.token("tls"));
-    let pre = s
-        .generate_key(
-            &cryptoki::mechanism::Mechanism::GenericSecretKeyGen,
-            &[
-                Attribute::Token(false),
-                Attribute::ValueLen(48.into()),
-                Attribute::Sensitive(true),
-                Attribute::Extractable(false),
-                Attribute::Derive(true),
-                // Not a signing key: an HMAC under it would compute the
-                // master secret, which would then not be always sensitive.
-                Attribute::Sign(false),
-            ],
-        )
-        .unwrap();
+    // Allowed the master derivation only: an HMAC under it (or under a
+    // copy of it) would compute the master secret, which would then not be
+    // always sensitive.
+    let pre = generate_allowed(
+        &s,
+        &cryptoki::mechanism::Mechanism::GenericSecretKeyGen,
+        &[
+            Attribute::Token(false),
+            Attribute::ValueLen(48.into()),
+            Attribute::Sensitive(true),
+            Attribute::Extractable(false),
+            Attribute::Derive(true),
+        ],
+        &[CKM_TLS12_MASTER_KEY_DERIVE_DH],
+    )
+    .unwrap();
     let r = [9u8; 32];
     let master = t::master(
         &s,

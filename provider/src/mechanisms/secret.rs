@@ -180,9 +180,6 @@ pub fn shape_derived_value(key_type: CK_KEY_TYPE, value: &mut [u8]) {
     }
 }
 
-/// True for the derivations whose result must be at least as protected as
-/// their base keys (mechanisms spec 3.0 §2.42 and §2.16.12: the value is a
-/// simple function of the base's value).
 /// The encryption-of-data derivations (mechanisms spec 3.0 §2.16.12 and the
 /// DES ones): the derived value is the block cipher of caller-chosen data
 /// under the base key, a value any other use of that key that computes the
@@ -199,21 +196,27 @@ pub fn derives_by_encrypting_data(ty: CK_MECHANISM_TYPE) -> bool {
     )
 }
 
+/// The derivations that copy the base's value into the new key, whole or
+/// recoverably (mechanisms spec 3.0 §2.42): concatenation with no data or
+/// a key of zeros (an HMAC key is zero-padded anyway), XOR with zeros,
+/// extraction from bit 0, or data ‖ base and then extraction. The copy
+/// takes the caller's usage flags: whatever the base may not do, its copy
+/// may.
+pub const COPYING_DERIVATIONS: [CK_MECHANISM_TYPE; 5] = [
+    CKM_CONCATENATE_BASE_AND_KEY,
+    CKM_CONCATENATE_BASE_AND_DATA,
+    CKM_CONCATENATE_DATA_AND_BASE,
+    CKM_XOR_BASE_AND_DATA,
+    CKM_EXTRACT_KEY_FROM_KEY,
+];
+
+/// True for the derivations whose result must be at least as protected as
+/// their base keys (mechanisms spec 3.0 §2.42 and §2.16.12: the value is a
+/// simple function of the base's value).
 pub fn derives_by_simple_function(ty: CK_MECHANISM_TYPE) -> bool {
-    matches!(
-        ty,
-        CKM_CONCATENATE_BASE_AND_KEY
-            | CKM_CONCATENATE_BASE_AND_DATA
-            | CKM_CONCATENATE_DATA_AND_BASE
-            | CKM_XOR_BASE_AND_DATA
-            | CKM_EXTRACT_KEY_FROM_KEY
-            | CKM_AES_ECB_ENCRYPT_DATA
-            | CKM_AES_CBC_ENCRYPT_DATA
-            | CKM_DES_ECB_ENCRYPT_DATA
-            | CKM_DES_CBC_ENCRYPT_DATA
-            | CKM_DES3_ECB_ENCRYPT_DATA
-            | CKM_DES3_CBC_ENCRYPT_DATA
-    ) || hash_of_key_derivation(ty).is_some()
+    COPYING_DERIVATIONS.contains(&ty)
+        || derives_by_encrypting_data(ty)
+        || hash_of_key_derivation(ty).is_some()
 }
 
 /// The digest a `CKM_<hash>_KEY_DERIVATION` mechanism (mechanisms spec

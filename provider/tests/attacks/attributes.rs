@@ -160,7 +160,7 @@ fn digest_key_oracle() {
 /// (derive, wrap, unwrap) and decrypt never widen on a protected key, nor
 /// sign and encrypt on a protected secret key (they would compute what a
 /// derivation from it output while they were off:
-/// `derivation::derivation_base_gains_sign_afterwards`); under `strict` no
+/// `prf_oracle::derivation_base_gains_sign_afterwards`); under `strict` no
 /// usage flag widens.
 #[test]
 fn usage_widened_after_creation() {

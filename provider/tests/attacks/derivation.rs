@@ -335,7 +335,7 @@ fn sensitive_two_key_triple_des_mac() {
 /// caller, is the key `derived` (a block encrypted under `derived` by the
 /// token equals the block encrypted under `value` by the cipher crate
 /// `C`), and the token marked `derived` as a key whose value may be known.
-fn known_key_found<C: BlockCipherEncrypt + KeyInit>(
+pub(crate) fn known_key_found<C: BlockCipherEncrypt + KeyInit>(
     s: &Session,
     derived: ObjectHandle,
     mech: &Mechanism,
@@ -364,7 +364,7 @@ fn known_key_found<C: BlockCipherEncrypt + KeyInit>(
 
 /// `Recovered` if a block encrypted under `derived` by the token equals the
 /// block encrypted under `value` by the cipher crate `C`.
-fn key_is<C: BlockCipherEncrypt + KeyInit>(
+pub(crate) fn key_is<C: BlockCipherEncrypt + KeyInit>(
     s: &Session,
     derived: ObjectHandle,
     mech: &Mechanism,
@@ -396,9 +396,20 @@ fn des3_victim_with(s: &Session, usage: &[AttributeType]) -> Result<ObjectHandle
     let mut flags = vec![AttributeType::Derive];
     flags.extend_from_slice(usage);
     t.extend(usage_flags(&flags));
-    step(
+    // The encryption-of-data derivations and the cipher itself, no
+    // derivation that copies the victim (the copy would take any usage).
+    raw_step(
         "C_GenerateKey (DES3 victim)",
-        s.generate_key(&Mechanism::Des3KeyGen, &t),
+        generate_allowed(
+            s,
+            &Mechanism::Des3KeyGen,
+            &t,
+            &[
+                cryptoki_sys::CKM_DES3_ECB_ENCRYPT_DATA,
+                cryptoki_sys::CKM_DES3_CBC_ENCRYPT_DATA,
+                cryptoki_sys::CKM_DES3_ECB,
+            ],
+        ),
     )
 }
 
@@ -539,35 +550,8 @@ fn encrypt_data_derived_value_known_through_cbc_mac() {
                 "C_GenerateKey (AES victim)",
                 aes_key(s, false, &[AttributeType::Sign, AttributeType::Derive]),
             )?;
-            let mut data = [0x3cu8; 16];
-            let mut param = CK_KEY_DERIVATION_STRING_DATA {
-                pData: data.as_mut_ptr(),
-                ulLen: data.len() as CK_ULONG,
-            };
-            // SAFETY: viewing a plain C struct as bytes.
-            let mut param = unsafe {
-                std::slice::from_raw_parts(
-                    (&mut param as *mut CK_KEY_DERIVATION_STRING_DATA).cast::<u8>(),
-                    size_of::<CK_KEY_DERIVATION_STRING_DATA>(),
-                )
-            }
-            .to_vec();
-            let derived = raw_step(
-                "C_DeriveKey (AES key)",
-                raw_derive_with(
-                    s,
-                    CKM_AES_ECB_ENCRYPT_DATA,
-                    &mut param,
-                    victim,
-                    &mut [
-                        (CKA_CLASS, ulong_bytes(CKO_SECRET_KEY)),
-                        (CKA_KEY_TYPE, ulong_bytes(CKK_AES)),
-                        (CKA_VALUE_LEN, ulong_bytes(16)),
-                        (CKA_TOKEN, vec![0]),
-                        (CKA_ENCRYPT, vec![1]),
-                    ],
-                ),
-            )?;
+            let data = [0x3cu8; 16];
+            let derived = aes_ecb_encrypt_data(s, victim, &data)?;
             let mut mac_len: CK_ULONG = 16;
             let value = crate::raw_calls::sign(
                 s,
@@ -587,122 +571,83 @@ fn encrypt_data_derived_value_known_through_cbc_mac() {
     );
 }
 
-/// The limit of the HMAC-based derivations (HKDF-Expand, SP 800-108 with
-/// an HMAC PRF, the TLS and IKE PRFs): the derived value is an HMAC keyed
-/// by the base over data the caller knows, so a base that may also sign
-/// with that HMAC (`CKA_SIGN`, which secret keys have by default, and no
-/// `CKA_ALLOWED_MECHANISMS` excluding it) tells its caller the value of
-/// the key derived from it. As for the encryption-of-data derivations:
-/// under `default` the key is made but marked as one that was not always
-/// secret, and the test runs the attack to the end with HKDF-Expand (the
-/// first output block is HMAC(base, info ‖ 0x01)); under `strict` the
-/// derivation is refused (docs/SECURITY.md, "Derived keys").
+/// The copy route for the encryption-of-data derivations: a base that may
+/// not encrypt, decrypt, sign, wrap or unwrap, but may derive a copy of
+/// itself (`CKM_CONCATENATE_BASE_AND_DATA` with no data; no
+/// `CKA_ALLOWED_MECHANISMS`), gives the copy `CKA_ENCRYPT` and encrypts
+/// the data. Same outcome as through `C_Encrypt` under the base.
 #[test]
-fn hmac_kdf_derived_value_known_through_hmac_sign() {
+fn encrypt_data_derived_value_known_through_a_derived_copy() {
     fn attack(s: &Session) -> Outcome {
         outcome((|| {
-            let (victim, derived, block) =
-                hkdf_expand_victim(s, &[AttributeType::Sign, AttributeType::Derive])?;
-            let value = step(
-                "C_Sign (HMAC-SHA256 under the base)",
-                s.sign(&Mechanism::Sha256Hmac, victim, &block),
+            let victim = step(
+                "C_GenerateKey (AES victim)",
+                aes_key(s, false, &[AttributeType::Derive]),
             )?;
-            known_key_found::<aes::Aes256>(s, derived, &Mechanism::AesEcb, &value)
+            let data = [0x3cu8; 16];
+            let derived = aes_ecb_encrypt_data(s, victim, &data)?;
+            let copy = step(
+                "C_DeriveKey (copy of the base, CKA_ENCRYPT)",
+                s.derive_key(
+                    &Mechanism::ConcatenateBaseAndData(KeyDerivationStringData::new(&[])),
+                    victim,
+                    &[
+                        Attribute::Class(ObjectClass::SECRET_KEY),
+                        Attribute::KeyType(KeyType::AES),
+                        Attribute::Token(false),
+                        Attribute::Encrypt(true),
+                    ],
+                ),
+            )?;
+            let value = step(
+                "C_Encrypt (the data under the copy)",
+                s.encrypt(&Mechanism::AesEcb, copy, &data),
+            )?;
+            known_key_found::<aes::Aes128>(s, derived, &Mechanism::AesEcb, &value)
         })())
     }
     expect(
         attack,
         Outcome::Recovered,
-        Outcome::Refused(
-            "C_DeriveKey (HKDF-Expand)",
-            RvError::KeyFunctionNotPermitted,
-        ),
+        Outcome::Refused("C_DeriveKey (AES key)", RvError::KeyFunctionNotPermitted),
     );
 }
 
-/// A generated, sensitive, never extractable 32-byte generic secret with
-/// the usage flags of `usage`, and an AES-256 key HKDF-Expand (SHA-256)
-/// derives from it; with the data whose HMAC under the victim is the
-/// derived value (info ‖ 0x01, RFC 5869 §2.3).
-fn hkdf_expand_victim(
+/// An AES-128 key `CKM_AES_ECB_ENCRYPT_DATA` derives from `victim` over
+/// `data` (one block): its value is E_victim(data).
+fn aes_ecb_encrypt_data(
     s: &Session,
-    usage: &[AttributeType],
-) -> Result<(ObjectHandle, ObjectHandle, Vec<u8>), Outcome> {
-    let mut t = vec![
-        Attribute::Class(ObjectClass::SECRET_KEY),
-        Attribute::KeyType(KeyType::GENERIC_SECRET),
-        Attribute::ValueLen(32.into()),
-        Attribute::Token(false),
-        Attribute::Sensitive(true),
-        Attribute::Extractable(false),
-    ];
-    t.extend(usage_flags(usage));
-    let victim = step(
-        "C_GenerateKey (generic secret victim)",
-        s.generate_key(&Mechanism::GenericSecretKeyGen, &t),
-    )?;
-    let info = b"hkdf info".as_slice();
-    let params = cryptoki::mechanism::hkdf::HkdfParams::new(
-        cryptoki::mechanism::MechanismType::SHA256,
-        None,
-        Some(info),
-    );
-    let derived = step(
-        "C_DeriveKey (HKDF-Expand)",
-        s.derive_key(
-            &Mechanism::HkdfDerive(params),
+    victim: ObjectHandle,
+    data: &[u8; 16],
+) -> Result<ObjectHandle, Outcome> {
+    use cryptoki_sys::*;
+    let mut data = *data;
+    let mut param = CK_KEY_DERIVATION_STRING_DATA {
+        pData: data.as_mut_ptr(),
+        ulLen: data.len() as CK_ULONG,
+    };
+    // SAFETY: viewing a plain C struct as bytes.
+    let mut param = unsafe {
+        std::slice::from_raw_parts(
+            (&mut param as *mut CK_KEY_DERIVATION_STRING_DATA).cast::<u8>(),
+            size_of::<CK_KEY_DERIVATION_STRING_DATA>(),
+        )
+    }
+    .to_vec();
+    raw_step(
+        "C_DeriveKey (AES key)",
+        raw_derive_with(
+            s,
+            CKM_AES_ECB_ENCRYPT_DATA,
+            &mut param,
             victim,
-            &[
-                Attribute::Class(ObjectClass::SECRET_KEY),
-                Attribute::KeyType(KeyType::AES),
-                Attribute::ValueLen(32.into()),
-                Attribute::Token(false),
-                Attribute::Sensitive(true),
-                Attribute::Encrypt(true),
+            &mut [
+                (CKA_CLASS, ulong_bytes(CKO_SECRET_KEY)),
+                (CKA_KEY_TYPE, ulong_bytes(CKK_AES)),
+                (CKA_VALUE_LEN, ulong_bytes(16)),
+                (CKA_TOKEN, vec![0]),
+                (CKA_ENCRYPT, vec![1]),
             ],
         ),
-    )?;
-    Ok((victim, derived, [info, &[1]].concat()))
-}
-
-/// The same attack with the flag switched on after the derivation: the
-/// base derives with `CKA_SIGN` false (so the derived key is always
-/// sensitive), then gains `CKA_SIGN` (or a copy of it does) and signs the
-/// first HKDF block. On a protected secret key `CKA_SIGN` (like
-/// `CKA_ENCRYPT`, the encryption-of-data oracle) never widens, at both
-/// levels (docs/SECURITY.md, "`default`").
-#[test]
-fn derivation_base_gains_sign_afterwards() {
-    fn attack(s: &Session) -> Outcome {
-        outcome((|| {
-            let (victim, derived, block) = hkdf_expand_victim(s, &[AttributeType::Derive])?;
-            let marks = step(
-                "C_GetAttributeValue (derived key)",
-                s.get_attributes(derived, &[AttributeType::AlwaysSensitive]),
-            )?;
-            assert_eq!(marks, vec![Attribute::AlwaysSensitive(true)]);
-            let copy = s.copy_object(victim, &[Attribute::Sign(true)]);
-            assert_eq!(
-                copy.err().map(rv_of),
-                Some(RvError::AttributeReadOnly),
-                "C_CopyObject gave a signing copy of the base"
-            );
-            step(
-                "C_SetAttributeValue (CKA_SIGN on the base)",
-                s.update_attributes(victim, &[Attribute::Sign(true)]),
-            )?;
-            let value = step(
-                "C_Sign (HMAC-SHA256 under the base)",
-                s.sign(&Mechanism::Sha256Hmac, victim, &block),
-            )?;
-            key_is::<aes::Aes256>(s, derived, &Mechanism::AesEcb, &value)
-        })())
-    }
-    let refused = || {
-        Outcome::Refused(
-            "C_SetAttributeValue (CKA_SIGN on the base)",
-            RvError::AttributeReadOnly,
-        )
-    };
-    expect(attack, refused(), refused());
+    )
 }

@@ -29,11 +29,14 @@ fn every_variant(results: Vec<Result<Outcome, Outcome>>) -> Outcome {
 }
 
 /// A generated 32-byte generic secret allowed to derive: sensitive and
-/// unextractable (a victim), or readable.
+/// unextractable (a victim), or readable. Allowed the IKE derivations only:
+/// an HMAC under it, or under a copy of it, computes the PRF output
+/// (tls::master_secret_computed_by_hmac_under_the_premaster).
 fn generic(s: &Session, protected: bool, derive: bool) -> Result<ObjectHandle, Outcome> {
-    step(
+    raw_step(
         "C_GenerateKey (generic secret)",
-        s.generate_key(
+        generate_allowed(
+            s,
             &Mechanism::GenericSecretKeyGen,
             &[
                 Attribute::Token(false),
@@ -41,9 +44,12 @@ fn generic(s: &Session, protected: bool, derive: bool) -> Result<ObjectHandle, O
                 Attribute::Sensitive(protected),
                 Attribute::Extractable(!protected),
                 Attribute::Derive(derive),
-                // Not a signing key: an HMAC under it computes the PRF
-                // output (tls::master_secret_computed_by_hmac_under_the_premaster).
-                Attribute::Sign(false),
+            ],
+            &[
+                CKM_IKE_PRF_DERIVE,
+                CKM_IKE1_PRF_DERIVE,
+                CKM_IKE1_EXTENDED_DERIVE,
+                CKM_IKE2_PRF_PLUS_DERIVE,
             ],
         ),
     )

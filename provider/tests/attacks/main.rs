@@ -37,6 +37,7 @@ mod kem;
 mod key_hashing;
 mod operations;
 mod otp;
+mod prf_oracle;
 mod public_key;
 mod tls;
 mod truncated_mac;

@@ -13,27 +13,31 @@ const CLIENT: [u8; 32] = [0xC1; 32];
 const SERVER: [u8; 32] = [0x5E; 32];
 
 /// A token-secret pre-master: generated, sensitive, never extractable,
-/// and not a signing key (an HMAC under it computes its master secret:
+/// and allowed only the master-secret derivations (an HMAC under it, or
+/// under a copy of it, computes its master secret:
 /// [`master_secret_computed_by_hmac_under_the_premaster`]).
 fn premaster(s: &Session) -> Result<ObjectHandle, Outcome> {
-    premaster_with(s, &[Attribute::Sign(false)])
+    raw_step(
+        "C_GenerateKey (pre-master)",
+        generate_allowed(
+            s,
+            &Mechanism::GenericSecretKeyGen,
+            &premaster_template(),
+            &[CKM_TLS12_MASTER_KEY_DERIVE, CKM_TLS12_MASTER_KEY_DERIVE_DH],
+        ),
+    )
 }
 
-/// A generated, sensitive, never extractable 48-byte pre-master allowed to
-/// derive, with `extra` attributes.
-fn premaster_with(s: &Session, extra: &[Attribute]) -> Result<ObjectHandle, Outcome> {
-    let mut template = vec![
+/// A session, sensitive, never extractable 48-byte generic secret that
+/// may derive.
+fn premaster_template() -> Vec<Attribute> {
+    vec![
         Attribute::Token(false),
         Attribute::ValueLen(48.into()),
         Attribute::Sensitive(true),
         Attribute::Extractable(false),
         Attribute::Derive(true),
-    ];
-    template.extend_from_slice(extra);
-    step(
-        "C_GenerateKey (pre-master)",
-        s.generate_key(&Mechanism::GenericSecretKeyGen, &template),
-    )
+    ]
 }
 
 /// The TLS 1.2 PRF is HMAC keyed by the pre-master: a pre-master that may
@@ -50,7 +54,10 @@ fn master_secret_computed_by_hmac_under_the_premaster() {
     fn attack(s: &Session) -> Outcome {
         use hmac::{KeyInit, Mac};
         outcome((|| {
-            let pre = premaster_with(s, &[])?;
+            let pre = step(
+                "C_GenerateKey (pre-master)",
+                s.generate_key(&Mechanism::GenericSecretKeyGen, &premaster_template()),
+            )?;
             let master = master_of(s, pre, &[Attribute::Token(false)])?;
             let marks = step(
                 "C_GetAttributeValue (master)",

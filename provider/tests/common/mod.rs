@@ -682,3 +682,43 @@ pub fn list_3_2() -> &'static cryptoki_sys::CK_FUNCTION_LIST_3_2 {
         &*((*iface).pFunctionList as *const cryptoki_sys::CK_FUNCTION_LIST_3_2)
     }
 }
+
+/// `C_GenerateKey` with `mech` and `template`, the key restricted to the
+/// mechanisms `allowed` (`CKA_ALLOWED_MECHANISMS`, spelled raw: cryptoki
+/// names few of the derivation mechanisms). A victim so restricted cannot
+/// derive a copy of its own value (the copy would take any usage), so the
+/// keys derived from it stay always sensitive (docs/SECURITY.md, "Derived
+/// keys").
+pub fn generate_allowed(
+    s: &Session,
+    mech: &cryptoki::mechanism::Mechanism,
+    template: &[cryptoki::object::Attribute],
+    allowed: &[cryptoki_sys::CK_MECHANISM_TYPE],
+) -> Result<cryptoki::object::ObjectHandle, cryptoki_sys::CK_RV> {
+    use cryptoki_sys::*;
+    let mut raw_mech = CK_MECHANISM::from(mech);
+    let mut list: Vec<CK_MECHANISM_TYPE> = allowed.to_vec();
+    let mut t: Vec<CK_ATTRIBUTE> = template.iter().map(CK_ATTRIBUTE::from).collect();
+    t.push(CK_ATTRIBUTE {
+        type_: CKA_ALLOWED_MECHANISMS,
+        pValue: list.as_mut_ptr().cast(),
+        ulValueLen: std::mem::size_of_val(list.as_slice()) as CK_ULONG,
+    });
+    let mut handle = CK_INVALID_HANDLE;
+    // SAFETY: the mechanism, template and list outlive the call; the
+    // template's values point into `template` and `list`, both alive.
+    let rv = unsafe {
+        raw().C_GenerateKey.unwrap()(
+            s.handle(),
+            &mut raw_mech,
+            t.as_mut_ptr(),
+            t.len() as CK_ULONG,
+            &mut handle,
+        )
+    };
+    if rv != CKR_OK {
+        return Err(rv);
+    }
+    // SAFETY: a handle the module returned.
+    Ok(unsafe { cryptoki::object::ObjectHandle::new_from_raw(handle) })
+}

@@ -118,7 +118,8 @@ pub fn derive_key(
     let mut protection = BaseProtection::of(&base_key);
     let rules = Rules::of(session.token.config());
     if mechanisms::derives_by_encrypting_data(mech.ty) {
-        let reveals = base_key.with_attrs(key_policy::encrypt_data_base_reveals);
+        let reveals = base_key.with_attrs(key_policy::encrypt_data_base_reveals)
+            || key_use::may_derive_a_copy(&base_key);
         key_policy::check_revealing_base(rules, reveals)?;
         if reveals {
             protection = protection.value_may_be_known();

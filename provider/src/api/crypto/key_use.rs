@@ -80,18 +80,30 @@ pub(super) fn could_sign(key: &Object, material: &Arc<KeyMaterial>, mech: &Mecha
         && mechanisms::sign_init(mech, material.clone()).is_ok()
 }
 
-/// Does a signature `key` may make compute the output of the derivation
-/// `mech` under it ([`mechanisms::kdf::mac_oracle`]: an HMAC or CMAC keyed
-/// by the base over data the caller chose)? Then the caller can know the
-/// derived value (docs/SECURITY.md, "Derived keys").
+/// May `key` derive a copy of its own value
+/// ([`mechanisms::COPYING_DERIVATIONS`]), which takes whatever usage the
+/// caller gives it? Then any use of the value is open to the caller,
+/// whatever `key`'s own usage flags say.
+pub(super) fn may_derive_a_copy(key: &Object) -> bool {
+    key.flag(CKA_DERIVE)
+        && mechanisms::COPYING_DERIVATIONS
+            .into_iter()
+            .any(|m| key.allows_mechanism(m))
+}
+
+/// Does a signature under `key`, or under a copy of it the caller derives
+/// ([`may_derive_a_copy`]), compute the output of the derivation `mech`
+/// ([`mechanisms::kdf::mac_oracle`]: an HMAC or CMAC keyed by the base over
+/// data the caller chose)? Then the caller can know the derived value
+/// (docs/SECURITY.md, "Derived keys").
 pub(super) fn signs_derived_output(
     key: &Object,
     material: &Arc<KeyMaterial>,
     mech: &Mechanism<'_>,
 ) -> bool {
-    mechanisms::kdf::mac_oracle::signatures_giving_output(mech)
-        .iter()
-        .any(|m| could_sign(key, material, m))
+    let macs = mechanisms::kdf::mac_oracle::signatures_giving_output(mech);
+    !macs.is_empty()
+        && (may_derive_a_copy(key) || macs.iter().any(|m| could_sign(key, material, m)))
 }
 
 /// The parsed key of `key` (cached in the object). The sealing key is
