@@ -196,7 +196,7 @@ impl Group {
     /// §5.6.2.3.1, full public-key validation for safe-prime groups). Every
     /// group here is a safe prime (named, or tested in [`Group::from_values`]),
     /// so y^q = 1 is decided by the Legendre symbol (y|p) = 1 (Euler's
-    /// criterion; see [`super::legendre`]), in variable time: y and p are
+    /// criterion; see `legendre.rs`), in variable time: y and p are
     /// public.
     pub fn in_subgroup(&self, y: &BoxedUint) -> bool {
         let one = BoxedUint::one_with_precision(self.p.bits_precision());

@@ -15,7 +15,7 @@ mod group_primes;
 pub mod groups;
 pub mod key;
 mod keys;
-pub mod legendre;
+mod legendre;
 mod pkcs8;
 
 pub use derive::derive;
