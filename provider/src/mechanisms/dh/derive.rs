@@ -11,8 +11,9 @@ use zeroize::Zeroizing;
 /// removing bytes from its leading end, as §2.5.7 asks. The peer's value
 /// `peer` (big-endian, leading zeros allowed) must have no more bits than
 /// p and lie in the order-q subgroup (1 < y < p − 1, y^q = 1: SP 800-56A
-/// Rev. 3 §5.6.2.3.1), else `CKR_MECHANISM_PARAM_INVALID`; the check runs
-/// before the private key is used. A `len` above p's length is
+/// Rev. 3 §5.6.2.3.1, decided by the Legendre symbol (y|p) = 1 as p is a
+/// safe prime), else `CKR_MECHANISM_PARAM_INVALID`; the check runs before
+/// the private key is used. A `len` above p's length is
 /// `CKR_TEMPLATE_INCONSISTENT`.
 pub fn derive(key: &PrivateKey, peer: &[u8], len: Option<usize>) -> Result<Zeroizing<Vec<u8>>> {
     let group = key.group();

@@ -11,6 +11,7 @@
 //! primality test of a 4096-bit number.
 
 use super::group_primes::*;
+use super::legendre::jacobi_vartime;
 use crate::error::{Result, err};
 use crypto_bigint::modular::{BoxedMontyForm, BoxedMontyParams};
 use crypto_bigint::{BoxedUint, Resize};
@@ -192,30 +193,47 @@ impl Group {
     }
 
     /// True if 1 < y < p − 1 and y^q = 1 mod p (SP 800-56A Rev. 3
-    /// §5.6.2.3.1, full public-key validation for safe-prime groups). y and
-    /// q are public (the Montgomery set-up runs in variable time).
+    /// §5.6.2.3.1, full public-key validation for safe-prime groups). Every
+    /// group here is a safe prime (named, or tested in [`Group::from_values`]),
+    /// so y^q = 1 is decided by the Legendre symbol (y|p) = 1 (Euler's
+    /// criterion; see `legendre.rs`), in variable time: y and p are
+    /// public.
     pub fn in_subgroup(&self, y: &BoxedUint) -> bool {
         let one = BoxedUint::one_with_precision(self.p.bits_precision());
         let p_minus_1 = self.p.wrapping_sub(&one);
         if *y <= one || *y >= p_minus_1 {
             return false;
         }
-        let params = BoxedMontyParams::new_vartime(
-            self.p.to_odd().into_option().expect("a safe prime is odd"),
-        );
+        jacobi_vartime(y, &self.p) == 1
+    }
+
+    /// The same check by exponentiation, y^q = 1 mod p: the reference
+    /// the Legendre symbol is tested against.
+    #[cfg(test)]
+    pub(super) fn in_subgroup_by_power(&self, y: &BoxedUint) -> bool {
+        let one = BoxedUint::one_with_precision(self.p.bits_precision());
+        let p_minus_1 = self.p.wrapping_sub(&one);
+        if *y <= one || *y >= p_minus_1 {
+            return false;
+        }
         bool::from(
-            BoxedMontyForm::new(y.clone(), &params)
+            BoxedMontyForm::new(y.clone(), &self.params)
                 .pow(&self.q)
                 .retrieve()
                 .is_one(),
         )
     }
 
-    /// base^x mod p for a secret exponent x: constant time in x (the
-    /// exponentiation runs over every bit of x's precision).
+    /// base^x mod p for a secret exponent x, in constant time over x's bit
+    /// length: the exponentiation runs over exactly that many bits whatever
+    /// their values. The length is public: it is the key's `CKA_VALUE_BITS`
+    /// (the length asked for at generation, whose top bit is set, or that of
+    /// an imported x), so a 224-bit x on ffdhe2048 costs 224 squarings.
     pub fn pow_secret(&self, base: &BoxedUint, x: &BoxedUint) -> BoxedUint {
         let base = base.resize(self.p.bits_precision());
-        BoxedMontyForm::new(base, &self.params).pow(x).retrieve()
+        BoxedMontyForm::new(base, &self.params)
+            .pow_bounded_exp(x, x.bits())
+            .retrieve()
     }
 
     /// g^x mod p.
@@ -263,6 +281,85 @@ mod tests {
         // interop tests).
         for g in NAMED_GROUPS.iter().filter(|g| g.bits <= 3072) {
             assert!(is_prime(Flavor::Safe, &g.p), "{:?}", g.name);
+        }
+    }
+
+    /// The Legendre-symbol check agrees with y^q = 1 mod p on the edge
+    /// values (0, 1, 2, 3, 4, q, q + 1, p − 2, p − 1, p and above, none
+    /// of them skipped by the range check alone) and on random values and
+    /// random squares (residues), in three named groups and a custom one
+    /// (g = 4 on ffdhe2048's prime).
+    #[test]
+    fn legendre_check_matches_the_power_of_q() {
+        let mut groups: Vec<Arc<Group>> = NAMED_GROUPS
+            .iter()
+            .filter(|g| matches!(g.name, Some("ffdhe2048" | "ffdhe3072" | "modp2048")))
+            .cloned()
+            .collect();
+        groups.push(Group::from_values(&NAMED_GROUPS[0].prime(), &[4]).unwrap());
+        let (mut residues, mut non_residues) = (0, 0);
+        for g in &groups {
+            let precision = g.p.bits_precision();
+            let small = |n: u8| BoxedUint::from(n).resize(precision);
+            let one = small(1);
+            let mut values = vec![
+                small(0),
+                small(1),
+                small(2),
+                small(3),
+                small(4),
+                g.q.clone(),
+                g.q.wrapping_add(&one),
+                g.p.wrapping_sub(small(2)),
+                g.p.wrapping_sub(&one),
+                g.p.clone(),
+                g.p.wrapping_add(&one),
+                g.g.clone(),
+            ];
+            let mut bytes = vec![0u8; g.byte_len()];
+            for i in 0..24 {
+                crate::mechanisms::random::os_fill(&mut bytes).unwrap();
+                bytes[0] &= 0x7f;
+                let r = BoxedUint::from_be_slice(&bytes, precision).unwrap();
+                values.push(if i % 2 == 0 {
+                    r
+                } else {
+                    // A square mod p: a residue whenever it is not 0.
+                    g.pow_secret(&r, &small(2))
+                });
+            }
+            for y in &values {
+                let want = g.in_subgroup_by_power(y);
+                assert_eq!(g.in_subgroup(y), want, "{:?} {y:?}", g.name);
+                if want {
+                    residues += 1;
+                } else {
+                    non_residues += 1;
+                }
+            }
+        }
+        // Both answers were exercised (random values are residues half the time).
+        assert!(
+            residues > 20 && non_residues > 20,
+            "{residues} {non_residues}"
+        );
+    }
+
+    /// The exponentiation bounded by x's bit length equals the one over a
+    /// full-precision exponent, for short and full-length x.
+    #[test]
+    fn pow_secret_matches_the_full_precision_power() {
+        let g = &NAMED_GROUPS[0];
+        let mut bytes = vec![0u8; g.byte_len()];
+        for len in [1, 8, 28, 29, 100, 255] {
+            crate::mechanisms::random::os_fill(&mut bytes[..len]).unwrap();
+            bytes[0] |= 0x80;
+            let x = BoxedUint::from_be_slice(&bytes[..len], (len * 8).next_multiple_of(64) as u32)
+                .unwrap();
+            let full = BoxedMontyForm::new(g.g.clone(), &g.params)
+                .pow(&x.clone().resize(4096))
+                .retrieve();
+            assert_eq!(g.public_value(&x), full, "{len}");
         }
     }
 

@@ -7,6 +7,7 @@
 //! - `groups`: the RFC 7919 and RFC 3526 groups and the checks of any other.
 //! - `key`: the parsed keys; `keys`: import checks, key-pair and parameter generation.
 //! - `derive`: the shared secret, with the peer's value checked first.
+//! - `legendre`: the Jacobi symbol, which checks peers' values in place of y^q.
 //! - `pkcs8`: the PKCS #8 form of private keys, for wrapping.
 
 mod derive;
@@ -14,6 +15,7 @@ mod group_primes;
 pub mod groups;
 pub mod key;
 mod keys;
+mod legendre;
 mod pkcs8;
 
 pub use derive::derive;
