@@ -98,8 +98,9 @@ fn threads_setting_one_object_all_succeed_and_keep_each_others_changes() {
                     let attr = match t {
                         0 => Attribute::Label(v),
                         // A usage flag the key-management policy lets
-                        // widen on a protected key (CKA_DERIVE would not).
-                        1 => Attribute::Sign(i.is_multiple_of(2)),
+                        // widen on a protected secret key (CKA_DERIVE,
+                        // CKA_SIGN or CKA_ENCRYPT would not).
+                        1 => Attribute::Verify(i.is_multiple_of(2)),
                         _ => Attribute::Id(v),
                     };
                     // Every set succeeds: no retry budget runs out because
@@ -113,8 +114,8 @@ fn threads_setting_one_object_all_succeed_and_keep_each_others_changes() {
     let last = |t: u8| format!("{t}-{}", ROUNDS - 1).into_bytes();
     assert_eq!(get(&s, h, AttributeType::Label), last(0));
     assert_eq!(
-        s.get_attributes(h, &[AttributeType::Sign]).unwrap(),
-        vec![Attribute::Sign((ROUNDS - 1).is_multiple_of(2))]
+        s.get_attributes(h, &[AttributeType::Verify]).unwrap(),
+        vec![Attribute::Verify((ROUNDS - 1).is_multiple_of(2))]
     );
     let id = get(&s, h, AttributeType::Id);
     assert!((2..THREADS).any(|t| id == last(t)), "{id:?}");
